@@ -1,0 +1,62 @@
+// `cuflash-roofline model`: the analytic roofline of each workload on one or more GPU specs,
+// no device needed.
+#include <memory>
+
+#include "app/commands.hpp"
+#include "lib/core/model.hpp"
+#include "lib/core/report.hpp"
+
+namespace roofline::app {
+namespace {
+
+struct ModelOptions {
+  std::vector<std::string> gpus = {"a100"};
+  SweepOptions sweep;
+  OutputOptions output;
+};
+
+int run_model(const ModelOptions& options, const GlobalOptions& global) {
+  options.output.check();
+  const SpecRegistry registry = global.specs.load();
+  const std::vector<Workload> workloads = options.sweep.workloads();
+  const std::vector<std::string> kernels = options.sweep.kernel_names();
+
+  Report report;
+  report.context = make_context("model");
+  report.context.counters = "none: analytic model";
+  for (const std::string& gpu : options.gpus) {
+    const GpuSpec& spec = registry.find(gpu);
+    const bool seen = std::any_of(report.specs.begin(), report.specs.end(),
+                                  [&](const GpuSpec& s) { return s.key == spec.key; });
+    if (!seen) report.specs.push_back(spec);
+  }
+  for (const GpuSpec& spec : report.specs)
+    for (const Workload& workload : workloads)
+      for (const std::string& kernel : kernels) {
+        Row row;
+        row.kernel = kernel;
+        row.workload = workload;
+        row.spec_key = spec.key;
+        row.prediction = predict(find_kernel_model(kernel), workload);
+        report.rows.push_back(std::move(row));
+      }
+  options.output.emit(report);
+  return 0;
+}
+
+}  // namespace
+
+void setup_model(CLI::App& root, const GlobalOptions& global, int* exit_code) {
+  auto options = std::make_shared<ModelOptions>();
+  CLI::App* sub = root.add_subcommand(
+      "model", "Analytic roofline of each workload on GPU specs (no GPU needed)");
+  sub->add_option("--gpu", options->gpus, "GPU specs to judge against (comma-separated)")
+      ->delimiter(',')
+      ->type_name("NAME,...")
+      ->capture_default_str();
+  options->sweep.add_to(*sub);
+  options->output.add_to(*sub, true);
+  sub->callback([options, &global, exit_code] { *exit_code = run_model(*options, global); });
+}
+
+}  // namespace roofline::app

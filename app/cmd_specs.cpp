@@ -1,0 +1,108 @@
+// `cuflash-roofline specs list | show NAME | validate FILE...`
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/commands.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/roofline.hpp"
+#include "lib/core/text.hpp"
+
+namespace roofline::app {
+namespace {
+
+template <typename... Args>
+void print(const char* format, Args... args) {
+  char line[512];
+  std::snprintf(line, sizeof line, format, args...);
+  std::cout << line;
+}
+
+std::string best_tensor(const GpuSpec& spec, const ComputeCeiling** out) {
+  const ComputeCeiling* best = spec.ceiling(ComputePath::kTensorFp16);
+  *out = best;
+  return best ? format_fixed(best->peak_tflops, 1) : "-";
+}
+
+int run_list(const GlobalOptions& global) {
+  const SpecRegistry registry = global.specs.load();
+  print("%-16s %-30s %-6s %-4s %5s %10s %12s %14s\n", "key", "name", "chip", "CC", "SMs",
+              "DRAM GB/s", "FP16 TFLOP/s", "ridge FLOP/B");
+  for (const GpuSpec& spec : registry.all()) {
+    const ComputeCeiling* tensor = nullptr;
+    const std::string peak = best_tensor(spec, &tensor);
+    const double ridge = tensor ? ridge_point(tensor->peak_tflops * 1e12,
+                                              spec.dram().bandwidth_gbps * 1e9)
+                                : std::nan("");
+    print("%-16s %-30s %-6s %-4s %5d %10.0f %12s %14s\n", spec.key.c_str(),
+                spec.name.c_str(), spec.chip.c_str(), spec.compute_capability.c_str(),
+                spec.sm_count, spec.dram().bandwidth_gbps, peak.c_str(),
+                format_fixed(ridge, 1).c_str());
+  }
+  print("FP16 TFLOP/s: best dense tensor FP16 ceiling; ridge: that ceiling over DRAM bandwidth.\n");
+  return 0;
+}
+
+int run_show(const std::string& name, const GlobalOptions& global) {
+  const SpecRegistry registry = global.specs.load();
+  const GpuSpec& spec = registry.find(name);
+  std::cout << spec.name << "  [" << spec.key << "]  " << spec.file << "\n"
+            << "  aliases: " << join(spec.aliases, ", ") << "\n"
+            << "  device names: " << join(spec.device_names, ", ") << "\n"
+            << "  chip " << spec.chip << ", compute capability " << spec.compute_capability
+            << ", " << spec.sm_count << " SMs\n"
+            << "  clocks: boost " << spec.boost_clock_mhz << " MHz, base " << spec.base_clock_mhz
+            << " MHz; L2 " << format_si(static_cast<double>(spec.l2_cache_bytes)) << "B; memory "
+            << format_si(static_cast<double>(spec.memory_bytes)) << "B; TDP " << spec.tdp_watts
+            << " W\n";
+  for (const auto& [key, source] : spec.sources) std::cout << "    " << key << ": " << source << "\n";
+  std::cout << "  memory levels:\n";
+  for (const MemoryLevelSpec& level : spec.memory)
+    std::cout << "    " << display_name(level.level) << "  " << format_fixed(level.bandwidth_gbps, 0)
+              << " GB/s  (" << level.source << ")\n";
+  std::cout << "  compute ceilings (ridge against DRAM):\n";
+  for (const ComputeCeiling& c : spec.compute)
+    std::cout << "    " << c.label() << "  " << format_fixed(c.peak_tflops, 1) << " TFLOP/s at "
+              << format_fixed(c.clock_mhz, 0) << " MHz, ridge "
+              << format_fixed(ridge_point(c.peak_tflops * 1e12, spec.dram().bandwidth_gbps * 1e9), 1)
+              << " FLOP/B  (" << c.source << ")\n";
+  return 0;
+}
+
+int run_validate(const std::vector<std::string>& files) {
+  int failures = 0;
+  SpecRegistry registry;
+  for (const std::string& file : files) {
+    try {
+      GpuSpec spec = load_gpu_spec_file(file);
+      std::string name = spec.name;
+      registry.add(std::move(spec));  // also catches aliases shared between the given files
+      std::cout << "ok: " << file << " (" << name << ")\n";
+    } catch (const InputError& error) {
+      std::cerr << "error: " << error.what() << "\n";
+      ++failures;
+    }
+  }
+  return failures == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+}
+
+}  // namespace
+
+void setup_specs(CLI::App& root, const GlobalOptions& global, int* exit_code) {
+  CLI::App* specs = root.add_subcommand("specs", "List, show and validate GPU spec files");
+  specs->require_subcommand(1);
+  specs->add_subcommand("list", "List the known GPU specs")->callback([&global, exit_code] {
+    *exit_code = run_list(global);
+  });
+  auto name = std::make_shared<std::string>();
+  CLI::App* show = specs->add_subcommand("show", "Show one GPU spec with its sources");
+  show->add_option("name", *name, "GPU name or alias")->required();
+  show->callback([name, &global, exit_code] { *exit_code = run_show(*name, global); });
+  auto files = std::make_shared<std::vector<std::string>>();
+  CLI::App* validate = specs->add_subcommand("validate", "Validate spec files");
+  validate->add_option("files", *files, "Spec files")->required()->check(CLI::ExistingFile);
+  validate->callback([files, exit_code] { *exit_code = run_validate(*files); });
+}
+
+}  // namespace roofline::app

@@ -1,0 +1,25 @@
+// One subcommand per file: setup_x registers the subcommand and its options on the root app
+// and arranges for run_x to be called with them. run_x returns the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "app/common.hpp"
+
+namespace roofline::app {
+
+// Options every subcommand sees (set on the root app).
+struct GlobalOptions {
+  SpecOptions specs;
+  int verbosity = 0;
+  bool quiet = false;
+};
+
+// Each setup function adds a subcommand; the callback stores the exit code in *exit_code.
+void setup_model(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void setup_specs(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void setup_compare(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void setup_plot(CLI::App& root, const GlobalOptions& global, int* exit_code);
+
+}  // namespace roofline::app

@@ -1,0 +1,124 @@
+#include "app/common.hpp"
+
+#include <iostream>
+#include <unistd.h>
+
+#include "lib/core/errors.hpp"
+#include "lib/core/model.hpp"
+#include "lib/core/output.hpp"
+#include "lib/core/plot.hpp"
+#include "lib/core/report_io.hpp"
+
+namespace roofline::app {
+
+void SpecOptions::add_to(CLI::App& app) {
+  app.add_option("--specs-dir", dirs, "Also load every *.json spec in DIR")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--spec", files, "Also load this GPU spec file")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+}
+
+SpecRegistry SpecOptions::load() const {
+  SpecRegistry registry;
+  registry.add_directory(default_specs_dir());
+  for (const std::string& dir : dirs) registry.add_directory(dir);
+  for (const std::string& file : files) registry.add_file(file);
+  return registry;
+}
+
+void SweepOptions::add_to(CLI::App& app) {
+  app.add_option("--seq", seq_lens, "Sequence lengths N (comma-separated)")
+      ->delimiter(',')
+      ->type_name("N,...")
+      ->capture_default_str();
+  app.add_option("--batch", batch, "Batch size B")->capture_default_str();
+  app.add_option("--heads", heads, "Attention heads H")->capture_default_str();
+  app.add_option("--head-dim", head_dim, "Head dimension d: 32, 64 or 128")->capture_default_str();
+  auto* causal = app.add_flag("--causal", causal_only, "Causal workloads only");
+  auto* non_causal = app.add_flag("--no-causal", non_causal_only, "Non-causal workloads only");
+  causal->excludes(non_causal);
+  app.add_option("--kernel", kernels, "Kernels (comma-separated; default: all)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  app.add_option("--pass", passes, "Passes: fwd, bwd or fwd,bwd")
+      ->delimiter(',')
+      ->type_name("fwd|bwd")
+      ->capture_default_str();
+}
+
+std::vector<Workload> SweepOptions::workloads() const {
+  std::vector<Workload> out;
+  std::vector<bool> causal_values;
+  if (!non_causal_only) causal_values.push_back(true);
+  if (!causal_only) causal_values.push_back(false);
+  if (seq_lens.empty()) throw InputError("--seq needs at least one sequence length");
+  for (const std::string& pass_name : passes) {
+    auto pass = parse_pass(pass_name);
+    if (!pass) throw InputError("--pass must be fwd or bwd (got \"" + pass_name + "\")");
+    for (int n : seq_lens)
+      for (bool causal : causal_values) {
+        Workload w;
+        w.batch = batch;
+        w.heads = heads;
+        w.seq_len = n;
+        w.head_dim = head_dim;
+        w.causal = causal;
+        w.pass = *pass;
+        w.validate();
+        out.push_back(w);
+      }
+  }
+  return out;
+}
+
+std::vector<std::string> SweepOptions::kernel_names() const {
+  if (kernels.empty()) {
+    std::vector<std::string> all;
+    for (const KernelModel& model : kernel_models()) all.push_back(model.name);
+    return all;
+  }
+  for (const std::string& name : kernels) find_kernel_model(name);  // throws with the list
+  return kernels;
+}
+
+void OutputOptions::add_to(CLI::App& app, bool with_plots) {
+  app.add_option("--json", json_path, "Write the report as JSON to PATH (- for stdout)")
+      ->type_name("PATH|-");
+  app.add_option("--csv", csv_path, "Write the report as CSV to PATH (- for stdout)")
+      ->type_name("PATH|-");
+  if (with_plots) {
+    app.add_option("--svg", svg_path, "Draw the roofline chart as SVG to PATH")->type_name("PATH");
+    app.add_flag("--plot", ascii_plot, "Print a roofline chart in the terminal");
+  }
+}
+
+void OutputOptions::check() const {
+  if (json_path == "-" && csv_path == "-")
+    throw InputError("--json - and --csv - cannot both write to stdout");
+  if (svg_path == "-") throw InputError("--svg needs a file path");
+  for (const std::string* path : {&json_path, &csv_path, &svg_path})
+    if (!path->empty()) check_output_path(*path);
+}
+
+void OutputOptions::emit(const Report& report) const {
+  // Render everything first, so that a failure leaves no file behind.
+  const std::string json = json_path.empty() ? "" : render_json(report);
+  const std::string csv = csv_path.empty() ? "" : render_csv(report);
+  const std::string svg = svg_path.empty() ? "" : render_svg(std::vector<Report>{report});
+  if (!json.empty()) write_output(json_path, json);
+  if (!csv.empty()) write_output(csv_path, csv);
+  if (!svg.empty()) write_output(svg_path, svg);
+  if (json_path != "-" && csv_path != "-") {
+    TableOptions options;
+    options.color = stdout_is_tty();
+    std::cout << render_table(report, options);
+    if (ascii_plot) std::cout << "\n" << render_ascii_plot(report, 72, 22);
+  }
+}
+
+bool stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }
+bool stdout_is_tty() { return isatty(STDOUT_FILENO) == 1; }
+
+}  // namespace roofline::app

@@ -1,0 +1,58 @@
+// Options and helpers shared by the subcommands.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "lib/core/gpu_spec.hpp"
+#include "lib/core/report.hpp"
+#include "lib/core/workload.hpp"
+
+namespace roofline::app {
+
+// Where spec files come from: the shipped directory, plus --specs-dir and --spec.
+struct SpecOptions {
+  std::vector<std::string> dirs;
+  std::vector<std::string> files;
+  void add_to(CLI::App& app);
+  SpecRegistry load() const;
+};
+
+// The workload grid of `model` and `run`, and the kernels to cover.
+struct SweepOptions {
+  std::vector<int> seq_lens = {1024, 4096, 8192, 16384};
+  int batch = 1;
+  int heads = 8;
+  int head_dim = 64;
+  bool causal_only = false;
+  bool non_causal_only = false;
+  std::vector<std::string> kernels;  // empty: all bundled kernels
+  std::vector<std::string> passes = {"fwd"};
+
+  void add_to(CLI::App& app);
+  // Every workload of the grid, validated (throws InputError).
+  std::vector<Workload> workloads() const;
+  std::vector<std::string> kernel_names() const;  // validated
+};
+
+// Result files: --json, --csv (PATH or - for stdout), and the terminal table otherwise.
+struct OutputOptions {
+  std::string json_path;
+  std::string csv_path;
+  std::string svg_path;
+  bool ascii_plot = false;
+  void add_to(CLI::App& app, bool with_plots);
+  // Fails early (InputError) when a path cannot be written, before any work.
+  void check() const;
+  // Writes every requested output; prints the table to stdout unless stdout already got JSON
+  // or CSV.
+  void emit(const Report& report) const;
+};
+
+bool stderr_is_tty();
+bool stdout_is_tty();
+
+}  // namespace roofline::app

@@ -1,0 +1,116 @@
+// The one plain header for launching the bundled attention kernels.
+//
+// Host C++ only: no templates, no __half, no device code. lib/gpu includes it; the kernels'
+// .cu files implement it. Every tensor is FP16 in [B, H, N, d] row-major layout (d fastest),
+// contiguous; the log-sum-exp vector is FP32 in [B, H, N].
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace roofline::kernels {
+
+enum class Pass { kForward, kBackward };
+
+// Shape of one attention problem. Invariants (checked by validate_shape): batch, heads,
+// seq_len >= 1; head_dim in {32, 64, 128}.
+struct AttentionShape {
+  int batch = 1;
+  int heads = 8;
+  int seq_len = 1024;
+  int head_dim = 64;
+  bool causal = false;
+};
+
+// Device pointers for one launch. The caller owns every buffer.
+//   forward reads q, k, v; writes o and lse (flash kernels; the standard kernel writes P into
+//   its workspace instead and leaves lse untouched).
+//   backward reads q, k, v, o, lse, d_o and the forward's workspace state; writes d_q, d_k,
+//   d_v. It must be run after a forward launch on the same buffers and workspace, and is
+//   idempotent: running it twice gives the same gradients (it clears its own accumulators).
+struct AttentionBuffers {
+  const void* q = nullptr;  // half [B,H,N,d]
+  const void* k = nullptr;  // half [B,H,N,d]
+  const void* v = nullptr;  // half [B,H,N,d]
+  void* o = nullptr;        // half [B,H,N,d]
+  float* lse = nullptr;     // float [B,H,N], natural log of the softmax denominator of scaled S
+  const void* d_o = nullptr;  // half [B,H,N,d]
+  void* d_q = nullptr;        // half [B,H,N,d]
+  void* d_k = nullptr;        // half [B,H,N,d]
+  void* d_v = nullptr;        // half [B,H,N,d]
+  void* workspace = nullptr;  // workspace_bytes(kernel, shape) bytes, shared by fwd and bwd
+};
+
+// A bundled kernel: its name (as users type it), a one-line summary, and the tile sizes the
+// analytic model needs (rows of Q per CTA, rows of K/V per inner step), per pass.
+struct KernelInfo {
+  std::string name;         // "standard", "flash-v1", "flash-v2"
+  std::string summary;      // one line for `--help` and reports
+  bool uses_tensor_cores;   // mma.sync on the tensor pipe (or cuBLAS)
+  int fwd_block_q;          // Br of the forward pass (0 for the standard kernel: no tiling)
+  int fwd_block_kv;         // Bc of the forward pass
+  int bwd_block_q;          // Br of the backward pass
+  int bwd_block_kv;         // Bc of the backward pass
+};
+
+// All bundled kernels, in the order reports list them.
+const std::vector<KernelInfo>& kernel_catalog();
+
+// nullptr when no kernel has that name.
+const KernelInfo* find_kernel(std::string_view name);
+
+// Empty when the shape is valid, otherwise one sentence saying what is wrong.
+std::string validate_shape(const AttentionShape& shape);
+
+// Bytes of device workspace the kernel needs for this shape (fwd and bwd share one workspace;
+// for `standard` this holds S and P, and dP/dS in backward).
+std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape);
+
+// softmax scale is 1/sqrt(head_dim). Launches asynchronously on `stream`; returns the first
+// CUDA error (launch or configuration), cudaSuccess otherwise. Unknown kernel names return
+// cudaErrorInvalidValue. cuBLAS failures are mapped to cudaErrorUnknown.
+cudaError_t launch_attention(std::string_view kernel, Pass pass, const AttentionShape& shape,
+                             const AttentionBuffers& buffers, cudaStream_t stream);
+
+// FP32 references on the GPU, for verification. `emulate_fp16` rounds S, P and O to FP16 at
+// each step the way an unfused FP16 framework implementation does (the "plain FP16
+// implementation" whose error sets the tolerance). Outputs: o (forward) and lse as FP32
+// [B,H,N,d] / [B,H,N]; gradients d_q, d_k, d_v as FP32 [B,H,N,d].
+struct ReferenceOutputs {
+  float* o = nullptr;
+  float* lse = nullptr;
+  float* d_q = nullptr;
+  float* d_k = nullptr;
+  float* d_v = nullptr;
+};
+cudaError_t launch_reference(Pass pass, const AttentionShape& shape, const AttentionBuffers& in,
+                             const ReferenceOutputs& out, bool emulate_fp16, cudaStream_t stream);
+
+// Fill `count` halves at `dst` with deterministic pseudo-random values uniform in
+// [-scale, scale), a function of (seed, index) only.
+cudaError_t fill_random_half(void* dst, std::size_t count, unsigned long long seed, float scale,
+                             cudaStream_t stream);
+
+// Fill `bytes` at `dst` with the byte pattern 0xFF (FP16 NaN), to detect unwritten outputs.
+cudaError_t poison(void* dst, std::size_t bytes, cudaStream_t stream);
+
+// Count elements of an FP16 buffer that are NaN or Inf, into *count_out (a device int).
+cudaError_t count_nonfinite_half(const void* src, std::size_t count, int* count_out,
+                                 cudaStream_t stream);
+
+// Error statistics of `test` (half) against `ref` (float): max |test - ref| and
+// sqrt(sum (test-ref)^2), sqrt(sum ref^2) into out[0..2] (device doubles).
+cudaError_t compare_half_to_float(const void* test, const float* ref, std::size_t count,
+                                  double* out, cudaStream_t stream);
+// Same for a float test (the emulated-FP16 reference against the FP32 one).
+cudaError_t compare_float_to_float(const float* test, const float* ref, std::size_t count,
+                                   double* out, cudaStream_t stream);
+
+// Read and write every byte of `buffer` so that no earlier data stays in L2.
+cudaError_t flush_l2(void* buffer, std::size_t bytes, cudaStream_t stream);
+
+}  // namespace roofline::kernels

@@ -1,0 +1,210 @@
+#include "lib/core/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "lib/core/metric_catalog.hpp"
+#include "lib/core/roofline.hpp"
+#include "lib/core/text.hpp"
+
+namespace roofline {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double counter(const Row& row, const char* id) {
+  auto it = row.counters.find(id);
+  return it == row.counters.end() ? kNaN : it->second;
+}
+
+double or_zero(double value) { return std::isnan(value) ? 0 : value; }
+
+struct PathChoice {
+  ComputePath path;
+  TensorInstruction instruction;
+  double flops;
+  Source source;
+  std::string note;
+};
+
+// The pipe that did most of the counted work decides the ceiling; without counters, the
+// kernel's model path and the model's FLOPs.
+PathChoice choose_path(const Row& row, const KernelModel* model) {
+  const double mma = or_zero(counter(row, quantity::kTensorMmaSync));
+  const double wgmma = or_zero(counter(row, quantity::kTensorWgmma));
+  const double fp32 = or_zero(counter(row, quantity::kFp32Flops));
+  const double fp16 = or_zero(counter(row, quantity::kFp16Flops));
+  const double total = mma + wgmma + fp32 + fp16;
+  if (total > 0) {
+    struct Candidate {
+      ComputePath path;
+      TensorInstruction instruction;
+      double flops;
+      const char* name;
+    } candidates[] = {
+        {ComputePath::kTensorFp16, TensorInstruction::kMmaSync, mma, "mma.sync"},
+        {ComputePath::kTensorFp16, TensorInstruction::kWgmma, wgmma, "wgmma"},
+        {ComputePath::kFp32, TensorInstruction::kNone, fp32, "FP32"},
+        {ComputePath::kFp16CudaCore, TensorInstruction::kNone, fp16, "FP16 CUDA cores"},
+    };
+    const Candidate& best = *std::max_element(
+        std::begin(candidates), std::end(candidates),
+        [](const Candidate& a, const Candidate& b) { return a.flops < b.flops; });
+    return {best.path, best.instruction, best.flops, Source::kMeasured,
+            "counters: " + format_fixed(100 * best.flops / total, 0) + "% of FLOPs on " +
+                best.name};
+  }
+  if (model == nullptr)
+    return {ComputePath::kTensorFp16, TensorInstruction::kNone, row.prediction.model_flops,
+            Source::kModel, "unknown kernel: tensor FP16 assumed"};
+  return {model->path, model->instruction, row.prediction.model_flops, Source::kModel,
+          "model: the kernel's path"};
+}
+
+const KernelModel* try_model(const std::string& name) {
+  for (const KernelModel& model : kernel_models())
+    if (model.name == name) return &model;
+  return nullptr;
+}
+
+}  // namespace
+
+RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
+  RowAnalysis a;
+  a.has_verdict = row.status == RowStatus::kOk || row.status == RowStatus::kCountersUnavailable;
+  a.algorithmic_flops = row.prediction.algorithmic_flops;
+
+  const KernelModel* model = try_model(row.kernel);
+  PathChoice choice = choose_path(row, model);
+  a.flops = choice.flops;
+  a.flops_source = choice.source;
+  a.path_note = choice.note;
+  if (choice.instruction == TensorInstruction::kNone && model != nullptr &&
+      choice.path == model->path && choice.source == Source::kModel)
+    a.ceiling = binding_ceiling(*model, spec);
+  else
+    a.ceiling = spec.ceiling(choice.path, choice.instruction);
+  if (a.ceiling == nullptr && choice.instruction != TensorInstruction::kNone) {
+    a.ceiling = spec.ceiling(choice.path);
+    if (a.ceiling != nullptr)
+      a.warnings.push_back("spec has no " + std::string(to_string(choice.instruction)) +
+                           " ceiling; judged against " + a.ceiling->label());
+  }
+
+  const double mma = counter(row, quantity::kTensorMmaSync);
+  const double wgmma = counter(row, quantity::kTensorWgmma);
+  const double fp32 = counter(row, quantity::kFp32Flops);
+  const double fp16 = counter(row, quantity::kFp16Flops);
+  a.total_counted_flops = (std::isnan(mma) && std::isnan(wgmma) && std::isnan(fp32) &&
+                           std::isnan(fp16))
+                              ? kNaN
+                              : or_zero(mma) + or_zero(wgmma) + or_zero(fp32) + or_zero(fp16);
+
+  a.peak_flops_per_second = a.ceiling ? a.ceiling->peak_tflops * 1e12 : kNaN;
+  a.measured_clock_hz = counter(row, quantity::kSmClock);
+  if (std::isnan(a.measured_clock_hz) && row.timing && row.timing->sm_clock_after_mhz > 0)
+    a.measured_clock_hz =
+        (row.timing->sm_clock_before_mhz > 0
+             ? (row.timing->sm_clock_before_mhz + row.timing->sm_clock_after_mhz) / 2
+             : row.timing->sm_clock_after_mhz) *
+        1e6;
+  a.peak_at_measured_clock =
+      a.ceiling ? peak_at_clock(a.peak_flops_per_second, a.ceiling->clock_mhz * 1e6,
+                                a.measured_clock_hz)
+                : kNaN;
+
+  // Bytes per level: counted where the counters have them, else the model's DRAM bytes.
+  struct LevelBytes {
+    MemoryLevel level;
+    double bytes;
+    Source source;
+  };
+  std::vector<LevelBytes> level_bytes;
+  const double dram_read = counter(row, quantity::kDramRead);
+  const double dram_write = counter(row, quantity::kDramWrite);
+  if (!std::isnan(dram_read) && !std::isnan(dram_write))
+    level_bytes.push_back({MemoryLevel::kDram, dram_read + dram_write, Source::kMeasured});
+  else
+    level_bytes.push_back({MemoryLevel::kDram, row.prediction.model_dram_bytes, Source::kModel});
+  if (double l2 = counter(row, quantity::kL2); !std::isnan(l2))
+    level_bytes.push_back({MemoryLevel::kL2, l2, Source::kMeasured});
+  if (double l1 = counter(row, quantity::kL1); !std::isnan(l1))
+    level_bytes.push_back({MemoryLevel::kL1, l1, Source::kMeasured});
+
+  // Time: the median of the timed runs, else the model's floor (computed below).
+  const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();
+  a.time_source = timed ? Source::kMeasured : Source::kModel;
+
+  a.time_floor_seconds = seconds_at(a.flops, a.peak_flops_per_second);
+  for (const LevelBytes& lb : level_bytes) {
+    LevelAnalysis level;
+    level.level = lb.level;
+    level.bytes = lb.bytes;
+    level.bytes_source = lb.source;
+    level.intensity = arithmetic_intensity(a.flops, lb.bytes);
+    const MemoryLevelSpec* level_spec = spec.level(lb.level);
+    level.peak_bandwidth_bytes_per_second = level_spec ? level_spec->bandwidth_gbps * 1e9 : kNaN;
+    level.ridge = ridge_point(a.peak_flops_per_second, level.peak_bandwidth_bytes_per_second);
+    level.ridge_factor = ridge_factor(level.intensity, level.ridge);
+    level.attainable_flops_per_second = attainable_flops_per_second(
+        level.intensity, level.peak_bandwidth_bytes_per_second, a.peak_flops_per_second);
+    level.time_floor_seconds = seconds_at(lb.bytes, level.peak_bandwidth_bytes_per_second);
+    if (!std::isnan(level.time_floor_seconds))
+      a.time_floor_seconds = std::isnan(a.time_floor_seconds)
+                                 ? level.time_floor_seconds
+                                 : std::max(a.time_floor_seconds, level.time_floor_seconds);
+    a.levels.push_back(level);
+  }
+
+  a.time_seconds = timed ? row.timing->median_seconds() : a.time_floor_seconds;
+  a.flops_per_second = a.flops / a.time_seconds;
+  a.algorithmic_flops_per_second = a.algorithmic_flops / a.time_seconds;
+  a.compute_utilisation = a.flops_per_second / a.peak_flops_per_second;
+  a.compute_utilisation_measured_clock = a.flops_per_second / a.peak_at_measured_clock;
+  for (LevelAnalysis& level : a.levels) {
+    level.achieved_bytes_per_second = level.bytes / a.time_seconds;
+    level.bandwidth_utilisation =
+        level.achieved_bytes_per_second / level.peak_bandwidth_bytes_per_second;
+  }
+  a.dram = &a.levels.front();
+  a.ridge_factor = a.dram->ridge_factor;
+
+  // The binding roof is the lowest of the compute ceiling and every level's slope.
+  a.attainable_flops_per_second = a.peak_flops_per_second;
+  a.compute_bound = true;
+  a.binding = a.ceiling ? a.ceiling->label() : "no ceiling";
+  for (const LevelAnalysis& level : a.levels) {
+    if (std::isnan(level.attainable_flops_per_second)) continue;
+    if (level.attainable_flops_per_second < a.attainable_flops_per_second * (1 - 1e-12)) {
+      a.attainable_flops_per_second = level.attainable_flops_per_second;
+      a.compute_bound = false;
+      a.binding = display_name(level.level);
+    }
+  }
+  a.regime = (a.compute_bound ? "compute-bound (" : "memory-bound (") + a.binding + ")";
+  a.fraction_of_bound = a.time_floor_seconds / a.time_seconds;
+
+  a.flops_vs_model = std::isnan(a.total_counted_flops)
+                         ? kNaN
+                         : a.total_counted_flops / row.prediction.model_flops;
+  if (a.dram->bytes_source == Source::kMeasured) {
+    a.dram_bytes_vs_model = a.dram->bytes / row.prediction.model_dram_bytes;
+    a.dram_bytes_vs_compulsory = a.dram->bytes / row.prediction.compulsory_dram_bytes;
+  } else {
+    a.dram_bytes_vs_model = kNaN;
+    a.dram_bytes_vs_compulsory = kNaN;
+  }
+
+  if (a.ceiling == nullptr)
+    a.warnings.push_back(spec.key + " has no ceiling for " + std::string(to_string(choice.path)));
+  if (timed && !projection && a.flops_per_second > a.peak_flops_per_second * 1.02)
+    a.warnings.push_back("above the compute roof: FLOPs or peak are wrong (units? sparse peak?)");
+  for (const LevelAnalysis& level : a.levels)
+    if (timed && !projection && level.achieved_bytes_per_second > level.peak_bandwidth_bytes_per_second * 1.02)
+      a.warnings.push_back(std::string("above the ") + std::string(display_name(level.level)) +
+                           " roof: bytes or bandwidth are wrong");
+  return a;
+}
+
+}  // namespace roofline

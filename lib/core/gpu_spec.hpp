@@ -1,0 +1,120 @@
+// GPU spec files: the peaks a kernel is judged against.
+//
+// One JSON file per GPU in gpu_specs/ (reviewed data: units in key names, a source for every
+// figure). Loading validates every key and type; an error names the file and the key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace roofline {
+
+enum class MemoryLevel { kDram, kL2, kL1 };
+inline constexpr MemoryLevel kAllMemoryLevels[] = {MemoryLevel::kDram, MemoryLevel::kL2,
+                                                   MemoryLevel::kL1};
+std::string_view to_string(MemoryLevel level);       // "dram", "l2", "l1"
+std::optional<MemoryLevel> parse_memory_level(std::string_view text);
+std::string_view display_name(MemoryLevel level);    // "DRAM", "L2", "L1"
+
+// The arithmetic a kernel uses. A ceiling is a path plus, for tensor paths, the instruction
+// family: on Hopper mma.sync peaks at 2/3 of wgmma, so they are different ceilings.
+enum class ComputePath {
+  kTensorFp16,    // fp16 inputs, fp32 accumulate, dense
+  kTensorBf16,
+  kTensorTf32,
+  kTensorFp8,
+  kFp16CudaCore,  // packed HFMA2 on the FP16 pipe
+  kFp32,
+  kFp64,
+};
+std::string_view to_string(ComputePath path);  // "tensor_fp16", ..., "fp32"
+std::optional<ComputePath> parse_compute_path(std::string_view text);
+bool is_tensor(ComputePath path);
+
+enum class TensorInstruction { kNone, kMmaSync, kWgmma, kTcgen05 };
+std::string_view to_string(TensorInstruction instruction);  // "", "mma_sync", "wgmma", "tcgen05"
+std::optional<TensorInstruction> parse_tensor_instruction(std::string_view text);
+
+struct MemoryLevelSpec {
+  MemoryLevel level;
+  double bandwidth_gbps;  // GB/s, 1e9 bytes per second
+  std::string source;
+};
+
+struct ComputeCeiling {
+  ComputePath path;
+  TensorInstruction instruction;  // kNone for CUDA-core paths
+  double peak_tflops;             // dense, 1e12 FLOP/s, at clock_mhz
+  double clock_mhz;               // the SM clock the peak assumes
+  std::string source;
+
+  // "tensor_fp16" or "tensor_fp16.wgmma"
+  std::string id() const;
+  std::string label() const;  // "tensor FP16 (wgmma)"
+};
+
+struct GpuSpec {
+  std::string key;  // file stem, e.g. "h100-sxm5"
+  std::string name;
+  std::vector<std::string> aliases;
+  std::vector<std::string> device_names;  // what cudaGetDeviceProperties reports
+  std::string chip;                       // "GH100"
+  std::string compute_capability;         // "9.0"
+  int sm_count = 0;
+  double boost_clock_mhz = 0;
+  double base_clock_mhz = 0;
+  std::int64_t l2_cache_bytes = 0;
+  std::int64_t memory_bytes = 0;
+  double tdp_watts = 0;
+  std::map<std::string, std::string> sources;  // identity figure key -> source
+  std::vector<MemoryLevelSpec> memory;
+  std::vector<ComputeCeiling> compute;
+  std::string file;  // where it was loaded from; empty when embedded in a report
+
+  const MemoryLevelSpec* level(MemoryLevel level) const;
+  const MemoryLevelSpec& dram() const;  // always present (validated)
+  // The ceiling for a path. With an instruction, the exact entry, else the entry with no
+  // instruction or the highest-peak entry of that path. nullptr when the path has none.
+  const ComputeCeiling* ceiling(ComputePath path,
+                                TensorInstruction instruction = TensorInstruction::kNone) const;
+};
+
+// Parse and validate one spec from JSON. `origin` names the file in error messages.
+// Throws InputError("<origin>: <key>: <what is wrong>").
+GpuSpec parse_gpu_spec(const nlohmann::json& json, const std::string& origin);
+GpuSpec load_gpu_spec_file(const std::filesystem::path& file);
+nlohmann::json to_json(const GpuSpec& spec);
+
+// All known specs: the shipped directory plus user files. Names and aliases are unique across
+// files (case-insensitive).
+class SpecRegistry {
+ public:
+  // Loads every *.json in dir (sorted by name).
+  void add_directory(const std::filesystem::path& dir);
+  void add_file(const std::filesystem::path& file);
+  void add(GpuSpec spec);
+
+  // By key, name or alias, case-insensitive. Throws InputError listing the known names.
+  const GpuSpec& find(std::string_view name) const;
+  const GpuSpec* try_find(std::string_view name) const;
+  // By the device name the CUDA runtime reports ("NVIDIA H200"), case-insensitive.
+  const GpuSpec* find_for_device(std::string_view device_name) const;
+  const std::vector<GpuSpec>& all() const { return specs_; }
+  std::string known_names() const;  // "a100, a100-pcie, ..."
+
+ private:
+  std::vector<GpuSpec> specs_;
+};
+
+// The default spec directory: $CUFLASH_ROOFLINE_SPECS, else next to the executable
+// (../share/cuflash-roofline/gpu_specs), else the source tree's gpu_specs/.
+std::filesystem::path default_specs_dir();
+
+}  // namespace roofline

@@ -1,0 +1,63 @@
+// The metric catalogue, defined once: every counter quantity the tool reports, its unit and
+// meaning, and for each chip the hardware metrics (CUPTI / Nsight Compute names) that make it.
+// It drives collection (lib/gpu asks for exactly these metrics), the reports (quantity ids are
+// the keys of Row::counters) and the README's "What the numbers mean".
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roofline {
+
+struct MetricTerm {
+  std::string metric;  // "lts__t_sectors_srcunit_tex.sum"
+  double factor;       // quantity += factor × metric value
+};
+
+struct CounterQuantity {
+  std::string id;       // "l2_bytes"
+  std::string unit;     // "bytes", "seconds", "hz", "flops"
+  std::string meaning;  // one sentence for the docs
+};
+
+const std::vector<CounterQuantity>& counter_quantities();
+const CounterQuantity* find_counter_quantity(std::string_view id);
+
+// Chips with a catalogue ("GA100", "GH100", ...).
+std::vector<std::string> catalogued_chips();
+bool has_catalogue(std::string_view chip);
+
+// Terms of one quantity on one chip; empty when the chip cannot measure it.
+const std::vector<MetricTerm>& metric_terms(std::string_view chip, std::string_view quantity);
+
+// Every hardware metric the chip's catalogue needs, deduplicated, in a stable order.
+// Throws InputError for a chip without a catalogue.
+std::vector<std::string> catalogue_metrics(std::string_view chip);
+
+// Combine raw metric values (same order as `metrics`) into quantities. A quantity whose terms
+// include a NaN or missing metric is left out of the result.
+std::map<std::string, double> combine_metrics(std::string_view chip,
+                                              const std::vector<std::string>& metrics,
+                                              const std::vector<double>& values);
+
+// Quantity ids with a fixed meaning, used by the analysis.
+namespace quantity {
+inline constexpr const char* kGpuTime = "gpu_time_seconds";
+inline constexpr const char* kSmClock = "sm_clock_hz";
+inline constexpr const char* kDramClock = "dram_clock_hz";
+inline constexpr const char* kL2Clock = "l2_clock_hz";
+inline constexpr const char* kDramRead = "dram_read_bytes";
+inline constexpr const char* kDramWrite = "dram_write_bytes";
+inline constexpr const char* kL2 = "l2_bytes";
+inline constexpr const char* kL2Fabric = "l2_all_bytes";
+inline constexpr const char* kL1 = "l1_bytes";
+inline constexpr const char* kShared = "shared_bytes";
+inline constexpr const char* kFp32Flops = "fp32_flops";
+inline constexpr const char* kFp16Flops = "fp16_flops";
+inline constexpr const char* kTensorMmaSync = "tensor_mma_sync_flops";
+inline constexpr const char* kTensorWgmma = "tensor_wgmma_flops";
+}  // namespace quantity
+
+}  // namespace roofline

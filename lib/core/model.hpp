@@ -1,0 +1,69 @@
+// The analytic model of each bundled kernel family, term by term, after the seed document
+// ("Roofline analysis", sections 3 and 4), counted in bytes (2 per FP16 element) and FLOPs
+// (an FMA is 2).
+//
+// Three FLOP counts are kept apart:
+//   - algorithmic: the FlashAttention papers' convention, 4·B·H·N²·d forward, halved when
+//     causal, backward 2.5× forward. What users compare TFLOP/s with.
+//   - model: what this kernel family actually computes (standard attention's cuBLAS GEMMs
+//     compute the whole N×N square even under a causal mask; flash kernels compute whole
+//     diagonal tiles; the seed's 5·N² softmax term).
+//   - measured (not here): what the counters saw, in lib/gpu.
+// Bytes: the model's DRAM traffic (every tensor the algorithm streams, K/V once per query tile
+// for flash), and the compulsory lower bound (each input read once, each output written once).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lib/core/gpu_spec.hpp"
+#include "lib/core/workload.hpp"
+
+namespace roofline {
+
+enum class KernelFamily { kStandard, kFlash };
+
+// A bundled kernel as the model sees it. The tile sizes must match the kernels' own
+// (tests/unit checks them against kernels/attention.hpp when CUDA is built).
+struct KernelModel {
+  std::string name;  // "standard", "flash-v1", "flash-v2"
+  KernelFamily family;
+  std::string summary;
+  ComputePath path;                // the pipe doing most of the work
+  TensorInstruction instruction;   // kNone: the best tensor instruction the chip has (cuBLAS)
+  int fwd_block_q = 0;
+  int fwd_block_kv = 0;
+  int bwd_block_q = 0;
+  int bwd_block_kv = 0;
+};
+
+const std::vector<KernelModel>& kernel_models();
+// Throws InputError naming the known kernels.
+const KernelModel& find_kernel_model(std::string_view name);
+std::string known_kernel_names();  // "standard, flash-v1, flash-v2"
+
+struct ModelTerm {
+  std::string name;     // "K, V reloaded per query tile"
+  std::string formula;  // "2·B·H·d·2 B·Σ_i cols_i"
+  double value;         // FLOPs or bytes
+};
+
+struct Prediction {
+  double algorithmic_flops = 0;
+  double model_flops = 0;
+  double model_dram_bytes = 0;
+  double compulsory_dram_bytes = 0;
+  std::vector<ModelTerm> flop_terms;
+  std::vector<ModelTerm> byte_terms;
+};
+
+Prediction predict(const KernelModel& kernel, const Workload& workload);
+
+// FlashAttention convention alone (no kernel needed).
+double algorithmic_flops(const Workload& workload);
+
+// The ceiling a kernel is judged against on a spec: its path, with its tensor instruction
+// where the spec distinguishes them. nullptr when the spec has no ceiling for the path.
+const ComputeCeiling* binding_ceiling(const KernelModel& kernel, const GpuSpec& spec);
+
+}  // namespace roofline

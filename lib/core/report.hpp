@@ -1,0 +1,102 @@
+// The report model: rows of (kernel × workload) on a spec, with the model's prediction and what
+// was measured, plus the context that says where every number came from. Raw quantities are
+// stored; intensities, rates and utilisations are derived by analysis.hpp.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/core/gpu_spec.hpp"
+#include "lib/core/model.hpp"
+#include "lib/core/workload.hpp"
+
+namespace roofline {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+// Where a number came from.
+enum class Source { kMeasured, kModel, kSpec };
+std::string_view to_string(Source source);
+
+enum class RowStatus {
+  kOk,
+  kIncorrect,            // --verify failed: no performance verdict
+  kTooLarge,             // did not fit in device memory
+  kCountersUnavailable,  // timing and model only; message names the fix
+  kError,                // the launch failed; message says how
+};
+std::string_view to_string(RowStatus status);
+std::optional<RowStatus> parse_row_status(std::string_view text);
+
+struct Timing {
+  std::vector<double> samples_seconds;  // one per timed repetition, in order
+  double sm_clock_before_mhz = 0;       // 0 when unknown
+  double sm_clock_after_mhz = 0;
+
+  double median_seconds() const;
+  double min_seconds() const;
+  double max_seconds() const;
+  // Half the distance between the 25th and 75th percentiles, relative to the median.
+  double relative_spread() const;
+};
+
+struct Verification {
+  bool passed = false;
+  double relative_l2_error = 0;       // kernel vs FP32 reference, worst output tensor
+  double max_abs_error = 0;
+  double fp16_relative_l2_error = 0;  // plain FP16 implementation vs FP32 reference
+  double fp16_max_abs_error = 0;
+  std::string worst_output;           // "o", "dq", ...
+};
+
+struct Row {
+  std::string kernel;
+  Workload workload;
+  std::string spec_key;  // which of Report::specs judges this row
+  RowStatus status = RowStatus::kOk;
+  std::string message;   // why, for any status but ok (and warnings for ok rows)
+  Prediction prediction;
+  std::optional<Timing> timing;            // measured with CUDA events
+  std::map<std::string, double> counters;  // measured; keys from metric_catalog.hpp
+  std::optional<Verification> verification;
+};
+
+struct DeviceInfo {
+  std::string name;  // "NVIDIA H200"
+  std::string chip;  // "GH100" (from CUPTI), may be empty
+  std::string compute_capability;
+  int sm_count = 0;
+  std::int64_t memory_bytes = 0;
+  std::int64_t l2_cache_bytes = 0;
+  std::string driver_version;
+  std::string runtime_version;
+};
+
+struct ReportContext {
+  std::string command;        // "model", "run"
+  std::string tool_version;   // "0.1.0"
+  std::string host;
+  std::string time_utc;       // ISO 8601
+  std::optional<DeviceInfo> device;   // absent for `model`
+  bool projection = false;    // measured on one GPU, judged against another's spec
+  std::string counters;       // provenance: "cupti range profiler ..." or why none
+  std::vector<std::string> metrics;   // hardware metric names collected
+  int counter_passes = 0;
+};
+
+struct Report {
+  int schema_version = kReportSchemaVersion;
+  ReportContext context;
+  std::vector<GpuSpec> specs;  // every spec a row refers to, embedded whole
+  std::vector<Row> rows;
+
+  // Throws InputError when the row names a spec the report does not carry.
+  const GpuSpec& spec_for(const Row& row) const;
+};
+
+// Context fields every command fills the same way: host, time, tool version.
+ReportContext make_context(std::string command);
+
+}  // namespace roofline

@@ -1,0 +1,534 @@
+#include "lib/core/report_io.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/analysis.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/output.hpp"
+#include "lib/core/roofline.hpp"
+#include "lib/core/text.hpp"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+// JSON has no NaN: absent numbers are null.
+json number(double value) { return std::isnan(value) || std::isinf(value) ? json(nullptr) : json(value); }
+
+json tagged(double value, Source source) {
+  return {{"value", number(value)}, {"source", to_string(source)}};
+}
+
+Source derived(Source a, Source b) {
+  return a == Source::kMeasured || b == Source::kMeasured ? Source::kMeasured : Source::kModel;
+}
+
+json terms_json(const std::vector<ModelTerm>& terms, const char* unit) {
+  json out = json::array();
+  for (const ModelTerm& term : terms)
+    out.push_back({{"name", term.name}, {"formula", term.formula}, {unit, term.value}});
+  return out;
+}
+
+json analysis_json(const Row& row, const RowAnalysis& a) {
+  json out;
+  out["has_verdict"] = a.has_verdict;
+  out["time_seconds"] = tagged(a.time_seconds, a.time_source);
+  out["flops"] = tagged(a.flops, a.flops_source);
+  out["algorithmic_flops"] = tagged(a.algorithmic_flops, Source::kModel);
+  out["total_counted_flops"] = tagged(a.total_counted_flops, Source::kMeasured);
+  out["tflops_per_second"] = tagged(a.flops_per_second / 1e12, derived(a.flops_source, a.time_source));
+  out["algorithmic_tflops_per_second"] = tagged(a.algorithmic_flops_per_second / 1e12, a.time_source);
+  if (a.ceiling != nullptr) {
+    out["ceiling"] = {{"id", a.ceiling->id()},
+                      {"label", a.ceiling->label()},
+                      {"peak_tflops", tagged(a.ceiling->peak_tflops, Source::kSpec)},
+                      {"clock_mhz", tagged(a.ceiling->clock_mhz, Source::kSpec)},
+                      {"peak_tflops_at_measured_clock",
+                       tagged(a.peak_at_measured_clock / 1e12, Source::kMeasured)}};
+  } else {
+    out["ceiling"] = nullptr;
+  }
+  out["path_note"] = a.path_note;
+  out["measured_sm_clock_mhz"] = tagged(a.measured_clock_hz / 1e6, Source::kMeasured);
+  const Source util_source = derived(a.flops_source, a.time_source);
+  out["compute_utilisation"] = tagged(a.compute_utilisation, util_source);
+  out["compute_utilisation_at_measured_clock"] =
+      tagged(a.compute_utilisation_measured_clock, Source::kMeasured);
+  out["levels"] = json::array();
+  for (const LevelAnalysis& level : a.levels) {
+    const Source s = derived(level.bytes_source, a.time_source);
+    out["levels"].push_back(
+        {{"level", to_string(level.level)},
+         {"bytes", tagged(level.bytes, level.bytes_source)},
+         {"intensity_flop_per_byte", tagged(level.intensity, derived(level.bytes_source, a.flops_source))},
+         {"peak_bandwidth_gbps", tagged(level.peak_bandwidth_bytes_per_second / 1e9, Source::kSpec)},
+         {"achieved_gbps", tagged(level.achieved_bytes_per_second / 1e9, s)},
+         {"bandwidth_utilisation", tagged(level.bandwidth_utilisation, s)},
+         {"ridge_flop_per_byte", tagged(level.ridge, Source::kSpec)},
+         {"ridge_factor", tagged(level.ridge_factor, derived(level.bytes_source, a.flops_source))},
+         {"attainable_tflops_per_second", tagged(level.attainable_flops_per_second / 1e12, s)},
+         {"time_floor_seconds", tagged(level.time_floor_seconds, level.bytes_source)}});
+  }
+  out["compute_bound"] = a.compute_bound;
+  out["binding"] = a.binding;
+  out["regime"] = a.regime;
+  out["ridge_factor"] = number(a.ridge_factor);
+  out["ridge_distance"] = describe_ridge_factor(a.ridge_factor);
+  out["attainable_tflops_per_second"] = number(a.attainable_flops_per_second / 1e12);
+  out["time_floor_seconds"] = number(a.time_floor_seconds);
+  out["fraction_of_bound"] = number(a.fraction_of_bound);
+  out["flops_vs_model"] = number(a.flops_vs_model);
+  out["dram_bytes_vs_model"] = number(a.dram_bytes_vs_model);
+  out["dram_bytes_vs_compulsory"] = number(a.dram_bytes_vs_compulsory);
+  out["warnings"] = a.warnings;
+  (void)row;
+  return out;
+}
+
+json workload_json(const Workload& w) {
+  return {{"batch", w.batch},   {"heads", w.heads},   {"seq_len", w.seq_len},
+          {"head_dim", w.head_dim}, {"causal", w.causal}, {"pass", to_string(w.pass)},
+          {"dtype", w.dtype}};
+}
+
+// Reads with errors that name the report file and the key path.
+class Reader {
+ public:
+  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw InputError(origin_ + ": " + where + ": " + what);
+  }
+  const json& at(const json& j, const std::string& where, const char* key) const {
+    if (!j.is_object()) fail(where, "must be an object");
+    auto it = j.find(key);
+    if (it == j.end()) fail(where.empty() ? key : where + "." + key, "missing");
+    return *it;
+  }
+  double num(const json& j, const std::string& where, const char* key) const {
+    const json& v = at(j, where, key);
+    if (v.is_null()) return std::nan("");
+    if (!v.is_number()) fail(where + "." + key, "must be a number");
+    return v.get<double>();
+  }
+  int integer(const json& j, const std::string& where, const char* key) const {
+    const json& v = at(j, where, key);
+    if (!v.is_number_integer()) fail(where + "." + key, "must be an integer");
+    return v.get<int>();
+  }
+  std::string str(const json& j, const std::string& where, const char* key) const {
+    const json& v = at(j, where, key);
+    if (!v.is_string()) fail(where + "." + key, "must be a string");
+    return v.get<std::string>();
+  }
+  bool boolean(const json& j, const std::string& where, const char* key) const {
+    const json& v = at(j, where, key);
+    if (!v.is_boolean()) fail(where + "." + key, "must be true or false");
+    return v.get<bool>();
+  }
+
+ private:
+  std::string origin_;
+};
+
+std::vector<ModelTerm> read_terms(const Reader& r, const json& j, const std::string& where,
+                                  const char* unit) {
+  std::vector<ModelTerm> terms;
+  if (!j.is_array()) r.fail(where, "must be an array");
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string w = where + "[" + std::to_string(i) + "]";
+    terms.push_back({r.str(j[i], w, "name"), r.str(j[i], w, "formula"), r.num(j[i], w, unit)});
+  }
+  return terms;
+}
+
+Row read_row(const Reader& r, const json& j, const std::string& where) {
+  Row row;
+  row.kernel = r.str(j, where, "kernel");
+  const json& w = r.at(j, where, "workload");
+  const std::string ww = where + ".workload";
+  row.workload.batch = r.integer(w, ww, "batch");
+  row.workload.heads = r.integer(w, ww, "heads");
+  row.workload.seq_len = r.integer(w, ww, "seq_len");
+  row.workload.head_dim = r.integer(w, ww, "head_dim");
+  row.workload.causal = r.boolean(w, ww, "causal");
+  auto pass = parse_pass(r.str(w, ww, "pass"));
+  if (!pass) r.fail(ww + ".pass", "must be fwd or bwd");
+  row.workload.pass = *pass;
+  row.workload.dtype = r.str(w, ww, "dtype");
+  row.spec_key = r.str(j, where, "spec");
+  auto status = parse_row_status(r.str(j, where, "status"));
+  if (!status) r.fail(where + ".status", "unknown status");
+  row.status = *status;
+  row.message = r.str(j, where, "message");
+
+  const json& m = r.at(j, where, "model");
+  const std::string mw = where + ".model";
+  row.prediction.algorithmic_flops = r.num(m, mw, "algorithmic_flops");
+  row.prediction.model_flops = r.num(m, mw, "flops");
+  row.prediction.model_dram_bytes = r.num(m, mw, "dram_bytes");
+  row.prediction.compulsory_dram_bytes = r.num(m, mw, "compulsory_dram_bytes");
+  row.prediction.flop_terms = read_terms(r, r.at(m, mw, "flop_terms"), mw + ".flop_terms", "flops");
+  row.prediction.byte_terms = read_terms(r, r.at(m, mw, "byte_terms"), mw + ".byte_terms", "bytes");
+
+  const json& t = r.at(j, where, "timing");
+  if (!t.is_null()) {
+    Timing timing;
+    const std::string tw = where + ".timing";
+    const json& samples = r.at(t, tw, "samples_seconds");
+    if (!samples.is_array()) r.fail(tw + ".samples_seconds", "must be an array");
+    for (const json& s : samples) {
+      if (!s.is_number() || !(s.get<double>() > 0))
+        r.fail(tw + ".samples_seconds", "must hold positive numbers");
+      timing.samples_seconds.push_back(s.get<double>());
+    }
+    timing.sm_clock_before_mhz = r.num(t, tw, "sm_clock_before_mhz");
+    timing.sm_clock_after_mhz = r.num(t, tw, "sm_clock_after_mhz");
+    if (std::isnan(timing.sm_clock_before_mhz)) timing.sm_clock_before_mhz = 0;
+    if (std::isnan(timing.sm_clock_after_mhz)) timing.sm_clock_after_mhz = 0;
+    row.timing = std::move(timing);
+  }
+  const json& c = r.at(j, where, "counters");
+  if (!c.is_object()) r.fail(where + ".counters", "must be an object");
+  for (const auto& [key, value] : c.items()) {
+    if (value.is_null()) continue;
+    if (!value.is_number()) r.fail(where + ".counters." + key, "must be a number");
+    row.counters[key] = value.get<double>();
+  }
+  const json& v = r.at(j, where, "verification");
+  if (!v.is_null()) {
+    const std::string vw = where + ".verification";
+    Verification ver;
+    ver.passed = r.boolean(v, vw, "passed");
+    ver.relative_l2_error = r.num(v, vw, "relative_l2_error");
+    ver.max_abs_error = r.num(v, vw, "max_abs_error");
+    ver.fp16_relative_l2_error = r.num(v, vw, "fp16_relative_l2_error");
+    ver.fp16_max_abs_error = r.num(v, vw, "fp16_max_abs_error");
+    ver.worst_output = r.str(v, vw, "worst_output");
+    row.verification = ver;
+  }
+  return row;
+}
+
+std::string csv_escape(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_number(double value) {
+  if (std::isnan(value) || std::isinf(value)) return "";
+  std::ostringstream out;
+  out.precision(9);
+  out << value;
+  return out.str();
+}
+
+// Display width of UTF-8 text: one column per code point.
+std::size_t display_width(const std::string& text) {
+  std::size_t width = 0;
+  for (unsigned char c : text)
+    if ((c & 0xC0) != 0x80) ++width;
+  return width;
+}
+
+std::string pad(const std::string& text, std::size_t width, bool right) {
+  const std::size_t w = display_width(text);
+  if (w >= width) return text;
+  const std::string fill(width - w, ' ');
+  return right ? fill + text : text + fill;
+}
+
+std::string bytes_text(double bytes) { return std::isnan(bytes) ? "-" : format_si(bytes) + "B"; }
+
+}  // namespace
+
+json report_to_json(const Report& report) {
+  json root;
+  root["schema_version"] = report.schema_version;
+  root["tool"] = {{"name", "cuflash-roofline"}, {"version", report.context.tool_version}};
+  const ReportContext& c = report.context;
+  json context = {{"command", c.command},   {"host", c.host},
+                  {"time_utc", c.time_utc}, {"projection", c.projection},
+                  {"counters", c.counters}, {"metrics", c.metrics},
+                  {"counter_passes", c.counter_passes}};
+  if (c.device) {
+    const DeviceInfo& d = *c.device;
+    context["device"] = {{"name", d.name},
+                         {"chip", d.chip},
+                         {"compute_capability", d.compute_capability},
+                         {"sm_count", d.sm_count},
+                         {"memory_bytes", d.memory_bytes},
+                         {"l2_cache_bytes", d.l2_cache_bytes},
+                         {"driver_version", d.driver_version},
+                         {"runtime_version", d.runtime_version}};
+  } else {
+    context["device"] = nullptr;
+  }
+  root["context"] = context;
+  root["specs"] = json::object();
+  for (const GpuSpec& spec : report.specs) root["specs"][spec.key] = to_json(spec);
+  root["rows"] = json::array();
+  for (const Row& row : report.rows) {
+    json r;
+    r["kernel"] = row.kernel;
+    r["workload"] = workload_json(row.workload);
+    r["spec"] = row.spec_key;
+    r["status"] = to_string(row.status);
+    r["message"] = row.message;
+    const Prediction& p = row.prediction;
+    r["model"] = {{"algorithmic_flops", p.algorithmic_flops},
+                  {"flops", p.model_flops},
+                  {"dram_bytes", p.model_dram_bytes},
+                  {"compulsory_dram_bytes", p.compulsory_dram_bytes},
+                  {"flop_terms", terms_json(p.flop_terms, "flops")},
+                  {"byte_terms", terms_json(p.byte_terms, "bytes")}};
+    if (row.timing) {
+      const Timing& t = *row.timing;
+      r["timing"] = {{"samples_seconds", t.samples_seconds},
+                     {"median_seconds", number(t.median_seconds())},
+                     {"min_seconds", number(t.min_seconds())},
+                     {"max_seconds", number(t.max_seconds())},
+                     {"relative_spread", number(t.relative_spread())},
+                     {"sm_clock_before_mhz", t.sm_clock_before_mhz > 0 ? json(t.sm_clock_before_mhz) : json(nullptr)},
+                     {"sm_clock_after_mhz", t.sm_clock_after_mhz > 0 ? json(t.sm_clock_after_mhz) : json(nullptr)}};
+    } else {
+      r["timing"] = nullptr;
+    }
+    r["counters"] = json::object();
+    for (const auto& [key, value] : row.counters) r["counters"][key] = number(value);
+    if (row.verification) {
+      const Verification& v = *row.verification;
+      r["verification"] = {{"passed", v.passed},
+                           {"relative_l2_error", number(v.relative_l2_error)},
+                           {"max_abs_error", number(v.max_abs_error)},
+                           {"fp16_relative_l2_error", number(v.fp16_relative_l2_error)},
+                           {"fp16_max_abs_error", number(v.fp16_max_abs_error)},
+                           {"worst_output", v.worst_output}};
+    } else {
+      r["verification"] = nullptr;
+    }
+    r["analysis"] = analysis_json(row, analyze(row, report.spec_for(row), c.projection));
+    root["rows"].push_back(std::move(r));
+  }
+  return root;
+}
+
+std::string render_json(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+
+Report report_from_json(const json& root, const std::string& origin) {
+  Reader r(origin);
+  if (!root.is_object()) r.fail("(top level)", "not a cuflash-roofline report");
+  if (!root.contains("schema_version")) r.fail("schema_version", "missing (not a cuflash-roofline report?)");
+  const json& version = root["schema_version"];
+  if (!version.is_number_integer() || version.get<int>() != kReportSchemaVersion)
+    throw InputError(origin + ": schema_version " + version.dump() +
+                     " is not supported (this tool reads " +
+                     std::to_string(kReportSchemaVersion) + ")");
+  Report report;
+  const json& c = r.at(root, "", "context");
+  report.context.command = r.str(c, "context", "command");
+  report.context.host = r.str(c, "context", "host");
+  report.context.time_utc = r.str(c, "context", "time_utc");
+  report.context.projection = r.boolean(c, "context", "projection");
+  report.context.counters = r.str(c, "context", "counters");
+  report.context.counter_passes = r.integer(c, "context", "counter_passes");
+  for (const json& m : r.at(c, "context", "metrics"))
+    if (m.is_string()) report.context.metrics.push_back(m.get<std::string>());
+  const json& tool = r.at(root, "", "tool");
+  report.context.tool_version = r.str(tool, "tool", "version");
+  const json& d = r.at(c, "context", "device");
+  if (!d.is_null()) {
+    DeviceInfo info;
+    info.name = r.str(d, "context.device", "name");
+    info.chip = r.str(d, "context.device", "chip");
+    info.compute_capability = r.str(d, "context.device", "compute_capability");
+    info.sm_count = r.integer(d, "context.device", "sm_count");
+    info.memory_bytes = static_cast<std::int64_t>(r.num(d, "context.device", "memory_bytes"));
+    info.l2_cache_bytes = static_cast<std::int64_t>(r.num(d, "context.device", "l2_cache_bytes"));
+    info.driver_version = r.str(d, "context.device", "driver_version");
+    info.runtime_version = r.str(d, "context.device", "runtime_version");
+    report.context.device = info;
+  }
+  const json& specs = r.at(root, "", "specs");
+  if (!specs.is_object()) r.fail("specs", "must be an object");
+  for (const auto& [key, value] : specs.items()) {
+    GpuSpec spec = parse_gpu_spec(value, origin + ": specs." + key);
+    spec.key = key;
+    spec.file.clear();
+    report.specs.push_back(std::move(spec));
+  }
+  const json& rows = r.at(root, "", "rows");
+  if (!rows.is_array()) r.fail("rows", "must be an array");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    Row row = read_row(r, rows[i], "rows[" + std::to_string(i) + "]");
+    report.spec_for(row);  // throws when the row names a spec the report does not carry
+    report.rows.push_back(std::move(row));
+  }
+  return report;
+}
+
+Report read_report_file(const std::filesystem::path& path) {
+  const std::string text = read_text_file(path);
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw InputError(path.string() + ": not valid JSON (" + first_line(error.what()) + ")");
+  }
+  return report_from_json(root, path.string());
+}
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> kColumns = {
+      "kernel", "batch", "heads", "seq_len", "head_dim", "causal", "pass", "spec", "status",
+      "time_s", "time_source", "algorithmic_flops", "flops", "flops_source",
+      "tflops_per_s", "algorithmic_tflops_per_s", "ceiling", "peak_tflops",
+      "measured_sm_clock_mhz", "compute_utilisation",
+      "dram_bytes", "dram_bytes_source", "dram_gbps", "dram_bandwidth_utilisation",
+      "dram_intensity", "l2_bytes", "l2_intensity", "l1_bytes", "l1_intensity",
+      "regime", "ridge_factor", "attainable_tflops_per_s", "time_floor_s", "fraction_of_bound",
+      "model_flops", "model_dram_bytes", "compulsory_dram_bytes", "flops_vs_model",
+      "dram_bytes_vs_model", "time_median_s", "time_min_s", "time_max_s", "message"};
+  return kColumns;
+}
+
+std::string render_csv(const Report& report) {
+  std::ostringstream out;
+  out << join(csv_columns(), ",") << "\n";
+  for (const Row& row : report.rows) {
+    const RowAnalysis a = analyze(row, report.spec_for(row), report.context.projection);
+    auto level = [&](MemoryLevel wanted) -> const LevelAnalysis* {
+      for (const LevelAnalysis& l : a.levels)
+        if (l.level == wanted) return &l;
+      return nullptr;
+    };
+    const LevelAnalysis* l2 = level(MemoryLevel::kL2);
+    const LevelAnalysis* l1 = level(MemoryLevel::kL1);
+    const double nan = std::nan("");
+    const Workload& w = row.workload;
+    std::vector<std::string> cells = {
+        csv_escape(row.kernel), std::to_string(w.batch), std::to_string(w.heads),
+        std::to_string(w.seq_len), std::to_string(w.head_dim), w.causal ? "true" : "false",
+        std::string(to_string(w.pass)), csv_escape(row.spec_key),
+        std::string(to_string(row.status)), csv_number(a.time_seconds),
+        std::string(to_string(a.time_source)), csv_number(a.algorithmic_flops),
+        csv_number(a.flops), std::string(to_string(a.flops_source)),
+        csv_number(a.flops_per_second / 1e12), csv_number(a.algorithmic_flops_per_second / 1e12),
+        a.ceiling ? a.ceiling->id() : "", csv_number(a.peak_flops_per_second / 1e12),
+        csv_number(a.measured_clock_hz / 1e6), csv_number(a.compute_utilisation),
+        csv_number(a.dram->bytes), std::string(to_string(a.dram->bytes_source)),
+        csv_number(a.dram->achieved_bytes_per_second / 1e9),
+        csv_number(a.dram->bandwidth_utilisation), csv_number(a.dram->intensity),
+        csv_number(l2 ? l2->bytes : nan), csv_number(l2 ? l2->intensity : nan),
+        csv_number(l1 ? l1->bytes : nan), csv_number(l1 ? l1->intensity : nan),
+        csv_escape(a.regime), csv_number(a.ridge_factor),
+        csv_number(a.attainable_flops_per_second / 1e12), csv_number(a.time_floor_seconds),
+        csv_number(a.fraction_of_bound), csv_number(row.prediction.model_flops),
+        csv_number(row.prediction.model_dram_bytes),
+        csv_number(row.prediction.compulsory_dram_bytes), csv_number(a.flops_vs_model),
+        csv_number(a.dram_bytes_vs_model),
+        csv_number(row.timing ? row.timing->median_seconds() : nan),
+        csv_number(row.timing ? row.timing->min_seconds() : nan),
+        csv_number(row.timing ? row.timing->max_seconds() : nan), csv_escape(row.message)};
+    out << join(cells, ",") << "\n";
+  }
+  return out.str();
+}
+
+std::string render_table(const Report& report, const TableOptions& options) {
+  std::ostringstream out;
+  const ReportContext& c = report.context;
+  // Header: what judged what.
+  std::vector<std::string> spec_names;
+  for (const GpuSpec& spec : report.specs) spec_names.push_back(spec.name + " [" + spec.key + "]");
+  out << "cuflash-roofline " << c.command << " — judged against " << join(spec_names, ", ") << "\n";
+  if (c.device)
+    out << "measured on " << c.device->name << " (" << c.device->sm_count << " SMs, CC "
+        << c.device->compute_capability << ")"
+        << (c.projection ? " — PROJECTION: measured on this device, judged against another GPU's peaks" : "")
+        << "\n";
+  else
+    out << "analytic model only: no GPU was used; time is the roofline floor\n";
+  if (!c.counters.empty()) out << "counters: " << c.counters << "\n";
+
+  const std::vector<std::string> header = {
+      "kernel", "workload", "time", "GFLOP", "TFLOP/s", "DRAM bytes", "DRAM GB/s", "BW util",
+      "AI FLOP/B", "ceiling", "regime", "ridge distance", "bound TFLOP/s", "of bound"};
+  const std::vector<bool> right = {false, false, true, true, true, true, true,
+                                   true,  true,  false, false, true, true, true};
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;
+  bool any_model = false;
+  for (const Row& row : report.rows) {
+    const RowAnalysis a = analyze(row, report.spec_for(row), c.projection);
+    const Workload& w = row.workload;
+    const std::string workload = "N=" + std::to_string(w.seq_len) + (w.causal ? " causal " : " full ") +
+                                 std::string(to_string(w.pass));
+    auto mark = [&](Source s) {
+      if (s == Source::kModel) any_model = true;
+      return s == Source::kModel ? std::string("*") : std::string();
+    };
+    if (!a.has_verdict) {
+      rows.push_back({row.kernel, workload, std::string(to_string(row.status)), "", "", "", "",
+                      "", "", "", row.message, "", "", ""});
+      continue;
+    }
+    const double ms = a.time_seconds * 1e3;
+    rows.push_back({
+        row.kernel,
+        workload,
+        format_fixed(ms, ms < 1 ? 3 : 2) + " ms" + mark(a.time_source),
+        format_fixed(a.algorithmic_flops / 1e9, 2),
+        format_fixed(a.algorithmic_flops_per_second / 1e12, 1) + mark(a.time_source),
+        bytes_text(a.dram->bytes) + mark(a.dram->bytes_source),
+        format_fixed(a.dram->achieved_bytes_per_second / 1e9, 0),
+        format_fixed(100 * a.dram->bandwidth_utilisation, 0) + "%",
+        format_fixed(a.dram->intensity, a.dram->intensity < 10 ? 2 : 0) + mark(a.dram->bytes_source),
+        a.ceiling ? a.ceiling->label() : "-",
+        a.regime,
+        describe_ridge_factor(a.ridge_factor),
+        format_fixed(a.attainable_flops_per_second / 1e12, 1),
+        format_fixed(100 * a.fraction_of_bound, 0) + "%",
+    });
+    for (const std::string& warning : a.warnings)
+      notes.push_back(row.kernel + " " + w.label() + ": " + warning);
+    if (row.status == RowStatus::kCountersUnavailable && !row.message.empty())
+      notes.push_back(row.kernel + " " + w.label() + ": " + row.message);
+  }
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);
+  for (const auto& cells : rows)
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      widths[i] = std::max(widths[i], display_width(cells[i]));
+  auto line = [&](const std::vector<std::string>& cells, bool is_header) {
+    std::string text;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (i > 0) text += "  ";
+      std::string cell = pad(cells[i], widths[i], right[i] && !is_header);
+      if (options.color && !is_header && i == 10 && !cells[i].empty())
+        cell = (cells[i].rfind("memory", 0) == 0 ? "\033[33m" : "\033[32m") + cell + "\033[0m";
+      text += cell;
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out << text << "\n";
+  };
+  line(header, true);
+  for (const auto& cells : rows) line(cells, false);
+  out << "GFLOP and TFLOP/s: FlashAttention convention (4·B·H·N²·d forward, halved when causal, "
+         "backward 2.5×). AI and regime: FLOPs on the kernel's own pipe over DRAM bytes.\n";
+  if (any_model) out << "* model: not measured (analytic model or roofline floor)\n";
+  for (const std::string& note : notes) out << "warning: " << note << "\n";
+  return out.str();
+}
+
+}  // namespace roofline

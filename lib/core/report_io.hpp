@@ -1,0 +1,34 @@
+// Report writers and the JSON reader. Writers are pure: Report in, text out; output.hpp puts
+// the text where the user asked. JSON carries raw quantities and, per row, an `analysis`
+// block derived from them (ignored on reading: it is recomputed).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "lib/core/report.hpp"
+
+namespace roofline {
+
+enum class ReportFormat { kTable, kJson, kCsv };
+
+struct TableOptions {
+  bool color = false;  // ANSI colours for the regime column
+};
+
+std::string render_json(const Report& report);
+std::string render_csv(const Report& report);
+std::string render_table(const Report& report, const TableOptions& options = {});
+
+nlohmann::json report_to_json(const Report& report);
+// Throws InputError naming `origin` for anything it cannot read: another schema version,
+// missing keys, wrong types.
+Report report_from_json(const nlohmann::json& json, const std::string& origin);
+Report read_report_file(const std::filesystem::path& path);
+
+// CSV column names, in order (documented in the README).
+const std::vector<std::string>& csv_columns();
+
+}  // namespace roofline

@@ -1,0 +1,73 @@
+#include "lib/core/text.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace roofline {
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = text.find(separator, start);
+    out.emplace_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string first_line(std::string_view text) {
+  return std::string(text.substr(0, text.find('\n')));
+}
+
+std::string format_fixed(double value, int digits) {
+  if (std::isnan(value)) return "-";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string format_si(double value) {
+  if (std::isnan(value)) return "-";
+  static constexpr struct {
+    double scale;
+    const char* suffix;
+  } kUnits[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& unit : kUnits) {
+    if (std::fabs(value) >= unit.scale) {
+      double scaled = value / unit.scale;
+      int digits = std::fabs(scaled) >= 100 ? 0 : std::fabs(scaled) >= 10 ? 1 : 2;
+      return format_fixed(scaled, digits) + unit.suffix;
+    }
+  }
+  int digits = std::fabs(value) >= 100 ? 0 : std::fabs(value) >= 10 ? 1 : 2;
+  return format_fixed(value, digits);
+}
+
+}  // namespace roofline

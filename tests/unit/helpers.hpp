@@ -1,0 +1,51 @@
+// Test helpers: temporary directories, file text, capturing stdout/stderr of run_cli.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace roofline {
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "roofline-test-XXXXXX").string();
+    path = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code error;
+    std::filesystem::remove_all(path, error);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// Redirects std::cout and std::cerr while alive.
+struct CaptureStreams {
+  std::ostringstream out, err;
+  std::streambuf* old_out;
+  std::streambuf* old_err;
+  CaptureStreams() : old_out(std::cout.rdbuf(out.rdbuf())), old_err(std::cerr.rdbuf(err.rdbuf())) {}
+  ~CaptureStreams() {
+    std::cout.rdbuf(old_out);
+    std::cerr.rdbuf(old_err);
+  }
+};
+
+}  // namespace roofline

@@ -1,0 +1,133 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "lib/core/analysis.hpp"
+#include "lib/core/metric_catalog.hpp"
+
+using namespace roofline;
+
+namespace {
+const GpuSpec& spec(const char* name) {
+  static const SpecRegistry registry = [] {
+    SpecRegistry r;
+    r.add_directory(ROOFLINE_TEST_SPECS_DIR);
+    return r;
+  }();
+  return registry.find(name);
+}
+
+Row make_row(const char* kernel, int n, bool causal) {
+  Row row;
+  row.kernel = kernel;
+  row.workload.seq_len = n;
+  row.workload.causal = causal;
+  row.prediction = predict(find_kernel_model(kernel), row.workload);
+  return row;
+}
+}  // namespace
+
+TEST_CASE("analysis: model-only standard attention on A100 is memory-bound on DRAM") {
+  Row row = make_row("standard", 16384, false);
+  row.spec_key = "a100-sxm4-80gb";
+  const RowAnalysis a = analyze(row, spec("a100"));
+  CHECK(a.has_verdict);
+  CHECK(a.time_source == Source::kModel);
+  CHECK(a.dram->bytes_source == Source::kModel);
+  // AI = (4·N²·d + 5·N²) / (4·N·d·2 + 4·N²·2) per head, about d/2 for N ≫ d.
+  const double n = 16384, d = 64;
+  const double ai = (4 * n * n * d + 5 * n * n) / (8 * n * d + 8 * n * n);
+  CHECK(a.dram->intensity == doctest::Approx(ai));
+  CHECK_FALSE(a.compute_bound);
+  CHECK(a.regime == "memory-bound (DRAM)");
+  CHECK(a.ridge_factor == doctest::Approx(ai / (312e12 / 2039e9)));
+  // No measurement: time is the floor, so the kernel sits exactly on its bound.
+  CHECK(a.time_seconds == doctest::Approx(row.prediction.model_dram_bytes / 2039e9));
+  CHECK(a.fraction_of_bound == doctest::Approx(1.0));
+  CHECK(a.attainable_flops_per_second == doctest::Approx(ai * 2039e9));
+}
+
+TEST_CASE("analysis: measured flash-v2 on H200 judged on the mma.sync ceiling") {
+  Row row = make_row("flash-v2", 16384, false);
+  row.spec_key = "h200-sxm";
+  row.timing = Timing{{2.0e-3, 2.1e-3, 1.9e-3}, 1980, 1800};
+  row.counters = {{quantity::kTensorMmaSync, 1.0e12}, {quantity::kFp32Flops, 1.0e10},
+                  {quantity::kDramRead, 0.8e9},       {quantity::kDramWrite, 0.2e9},
+                  {quantity::kL2, 4.0e9},             {quantity::kSmClock, 1.8e9}};
+  const RowAnalysis a = analyze(row, spec("h200"));
+  REQUIRE(a.ceiling != nullptr);
+  CHECK(a.ceiling->id() == "tensor_fp16.mma_sync");
+  CHECK(a.flops == 1.0e12);
+  CHECK(a.flops_source == Source::kMeasured);
+  CHECK(a.time_seconds == doctest::Approx(2.0e-3));
+  CHECK(a.flops_per_second == doctest::Approx(500e12));
+  CHECK(a.compute_utilisation == doctest::Approx(500.0 / 713.7));
+  // At the measured 1.8 GHz the same per-cycle rate gives 713.7 × 1800/1980.
+  CHECK(a.peak_at_measured_clock == doctest::Approx(713.7e12 * 1800 / 1980));
+  CHECK(a.compute_utilisation_measured_clock == doctest::Approx(500e12 / (713.7e12 * 1800 / 1980)));
+  REQUIRE(a.levels.size() == 2);
+  CHECK(a.dram->bytes == 1.0e9);
+  CHECK(a.dram->intensity == doctest::Approx(1000));
+  CHECK(a.dram->achieved_bytes_per_second == doctest::Approx(500e9));
+  CHECK(a.dram->bandwidth_utilisation == doctest::Approx(500.0 / 4800));
+  CHECK(a.levels[1].level == MemoryLevel::kL2);
+  CHECK(a.levels[1].intensity == doctest::Approx(250));
+  // L2 has no spec bandwidth on H200: no slope, no verdict from it.
+  CHECK(std::isnan(a.levels[1].attainable_flops_per_second));
+  CHECK(a.compute_bound);
+  CHECK(a.regime == "compute-bound (tensor FP16 (mma_sync))");
+  CHECK(a.ridge_factor == doctest::Approx(1000 / (713.7e12 / 4800e9)));
+  CHECK(a.time_floor_seconds == doctest::Approx(1.0e12 / 713.7e12));
+  CHECK(a.flops_vs_model == doctest::Approx(1.01e12 / row.prediction.model_flops));
+  CHECK(a.dram_bytes_vs_model == doctest::Approx(1.0e9 / row.prediction.model_dram_bytes));
+  CHECK(a.warnings.empty());
+}
+
+TEST_CASE("analysis: wgmma FLOPs pick the wgmma ceiling; a point above its roof is flagged") {
+  Row row = make_row("standard", 4096, false);
+  row.spec_key = "h100-sxm5";
+  row.timing = Timing{{1.0e-4}, 0, 0};
+  row.counters = {{quantity::kTensorWgmma, 2.0e11}, {quantity::kTensorMmaSync, 0},
+                  {quantity::kDramRead, 1e8}, {quantity::kDramWrite, 1e8}};
+  const RowAnalysis a = analyze(row, spec("h100"));
+  CHECK(a.ceiling->id() == "tensor_fp16.wgmma");
+  CHECK(a.path_note == "counters: 100% of FLOPs on wgmma");
+  // 2e11 FLOPs in 0.1 ms is 2000 TFLOP/s: above the 989 roof.
+  REQUIRE(a.warnings.size() == 2);
+  CHECK(a.warnings[0].rfind("above the compute roof", 0) == 0);
+  CHECK(a.warnings[1] == "above the DRAM roof: bytes or bandwidth are wrong");
+  // In a projection the same point is expected to be off the other GPU's roof.
+  CHECK(analyze(row, spec("h100"), true).warnings.empty());
+}
+
+TEST_CASE("analysis: rows without a verdict") {
+  Row row = make_row("flash-v1", 1024, true);
+  row.spec_key = "a100-sxm4-80gb";
+  row.status = RowStatus::kIncorrect;
+  CHECK_FALSE(analyze(row, spec("a100")).has_verdict);
+  row.status = RowStatus::kCountersUnavailable;
+  CHECK(analyze(row, spec("a100")).has_verdict);
+}
+
+TEST_CASE("metric catalogue: quantities combine per chip") {
+  const std::vector<std::string> metrics = catalogue_metrics("GH100");
+  CHECK(metrics.size() >= 20);
+  std::vector<double> values(metrics.size(), 1.0);
+  auto index = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(metrics.begin(), metrics.end(), name) - metrics.begin());
+  };
+  values[index("sm__sass_thread_inst_executed_op_ffma_pred_on.sum")] = 10;
+  values[index("lts__t_sectors_srcunit_tex.sum")] = 3;
+  values[index("gpu__time_duration.sum")] = 2500;  // ns
+  values[index("dram__bytes_write.sum")] = std::nan("");
+  const auto q = combine_metrics("GH100", metrics, values);
+  CHECK(q.at(quantity::kFp32Flops) == 1 + 1 + 2 * 10);
+  CHECK(q.at(quantity::kL2) == 96);
+  CHECK(q.at(quantity::kGpuTime) == doctest::Approx(2.5e-6));
+  CHECK(q.count(quantity::kDramWrite) == 0);  // NaN: not collected
+  CHECK(q.at(quantity::kTensorWgmma) == 3);
+  CHECK(metric_terms("GA100", quantity::kTensorWgmma).empty());
+  CHECK_THROWS_WITH(catalogue_metrics("GZ999"),
+                    "no counter catalogue for chip GZ999; catalogued: GA100, GH100");
+}

@@ -1,0 +1,191 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/errors.hpp"
+#include "lib/core/gpu_spec.hpp"
+#include "lib/core/roofline.hpp"
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+
+namespace {
+
+SpecRegistry shipped() {
+  SpecRegistry registry;
+  registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
+  return registry;
+}
+
+nlohmann::json valid_spec_json() {
+  return nlohmann::json::parse(read_text(std::string(ROOFLINE_TEST_SPECS_DIR) + "/a100-sxm4-80gb.json"));
+}
+
+std::string load_error(const nlohmann::json& json) {
+  try {
+    parse_gpu_spec(json, "test.json");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("specs: every shipped file loads, with sources and the ceilings the tool needs") {
+  const SpecRegistry registry = shipped();
+  CHECK(registry.all().size() >= 9);
+  for (const char* name : {"v100", "a100", "a100-pcie", "h100", "h100-pcie", "h200", "l40s",
+                           "rtx4090", "b200"}) {
+    CAPTURE(name);
+    const GpuSpec& spec = registry.find(name);
+    CHECK(spec.dram().bandwidth_gbps > 0);
+    CHECK(spec.ceiling(ComputePath::kTensorFp16) != nullptr);
+    CHECK(spec.ceiling(ComputePath::kFp32) != nullptr);
+    CHECK(spec.sources.size() == 6);
+    for (const ComputeCeiling& c : spec.compute) CHECK_FALSE(c.source.empty());
+    for (const MemoryLevelSpec& m : spec.memory) CHECK_FALSE(m.source.empty());
+  }
+}
+
+TEST_CASE("specs: short names resolve to the datasheet parts the seed uses") {
+  const SpecRegistry registry = shipped();
+  const GpuSpec& a100 = registry.find("a100");
+  CHECK(a100.key == "a100-sxm4-80gb");
+  CHECK(a100.dram().bandwidth_gbps == 2039);
+  CHECK(a100.ceiling(ComputePath::kTensorFp16)->peak_tflops == 312);
+  const GpuSpec& h100 = registry.find("H100");  // case-insensitive
+  CHECK(h100.key == "h100-sxm5");
+  CHECK(h100.dram().bandwidth_gbps == 3350);
+  CHECK(h100.ceiling(ComputePath::kTensorFp16)->peak_tflops == doctest::Approx(989.4));
+  CHECK(h100.ceiling(ComputePath::kTensorFp16, TensorInstruction::kMmaSync)->peak_tflops ==
+        doctest::Approx(713.7));
+  const GpuSpec& v100 = registry.find("v100");
+  CHECK(v100.key == "v100-sxm2");
+  CHECK(v100.dram().bandwidth_gbps == 900);
+  CHECK(v100.ceiling(ComputePath::kTensorFp16)->peak_tflops == 125);
+  CHECK(v100.ceiling(ComputePath::kFp16CudaCore)->peak_tflops == doctest::Approx(31.4));
+}
+
+TEST_CASE("specs: ridge points of the seed's section 2") {
+  const SpecRegistry registry = shipped();
+  auto ridge = [&](const char* name) {
+    const GpuSpec& spec = registry.find(name);
+    return ridge_point(spec.ceiling(ComputePath::kTensorFp16)->peak_tflops * 1e12,
+                       spec.dram().bandwidth_gbps * 1e9);
+  };
+  CHECK(ridge("a100") == doctest::Approx(153.0).epsilon(0.002));
+  CHECK(ridge("h100") == doctest::Approx(295.3).epsilon(0.002));
+}
+
+TEST_CASE("specs: device names map to spec files") {
+  const SpecRegistry registry = shipped();
+  REQUIRE(registry.find_for_device("NVIDIA H200") != nullptr);
+  CHECK(registry.find_for_device("NVIDIA H200")->key == "h200-sxm");
+  CHECK(registry.find_for_device("NVIDIA A100-SXM4-80GB")->key == "a100-sxm4-80gb");
+  CHECK(registry.find_for_device("Some Other GPU") == nullptr);
+}
+
+TEST_CASE("specs: an unknown GPU lists the known names") {
+  const SpecRegistry registry = shipped();
+  try {
+    registry.find("x100");
+    FAIL("no error");
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    CHECK(message.rfind("unknown GPU \"x100\"; known: ", 0) == 0);
+    CHECK(message.find("a100") != std::string::npos);
+    CHECK(message.find("h200") != std::string::npos);
+  }
+}
+
+TEST_CASE("specs: validation names the file and the key") {
+  auto spec = valid_spec_json();
+  CHECK(load_error(spec) == "(no error)");
+
+  auto missing = spec;
+  missing.erase("sm_count");
+  CHECK(load_error(missing) == "test.json: sm_count: missing");
+
+  auto wrong_type = spec;
+  wrong_type["sm_count"] = "108";
+  CHECK(load_error(wrong_type) == "test.json: sm_count: must be an integer");
+
+  auto negative = spec;
+  negative["memory_levels"][0]["bandwidth_gbps"] = -1;
+  CHECK(load_error(negative) == "test.json: memory_levels[0].bandwidth_gbps: must be positive (got -1)");
+
+  auto zero = spec;
+  zero["compute_ceilings"][0]["peak_tflops"] = 0;
+  CHECK(load_error(zero) == "test.json: compute_ceilings[0].peak_tflops: must be positive (got 0)");
+
+  auto unknown = spec;
+  unknown["dram_bandwidth"] = 1;
+  CHECK(load_error(unknown) == "test.json: dram_bandwidth: unknown key");
+
+  auto unknown_nested = spec;
+  unknown_nested["compute_ceilings"][1]["tflops"] = 1;
+  CHECK(load_error(unknown_nested) == "test.json: compute_ceilings[1].tflops: unknown key");
+
+  auto no_source = spec;
+  no_source["memory_levels"][0].erase("source");
+  CHECK(load_error(no_source) == "test.json: memory_levels[0].source: missing");
+
+  auto no_identity_source = spec;
+  no_identity_source["sources"].erase("tdp_watts");
+  CHECK(load_error(no_identity_source) == "test.json: sources.tdp_watts: missing");
+
+  auto bad_path = spec;
+  bad_path["compute_ceilings"][0]["path"] = "tensor_fp13";
+  CHECK(load_error(bad_path) ==
+        "test.json: compute_ceilings[0].path: unknown compute path \"tensor_fp13\"");
+
+  auto no_dram = spec;
+  no_dram["memory_levels"] = nlohmann::json::array({spec["memory_levels"][1]});
+  CHECK(load_error(no_dram) == "test.json: memory_levels: no dram entry");
+
+  auto not_object = nlohmann::json::array();
+  CHECK(load_error(not_object) == "test.json: (top level): must be a JSON object");
+}
+
+TEST_CASE("specs: malformed JSON and duplicate aliases across files") {
+  TempDir dir;
+  write_text(dir.path / "broken.json", "{\"name\": ");
+  SpecRegistry registry;
+  try {
+    registry.add_file(dir.path / "broken.json");
+    FAIL("no error");
+  } catch (const InputError& error) {
+    CHECK(std::string(error.what()).rfind((dir.path / "broken.json").string() + ": not valid JSON", 0) == 0);
+  }
+
+  auto clash = valid_spec_json();
+  clash["name"] = "My A100 variant";
+  clash["aliases"] = nlohmann::json::array({"my-a100", "a100"});
+  write_text(dir.path / "mine.json", clash.dump());
+  SpecRegistry with_shipped = shipped();
+  try {
+    with_shipped.add_file(dir.path / "mine.json");
+    FAIL("no error");
+  } catch (const InputError& error) {
+    CHECK(std::string(error.what()) == (dir.path / "mine.json").string() +
+                                           ": aliases: \"a100\" is already used by " +
+                                           std::string(ROOFLINE_TEST_SPECS_DIR) +
+                                           "/a100-sxm4-80gb.json");
+  }
+}
+
+TEST_CASE("specs: a spec survives a JSON round trip") {
+  const SpecRegistry registry = shipped();
+  for (const GpuSpec& spec : registry.all()) {
+    CAPTURE(spec.key);
+    GpuSpec again = parse_gpu_spec(to_json(spec), spec.file);
+    CHECK(again.name == spec.name);
+    CHECK(again.compute.size() == spec.compute.size());
+    CHECK(again.memory.size() == spec.memory.size());
+    CHECK(to_json(again) == to_json(spec));
+  }
+}
