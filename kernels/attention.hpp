@@ -45,16 +45,28 @@ struct AttentionBuffers {
   void* workspace = nullptr;  // workspace_bytes(kernel, shape) bytes, shared by fwd and bwd
 };
 
-// A bundled kernel: its name (as users type it), a one-line summary, and the tile sizes the
-// analytic model needs (rows of Q per CTA, rows of K/V per inner step), per pass.
+// Tile sizes the analytic model needs: rows of Q per CTA step and rows of K/V per inner step,
+// per pass (0 for the standard kernel: no tiling).
+struct KernelTiles {
+  int fwd_block_q = 0;   // Br of the forward pass
+  int fwd_block_kv = 0;  // Bc of the forward pass
+  int bwd_block_q = 0;   // Br of the backward pass
+  int bwd_block_kv = 0;  // Bc of the backward pass
+};
+
+// A bundled kernel: its name (as users type it), a one-line summary, and its tiles per head
+// dimension (register limits narrow some tiles at d = 128).
 struct KernelInfo {
-  std::string name;         // "standard", "flash-v1", "flash-v2"
-  std::string summary;      // one line for `--help` and reports
-  bool uses_tensor_cores;   // mma.sync on the tensor pipe (or cuBLAS)
-  int fwd_block_q;          // Br of the forward pass (0 for the standard kernel: no tiling)
-  int fwd_block_kv;         // Bc of the forward pass
-  int bwd_block_q;          // Br of the backward pass
-  int bwd_block_kv;         // Bc of the backward pass
+  std::string name;        // "standard", "flash-v1", "flash-v2"
+  std::string summary;     // one line for `--help` and reports
+  bool uses_tensor_cores;  // mma.sync on the tensor pipe (or cuBLAS)
+  KernelTiles tiles_d32;
+  KernelTiles tiles_d64;
+  KernelTiles tiles_d128;
+
+  const KernelTiles& tiles(int head_dim) const {
+    return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
+  }
 };
 
 // All bundled kernels, in the order reports list them.

@@ -74,8 +74,9 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
   const double nd = w.tensor_elements() * kBytesPerFp16;
   const double row_stats = bh * n * kBytesPerFp32;  // one FP32 value per query row
   const bool fwd = w.pass == Pass::kForward;
-  const int block_q = fwd ? k.fwd_block_q : k.bwd_block_q;
-  const int block_kv = fwd ? k.fwd_block_kv : k.bwd_block_kv;
+  const TileShape& tiles = k.tiles(w.head_dim);
+  const int block_q = fwd ? tiles.fwd_block_q : tiles.bwd_block_q;
+  const int block_kv = fwd ? tiles.fwd_block_kv : tiles.bwd_block_kv;
   if (fwd) {
     double kv_rows = 0;
     const double scores = flash_score_elements(w, block_q, block_kv, &kv_rows);
@@ -89,25 +90,40 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
     p.compulsory_dram_bytes = 4 * nd + row_stats;
   } else {
     // K/V-outer loop (FlashAttention-2 backward): each key tile streams the query tiles that
-    // see it: Q, dO, LSE and D read, dQ accumulated in FP32 (read + write).
+    // see it (Q, dO, LSE and D read). dQ is either accumulated in FP32 per key tile (atomics)
+    // or computed by a second, Q-outer pass that recomputes S and dP.
     Workload transposed = w;  // same tile walk with the roles of Q and K/V exchanged
     double q_rows = 0;
     const double scores = flash_score_elements(transposed, block_kv, block_q, &q_rows);
-    add(p.flop_terms, p.model_flops, "recompute S = Q·Kᵀ", "2·d·(scores computed)", 2 * d * scores);
-    add(p.flop_terms, p.model_flops, "dV += Pᵀ·dO, dP = dO·Vᵀ", "4·d·(scores computed)",
-        4 * d * scores);
-    add(p.flop_terms, p.model_flops, "dQ += dS·K, dK += dSᵀ·Q", "4·d·(scores computed)",
-        4 * d * scores);
     add(p.byte_terms, p.model_dram_bytes, "preprocess: O, dO read; D written",
         "2·B·H·N·d·2 B + B·H·N·4 B", 2 * nd + row_stats);
     add(p.byte_terms, p.model_dram_bytes, "K, V read once; dK, dV written", "4·B·H·N·d·2 B",
         4 * nd);
     add(p.byte_terms, p.model_dram_bytes, "Q, dO, LSE, D reloaded per key tile",
         "(2·d·2 B + 2·4 B)·Σ_tiles rows", (2 * d * kBytesPerFp16 + 2 * kBytesPerFp32) * q_rows);
-    add(p.byte_terms, p.model_dram_bytes, "dQ accumulated in FP32 per key tile (read + write)",
-        "2·d·4 B·Σ_tiles rows", 2 * d * kBytesPerFp32 * q_rows);
-    add(p.byte_terms, p.model_dram_bytes, "dQ cleared, converted to FP16",
-        "B·H·N·d·(4 + 4 + 2) B", w.tensor_elements() * (2 * kBytesPerFp32 + kBytesPerFp16));
+    if (!k.bwd_separate_dq_pass) {
+      add(p.flop_terms, p.model_flops, "recompute S = Q·Kᵀ", "2·d·(scores computed)",
+          2 * d * scores);
+      add(p.flop_terms, p.model_flops, "dV += Pᵀ·dO, dP = dO·Vᵀ", "4·d·(scores computed)",
+          4 * d * scores);
+      add(p.flop_terms, p.model_flops, "dQ += dS·K, dK += dSᵀ·Q", "4·d·(scores computed)",
+          4 * d * scores);
+      add(p.byte_terms, p.model_dram_bytes, "dQ accumulated in FP32 per key tile (read + write)",
+          "2·d·4 B·Σ_tiles rows", 2 * d * kBytesPerFp32 * q_rows);
+      add(p.byte_terms, p.model_dram_bytes, "dQ cleared, converted to FP16",
+          "B·H·N·d·(4 + 4 + 2) B", w.tensor_elements() * (2 * kBytesPerFp32 + kBytesPerFp16));
+    } else {
+      double kv_rows = 0;
+      const double dq_scores = flash_score_elements(w, block_q, block_kv, &kv_rows);
+      add(p.flop_terms, p.model_flops, "dK/dV pass: S, dP recomputed; dV, dK",
+          "8·d·(scores computed)", 8 * d * scores);
+      add(p.flop_terms, p.model_flops, "dQ pass: S, dP recomputed; dQ = dS·K",
+          "6·d·(scores computed)", 6 * d * dq_scores);
+      add(p.byte_terms, p.model_dram_bytes, "dQ pass: Q, dO, LSE, D read; dQ written",
+          "3·B·H·N·d·2 B + 2·B·H·N·4 B", 3 * nd + 2 * row_stats);
+      add(p.byte_terms, p.model_dram_bytes, "dQ pass: K, V reloaded per query tile",
+          "2·d·2 B·Σ_tiles cols", 2 * d * kBytesPerFp16 * kv_rows);
+    }
     p.compulsory_dram_bytes = 7 * nd;
   }
   return p;
@@ -119,13 +135,15 @@ const std::vector<KernelModel>& kernel_models() {
   static const std::vector<KernelModel> kModels = {
       {"standard", KernelFamily::kStandard,
        "unfused: cuBLAS GEMMs and a row softmax, S and P materialised in DRAM",
-       ComputePath::kTensorFp16, TensorInstruction::kNone, 0, 0, 0, 0},
+       ComputePath::kTensorFp16, TensorInstruction::kNone, {}, {}, {}},
       {"flash-v1", KernelFamily::kFlash,
        "tiled online softmax on CUDA cores (FP32), the seed's baseline design",
-       ComputePath::kFp32, TensorInstruction::kNone, 64, 64, 64, 64},
+       ComputePath::kFp32, TensorInstruction::kNone, {64, 64, 64, 64}, {64, 64, 64, 64},
+       {64, 64, 64, 64}, /*bwd_separate_dq_pass=*/true},
       {"flash-v2", KernelFamily::kFlash,
        "tensor cores (mma.sync + ldmatrix), cp.async double buffering, registers for S/P/O",
-       ComputePath::kTensorFp16, TensorInstruction::kMmaSync, 128, 64, 64, 64},
+       ComputePath::kTensorFp16, TensorInstruction::kMmaSync, {128, 64, 64, 128},
+       {128, 64, 64, 128}, {128, 32, 32, 128}},
   };
   return kModels;
 }

@@ -23,18 +23,32 @@ namespace roofline {
 
 enum class KernelFamily { kStandard, kFlash };
 
+// Rows of Q per CTA step (Br) and of K/V per inner step (Bc), per pass.
+struct TileShape {
+  int fwd_block_q = 0;
+  int fwd_block_kv = 0;
+  int bwd_block_q = 0;
+  int bwd_block_kv = 0;
+};
+
 // A bundled kernel as the model sees it. The tile sizes must match the kernels' own
 // (tests/unit checks them against kernels/attention.hpp when CUDA is built).
 struct KernelModel {
   std::string name;  // "standard", "flash-v1", "flash-v2"
   KernelFamily family;
   std::string summary;
-  ComputePath path;                // the pipe doing most of the work
-  TensorInstruction instruction;   // kNone: the best tensor instruction the chip has (cuBLAS)
-  int fwd_block_q = 0;
-  int fwd_block_kv = 0;
-  int bwd_block_q = 0;
-  int bwd_block_kv = 0;
+  ComputePath path;               // the pipe doing most of the work
+  TensorInstruction instruction;  // kNone: the best tensor instruction the chip has (cuBLAS)
+  TileShape tiles_d32;
+  TileShape tiles_d64;
+  TileShape tiles_d128;
+  // Backward computes dQ in a second pass over the key tiles (recomputing S and dP) instead of
+  // accumulating it with atomics: 14·d FLOPs per score instead of 10·d.
+  bool bwd_separate_dq_pass = false;
+
+  const TileShape& tiles(int head_dim) const {
+    return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
+  }
 };
 
 const std::vector<KernelModel>& kernel_models();

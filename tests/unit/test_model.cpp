@@ -55,8 +55,8 @@ TEST_CASE("model: standard attention, term by term") {
 
 TEST_CASE("model: flash attention reloads K and V once per query tile") {
   const KernelModel& flash = find_kernel_model("flash-v2");
-  REQUIRE(flash.fwd_block_q == 128);
-  REQUIRE(flash.fwd_block_kv == 64);
+  REQUIRE(flash.tiles(64).fwd_block_q == 128);
+  REQUIRE(flash.tiles(64).fwd_block_kv == 64);
   const Prediction p = predict(flash, seed_workload(1024, false));
   CHECK(p.model_flops == 2147483648.0);
   // Q and O once (2 MiB), K and V once per each of the 8 query tiles (16 MiB), LSE 32 KiB.
@@ -83,6 +83,9 @@ TEST_CASE("model: backward passes") {
   const Prediction flash = predict(find_kernel_model("flash-v2"), seed_workload(4096, false, Pass::kBackward));
   CHECK(flash.algorithmic_flops == 2.5 * 4.0 * 8 * 4096.0 * 4096 * 64);
   CHECK(flash.model_flops == flash.algorithmic_flops);  // 5 GEMM-sized products per score
+  // flash-v1 computes dQ in a second pass: 14·d FLOPs per score instead of 10·d.
+  const Prediction v1 = predict(find_kernel_model("flash-v1"), seed_workload(4096, false, Pass::kBackward));
+  CHECK(v1.model_flops == doctest::Approx(1.4 * v1.algorithmic_flops));
   CHECK(flash.compulsory_dram_bytes == 7 * 8 * 4096.0 * 64 * 2);
   const Prediction standard = predict(find_kernel_model("standard"), seed_workload(4096, false, Pass::kBackward));
   CHECK(standard.model_flops == 8.0 * 8 * 4096 * 4096 * 64 + 4.0 * 8 * 4096 * 4096);

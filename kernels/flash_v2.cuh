@@ -1,0 +1,55 @@
+// Device pieces shared by the flash-v2 forward and backward kernels: the padded shared-memory
+// tile layout and the predicated cp.async tile loader.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/common.cuh"
+#include "kernels/mma.cuh"
+
+namespace roofline::kernels::flash_v2 {
+
+// Shared tiles keep rows of head_dim halves padded by 16 bytes: the eight row addresses of one
+// ldmatrix then fall into eight different 16-byte bank groups instead of the same one.
+template <int kHeadDim>
+constexpr int kRowStride = kHeadDim + 8;
+
+// Copies rows [row0, row0 + kRows) of a [seq_len][kHeadDim] FP16 matrix into shared memory with
+// cp.async; rows at or past seq_len are zero-filled so that masked scores stay finite.
+template <int kRows, int kHeadDim, int kThreads>
+__device__ __forceinline__ void load_tile_async(__half* smem, const __half* gmem, int row0,
+                                                int seq_len, int tid) {
+  constexpr int kChunksPerRow = kHeadDim / 8;
+  constexpr int kChunks = kRows * kChunksPerRow;
+  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < kChunks / kThreads; ++i) {
+    const int chunk = tid + i * kThreads;
+    const int r = chunk / kChunksPerRow;
+    const int c = (chunk % kChunksPerRow) * 8;
+    const int row = row0 + r;
+    const bool valid = row < seq_len;
+    // With src-size 0 nothing is read, but the address must still be a valid global one.
+    const __half* src = gmem + (valid ? static_cast<std::size_t>(row) * kHeadDim + c : 0);
+    ptx::cp_async_16(ptx::smem_address(smem + r * kRowStride<kHeadDim> + c), src, valid);
+  }
+}
+
+// Writes a warp's 16 x kHeadDim FP16 tile staged in shared memory (rows `row0`.., stride
+// kRowStride) to global rows < seq_len with 16-byte stores.
+template <int kHeadDim>
+__device__ __forceinline__ void store_warp_rows(__half* gmem, const __half* staged, int row0,
+                                                int seq_len, int lane) {
+  constexpr int kChunksPerRow = kHeadDim / 8;
+#pragma unroll
+  for (int chunk = lane; chunk < 16 * kChunksPerRow; chunk += 32) {
+    const int r = chunk / kChunksPerRow;
+    const int c = (chunk % kChunksPerRow) * 8;
+    if (row0 + r < seq_len) {
+      *reinterpret_cast<uint4*>(gmem + static_cast<std::size_t>(row0 + r) * kHeadDim + c) =
+          *reinterpret_cast<const uint4*>(staged + r * kRowStride<kHeadDim> + c);
+    }
+  }
+}
+
+}  // namespace roofline::kernels::flash_v2

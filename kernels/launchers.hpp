@@ -1,0 +1,41 @@
+// Internal host entry points of the kernel files; registry.cu dispatches to them. Not part of
+// the public contract (attention.hpp): shapes arrive already validated.
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/attention.hpp"
+
+namespace roofline::kernels {
+
+std::size_t standard_workspace_bytes(const AttentionShape& shape);
+cudaError_t standard_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                             cudaStream_t stream);
+cudaError_t standard_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              cudaStream_t stream);
+
+std::size_t flash_v1_workspace_bytes(const AttentionShape& shape);
+cudaError_t flash_v1_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                             cudaStream_t stream);
+cudaError_t flash_v1_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              cudaStream_t stream);
+
+std::size_t flash_v2_workspace_bytes(const AttentionShape& shape);
+cudaError_t flash_v2_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                             cudaStream_t stream);
+cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              cudaStream_t stream);
+
+// Shared by the flash backward passes (flash_common.cu).
+// D[row] = sum_c dO[row][c] * O[row][c] in FP32 over `rows` rows of width head_dim; when
+// `zero_accum` is non-null its matching [rows][head_dim] FP32 rows are cleared in the same pass.
+cudaError_t launch_softmax_grad_rowsum(const void* o, const void* d_o, float* d_rowsum,
+                                       float* zero_accum, long long rows, int head_dim,
+                                       cudaStream_t stream);
+// dst[i] = half(src[i]) for `count` elements (count a multiple of 8, both 16-byte aligned).
+cudaError_t launch_float_to_half(const float* src, void* dst, std::size_t count,
+                                 cudaStream_t stream);
+
+}  // namespace roofline::kernels

@@ -1,0 +1,419 @@
+// standard: attention as frameworks run it without fusion.
+//
+// What it demonstrates: the memory traffic that fusion removes. Forward is three launches:
+// S = scale · Q K^T (cuBLAS strided-batched GEMM, FP16 out), a row softmax that writes P to a
+// separate buffer, and O = P V (cuBLAS). Backward: dV = P^T dO, dP = dO V^T (cuBLAS), the
+// softmax gradient dS = P ∘ (dP − rowsum(P ∘ dP)) written over dP, dQ = scale · dS K and
+// dK = scale · dS^T Q (cuBLAS). S, P (and dP/dS) are materialised in the workspace.
+//
+// Tiling: the GEMMs are cuBLAS's. The softmax kernels give each row to one warp (N <= 1024 or
+// 2048) or one block (N <= 16384 or 32768), cache the row in registers after a single pass of
+// 16-byte loads and write the result with 16-byte stores, so every byte of S (and P, dP) crosses
+// DRAM once per kernel; under causal masking they read only the unmasked prefix of each row.
+//
+// Regime: memory-bound. The GEMMs are tensor-core work (and cuBLAS's Q K^T with k = d is
+// itself bandwidth-limited by its N x N output), while the softmax moves 4·B·H·N² bytes for
+// O(B·H·N²) FLOPs; at large N the S/P traffic dominates and the kernel sits on the DRAM roof.
+#include <unordered_map>
+
+#include <cublas_v2.h>
+
+#include "kernels/common.cuh"
+#include "kernels/launchers.hpp"
+
+namespace roofline::kernels {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// cuBLAS plumbing
+
+// One handle per (host thread, device): cuBLAS handles are not thread-safe and are bound to the
+// device that was current when they were created. They are created on first use and never
+// destroyed, because at thread exit the CUDA runtime may already be shut down.
+cublasHandle_t cublas_handle(cudaError_t* error) {
+  thread_local std::unordered_map<int, cublasHandle_t> handles;
+  int device = 0;
+  *error = cudaGetDevice(&device);
+  if (*error != cudaSuccess) return nullptr;
+  auto found = handles.find(device);
+  if (found != handles.end()) return found->second;
+  cublasHandle_t handle = nullptr;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    *error = cudaErrorUnknown;
+    return nullptr;
+  }
+  handles.emplace(device, handle);
+  return handle;
+}
+
+cudaError_t to_cuda_error(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
+// Row-major C[batch][m_rows][n_cols] = alpha · op(A) · op(B), expressed in cuBLAS's
+// column-major terms by the caller. All operands FP16, FP32 accumulation.
+struct Gemm {
+  cublasOperation_t trans_a;
+  cublasOperation_t trans_b;
+  int m;
+  int n;
+  int k;
+  const void* a;
+  int lda;
+  long long stride_a;
+  const void* b;
+  int ldb;
+  long long stride_b;
+  void* c;
+  int ldc;
+  long long stride_c;
+};
+
+cudaError_t run_gemm(cublasHandle_t handle, const Gemm& g, float alpha, int batch) {
+  const float beta = 0.f;
+  return to_cuda_error(cublasGemmStridedBatchedEx(
+      handle, g.trans_a, g.trans_b, g.m, g.n, g.k, &alpha, g.a, CUDA_R_16F, g.lda, g.stride_a, g.b,
+      CUDA_R_16F, g.ldb, g.stride_b, &beta, g.c, CUDA_R_16F, g.ldc, g.stride_c, batch,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row softmax and its gradient
+
+constexpr int kMinBlockThreads = 128;
+
+// Reduction over the kThreadsPerRow threads of a row: shuffles inside a warp, then shared
+// memory across the warps of a block. A row is at most one warp or exactly one block.
+template <int kThreadsPerRow, bool kMax>
+__device__ __forceinline__ float row_reduce(float x) {
+  x = kMax ? group_max<(kThreadsPerRow < 32 ? kThreadsPerRow : 32)>(x)
+           : group_sum<(kThreadsPerRow < 32 ? kThreadsPerRow : 32)>(x);
+  if constexpr (kThreadsPerRow > 32) {
+    constexpr int kWarps = kThreadsPerRow / 32;
+    __shared__ float partial[kWarps];
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    __syncthreads();  // partial[] may still be read by the previous reduction
+    if (lane == 0) partial[warp] = x;
+    __syncthreads();
+    x = partial[0];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w) x = kMax ? fmaxf(x, partial[w]) : x + partial[w];
+  }
+  return x;
+}
+
+// P[row] = softmax(S[row]) over the first `valid` keys (valid = query + 1 when causal), zero
+// after. Each thread caches kVecs vectors of 8 scores as FP32, so each exp is taken once and S
+// is read once. Requires n % 8 == 0 (16-byte aligned rows) and n <= kThreadsPerRow·kVecs·8.
+template <int kThreadsPerRow, int kVecs>
+__global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads
+                                                                    : kThreadsPerRow)
+    softmax_forward_cached_kernel(const __half* __restrict__ s, __half* __restrict__ p, int n,
+                                  bool causal, long long rows) {
+  constexpr int kRowsPerBlock =
+      kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads / kThreadsPerRow : 1;
+  const long long row =
+      static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreadsPerRow;
+  // Whole warps (or the whole block) share one row, so this exit keeps reductions uniform.
+  if (row >= rows) return;
+  const int tid = threadIdx.x % kThreadsPerRow;
+  const int valid = causal ? static_cast<int>(row % n) + 1 : n;
+  const __half* s_row = s + static_cast<std::size_t>(row) * n;
+  __half* p_row = p + static_cast<std::size_t>(row) * n;
+
+  float x[kVecs][8];
+  float row_max = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int col = (i * kThreadsPerRow + tid) * 8;
+    Half8 h;
+    h.vec = make_uint4(0, 0, 0, 0);
+    if (col < valid) h.vec = *reinterpret_cast<const uint4*>(s_row + col);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = __half22float2(h.h2[e]);
+      x[i][2 * e] = col + 2 * e < valid ? f.x : -INFINITY;
+      x[i][2 * e + 1] = col + 2 * e + 1 < valid ? f.y : -INFINITY;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) row_max = fmaxf(row_max, x[i][e]);
+  }
+  row_max = row_reduce<kThreadsPerRow, true>(row_max);
+
+  float row_sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      x[i][e] = __expf(x[i][e] - row_max);  // masked: exp(-inf) = 0
+      row_sum += x[i][e];
+    }
+  }
+  row_sum = row_reduce<kThreadsPerRow, false>(row_sum);
+  const float inv_sum = 1.f / row_sum;
+
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int col = (i * kThreadsPerRow + tid) * 8;
+    if (col < n) {
+      uint4 out;
+      out.x = pack_half2(x[i][0] * inv_sum, x[i][1] * inv_sum);
+      out.y = pack_half2(x[i][2] * inv_sum, x[i][3] * inv_sum);
+      out.z = pack_half2(x[i][4] * inv_sum, x[i][5] * inv_sum);
+      out.w = pack_half2(x[i][6] * inv_sum, x[i][7] * inv_sum);
+      *reinterpret_cast<uint4*>(p_row + col) = out;
+    }
+  }
+}
+
+// dS[row] = P[row] ∘ (dP[row] − <P[row], dP[row]>), in place over dP. P is zero past `valid`,
+// so only the prefix is read and the rest written as zeros. Rows cached as FP16 vectors.
+template <int kThreadsPerRow, int kVecs>
+__global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads
+                                                                    : kThreadsPerRow)
+    softmax_backward_cached_kernel(const __half* __restrict__ p, __half* __restrict__ dp_ds, int n,
+                                   bool causal, long long rows) {
+  constexpr int kRowsPerBlock =
+      kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads / kThreadsPerRow : 1;
+  const long long row =
+      static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreadsPerRow;
+  if (row >= rows) return;
+  const int tid = threadIdx.x % kThreadsPerRow;
+  const int valid = causal ? static_cast<int>(row % n) + 1 : n;
+  const __half* p_row = p + static_cast<std::size_t>(row) * n;
+  __half* g_row = dp_ds + static_cast<std::size_t>(row) * n;
+
+  Half8 pv[kVecs];
+  Half8 gv[kVecs];
+  float dot = 0.f;
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int col = (i * kThreadsPerRow + tid) * 8;
+    pv[i].vec = make_uint4(0, 0, 0, 0);
+    gv[i].vec = make_uint4(0, 0, 0, 0);
+    if (col < valid) {
+      pv[i].vec = *reinterpret_cast<const uint4*>(p_row + col);
+      gv[i].vec = *reinterpret_cast<const uint4*>(g_row + col);
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 fp = __half22float2(pv[i].h2[e]);
+      const float2 fg = __half22float2(gv[i].h2[e]);
+      dot = fmaf(fp.x, fg.x, fmaf(fp.y, fg.y, dot));
+    }
+  }
+  dot = row_reduce<kThreadsPerRow, false>(dot);
+
+#pragma unroll
+  for (int i = 0; i < kVecs; ++i) {
+    const int col = (i * kThreadsPerRow + tid) * 8;
+    if (col < n) {
+      uint4 out;
+      uint32_t* words = &out.x;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 fp = __half22float2(pv[i].h2[e]);
+        const float2 fg = __half22float2(gv[i].h2[e]);
+        words[e] = pack_half2(fp.x * (fg.x - dot), fp.y * (fg.y - dot));
+      }
+      *reinterpret_cast<uint4*>(g_row + col) = out;
+    }
+  }
+}
+
+// Any n (rows need not be 16-byte aligned): one block per row, scalar accesses, the row
+// streamed from memory in each pass.
+constexpr int kStreamThreads = 256;
+
+__global__ void __launch_bounds__(kStreamThreads)
+    softmax_forward_streaming_kernel(const __half* __restrict__ s, __half* __restrict__ p, int n,
+                                     bool causal) {
+  const long long row = blockIdx.x;
+  const int valid = causal ? static_cast<int>(row % n) + 1 : n;
+  const __half* s_row = s + static_cast<std::size_t>(row) * n;
+  __half* p_row = p + static_cast<std::size_t>(row) * n;
+  float row_max = -INFINITY;
+  for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
+    row_max = fmaxf(row_max, __half2float(s_row[j]));
+  }
+  row_max = row_reduce<kStreamThreads, true>(row_max);
+  float row_sum = 0.f;
+  for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
+    row_sum += __expf(__half2float(s_row[j]) - row_max);
+  }
+  row_sum = row_reduce<kStreamThreads, false>(row_sum);
+  const float inv_sum = 1.f / row_sum;
+  for (int j = threadIdx.x; j < n; j += kStreamThreads) {
+    p_row[j] =
+        __float2half_rn(j < valid ? __expf(__half2float(s_row[j]) - row_max) * inv_sum : 0.f);
+  }
+}
+
+__global__ void __launch_bounds__(kStreamThreads)
+    softmax_backward_streaming_kernel(const __half* __restrict__ p, __half* __restrict__ dp_ds,
+                                      int n, bool causal) {
+  const long long row = blockIdx.x;
+  const int valid = causal ? static_cast<int>(row % n) + 1 : n;
+  const __half* p_row = p + static_cast<std::size_t>(row) * n;
+  __half* g_row = dp_ds + static_cast<std::size_t>(row) * n;
+  float dot = 0.f;
+  for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
+    dot += __half2float(p_row[j]) * __half2float(g_row[j]);
+  }
+  dot = row_reduce<kStreamThreads, false>(dot);
+  for (int j = threadIdx.x; j < n; j += kStreamThreads) {
+    const float value = j < valid ? __half2float(p_row[j]) * (__half2float(g_row[j]) - dot) : 0.f;
+    g_row[j] = __float2half_rn(value);
+  }
+}
+
+template <bool kForward, int kThreadsPerRow, int kVecs>
+cudaError_t launch_cached(const __half* a, __half* b, int n, bool causal, long long rows,
+                          cudaStream_t stream) {
+  constexpr int kBlock = kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads : kThreadsPerRow;
+  constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;
+  const long long blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  if constexpr (kForward) {
+    softmax_forward_cached_kernel<kThreadsPerRow, kVecs>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(a, b, n, causal, rows);
+  } else {
+    softmax_backward_cached_kernel<kThreadsPerRow, kVecs>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(a, b, n, causal, rows);
+  }
+  return cudaGetLastError();
+}
+
+// Picks the smallest cached configuration that holds a row; the streaming kernel otherwise.
+// The backward kernel caches two FP16 rows, so it spreads a row over more threads.
+template <bool kForward>
+cudaError_t launch_row_kernel(const __half* a, __half* b, int n, bool causal, long long rows,
+                              cudaStream_t stream) {
+  if (n % 8 == 0) {
+    if (n <= 256) return launch_cached<kForward, 32, 1>(a, b, n, causal, rows, stream);
+    if (n <= 512) return launch_cached<kForward, 32, 2>(a, b, n, causal, rows, stream);
+    if (n <= 1024) return launch_cached<kForward, 32, 4>(a, b, n, causal, rows, stream);
+    if constexpr (kForward) {
+      if (n <= 2048) return launch_cached<true, 32, 8>(a, b, n, causal, rows, stream);
+      if (n <= 4096) return launch_cached<true, 128, 4>(a, b, n, causal, rows, stream);
+      if (n <= 8192) return launch_cached<true, 256, 4>(a, b, n, causal, rows, stream);
+      if (n <= 16384) return launch_cached<true, 256, 8>(a, b, n, causal, rows, stream);
+      if (n <= 32768) return launch_cached<true, 512, 8>(a, b, n, causal, rows, stream);
+    } else {
+      if (n <= 2048) return launch_cached<false, 128, 2>(a, b, n, causal, rows, stream);
+      if (n <= 4096) return launch_cached<false, 128, 4>(a, b, n, causal, rows, stream);
+      if (n <= 8192) return launch_cached<false, 256, 4>(a, b, n, causal, rows, stream);
+      if (n <= 16384) return launch_cached<false, 512, 4>(a, b, n, causal, rows, stream);
+    }
+  }
+  if (kForward) {
+    softmax_forward_streaming_kernel<<<static_cast<unsigned>(rows), kStreamThreads, 0, stream>>>(
+        a, b, n, causal);
+  } else {
+    softmax_backward_streaming_kernel<<<static_cast<unsigned>(rows), kStreamThreads, 0, stream>>>(
+        a, b, n, causal);
+  }
+  return cudaGetLastError();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch sequences
+
+struct Views {
+  int n;
+  int d;
+  int batch;                // B·H
+  long long head_stride;    // N·d elements
+  long long square_stride;  // N·N elements
+  __half* s;                // S in forward, dP then dS in backward
+  __half* p;
+  float scale;
+};
+
+Views make_views(const AttentionShape& shape, void* workspace) {
+  Views v{};
+  v.n = shape.seq_len;
+  v.d = shape.head_dim;
+  v.batch = shape.batch * shape.heads;
+  v.head_stride = static_cast<long long>(v.n) * v.d;
+  v.square_stride = static_cast<long long>(v.n) * v.n;
+  const std::size_t square_bytes = static_cast<std::size_t>(v.batch) *
+                                   static_cast<std::size_t>(v.square_stride) * sizeof(__half);
+  v.s = static_cast<__half*>(workspace);
+  v.p = reinterpret_cast<__half*>(static_cast<unsigned char*>(workspace) + align_up(square_bytes));
+  v.scale = 1.f / sqrtf(static_cast<float>(v.d));
+  return v;
+}
+
+}  // namespace
+
+std::size_t standard_workspace_bytes(const AttentionShape& shape) {
+  const std::size_t square = static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq_len *
+                             static_cast<std::size_t>(shape.seq_len);
+  // S (reused for dP and dS in backward) and P.
+  return 2 * align_up(square * sizeof(__half));
+}
+
+// Work model: FLOPs = 4·B·H·N²·d, halved when causal (the model's convention; cuBLAS computes
+// the full N x N product and the softmax adds O(N²) non-GEMM work);
+// minimum DRAM bytes = 2·B·H·N·d·(3 reads + 1 write); this kernel also moves S and P
+// (about 8·B·H·N² bytes: S written and read, P written and read).
+cudaError_t standard_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                             cudaStream_t stream) {
+  cudaError_t status = cudaSuccess;
+  cublasHandle_t handle = cublas_handle(&status);
+  ROOFLINE_RETURN_IF_ERROR(status);
+  ROOFLINE_RETURN_IF_ERROR(to_cuda_error(cublasSetStream(handle, stream)));
+  const Views v = make_views(shape, buffers.workspace);
+
+  // Row-major S[q][k] is column-major S^T (N_k x N_q) = K · Q^T: A = K (stored d x N_k, so
+  // transposed), B = Q^T (stored as is).
+  const Gemm scores{CUBLAS_OP_T, CUBLAS_OP_N,    v.n,       v.n, v.d,           buffers.k,
+                    v.d,         v.head_stride,  buffers.q, v.d, v.head_stride, v.s,
+                    v.n,         v.square_stride};
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, scores, v.scale, v.batch));
+  ROOFLINE_RETURN_IF_ERROR(launch_row_kernel<true>(v.s, v.p, v.n, shape.causal,
+                                                   static_cast<long long>(v.batch) * v.n, stream));
+  // O^T (d x N_q) = V^T (d x N_k) · P^T (N_k x N_q): both stored that way already.
+  const Gemm output{CUBLAS_OP_N,     CUBLAS_OP_N, v.d,           v.n,          v.n,
+                    buffers.v,       v.d,         v.head_stride, v.p,          v.n,
+                    v.square_stride, buffers.o,   v.d,           v.head_stride};
+  return run_gemm(handle, output, 1.f, v.batch);
+}
+
+// Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (four GEMMs here: the
+// forward's P is reused, so S is not recomputed); minimum DRAM bytes = 2·B·H·N·d·(5 reads +
+// 3 writes); this kernel also moves P, dP and dS (about 10·B·H·N² bytes).
+cudaError_t standard_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              cudaStream_t stream) {
+  cudaError_t status = cudaSuccess;
+  cublasHandle_t handle = cublas_handle(&status);
+  ROOFLINE_RETURN_IF_ERROR(status);
+  ROOFLINE_RETURN_IF_ERROR(to_cuda_error(cublasSetStream(handle, stream)));
+  const Views v = make_views(shape, buffers.workspace);
+
+  // dV^T (d x N_k) = dO^T (d x N_q) · P (N_q x N_k): P is stored as P^T column-major.
+  const Gemm grad_v{CUBLAS_OP_N,     CUBLAS_OP_T, v.d,           v.n,          v.n,
+                    buffers.d_o,     v.d,         v.head_stride, v.p,          v.n,
+                    v.square_stride, buffers.d_v, v.d,           v.head_stride};
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_v, 1.f, v.batch));
+  // dP (row-major N_q x N_k) = column-major dP^T = V · dO^T, the same form as S.
+  const Gemm grad_p{CUBLAS_OP_T, CUBLAS_OP_N,    v.n,         v.n, v.d,           buffers.v,
+                    v.d,         v.head_stride,  buffers.d_o, v.d, v.head_stride, v.s,
+                    v.n,         v.square_stride};
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_p, 1.f, v.batch));
+  ROOFLINE_RETURN_IF_ERROR(launch_row_kernel<false>(v.p, v.s, v.n, shape.causal,
+                                                    static_cast<long long>(v.batch) * v.n, stream));
+  // dQ^T (d x N_q) = K^T (d x N_k) · dS^T (N_k x N_q): both stored that way already.
+  const Gemm grad_q{CUBLAS_OP_N,     CUBLAS_OP_N, v.d,           v.n,          v.n,
+                    buffers.k,       v.d,         v.head_stride, v.s,          v.n,
+                    v.square_stride, buffers.d_q, v.d,           v.head_stride};
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_q, v.scale, v.batch));
+  // dK^T (d x N_k) = Q^T (d x N_q) · dS (N_q x N_k).
+  const Gemm grad_k{CUBLAS_OP_N,     CUBLAS_OP_T, v.d,           v.n,          v.n,
+                    buffers.q,       v.d,         v.head_stride, v.s,          v.n,
+                    v.square_stride, buffers.d_k, v.d,           v.head_stride};
+  return run_gemm(handle, grad_k, v.scale, v.batch);
+}
+
+}  // namespace roofline::kernels

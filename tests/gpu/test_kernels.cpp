@@ -1,0 +1,448 @@
+// GPU tests of the bundled attention kernels (kernels/attention.hpp).
+//
+// Every kernel, forward and backward, is checked against the FP32 reference on random inputs
+// over a grid of shapes (ragged and tiny N, all head dims, causal and not). A kernel passes
+// when its L2 and max errors are at most twice those of the FP16-emulating reference (a plain
+// unfused FP16 implementation), plus a tiny floor so that exact cases do not need a zero error.
+// Outputs are poisoned before each run and must come back fully written.
+//
+// Exits 77 (CTest's skip code) when there is no CUDA device. ROOFLINE_GPU_TEST_SMALL=1 selects
+// a few small shapes, for runs under compute-sanitizer.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/attention.hpp"
+#include "tests/gpu/device_buffer.hpp"
+
+namespace rk = roofline::kernels;
+using roofline::testing::DeviceBuffer;
+
+#define ROOFLINE_REQUIRE_CUDA(expr)                                                         \
+  do {                                                                                      \
+    const cudaError_t roofline_status_ = (expr);                                            \
+    INFO(#expr);                                                                            \
+    REQUIRE_MESSAGE(roofline_status_ == cudaSuccess, cudaGetErrorString(roofline_status_)); \
+  } while (0)
+
+namespace {
+
+constexpr float kInputScale = 1.f;
+
+struct ErrorStats {
+  double max_abs = 0;
+  double diff_l2 = 0;
+  double ref_l2 = 0;
+  double relative() const { return ref_l2 > 0 ? diff_l2 / ref_l2 : diff_l2; }
+};
+
+std::string describe(const rk::AttentionShape& s) {
+  std::ostringstream out;
+  out << "B=" << s.batch << " H=" << s.heads << " N=" << s.seq_len << " d=" << s.head_dim
+      << (s.causal ? " causal" : " non-causal");
+  return out.str();
+}
+
+ErrorStats read_stats(const DeviceBuffer& out) {
+  double host[3] = {};
+  ROOFLINE_REQUIRE_CUDA(cudaMemcpy(host, out.get(), sizeof(host), cudaMemcpyDeviceToHost));
+  return {host[0], host[1], host[2]};
+}
+
+ErrorStats compare_half(const void* test, const float* ref, std::size_t count) {
+  DeviceBuffer out(3 * sizeof(double));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::compare_half_to_float(test, ref, count, static_cast<double*>(out.get()), nullptr));
+  return read_stats(out);
+}
+
+ErrorStats compare_float(const float* test, const float* ref, std::size_t count) {
+  DeviceBuffer out(3 * sizeof(double));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::compare_float_to_float(test, ref, count, static_cast<double*>(out.get()), nullptr));
+  return read_stats(out);
+}
+
+int nonfinite_count(const void* half_data, std::size_t count) {
+  DeviceBuffer counter(sizeof(int));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::count_nonfinite_half(half_data, count, static_cast<int*>(counter.get()), nullptr));
+  int host = -1;
+  ROOFLINE_REQUIRE_CUDA(cudaMemcpy(&host, counter.get(), sizeof(int), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// The 2x rule with a floor: 1e-6 relative plus 1e-6 RMS for L2, 1e-5 for the max error.
+// Appends "what=<kernel rel L2>/<emulated rel L2>" to `log` for the summary line.
+void check_tolerance(const char* what, const ErrorStats& kernel, const ErrorStats& emulated,
+                     std::size_t count, std::string* log) {
+  char entry[96];
+  std::snprintf(entry, sizeof(entry), " %s=%.2e/%.2e", what, kernel.relative(),
+                emulated.relative());
+  *log += entry;
+  const double l2_limit =
+      2.0 * emulated.diff_l2 + 1e-6 * kernel.ref_l2 + 1e-6 * std::sqrt(static_cast<double>(count));
+  const double max_limit = 2.0 * emulated.max_abs + 1e-5;
+  INFO(what, ": kernel rel L2 ", kernel.relative(), ", max ", kernel.max_abs,
+       " | FP16-emulating reference rel L2 ", emulated.relative(), ", max ", emulated.max_abs);
+  CHECK(kernel.diff_l2 <= l2_limit);
+  CHECK(kernel.max_abs <= max_limit);
+}
+
+// One shape's random inputs and both references (FP32 and FP16-emulating), computed once.
+struct Problem {
+  rk::AttentionShape shape;
+  std::size_t elements = 0;
+  std::size_t rows = 0;
+  DeviceBuffer q, k, v, d_o;
+  DeviceBuffer ref_o, ref_lse, ref_dq, ref_dk, ref_dv;
+  DeviceBuffer emu_o, emu_lse, emu_dq, emu_dk, emu_dv;
+  ErrorStats emu_err_o, emu_err_lse, emu_err_dq, emu_err_dk, emu_err_dv;
+
+  rk::AttentionBuffers inputs() const {
+    rk::AttentionBuffers b;
+    b.q = q.get();
+    b.k = k.get();
+    b.v = v.get();
+    b.d_o = d_o.get();
+    return b;
+  }
+};
+
+std::unique_ptr<Problem> make_problem(const rk::AttentionShape& shape, unsigned long long seed) {
+  auto pr = std::make_unique<Problem>();
+  pr->shape = shape;
+  pr->rows = static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq_len;
+  pr->elements = pr->rows * shape.head_dim;
+  const std::size_t half_bytes = pr->elements * 2;
+  const std::size_t float_bytes = pr->elements * sizeof(float);
+  pr->q = DeviceBuffer(half_bytes);
+  pr->k = DeviceBuffer(half_bytes);
+  pr->v = DeviceBuffer(half_bytes);
+  pr->d_o = DeviceBuffer(half_bytes);
+  ROOFLINE_REQUIRE_CUDA(
+      rk::fill_random_half(pr->q.get(), pr->elements, seed, kInputScale, nullptr));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::fill_random_half(pr->k.get(), pr->elements, seed + 1, kInputScale, nullptr));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::fill_random_half(pr->v.get(), pr->elements, seed + 2, kInputScale, nullptr));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::fill_random_half(pr->d_o.get(), pr->elements, seed + 3, kInputScale, nullptr));
+
+  DeviceBuffer* ref[] = {&pr->ref_o, &pr->ref_dq, &pr->ref_dk, &pr->ref_dv,
+                         &pr->emu_o, &pr->emu_dq, &pr->emu_dk, &pr->emu_dv};
+  for (DeviceBuffer* b : ref) {
+    *b = DeviceBuffer(float_bytes);
+    ROOFLINE_REQUIRE_CUDA(rk::poison(b->get(), float_bytes, nullptr));
+  }
+  pr->ref_lse = DeviceBuffer(pr->rows * sizeof(float));
+  pr->emu_lse = DeviceBuffer(pr->rows * sizeof(float));
+
+  const rk::AttentionBuffers in = pr->inputs();
+  for (bool emulate : {false, true}) {
+    rk::ReferenceOutputs out;
+    out.o = (emulate ? pr->emu_o : pr->ref_o).as_float();
+    out.lse = (emulate ? pr->emu_lse : pr->ref_lse).as_float();
+    out.d_q = (emulate ? pr->emu_dq : pr->ref_dq).as_float();
+    out.d_k = (emulate ? pr->emu_dk : pr->ref_dk).as_float();
+    out.d_v = (emulate ? pr->emu_dv : pr->ref_dv).as_float();
+    ROOFLINE_REQUIRE_CUDA(
+        rk::launch_reference(rk::Pass::kForward, shape, in, out, emulate, nullptr));
+    ROOFLINE_REQUIRE_CUDA(
+        rk::launch_reference(rk::Pass::kBackward, shape, in, out, emulate, nullptr));
+  }
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+  const std::size_t n = pr->elements;
+  pr->emu_err_o = compare_float(pr->emu_o.as_float(), pr->ref_o.as_float(), n);
+  pr->emu_err_lse = compare_float(pr->emu_lse.as_float(), pr->ref_lse.as_float(), pr->rows);
+  pr->emu_err_dq = compare_float(pr->emu_dq.as_float(), pr->ref_dq.as_float(), n);
+  pr->emu_err_dk = compare_float(pr->emu_dk.as_float(), pr->ref_dk.as_float(), n);
+  pr->emu_err_dv = compare_float(pr->emu_dv.as_float(), pr->ref_dv.as_float(), n);
+  // The references themselves must be finite (a NaN would make every comparison pass vacuously).
+  REQUIRE(std::isfinite(pr->emu_err_o.diff_l2));
+  REQUIRE(std::isfinite(pr->emu_err_dq.diff_l2 + pr->emu_err_dk.diff_l2 + pr->emu_err_dv.diff_l2));
+  REQUIRE(std::isfinite(pr->emu_err_lse.diff_l2));
+  return pr;
+}
+
+bool small_mode() {
+  const char* value = std::getenv("ROOFLINE_GPU_TEST_SMALL");
+  return value != nullptr && std::strcmp(value, "0") != 0;
+}
+
+std::vector<rk::AttentionShape> test_shapes() {
+  std::vector<rk::AttentionShape> shapes;
+  auto add = [&](int b, int h, int n, int d, bool causal) {
+    rk::AttentionShape s;
+    s.batch = b;
+    s.heads = h;
+    s.seq_len = n;
+    s.head_dim = d;
+    s.causal = causal;
+    shapes.push_back(s);
+  };
+  if (small_mode()) {
+    add(1, 2, 1, 64, true);
+    add(1, 2, 17, 32, true);
+    add(1, 2, 130, 128, false);
+    add(1, 2, 130, 64, true);
+    return shapes;
+  }
+  for (int d : {32, 64, 128}) {
+    for (bool causal : {false, true}) {
+      for (int n : {1, 17, 1000}) add(2, 3, n, d, causal);
+      add(1, 2, 4096, d, causal);
+    }
+  }
+  return shapes;
+}
+
+// Problems are shared by the per-kernel test cases, keyed by shape.
+const Problem& problem_for(const rk::AttentionShape& s) {
+  static std::map<std::tuple<int, int, int, int, bool>, std::unique_ptr<Problem>> cache;
+  const auto key = std::make_tuple(s.batch, s.heads, s.seq_len, s.head_dim, s.causal);
+  auto found = cache.find(key);
+  if (found == cache.end()) {
+    const unsigned long long seed = 1000003ull * static_cast<unsigned long long>(cache.size() + 1);
+    found = cache.emplace(key, make_problem(s, seed)).first;
+  }
+  return *found->second;
+}
+
+// Device outputs of one kernel for one shape.
+struct KernelRun {
+  DeviceBuffer o, lse, d_q, d_k, d_v, workspace;
+  rk::AttentionBuffers buffers;
+
+  KernelRun(const std::string& kernel, const Problem& pr) {
+    const std::size_t half_bytes = pr.elements * 2;
+    o = DeviceBuffer(half_bytes);
+    lse = DeviceBuffer(pr.rows * sizeof(float));
+    d_q = DeviceBuffer(half_bytes);
+    d_k = DeviceBuffer(half_bytes);
+    d_v = DeviceBuffer(half_bytes);
+    workspace = DeviceBuffer(rk::workspace_bytes(kernel, pr.shape));
+    buffers = pr.inputs();
+    buffers.o = o.get();
+    buffers.lse = lse.as_float();
+    buffers.d_q = d_q.get();
+    buffers.d_k = d_k.get();
+    buffers.d_v = d_v.get();
+    buffers.workspace = workspace.get();
+  }
+};
+
+void check_kernel(const std::string& kernel, const rk::AttentionShape& shape) {
+  const Problem& pr = problem_for(shape);
+  INFO(kernel, " ", describe(shape));
+  KernelRun run(kernel, pr);
+  const bool writes_lse = kernel != "standard";
+  const std::size_t n = pr.elements;
+
+  ROOFLINE_REQUIRE_CUDA(rk::poison(run.o.get(), run.o.bytes(), nullptr));
+  ROOFLINE_REQUIRE_CUDA(rk::poison(run.lse.get(), run.lse.bytes(), nullptr));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::launch_attention(kernel, rk::Pass::kForward, shape, run.buffers, nullptr));
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+  CHECK_MESSAGE(nonfinite_count(run.o.get(), n) == 0, "O has unwritten or non-finite elements");
+  std::string log = kernel + " " + describe(shape) + " rel L2 kernel/fp16-emulation:";
+  check_tolerance("O", compare_half(run.o.get(), pr.ref_o.as_float(), n), pr.emu_err_o, n, &log);
+  if (writes_lse) {
+    // Poisoned (NaN) entries would show up as an infinite max error.
+    check_tolerance("LSE", compare_float(run.lse.as_float(), pr.ref_lse.as_float(), pr.rows),
+                    pr.emu_err_lse, pr.rows, &log);
+  }
+
+  for (DeviceBuffer* b : {&run.d_q, &run.d_k, &run.d_v}) {
+    ROOFLINE_REQUIRE_CUDA(rk::poison(b->get(), b->bytes(), nullptr));
+  }
+  ROOFLINE_REQUIRE_CUDA(
+      rk::launch_attention(kernel, rk::Pass::kBackward, shape, run.buffers, nullptr));
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+  CHECK_MESSAGE(nonfinite_count(run.d_q.get(), n) == 0, "dQ has unwritten or non-finite elements");
+  CHECK_MESSAGE(nonfinite_count(run.d_k.get(), n) == 0, "dK has unwritten or non-finite elements");
+  CHECK_MESSAGE(nonfinite_count(run.d_v.get(), n) == 0, "dV has unwritten or non-finite elements");
+  check_tolerance("dQ", compare_half(run.d_q.get(), pr.ref_dq.as_float(), n), pr.emu_err_dq, n,
+                  &log);
+  check_tolerance("dK", compare_half(run.d_k.get(), pr.ref_dk.as_float(), n), pr.emu_err_dk, n,
+                  &log);
+  check_tolerance("dV", compare_half(run.d_v.get(), pr.ref_dv.as_float(), n), pr.emu_err_dv, n,
+                  &log);
+  std::printf("%s\n", log.c_str());
+}
+
+void check_all_shapes(const std::string& kernel) {
+  for (const rk::AttentionShape& shape : test_shapes()) check_kernel(kernel, shape);
+}
+
+std::vector<std::uint16_t> download_half(const DeviceBuffer& b) {
+  std::vector<std::uint16_t> host(b.bytes() / 2);
+  ROOFLINE_REQUIRE_CUDA(cudaMemcpy(host.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16;
+  const std::uint32_t exponent = (h >> 10) & 0x1Fu;
+  const std::uint32_t mantissa = h & 0x3FFu;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+  } else if (exponent == 31) {
+    magnitude = mantissa == 0 ? INFINITY : NAN;
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
+  }
+  return sign != 0 ? -magnitude : magnitude;
+}
+
+double relative_l2(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+  double diff = 0;
+  double norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = half_to_float(a[i]);
+    const double y = half_to_float(b[i]);
+    diff += (x - y) * (x - y);
+    norm += y * y;
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+void check_idempotent_backward(const std::string& kernel, bool deterministic) {
+  rk::AttentionShape shape;
+  shape.batch = 2;
+  shape.heads = 3;
+  shape.seq_len = small_mode() ? 130 : 1000;
+  shape.head_dim = 64;
+  shape.causal = true;
+  const Problem& pr = problem_for(shape);
+  INFO(kernel, " ", describe(shape));
+  KernelRun run(kernel, pr);
+  ROOFLINE_REQUIRE_CUDA(
+      rk::launch_attention(kernel, rk::Pass::kForward, shape, run.buffers, nullptr));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::launch_attention(kernel, rk::Pass::kBackward, shape, run.buffers, nullptr));
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+  const auto first_dq = download_half(run.d_q);
+  const auto first_dk = download_half(run.d_k);
+  const auto first_dv = download_half(run.d_v);
+  for (DeviceBuffer* b : {&run.d_q, &run.d_k, &run.d_v}) {
+    ROOFLINE_REQUIRE_CUDA(rk::poison(b->get(), b->bytes(), nullptr));
+  }
+  ROOFLINE_REQUIRE_CUDA(
+      rk::launch_attention(kernel, rk::Pass::kBackward, shape, run.buffers, nullptr));
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+  if (deterministic) {
+    CHECK(download_half(run.d_q) == first_dq);
+    CHECK(download_half(run.d_k) == first_dk);
+    CHECK(download_half(run.d_v) == first_dv);
+  } else {
+    // FP32 atomics add in a different order each run; only rounding may differ.
+    CHECK(relative_l2(download_half(run.d_q), first_dq) <= 1e-4);
+    CHECK(download_half(run.d_k) == first_dk);
+    CHECK(download_half(run.d_v) == first_dv);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("kernel catalogue and shape validation") {
+  const auto& catalog = rk::kernel_catalog();
+  REQUIRE(catalog.size() == 3);
+  CHECK(catalog[0].name == "standard");
+  CHECK(catalog[1].name == "flash-v1");
+  CHECK(catalog[2].name == "flash-v2");
+  CHECK(rk::find_kernel("flash-v2") == &catalog[2]);
+  CHECK(rk::find_kernel("flash-v3") == nullptr);
+
+  rk::AttentionShape shape;
+  CHECK(rk::validate_shape(shape).empty());
+  shape.head_dim = 48;
+  CHECK(rk::validate_shape(shape) == "head_dim must be 32, 64 or 128 (got 48)");
+  shape.head_dim = 64;
+  shape.seq_len = 0;
+  CHECK(rk::validate_shape(shape) == "seq_len must be >= 1 (got 0)");
+  shape.seq_len = 16;
+  shape.batch = 0;
+  CHECK(rk::validate_shape(shape) == "batch must be >= 1 (got 0)");
+  shape.batch = 1;
+  shape.heads = -2;
+  CHECK(rk::validate_shape(shape) == "heads must be >= 1 (got -2)");
+  shape.heads = 8;
+
+  CHECK(rk::workspace_bytes("standard", shape) >= 2u * 8u * 16u * 16u * 2u);
+  CHECK(rk::workspace_bytes("nope", shape) == 0);
+  rk::AttentionBuffers empty;
+  CHECK(rk::launch_attention("nope", rk::Pass::kForward, shape, empty, nullptr) ==
+        cudaErrorInvalidValue);
+  CHECK(rk::launch_attention("flash-v2", rk::Pass::kForward, shape, empty, nullptr) ==
+        cudaErrorInvalidValue);
+}
+
+TEST_CASE("standard matches the FP32 reference") {
+  check_all_shapes("standard");
+}
+TEST_CASE("flash-v1 matches the FP32 reference") {
+  check_all_shapes("flash-v1");
+}
+TEST_CASE("flash-v2 matches the FP32 reference") {
+  check_all_shapes("flash-v2");
+}
+
+TEST_CASE("backward is idempotent") {
+  check_idempotent_backward("standard", true);
+  check_idempotent_backward("flash-v1", true);
+  check_idempotent_backward("flash-v2", false);
+}
+
+TEST_CASE("utility kernels") {
+  constexpr std::size_t kCount = 1000;
+  DeviceBuffer a(kCount * 2);
+  DeviceBuffer b(kCount * 2);
+  ROOFLINE_REQUIRE_CUDA(rk::fill_random_half(a.get(), kCount, 7, 2.f, nullptr));
+  ROOFLINE_REQUIRE_CUDA(rk::fill_random_half(b.get(), kCount, 7, 2.f, nullptr));
+  const auto ha = download_half(a);
+  CHECK(ha == download_half(b));  // a function of (seed, index) only
+  float lo = 0;
+  float hi = 0;
+  for (std::uint16_t h : ha) {
+    lo = std::min(lo, half_to_float(h));
+    hi = std::max(hi, half_to_float(h));
+  }
+  CHECK(lo >= -2.f);
+  CHECK(hi <= 2.f);
+  CHECK(lo < -1.5f);
+  CHECK(hi > 1.5f);
+  CHECK(nonfinite_count(a.get(), kCount) == 0);
+  ROOFLINE_REQUIRE_CUDA(rk::poison(a.get(), 20, nullptr));
+  CHECK(nonfinite_count(a.get(), kCount) == 10);
+  DeviceBuffer flush(1 << 20);
+  ROOFLINE_REQUIRE_CUDA(rk::flush_l2(flush.get(), flush.bytes(), nullptr));
+  ROOFLINE_REQUIRE_CUDA(rk::flush_l2(flush.get(), 1001, nullptr));
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+}
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIPPED: no CUDA device (gpu_kernel_tests)\n");
+    return 77;
+  }
+  doctest::Context context;
+  context.applyCommandLine(argc, argv);
+  return context.run();
+}

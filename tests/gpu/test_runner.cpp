@@ -1,0 +1,101 @@
+// The Runner and `cuflash-roofline run` on a real GPU: rows, verification, counters, memory
+// limits. Skipped (exit code 77) without a CUDA device.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+#include <cuda_runtime_api.h>
+
+#include "lib/core/errors.hpp"
+#include "lib/core/metric_catalog.hpp"
+#include "lib/core/model.hpp"
+#include "lib/gpu/runner.hpp"
+
+using namespace roofline;
+
+namespace {
+
+Workload workload(int n, bool causal, Pass pass = Pass::kForward) {
+  Workload w;
+  w.batch = 1;
+  w.heads = 4;
+  w.seq_len = n;
+  w.head_dim = 64;
+  w.causal = causal;
+  w.pass = pass;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("runner: every kernel, verified and timed, with counters in one sweep") {
+  std::vector<gpu::SweepPoint> points;
+  for (const KernelModel& model : kernel_models())
+    for (Pass pass : {Pass::kForward, Pass::kBackward})
+      points.push_back({model.name, workload(1000, true, pass)});
+  gpu::RunOptions options;
+  options.reps = 5;
+  options.verify = true;
+  const gpu::RunResult result = gpu::run_sweep(points, options);
+  REQUIRE(result.rows.size() == points.size());
+  CHECK(result.counter_passes >= 1);
+  CHECK(result.counter_passes <= 3);
+  CHECK(result.counters_measured);
+  for (const Row& row : result.rows) {
+    CAPTURE(row.kernel);
+    CAPTURE(row.workload.label());
+    CAPTURE(row.message);
+    CHECK(row.status == RowStatus::kOk);
+    REQUIRE(row.timing.has_value());
+    CHECK(row.timing->samples_seconds.size() == 5);
+    REQUIRE(row.verification.has_value());
+    CHECK(row.verification->passed);
+    // Counted DRAM traffic is at least most of the compulsory bytes (inputs read once).
+    const double dram = row.counters.at(quantity::kDramRead) + row.counters.at(quantity::kDramWrite);
+    CHECK(dram > 0.5 * row.prediction.compulsory_dram_bytes);
+    CHECK(row.counters.at(quantity::kGpuTime) > 0);
+    CHECK(row.counters.at(quantity::kSmClock) > 1e8);
+  }
+  // flash-v2 forward does its FLOPs on the tensor pipe with mma.sync: the counted tensor FLOPs
+  // match the model's tile count to within a few percent.
+  const Row& v2 = result.rows[4];
+  REQUIRE(v2.kernel == "flash-v2");
+  const double tensor = v2.counters.at(quantity::kTensorMmaSync);
+  CHECK(tensor / v2.prediction.model_flops == doctest::Approx(1.0).epsilon(0.15));
+  // flash-v1 runs on CUDA cores: no tensor FLOPs, FP32 FLOPs at least the model's.
+  const Row& v1 = result.rows[2];
+  CHECK(v1.counters.at(quantity::kTensorMmaSync) == 0);
+  CHECK(v1.counters.at(quantity::kFp32Flops) >= 0.9 * v1.prediction.model_flops);
+}
+
+TEST_CASE("runner: a workload that cannot fit is too_large and the sweep goes on") {
+  std::vector<gpu::SweepPoint> points = {{"standard", workload(1 << 20, false)},
+                                         {"flash-v2", workload(256, false)}};
+  points[0].workload.heads = 64;  // S alone would be 64 × 2^40 × 2 bytes
+  gpu::RunOptions options;
+  options.reps = 2;
+  options.counters = gpu::CounterMode::kOff;
+  const gpu::RunResult result = gpu::run_sweep(points, options);
+  REQUIRE(result.rows.size() == 2);
+  CHECK(result.rows[0].status == RowStatus::kTooLarge);
+  CHECK(result.rows[0].message.find("of device memory") != std::string::npos);
+  CHECK(result.rows[1].status == RowStatus::kOk);
+  CHECK(result.counters.rfind("off", 0) == 0);
+}
+
+TEST_CASE("runner: a device ordinal that does not exist is an input error") {
+  gpu::RunOptions options;
+  options.device = 99;
+  CHECK_THROWS_AS(gpu::run_sweep({{"flash-v2", workload(64, false)}}, options), InputError);
+}
+
+int main(int argc, char** argv) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("SKIPPED: no CUDA device (gpu_runner_tests)\n");
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}

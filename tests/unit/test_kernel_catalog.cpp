@@ -1,0 +1,41 @@
+// The analytic model (lib/core) and the kernels (kernels/) name the same kernels with the same
+// tiles. Host code only: runs without a GPU.
+#include <doctest/doctest.h>
+
+#include "kernels/attention.hpp"
+#include "lib/core/model.hpp"
+
+using namespace roofline;
+
+TEST_CASE("kernel catalogue: the model's tiles are the kernels' tiles") {
+  const auto& kernels = kernels::kernel_catalog();
+  const auto& models = kernel_models();
+  REQUIRE(kernels.size() == models.size());
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    CAPTURE(models[i].name);
+    CHECK(kernels[i].name == models[i].name);
+    for (int d : {32, 64, 128}) {
+      CAPTURE(d);
+      CHECK(kernels[i].tiles(d).fwd_block_q == models[i].tiles(d).fwd_block_q);
+      CHECK(kernels[i].tiles(d).fwd_block_kv == models[i].tiles(d).fwd_block_kv);
+      CHECK(kernels[i].tiles(d).bwd_block_q == models[i].tiles(d).bwd_block_q);
+      CHECK(kernels[i].tiles(d).bwd_block_kv == models[i].tiles(d).bwd_block_kv);
+    }
+    CHECK(kernels[i].uses_tensor_cores == is_tensor(models[i].path));
+    CHECK(kernels::find_kernel(models[i].name) == &kernels[i]);
+  }
+  CHECK(kernels::find_kernel("flash-v9") == nullptr);
+}
+
+TEST_CASE("kernel catalogue: shape validation and workspace sizes") {
+  kernels::AttentionShape shape;
+  shape.head_dim = 48;
+  CHECK(kernels::validate_shape(shape) == "head_dim must be 32, 64 or 128 (got 48)");
+  shape.head_dim = 64;
+  shape.seq_len = 0;
+  CHECK(kernels::validate_shape(shape) == "seq_len must be >= 1 (got 0)");
+  shape.seq_len = 4096;
+  CHECK(kernels::validate_shape(shape).empty());
+  // The standard kernel materialises S and P: at least 2 FP16 N×N matrices per head.
+  CHECK(kernels::workspace_bytes("standard", shape) >= 2ull * 8 * 4096 * 4096 * 2);
+}
