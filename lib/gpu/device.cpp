@@ -1,0 +1,158 @@
+#include "lib/gpu/device.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "lib/core/errors.hpp"
+#include "lib/core/text.hpp"
+#include "lib/gpu/cuda_check.hpp"
+
+namespace roofline::gpu {
+namespace {
+
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+int attribute(cudaDeviceAttr attr, int ordinal) {
+  int value = 0;
+  ROOFLINE_CUDA_CALL(cudaDeviceGetAttribute(&value, attr, ordinal));
+  return value;
+}
+
+// Per-SM, per-clock rates by compute capability, for devices without a spec file. Rough on
+// purpose: the spec they make is labelled approximate.
+struct ArchRates {
+  int fp32_lanes;
+  double tensor_fp16_flops_per_clock;
+};
+ArchRates arch_rates(int major, int minor) {
+  if (major == 8 && minor == 0) return {64, 2048};
+  if (major == 8) return {128, 1024};
+  if (major == 9) return {128, 2730};  // mma.sync rate; wgmma is 4096
+  if (major >= 10) return {128, 4096};
+  return {64, 1024};
+}
+
+GpuSpec derived_spec(const DeviceInfo& device, int ordinal) {
+  const std::size_t dot = device.compute_capability.find('.');
+  const int major = std::stoi(device.compute_capability.substr(0, dot));
+  const int minor = std::stoi(device.compute_capability.substr(dot + 1));
+  const double clock_mhz = attribute(cudaDevAttrClockRate, ordinal) / 1e3;
+  const double memory_clock_hz = attribute(cudaDevAttrMemoryClockRate, ordinal) * 1e3;
+  const double bus_bytes = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal) / 8.0;
+  const ArchRates rates = arch_rates(major, minor);
+  const std::string source = "derived from cudaGetDeviceProperties (approximate; add a spec file)";
+  GpuSpec spec;
+  spec.key = "device";
+  spec.name = device.name + " (derived)";
+  spec.aliases = {"device"};
+  spec.device_names = {device.name};
+  spec.chip = device.chip.empty() ? "unknown" : device.chip;
+  spec.compute_capability = device.compute_capability;
+  spec.sm_count = device.sm_count;
+  spec.boost_clock_mhz = clock_mhz;
+  spec.base_clock_mhz = clock_mhz;
+  spec.l2_cache_bytes = device.l2_cache_bytes;
+  spec.memory_bytes = device.memory_bytes;
+  spec.tdp_watts = 1;
+  for (const char* key : {"sm_count", "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes",
+                          "memory_bytes", "tdp_watts"})
+    spec.sources[key] = source;
+  spec.memory.push_back({MemoryLevel::kDram, 2 * memory_clock_hz * bus_bytes / 1e9, source});
+  const double sm_clocks = device.sm_count * clock_mhz * 1e6;
+  spec.compute.push_back({ComputePath::kTensorFp16, TensorInstruction::kNone,
+                          sm_clocks * rates.tensor_fp16_flops_per_clock / 1e12, clock_mhz, source});
+  spec.compute.push_back({ComputePath::kFp32, TensorInstruction::kNone,
+                          sm_clocks * rates.fp32_lanes * 2 / 1e12, clock_mhz, source});
+  return spec;
+}
+
+// NVML through dlopen: the driver ships it; the toolkit's stub is not needed at link time.
+struct Nvml {
+  using Init = int (*)();
+  using ByPci = int (*)(const char*, void**);
+  using Clock = int (*)(void*, int, unsigned*);
+  Init init = nullptr;
+  ByPci by_pci = nullptr;
+  Clock clock = nullptr;
+  bool ok = false;
+
+  Nvml() {
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return;
+    init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
+    by_pci = reinterpret_cast<ByPci>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
+    clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+    ok = init != nullptr && by_pci != nullptr && clock != nullptr && init() == 0;
+  }
+};
+
+}  // namespace
+
+DeviceInfo detect_device(int ordinal) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    const std::string reason = status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device";
+    throw GpuUnavailableError("no usable GPU (" + reason +
+                              "); `cuflash-roofline model` works without a GPU");
+  }
+  if (ordinal < 0 || ordinal >= count)
+    throw InputError("--device " + std::to_string(ordinal) + " does not exist (" +
+                     std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") + ")");
+  cudaDeviceProp prop{};
+  ROOFLINE_CUDA_CALL(cudaGetDeviceProperties(&prop, ordinal));
+  DeviceInfo info;
+  info.name = prop.name;
+  info.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  info.sm_count = prop.multiProcessorCount;
+  info.memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
+  info.l2_cache_bytes = prop.l2CacheSize;
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  info.driver_version = version_text(driver);
+  info.runtime_version = version_text(runtime);
+  return info;
+}
+
+SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, int ordinal,
+                       const std::optional<std::string>& requested) {
+  const GpuSpec* own = registry.find_for_device(device.name);
+  SpecChoice choice;
+  if (requested) {
+    choice.spec = registry.find(*requested);
+    choice.projection = own == nullptr || own->key != choice.spec.key;
+    if (choice.projection)
+      choice.note = "projection: measured on " + device.name + ", judged against " +
+                    choice.spec.name + " peaks";
+    return choice;
+  }
+  if (own != nullptr) {
+    choice.spec = *own;
+    return choice;
+  }
+  choice.spec = derived_spec(device, ordinal);
+  choice.note = "no spec file names \"" + device.name +
+                "\": judged against peaks derived from its properties (approximate); pass "
+                "--spec FILE (or --gpu NAME) for a reviewed spec";
+  return choice;
+}
+
+double current_sm_clock_mhz(int ordinal) {
+  static Nvml nvml;
+  if (!nvml.ok) return 0;
+  char bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) != cudaSuccess) return 0;
+  void* handle = nullptr;
+  if (nvml.by_pci(bus_id, &handle) != 0) return 0;
+  unsigned mhz = 0;
+  constexpr int kNvmlClockSm = 1;
+  return nvml.clock(handle, kNvmlClockSm, &mhz) == 0 ? mhz : 0;
+}
+
+}  // namespace roofline::gpu

@@ -1,0 +1,28 @@
+// The GPU present: detection, its identity for reports, its spec, and its SM clock.
+#pragma once
+
+#include <optional>
+
+#include "lib/core/gpu_spec.hpp"
+#include "lib/core/report.hpp"
+
+namespace roofline::gpu {
+
+// Identity of CUDA device `ordinal`. Throws GpuUnavailableError (exit 3) with one sentence when
+// there is no driver or no such device; never touches CUPTI.
+DeviceInfo detect_device(int ordinal);
+
+// The spec judging this device: the user's choice when given, else the spec file whose
+// device_names match, else one derived from the device's properties (approximate, labelled so).
+struct SpecChoice {
+  GpuSpec spec;
+  bool projection = false;  // judged against another GPU than the one measured
+  std::string note;         // what to tell the user (empty when nothing to say)
+};
+SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, int ordinal,
+                       const std::optional<std::string>& requested);
+
+// Current SM clock through NVML (loaded at run time); 0 when NVML is not available.
+double current_sm_clock_mhz(int ordinal);
+
+}  // namespace roofline::gpu

@@ -1,0 +1,470 @@
+#include "lib/gpu/runner.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <cuda_profiler_api.h>
+#include <spdlog/spdlog.h>
+
+#include "kernels/attention.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/metric_catalog.hpp"
+#include "lib/core/model.hpp"
+#include "lib/core/text.hpp"
+#include "lib/gpu/cuda_check.hpp"
+#include "lib/gpu/device.hpp"
+#include "lib/gpu/device_memory.hpp"
+#include "lib/gpu/range_profiler.hpp"
+
+namespace roofline::gpu {
+namespace {
+
+namespace k = ::roofline::kernels;
+
+constexpr std::size_t kMemoryMargin = std::size_t{512} << 20;  // for cuBLAS, CUPTI, the context
+
+k::AttentionShape shape_of(const Workload& w) {
+  return {w.batch, w.heads, w.seq_len, w.head_dim, w.causal};
+}
+
+k::Pass kernel_pass(Pass pass) { return pass == Pass::kForward ? k::Pass::kForward : k::Pass::kBackward; }
+
+struct Sizes {
+  std::size_t tensor = 0;     // one FP16 [B,H,N,d]
+  std::size_t row_stats = 0;  // one FP32 [B,H,N]
+  std::size_t workspace = 0;
+  bool backward = false;
+  bool verify = false;
+
+  std::size_t total() const {
+    std::size_t bytes = 4 * tensor + row_stats + workspace;  // q, k, v, o, lse
+    if (backward) bytes += 4 * tensor;                       // d_o, d_q, d_k, d_v
+    if (verify) bytes += (backward ? 6 : 2) * tensor * 2 + 2 * row_stats;  // FP32 references
+    return bytes;
+  }
+};
+
+Sizes sizes_of(const SweepPoint& p, bool verify) {
+  const Workload& w = p.workload;
+  Sizes s;
+  const std::size_t rows = std::size_t(w.batch) * std::size_t(w.heads) * std::size_t(w.seq_len);
+  s.tensor = rows * std::size_t(w.head_dim) * 2;
+  s.row_stats = rows * 4;
+  s.workspace = k::workspace_bytes(p.kernel, shape_of(w));
+  s.backward = w.pass == Pass::kBackward;
+  s.verify = verify;
+  return s;
+}
+
+// Grow-only device buffers reused across the points of a sweep.
+struct Arena {
+  DeviceBuffer q, k, v, o, lse, d_o, d_q, d_k, d_v, workspace;
+  DeviceBuffer ref_o, ref16_o, ref_lse, ref16_lse, ref_dq, ref16_dq, ref_dk, ref16_dk, ref_dv, ref16_dv;
+
+  std::array<DeviceBuffer*, 20> all() {
+    return {&q, &k, &v, &o, &lse, &d_o, &d_q, &d_k, &d_v, &workspace,
+            &ref_o, &ref16_o, &ref_lse, &ref16_lse, &ref_dq, &ref16_dq, &ref_dk, &ref16_dk, &ref_dv, &ref16_dv};
+  }
+  std::size_t held() {
+    std::size_t bytes = 0;
+    for (DeviceBuffer* b : all()) bytes += b->bytes();
+    return bytes;
+  }
+  void release() {
+    for (DeviceBuffer* b : all()) b->reset();
+  }
+  void allocate(const Sizes& s) {
+    for (DeviceBuffer* b : {&q, &k, &v, &o}) b->ensure(s.tensor);
+    lse.ensure(s.row_stats);
+    workspace.ensure(std::max<std::size_t>(s.workspace, 256));
+    if (s.backward)
+      for (DeviceBuffer* b : {&d_o, &d_q, &d_k, &d_v}) b->ensure(s.tensor);
+    if (s.verify) {
+      for (DeviceBuffer* b : {&ref_o, &ref16_o}) b->ensure(s.tensor * 2);
+      for (DeviceBuffer* b : {&ref_lse, &ref16_lse}) b->ensure(s.row_stats);
+      if (s.backward)
+        for (DeviceBuffer* b : {&ref_dq, &ref16_dq, &ref_dk, &ref16_dk, &ref_dv, &ref16_dv})
+          b->ensure(s.tensor * 2);
+    }
+  }
+  k::AttentionBuffers view() const {
+    k::AttentionBuffers b;
+    b.q = q.get();
+    b.k = k.get();
+    b.v = v.get();
+    b.o = o.get();
+    b.lse = lse.as<float>();
+    b.d_o = d_o.get();
+    b.d_q = d_q.get();
+    b.d_k = d_k.get();
+    b.d_v = d_v.get();
+    b.workspace = workspace.get();
+    return b;
+  }
+};
+
+std::string human_bytes(double bytes) { return format_si(bytes) + "B"; }
+
+class SweepRunner {
+ public:
+  SweepRunner(const std::vector<SweepPoint>& points, const RunOptions& options)
+      : points_(points), options_(options) {
+    ROOFLINE_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&stats_), 3 * sizeof(double)));
+    ROOFLINE_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&nonfinite_), sizeof(int)));
+  }
+  ~SweepRunner() {
+    cudaFree(stats_);
+    cudaFree(nonfinite_);
+  }
+  SweepRunner(const SweepRunner&) = delete;
+  SweepRunner& operator=(const SweepRunner&) = delete;
+
+  RunResult run() {
+    RunResult result;
+    result.device = detect_device(options_.device);
+    flush_.ensure(std::max<std::size_t>(2 * static_cast<std::size_t>(result.device.l2_cache_bytes),
+                                        std::size_t{64} << 20));
+    for (std::size_t i = 0; i < points_.size(); ++i) result.rows.push_back(measure(i));
+    arena_.release();
+
+    if (options_.counters == CounterMode::kOff) {
+      result.counters = "off (--no-counters): bytes and FLOPs from the analytic model";
+    } else {
+      collect_counters(result);
+    }
+    return result;
+  }
+
+ private:
+  void progress(std::size_t i, const char* phase) {
+    if (!options_.progress) return;
+    const SweepPoint& p = points_[i];
+    options_.progress("[" + std::to_string(i + 1) + "/" + std::to_string(points_.size()) + "] " +
+                      p.kernel + " " + p.workload.label() + " — " + phase);
+  }
+
+  void check_launch(cudaError_t status, const SweepPoint& p) {
+    if (status != cudaSuccess)
+      throw CudaError(status, p.kernel + " launch failed: " + cudaGetErrorName(status) + " (" +
+                                  cudaGetErrorString(status) + ")");
+  }
+
+  // Grow the arena for this point; start over when growing in place would not fit.
+  void ensure_arena(const Sizes& s) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    ROOFLINE_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (s.total() + kMemoryMargin > free_bytes) arena_.release();
+    arena_.allocate(s);
+  }
+
+  void fill_inputs(std::size_t i, const Sizes& s) {
+    const std::size_t elements = s.tensor / 2;
+    // Inputs depend on the workload only, so every kernel sees the same data.
+    const std::uint64_t seed = options_.seed ^ (std::uint64_t(points_[i].workload.seq_len) << 20);
+    ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.q.get(), elements, seed + 1, 1.0f, stream_.get()));
+    ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.k.get(), elements, seed + 2, 1.0f, stream_.get()));
+    ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.v.get(), elements, seed + 3, 1.0f, stream_.get()));
+    if (s.backward)
+      ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.d_o.get(), elements, seed + 4, 1.0f, stream_.get()));
+  }
+
+  // Inputs filled, forward state ready for a backward launch; outputs poisoned.
+  void prepare(std::size_t i, const Sizes& s) {
+    const SweepPoint& p = points_[i];
+    fill_inputs(i, s);
+    ROOFLINE_CUDA_CALL(k::poison(arena_.o.get(), s.tensor, stream_.get()));
+    ROOFLINE_CUDA_CALL(k::poison(arena_.lse.get(), s.row_stats, stream_.get()));
+    if (s.backward) {
+      check_launch(k::launch_attention(p.kernel, k::Pass::kForward, shape_of(p.workload),
+                                       arena_.view(), stream_.get()),
+                   p);
+      for (DeviceBuffer* b : {&arena_.d_q, &arena_.d_k, &arena_.d_v})
+        ROOFLINE_CUDA_CALL(k::poison(b->get(), s.tensor, stream_.get()));
+    }
+  }
+
+  cudaError_t launch(std::size_t i) {
+    const SweepPoint& p = points_[i];
+    return k::launch_attention(p.kernel, kernel_pass(p.workload.pass), shape_of(p.workload),
+                               arena_.view(), stream_.get());
+  }
+
+  int count_nonfinite(const DeviceBuffer& buffer, std::size_t bytes) {
+    ROOFLINE_CUDA_CALL(k::count_nonfinite_half(buffer.get(), bytes / 2, nonfinite_, stream_.get()));
+    int count = 0;
+    ROOFLINE_CUDA_CALL(cudaMemcpyAsync(&count, nonfinite_, sizeof count, cudaMemcpyDeviceToHost, stream_.get()));
+    ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
+    return count;
+  }
+
+  std::array<double, 3> error_stats(const void* test_half, const float* test_float, const float* ref,
+                                    std::size_t count) {
+    if (test_half != nullptr)
+      ROOFLINE_CUDA_CALL(k::compare_half_to_float(test_half, ref, count, stats_, stream_.get()));
+    else
+      ROOFLINE_CUDA_CALL(k::compare_float_to_float(test_float, ref, count, stats_, stream_.get()));
+    std::array<double, 3> out{};
+    ROOFLINE_CUDA_CALL(cudaMemcpyAsync(out.data(), stats_, sizeof out, cudaMemcpyDeviceToHost, stream_.get()));
+    ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
+    return out;
+  }
+
+  Verification verify(std::size_t i, const Sizes& s) {
+    const SweepPoint& p = points_[i];
+    const k::AttentionShape shape = shape_of(p.workload);
+    const k::Pass pass = kernel_pass(p.workload.pass);
+    k::ReferenceOutputs exact{arena_.ref_o.as<float>(), arena_.ref_lse.as<float>(),
+                              arena_.ref_dq.as<float>(), arena_.ref_dk.as<float>(),
+                              arena_.ref_dv.as<float>()};
+    k::ReferenceOutputs fp16{arena_.ref16_o.as<float>(), arena_.ref16_lse.as<float>(),
+                             arena_.ref16_dq.as<float>(), arena_.ref16_dk.as<float>(),
+                             arena_.ref16_dv.as<float>()};
+    ROOFLINE_CUDA_CALL(k::launch_reference(pass, shape, arena_.view(), exact, false, stream_.get()));
+    ROOFLINE_CUDA_CALL(k::launch_reference(pass, shape, arena_.view(), fp16, true, stream_.get()));
+    struct Output {
+      const char* name;
+      const DeviceBuffer* test;
+      const float* ref;
+      const float* ref16;
+    };
+    std::vector<Output> outputs;
+    if (pass == k::Pass::kForward)
+      outputs.push_back({"o", &arena_.o, exact.o, fp16.o});
+    else
+      outputs = {{"dq", &arena_.d_q, exact.d_q, fp16.d_q},
+                 {"dk", &arena_.d_k, exact.d_k, fp16.d_k},
+                 {"dv", &arena_.d_v, exact.d_v, fp16.d_v}};
+    Verification v;
+    v.passed = true;
+    double worst_ratio = -1;
+    for (const Output& out : outputs) {
+      const std::size_t count = s.tensor / 2;
+      const auto kernel_err = error_stats(out.test->get(), nullptr, out.ref, count);
+      const auto fp16_err = error_stats(nullptr, out.ref16, out.ref, count);
+      const double rel = kernel_err[1] / std::max(kernel_err[2], 1e-30);
+      const double rel16 = fp16_err[1] / std::max(fp16_err[2], 1e-30);
+      // flash-attention's rule: at most 2× the error of a plain FP16 implementation.
+      const bool ok = std::isfinite(rel) && rel <= 2 * rel16 + 1e-6 &&
+                      kernel_err[0] <= 2 * fp16_err[0] + 1e-5;
+      const double ratio = rel / std::max(rel16, 1e-30);
+      if (!ok || ratio > worst_ratio) {
+        if (!ok || v.passed) {
+          worst_ratio = ratio;
+          v.relative_l2_error = rel;
+          v.max_abs_error = kernel_err[0];
+          v.fp16_relative_l2_error = rel16;
+          v.fp16_max_abs_error = fp16_err[0];
+          v.worst_output = out.name;
+        }
+      }
+      v.passed = v.passed && ok;
+    }
+    return v;
+  }
+
+  Row measure(std::size_t i) {
+    const SweepPoint& p = points_[i];
+    Row row;
+    row.kernel = p.kernel;
+    row.workload = p.workload;
+    row.prediction = predict(find_kernel_model(p.kernel), p.workload);
+    const Sizes s = sizes_of(p, options_.verify);
+
+    std::size_t free_bytes = 0, total_bytes = 0;
+    ROOFLINE_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::size_t usable = free_bytes + arena_.held();
+    if (s.total() + kMemoryMargin > usable) {
+      row.status = RowStatus::kTooLarge;
+      row.message = "needs " + human_bytes(double(s.total())) + " of device memory, " +
+                    human_bytes(double(usable > kMemoryMargin ? usable - kMemoryMargin : 0)) +
+                    " available";
+      return row;
+    }
+    try {
+      ensure_arena(s);
+      progress(i, "checking");
+      prepare(i, s);
+      check_launch(launch(i), p);
+      ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
+      if (p.workload.pass == Pass::kForward) {
+        if (int bad = count_nonfinite(arena_.o, s.tensor); bad > 0)
+          throw CudaError(cudaErrorUnknown, "output o not fully written: " + std::to_string(bad) +
+                                                " non-finite values");
+      } else {
+        for (auto [name, buffer] : {std::pair{"dq", &arena_.d_q}, {"dk", &arena_.d_k}, {"dv", &arena_.d_v}})
+          if (int bad = count_nonfinite(*buffer, s.tensor); bad > 0)
+            throw CudaError(cudaErrorUnknown, std::string("output ") + name +
+                                                  " not fully written: " + std::to_string(bad) +
+                                                  " non-finite values");
+      }
+      if (options_.verify) {
+        progress(i, "verifying");
+        row.verification = verify(i, s);
+        if (!row.verification->passed) {
+          row.status = RowStatus::kIncorrect;
+          row.message = "error " + format_fixed(row.verification->relative_l2_error * 1e3, 3) +
+                        "e-3 in " + row.verification->worst_output + " exceeds 2× the FP16 reference's " +
+                        format_fixed(row.verification->fp16_relative_l2_error * 1e3, 3) + "e-3";
+        }
+      }
+      progress(i, "timing");
+      row.timing = time_point(i);
+    } catch (const CudaError& error) {
+      row.status = error.code() == cudaErrorMemoryAllocation ? RowStatus::kTooLarge : RowStatus::kError;
+      row.message = first_line(error.what());
+      spdlog::warn("{} {}: {}", p.kernel, p.workload.label(), row.message);
+      // A sticky error leaves the context unusable; a plain one is cleared.
+      cudaGetLastError();
+      arena_.release();
+      if (cudaDeviceSynchronize() != cudaSuccess)
+        throw GpuUnavailableError("the GPU context failed after " + p.kernel + " " +
+                                  p.workload.label() + ": " + row.message);
+    }
+    return row;
+  }
+
+  Timing time_point(std::size_t i) {
+    Timing timing;
+    for (int w = 0; w < options_.warmup; ++w) check_launch(launch(i), points_[i]);
+    timing.sm_clock_before_mhz = current_sm_clock_mhz(options_.device);
+    Event start, stop;
+    const bool mark = options_.profiler_api_ranges && options_.counters == CounterMode::kOff;
+    for (int r = 0; r < options_.reps; ++r) {
+      ROOFLINE_CUDA_CALL(k::flush_l2(flush_.get(), flush_.bytes(), stream_.get()));
+      if (mark && r == 0) {
+        ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
+        ROOFLINE_CUDA_CALL(cudaProfilerStart());
+      }
+      ROOFLINE_CUDA_CALL(cudaEventRecord(start.get(), stream_.get()));
+      check_launch(launch(i), points_[i]);
+      ROOFLINE_CUDA_CALL(cudaEventRecord(stop.get(), stream_.get()));
+      if (mark && r == 0) {
+        ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
+        ROOFLINE_CUDA_CALL(cudaProfilerStop());
+      }
+      ROOFLINE_CUDA_CALL(cudaEventSynchronize(stop.get()));
+      float ms = 0;
+      ROOFLINE_CUDA_CALL(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      timing.samples_seconds.push_back(ms * 1e-3);
+    }
+    timing.sm_clock_after_mhz = current_sm_clock_mhz(options_.device);
+    return timing;
+  }
+
+  static std::string unavailable_message(const ProfilerError& error) {
+    return std::string("counters unavailable: ") + first_line(error.what());
+  }
+
+  void mark_unavailable(RunResult& result, const std::string& message) {
+    result.counters = "none: " + message;
+    for (Row& row : result.rows)
+      if (row.status == RowStatus::kOk) {
+        row.status = RowStatus::kCountersUnavailable;
+        row.message = message;
+      }
+    if (options_.counters == CounterMode::kRequired) throw GpuUnavailableError(message);
+    spdlog::warn("{}; timing and model still reported", message);
+  }
+
+  void collect_counters(RunResult& result) {
+    std::vector<std::size_t> measured;
+    for (std::size_t i = 0; i < result.rows.size(); ++i)
+      if (result.rows[i].status == RowStatus::kOk) measured.push_back(i);
+    if (measured.empty()) {
+      result.counters = "none: no point ran";
+      return;
+    }
+    const std::size_t dot = result.device.compute_capability.find('.');
+    const int major = std::stoi(result.device.compute_capability.substr(0, dot));
+    const int minor = std::stoi(result.device.compute_capability.substr(dot + 1));
+    if (major * 10 + minor < 75) {
+      mark_unavailable(result, "compute capability " + result.device.compute_capability +
+                                   " is below 7.5, which the CUPTI range profiler needs");
+      return;
+    }
+    try {
+      result.device.chip = device_chip_name(options_.device);
+      if (!has_catalogue(result.device.chip)) {
+        mark_unavailable(result, "no metric catalogue for chip " + result.device.chip +
+                                     " yet (catalogued: " + join(catalogued_chips(), ", ") + ")");
+        return;
+      }
+      result.metrics = catalogue_metrics(result.device.chip);
+      RangeProfiler profiler(options_.device, result.metrics, static_cast<int>(measured.size()));
+      result.counter_passes = profiler.num_passes();
+      int pass = 0;
+      do {
+        ++pass;
+        profiler.begin_pass();
+        for (std::size_t n = 0; n < measured.size(); ++n) {
+          const std::size_t i = measured[n];
+          if (options_.progress)
+            options_.progress("counters: pass " + std::to_string(pass) + "/" +
+                              std::to_string(result.counter_passes) + ", point " +
+                              std::to_string(n + 1) + "/" + std::to_string(measured.size()));
+          const Sizes s = sizes_of(points_[i], false);
+          ensure_arena(s);
+          prepare(i, s);
+          ROOFLINE_CUDA_CALL(k::flush_l2(flush_.get(), flush_.bytes(), stream_.get()));
+          ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
+          profiler.push_range(std::to_string(n));
+          check_launch(launch(i), points_[i]);
+          ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
+          profiler.pop_range();
+        }
+      } while (!profiler.end_pass());
+      arena_.release();
+      const std::vector<RangeValues> ranges = profiler.decode_and_evaluate();
+      if (ranges.size() != measured.size())
+        throw ProfilerError(ProfilerErrorKind::kOther,
+                            "expected " + std::to_string(measured.size()) + " ranges, decoded " +
+                                std::to_string(ranges.size()));
+      for (std::size_t n = 0; n < ranges.size(); ++n) {
+        Row& row = result.rows[measured[std::stoul(ranges[n].name)]];
+        row.counters = combine_metrics(result.device.chip, result.metrics, ranges[n].values);
+        if (row.counters.size() < metric_count_expected(result.device.chip)) {
+          row.status = RowStatus::kCountersUnavailable;
+          row.message = "some counters evaluated to NaN (not collected)";
+        }
+      }
+      result.counters_measured = true;
+      result.counter_data_image = profiler.counter_data_image();
+      for (const RangeValues& range : ranges) result.range_rows.push_back(measured[std::stoul(range.name)]);
+      result.counters = "CUPTI range profiler, user ranges, user replay with an L2 flush before "
+                        "each measured launch; " +
+                        std::to_string(result.counter_passes) + " passes for the whole sweep; chip " +
+                        result.device.chip;
+    } catch (const ProfilerError& error) {
+      arena_.release();
+      mark_unavailable(result, unavailable_message(error));
+    }
+  }
+
+  static std::size_t metric_count_expected(const std::string& chip) {
+    std::size_t n = 0;
+    for (const CounterQuantity& q : counter_quantities())
+      if (!metric_terms(chip, q.id).empty()) ++n;
+    return n;
+  }
+
+  const std::vector<SweepPoint>& points_;
+  const RunOptions& options_;
+  Stream stream_;
+  Arena arena_;
+  DeviceBuffer flush_;
+  double* stats_ = nullptr;
+  int* nonfinite_ = nullptr;
+};
+
+}  // namespace
+
+RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options) {
+  // Detect first: no driver or no device must fail before any other CUDA or CUPTI call.
+  detect_device(options.device);
+  ROOFLINE_CUDA_CALL(cudaSetDevice(options.device));
+  SweepRunner runner(points, options);
+  return runner.run();
+}
+
+}  // namespace roofline::gpu

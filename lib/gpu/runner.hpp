@@ -1,0 +1,58 @@
+// The Runner measures a sweep of (kernel × workload) points on one GPU: inputs random and
+// seeded, outputs poisoned, optional verification against an FP32 reference, timing with CUDA
+// events and an L2 flush before every timed launch, and hardware counters through the CUPTI
+// range profiler in as few passes as the metric set needs, for the whole sweep at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lib/core/report.hpp"
+
+namespace roofline::gpu {
+
+struct SweepPoint {
+  std::string kernel;
+  Workload workload;
+};
+
+enum class CounterMode {
+  kOff,       // --no-counters: timing and model only (so ncu can profile the same binary)
+  kAuto,      // counters when permitted; rows say why not otherwise
+  kRequired,  // --counters: exit 3 when nothing could be measured
+};
+
+struct RunOptions {
+  int device = 0;
+  int warmup = 3;
+  int reps = 20;
+  bool verify = false;
+  CounterMode counters = CounterMode::kAuto;
+  std::uint64_t seed = 20240607;
+  // Wrap the first timed launch of each point in cudaProfilerStart/Stop when counters are off,
+  // so `ncu --profile-from-start off` sees exactly one launch per point.
+  bool profiler_api_ranges = true;
+  // Called with a short status line as the sweep goes ("[3/24] flash-v2 N=4096 causal fwd").
+  std::function<void(const std::string&)> progress;
+};
+
+struct RunResult {
+  std::vector<Row> rows;         // one per point, in order; spec_key left empty
+  DeviceInfo device;             // with the chip name when counters ran
+  std::string counters;          // provenance line for the report context
+  std::vector<std::string> metrics;
+  int counter_passes = 0;
+  bool counters_measured = false;  // at least one row has counters
+  // The decoded counter-data image and, per range in order, the index of its row (to record
+  // test fixtures that CI evaluates offline).
+  std::vector<std::uint8_t> counter_data_image;
+  std::vector<std::size_t> range_rows;
+};
+
+// Throws GpuUnavailableError when there is no usable GPU (before any CUPTI call), and
+// when counters were required but none could be measured.
+RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options);
+
+}  // namespace roofline::gpu
