@@ -89,7 +89,7 @@ TEST_CASE("analysis: wgmma FLOPs pick the wgmma ceiling; a point above its roof 
   row.spec_key = "h100-sxm5";
   row.timing = Timing{{1.0e-4}, 0, 0};
   row.counters = {{quantity::kTensorWgmma, 2.0e11}, {quantity::kTensorMmaSync, 0},
-                  {quantity::kDramRead, 1e8}, {quantity::kDramWrite, 1e8}};
+                  {quantity::kDramRead, 5e8}, {quantity::kDramWrite, 5e8}};
   const RowAnalysis a = analyze(row, spec("h100"));
   CHECK(a.ceiling->id() == "tensor_fp16.wgmma");
   CHECK(a.path_note == "counters: 100% of FLOPs on wgmma");

@@ -1,0 +1,129 @@
+// `cuflash-roofline compare BASE.json HEAD.json`: row-by-row verdicts between two reports (or two
+// kernels of one report) and an exit code that gates CI. The statistics live in
+// lib/core/compare.hpp; this file parses, reads, and writes.
+#include <iostream>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include "lib/core/compare.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/output.hpp"
+#include "lib/core/report_io.hpp"
+
+namespace roofline::app {
+namespace {
+
+constexpr const char* kCompareFooter =
+    "Verdicts (time, from the per-repetition samples):\n"
+    "  faster / slower  the median moved more than --threshold AND beyond the noise\n"
+    "                   (Mann-Whitney U at alpha 0.05 with >= 9 samples a side, else\n"
+    "                   non-overlapping [min, max] ranges)\n"
+    "  same             neither\n"
+    "  ambiguous        only one of the two; the note says which\n"
+    "  failed           the head row did not run correctly (incorrect, too large, error)\n"
+    "Counted bytes and FLOPs beyond --tolerance are listed; more of them is a regression.\n"
+    "Exit: 0 no regression, 1 a row is slower, failed, or moves/computes more, 2 unreadable\n"
+    "or incompatible reports.\n";
+
+struct CompareCliOptions {
+  std::vector<std::string> reports;
+  double tolerance_percent = 100 * kDefaultTolerance;
+  double threshold_percent = 100 * kDefaultThreshold;
+  bool allow_mismatch = false;
+  std::string kernel_base;
+  std::string kernel_head;
+  std::string markdown_path;
+  std::string json_path;
+};
+
+// "5%" and "5" both mean five percent.
+std::string strip_percent_sign(std::string value) {
+  if (!value.empty() && value.back() == '%') value.pop_back();
+  return value;
+}
+
+int run_compare(const CompareCliOptions& options) {
+  if (options.markdown_path == "-" && options.json_path == "-")
+    throw InputError("--markdown - and --json - cannot both write to stdout");
+  for (const std::string* path : {&options.markdown_path, &options.json_path})
+    if (!path->empty()) check_output_path(*path);
+  const bool one_report = options.reports.size() == 1;
+  if (one_report && (options.kernel_base.empty() || options.kernel_head.empty()))
+    throw InputError(
+        "compare needs two reports, or one report with --kernel-base and --kernel-head");
+  if (one_report && options.kernel_base == options.kernel_head)
+    throw InputError("--kernel-base and --kernel-head name the same kernel \"" +
+                     options.kernel_base + "\"");
+
+  // Reports are read here rather than with CLI::ExistingFile, so that a missing file gets the
+  // same one-line message as an unreadable one.
+  const std::string& base_path = options.reports.front();
+  const std::string& head_path = options.reports.back();
+  const Report base = read_report_file(base_path);
+  const Report head = one_report ? base : read_report_file(head_path);
+
+  CompareOptions compare;
+  compare.tolerance = options.tolerance_percent / 100;
+  compare.threshold = options.threshold_percent / 100;
+  compare.allow_mismatch = options.allow_mismatch;
+  compare.kernel_base = options.kernel_base;
+  compare.kernel_head = options.kernel_head;
+  const Comparison comparison = compare_reports(base, head, compare, base_path, head_path);
+  for (const std::string& warning : comparison.warnings) spdlog::warn("{}", warning);
+
+  // Render everything before writing anything: a failure leaves no partial output.
+  const std::string markdown =
+      options.markdown_path.empty() ? "" : render_compare_markdown(comparison);
+  const std::string json = options.json_path.empty() ? "" : render_compare_json(comparison);
+  if (!markdown.empty()) write_output(options.markdown_path, markdown);
+  if (!json.empty()) write_output(options.json_path, json);
+  if (options.markdown_path != "-" && options.json_path != "-")
+    std::cout << render_compare_table(comparison);
+  return comparison.exit_code();
+}
+
+}  // namespace
+
+void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code) {
+  auto options = std::make_shared<CompareCliOptions>();
+  CLI::App* sub = root.add_subcommand(
+      "compare",
+      "Compare two reports row by row (or two kernels of one report); exit 1 on a "
+      "regression");
+  sub->footer(kCompareFooter);
+  sub->add_option("reports", options->reports,
+                  "BASE.json HEAD.json (one report with --kernel-base/--kernel-head)")
+      ->required()
+      ->expected(1, 2)
+      ->type_name("REPORT.json");
+  sub->add_option("--tolerance", options->tolerance_percent,
+                  "Counted bytes and FLOPs: allowed relative change, in percent")
+      ->transform(strip_percent_sign)
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("PCT")
+      ->capture_default_str();
+  sub->add_option("--threshold", options->threshold_percent,
+                  "Time: smallest change of the median that counts, in percent")
+      ->transform(strip_percent_sign)
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("PCT")
+      ->capture_default_str();
+  sub->add_flag("--allow-mismatch", options->allow_mismatch,
+                "Compare reports from different devices or SM clocks more than 10% apart");
+  sub->add_option("--kernel-base", options->kernel_base,
+                  "Base rows of this kernel (with --kernel-head: compare two kernels)")
+      ->type_name("NAME");
+  sub->add_option("--kernel-head", options->kernel_head, "Head rows of this kernel")
+      ->type_name("NAME");
+  sub->add_option("--markdown", options->markdown_path,
+                  "Write a Markdown summary (pull-request comment) to PATH (- for stdout)")
+      ->type_name("PATH|-");
+  sub->add_option("--json", options->json_path,
+                  "Write the comparison as JSON to PATH (- for stdout)")
+      ->type_name("PATH|-");
+  sub->callback([options, exit_code] { *exit_code = run_compare(*options); });
+}
+
+}  // namespace roofline::app

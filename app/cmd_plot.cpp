@@ -1,0 +1,73 @@
+// `cuflash-roofline plot REPORT.json... -o chart.svg | --plot`: roofline charts of saved reports.
+// With two or more reports, arrows join each row to the same row of the next report.
+#include <iostream>
+#include <memory>
+
+#include "app/commands.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/output.hpp"
+#include "lib/core/plot.hpp"
+#include "lib/core/report_io.hpp"
+
+namespace roofline::app {
+namespace {
+
+constexpr int kAsciiWidth = 72;
+constexpr int kAsciiHeight = 22;
+
+struct PlotCliOptions {
+  std::vector<std::string> reports;
+  std::string svg_path;
+  bool ascii = false;
+  std::string kernel_base;
+  std::string kernel_head;
+};
+
+int run_plot(const PlotCliOptions& options) {
+  if (options.svg_path == "-" && options.ascii)
+    throw InputError("-o - and --plot cannot both write to stdout");
+  if (!options.svg_path.empty()) check_output_path(options.svg_path);
+  std::vector<Report> reports;
+  for (const std::string& path : options.reports) {
+    // Read here rather than checked with CLI::ExistingFile: one message for missing and
+    // unreadable files alike.
+    reports.push_back(read_report_file(path));
+    if (reports.back().rows.empty()) throw InputError(path + ": the report has no rows");
+  }
+  PlotOptions plot;
+  plot.kernel_base = options.kernel_base;
+  plot.kernel_head = options.kernel_head;
+  plot.report_labels = options.reports;
+  const std::string svg = options.svg_path.empty() ? "" : render_svg(reports, plot);
+  std::string ascii;
+  if (options.ascii || options.svg_path.empty())
+    for (std::size_t i = 0; i < reports.size(); ++i)
+      ascii += (i > 0 ? "\n" : "") + (reports.size() > 1 ? options.reports[i] + ":\n" : "") +
+               render_ascii_plot(reports[i], kAsciiWidth, kAsciiHeight);
+  if (!svg.empty()) write_output(options.svg_path, svg);
+  std::cout << ascii;
+  return 0;
+}
+
+}  // namespace
+
+void setup_plot(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code) {
+  auto options = std::make_shared<PlotCliOptions>();
+  CLI::App* sub = root.add_subcommand(
+      "plot", "Roofline chart of saved reports: SVG (-o) or in the terminal (--plot, default)");
+  sub->add_option("reports", options->reports,
+                  "Reports written with --json; two or more: arrows from each to the next")
+      ->required()
+      ->type_name("REPORT.json");
+  sub->add_option("-o,--output", options->svg_path, "Write the chart as SVG to PATH")
+      ->type_name("PATH");
+  sub->add_flag("--plot", options->ascii, "Print the chart in the terminal (also without -o)");
+  sub->add_option("--kernel-base", options->kernel_base,
+                  "Arrows from this kernel's points (with --kernel-head), within each report")
+      ->type_name("NAME");
+  sub->add_option("--kernel-head", options->kernel_head, "... to this kernel's points")
+      ->type_name("NAME");
+  sub->callback([options, exit_code] { *exit_code = run_plot(*options); });
+}
+
+}  // namespace roofline::app

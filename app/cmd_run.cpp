@@ -1,0 +1,156 @@
+// `cuflash-roofline run`: measure the bundled kernels on the GPU present and judge them
+// against a spec (the device's own, or --gpu NAME as a projection).
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include <nlohmann/json.hpp>
+
+#include "lib/core/checksum.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/output.hpp"
+#include "lib/gpu/device.hpp"
+#include "lib/gpu/runner.hpp"
+
+namespace roofline::app {
+namespace {
+
+struct RunCommandOptions {
+  std::string gpu;
+  SweepOptions sweep;
+  OutputOptions output;
+  int device = 0;
+  int reps = 20;
+  int warmup = 3;
+  bool verify = false;
+  bool no_counters = false;
+  bool counters = false;
+  std::uint64_t seed = 20240607;
+  std::string save_counter_data;
+};
+
+// Records what CI needs to evaluate this run's counters offline: the counter-data image, the
+// metric list, a checksum, and which row each range measured.
+void save_counter_data(const std::string& dir, const gpu::RunResult& result) {
+  if (result.counter_data_image.empty())
+    throw GpuUnavailableError("--save-counter-data: no counters were collected");
+  nlohmann::json meta;
+  meta["chip"] = result.device.chip;
+  meta["metrics"] = result.metrics;
+  meta["image_bytes"] = result.counter_data_image.size();
+  meta["fnv1a64"] = fnv1a64_hex(result.counter_data_image);
+  meta["range_rows"] = result.range_rows;
+  meta["counter_passes"] = result.counter_passes;
+  write_output(dir + "/counter_data.bin",
+               std::string(result.counter_data_image.begin(), result.counter_data_image.end()));
+  write_output(dir + "/fixture.json", meta.dump(2) + "\n");
+}
+
+// "\r[3/24] ..." on a tty, nothing otherwise; the line is cleared when the sweep ends.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  ~ProgressLine() {
+    if (enabled_ && shown_) std::cerr << "\r\033[K" << std::flush;
+  }
+  void operator()(const std::string& text) {
+    if (!enabled_) return;
+    std::cerr << "\r\033[K" << text.substr(0, 110) << std::flush;
+    shown_ = true;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
+  options.output.check();
+  if (!options.save_counter_data.empty()) check_output_path(options.save_counter_data + "/fixture.json");
+  const SpecRegistry registry = global.specs.load();
+  const std::vector<Workload> workloads = options.sweep.workloads();
+  const std::vector<std::string> kernels = options.sweep.kernel_names();
+  std::optional<std::string> requested;
+  if (!options.gpu.empty()) {
+    registry.find(options.gpu);  // unknown names fail before the GPU is touched
+    requested = options.gpu;
+  }
+
+  std::vector<gpu::SweepPoint> points;
+  for (const Workload& workload : workloads)
+    for (const std::string& kernel : kernels) points.push_back({kernel, workload});
+
+  gpu::RunOptions run;
+  run.device = options.device;
+  run.reps = options.reps;
+  run.warmup = options.warmup;
+  run.verify = options.verify;
+  run.seed = options.seed;
+  run.counters = options.no_counters ? gpu::CounterMode::kOff
+                 : options.counters  ? gpu::CounterMode::kRequired
+                                     : gpu::CounterMode::kAuto;
+  auto progress = std::make_shared<ProgressLine>(stderr_is_tty() && !global.quiet);
+  run.progress = [progress](const std::string& text) { (*progress)(text); };
+
+  const DeviceInfo device = gpu::detect_device(options.device);
+  gpu::SpecChoice choice = gpu::choose_spec(registry, device, options.device, requested);
+  if (!choice.note.empty()) spdlog::warn("{}", choice.note);
+
+  gpu::RunResult result = gpu::run_sweep(points, run);
+  progress.reset();
+
+  Report report;
+  report.context = make_context("run");
+  report.context.device = result.device;
+  report.context.projection = choice.projection;
+  report.context.counters = result.counters;
+  report.context.metrics = result.metrics;
+  report.context.counter_passes = result.counter_passes;
+  report.specs.push_back(choice.spec);
+  for (Row& row : result.rows) {
+    row.spec_key = choice.spec.key;
+    report.rows.push_back(std::move(row));
+  }
+  options.output.emit(report);
+  if (!options.save_counter_data.empty()) save_counter_data(options.save_counter_data, result);
+  return 0;
+}
+
+}  // namespace
+
+void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
+  auto options = std::make_shared<RunCommandOptions>();
+  CLI::App* sub = root.add_subcommand(
+      "run", "Measure the bundled kernels on the GPU present and place them on the roofline");
+  sub->add_option("--gpu", options->gpu,
+                  "Judge against this GPU's spec (default: the device's own; another GPU makes "
+                  "the verdict a projection)")
+      ->type_name("NAME");
+  options->sweep.add_to(*sub);
+  options->output.add_to(*sub, true);
+  sub->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
+  sub->add_option("--reps", options->reps, "Timed repetitions per point (median and spread kept)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  sub->add_option("--warmup", options->warmup, "Untimed launches before timing")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  sub->add_flag("--verify", options->verify,
+                "Check each kernel once against an FP32 reference (error at most 2x that of a "
+                "plain FP16 implementation)");
+  auto* off = sub->add_flag("--no-counters", options->no_counters,
+                            "Do not use CUPTI: timing and model only (lets ncu profile this run)");
+  auto* on = sub->add_flag("--counters", options->counters,
+                           "Require hardware counters: exit 3 when none can be read");
+  off->excludes(on);
+  sub->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
+  sub->add_option("--save-counter-data", options->save_counter_data,
+                  "Write the raw counter-data image and its metric list to DIR (test fixtures)")
+      ->type_name("DIR");
+  sub->callback([options, &global, exit_code] { *exit_code = run_run(*options, global); });
+}
+
+}  // namespace roofline::app

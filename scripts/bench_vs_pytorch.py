@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Benchmark table: the bundled kernels (from cuflash-roofline JSON reports) beside PyTorch's
+scaled_dot_product_attention (flash and cuDNN backends) and PyTorch's unfused
+matmul-softmax-matmul, timed in the same process run on the same GPU.
+
+    python3 scripts/bench_vs_pytorch.py REPORT.json... [--reps 10]
+
+TFLOP/s use the FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward
+2.5×). Every PyTorch timing flushes L2 before each repetition and takes the median, as the
+tool does. Prints a table; asserts nothing.
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def fa_flops(b, h, n, d, causal, backward):
+    f = 4.0 * b * h * n * n * d * (0.5 if causal else 1.0)
+    return f * 2.5 if backward else f
+
+
+def unfused(q, k, v, causal):
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    s = torch.matmul(q, k.transpose(-2, -1)) * scale
+    if causal:
+        n = q.shape[-2]
+        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
+        s = s.masked_fill(mask, float("-inf"))
+    p = torch.softmax(s, dim=-1)
+    return torch.matmul(p, v)
+
+
+def median_ms(fn, reps, flush):
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    fn()  # warm-up
+    fn()
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def time_torch(impl, b, h, n, d, causal, backward, reps, flush):
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    shape = (b, h, n, d)
+    q, k, v, do = (torch.rand(shape, device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+                   for _ in range(4))
+    for t in (q, k, v):
+        t.requires_grad_(backward)
+
+    def forward():
+        if impl == "unfused":
+            return unfused(q, k, v, causal)
+        backend = SDPBackend.FLASH_ATTENTION if impl == "flash" else SDPBackend.CUDNN_ATTENTION
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    try:
+        if not backward:
+            with torch.no_grad():
+                return median_ms(forward, reps, flush)
+        out = forward()
+        return median_ms(lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True),
+                         reps, flush)
+    except torch.cuda.OutOfMemoryError:
+        return "OOM"
+    except RuntimeError as error:  # backend not available for this shape
+        return "n/a: " + str(error).splitlines()[0][:40]
+    finally:
+        torch.cuda.empty_cache()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reports", nargs="+")
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--json", help="write the table as JSON here")
+    args = parser.parse_args()
+
+    ours = {}
+    for path in args.reports:
+        for row in json.load(open(path))["rows"]:
+            w = row["workload"]
+            key = (w["batch"], w["heads"], w["head_dim"], w["seq_len"], w["causal"], w["pass"])
+            t = row["timing"]
+            ours.setdefault(key, {})[row["kernel"]] = (
+                t["median_seconds"] * 1e3 if t and row["status"] in ("ok", "counters_unavailable")
+                else row["status"])
+
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    kernels = ["standard", "flash-v1", "flash-v2"]
+    torch_impls = ["flash", "cudnn", "unfused"]
+    header = ["B", "H", "d", "N", "causal", "pass"] + kernels + ["torch-" + i for i in torch_impls] + [
+        "v2/flash", "std/unfused"]
+    print("TFLOP/s (FlashAttention convention), median of %d; %s" %
+          (args.reps, torch.cuda.get_device_name(0)))
+    print("  ".join("%9s" % h for h in header))
+    table = []
+    for key in sorted(ours, key=lambda k: (k[0], k[5], k[4], k[3])):
+        b, h, d, n, causal, pas = key
+        backward = pas == "bwd"
+        flops = fa_flops(b, h, n, d, causal, backward)
+        cells = {}
+        for kernel in kernels:
+            cells[kernel] = ours[key].get(kernel, "-")
+        for impl in torch_impls:
+            cells["torch-" + impl] = time_torch(impl, b, h, n, d, causal, backward, args.reps, flush)
+        rates = {name: (flops / (ms * 1e-3) / 1e12 if isinstance(ms, float) else ms)
+                 for name, ms in cells.items()}
+
+        def ratio(a, b_):
+            ra, rb = rates.get(a), rates.get(b_)
+            return ra / rb if isinstance(ra, float) and isinstance(rb, float) else "-"
+
+        row = [b, h, d, n, "yes" if causal else "no", pas] + [rates[k] for k in kernels] + [
+            rates["torch-" + i] for i in torch_impls] + [ratio("flash-v2", "torch-flash"),
+                                                         ratio("standard", "torch-unfused")]
+        table.append({"workload": key, "ms": cells, "tflops": rates})
+        print("  ".join(("%9.1f" % c if isinstance(c, float) and c >= 10 else
+                         "%9.2f" % c if isinstance(c, float) else "%9s" % str(c)[:9]) for c in row))
+        sys.stdout.flush()
+    if args.json:
+        json.dump(table, open(args.json, "w"), indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()

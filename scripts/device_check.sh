@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: build, test, sanitize, record counter fixtures, cross-check the
+# counters with Nsight Compute, compare the cost with ncu's, benchmark against PyTorch.
+#
+#   scripts/device_check.sh [stages...]
+#   stages (default all, in this order): build test sanitize fixture fidelity cost bench
+#
+# Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
+# tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
+set -u -o pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+out="${OUT:-$repo/out/device-check}"
+mkdir -p "$out"
+stages="${*:-build test sanitize fixture fidelity cost bench}"
+build="${BUILD_DIR:-$repo/build/device}"
+export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
+export PYTHONUNBUFFERED=1
+summary="$out/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+has() { [[ " $stages " == *" $1 "* ]]; }
+seconds() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$(seconds) - $1:.2f}')"; }
+tool="$build/app/cuflash-roofline"
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv >"$out/gpu.txt" 2>&1
+note "gpu: $(tail -1 "$out/gpu.txt")"
+
+if has build; then
+  t=$(seconds)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1
+  rc=$?
+  note "build: rc=$rc in $(elapsed "$t") s"
+  if [ $rc -ne 0 ]; then grep -E "error|Error" "$out/build.log" | head -30; exit 1; fi
+fi
+
+if has test; then
+  t=$(seconds)
+  ctest --test-dir "$build" --output-on-failure -j 4 >"$out/ctest.log" 2>&1
+  note "ctest: rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+  grep -E "Failed|Not Run|\*\*\*" "$out/ctest.log" | head -20 | tee -a "$summary"
+fi
+
+if has sanitize; then
+  t=$(seconds)
+  for check in memcheck racecheck; do
+    ROOFLINE_GPU_TEST_SMALL=1 compute-sanitizer --tool "$check" --error-exitcode 9 \
+      "$build/tests/gpu/gpu_kernel_tests" >"$out/sanitize_kernels_$check.log" 2>&1
+    note "compute-sanitizer $check (kernel tests, small shapes): rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_kernels_$check.log" | tail -1)"
+  done
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$tool" run --no-counters --seq 17,100 \
+    --pass fwd,bwd --reps 2 --warmup 0 --verify --json "$out/sanitize_run.json" \
+    >"$out/sanitize_run_memcheck.log" 2>&1
+  note "compute-sanitizer memcheck (cuflash-roofline run --verify, N 17 and 100, fwd+bwd): rc=$? $(grep 'ERROR SUMMARY' "$out/sanitize_run_memcheck.log" | tail -1)"
+  note "sanitize: $(elapsed "$t") s"
+fi
+
+if has fixture; then
+  # The seed sweep with counters: the cost of our counters, and the CI fixture.
+  mkdir -p "$out/fixture"
+  t=$(seconds)
+  "$tool" run --counters --json "$out/fixture/report.json" --save-counter-data "$out/fixture" \
+    >"$out/sweep_counters.txt" 2>"$out/sweep_counters.err"
+  rc=$?
+  ours_counters=$(elapsed "$t")
+  note "seed sweep with counters: rc=$rc, whole process ${ours_counters} s"
+  cat "$out/sweep_counters.txt" "$out/sweep_counters.err" | tee -a "$summary"
+  (cd "$out/fixture" && tar -cJf ../gh100_seed_sweep.tar.xz counter_data.bin fixture.json report.json)
+fi
+
+metrics=$("$tool" metrics --chip GH100 --list 2>/dev/null)
+
+if has fidelity; then
+  t=$(seconds)
+  "$tool" run --counters --seq 4096,16384 --json "$out/fidelity_ours.json" >"$out/fidelity_ours.txt" 2>&1
+  ncu --clock-control none --cache-control all --replay-mode range --profile-from-start off \
+    --metrics "$metrics" --csv --page raw \
+    "$tool" run --no-counters --seq 4096,16384 --reps 1 --warmup 0 --json "$out/fidelity_ncu_run.json" \
+    >"$out/fidelity_ncu.csv" 2>"$out/fidelity_ncu.err"
+  note "ncu range replay: rc=$? ($(grep -c '^"' "$out/fidelity_ncu.csv") csv lines)"
+  python3 scripts/ncu_compare.py "$out/fidelity_ours.json" "$out/fidelity_ncu.csv" \
+    >"$out/fidelity.txt" 2>&1
+  if grep -q "cannot pair" "$out/fidelity.txt"; then
+    # Fall back to kernel replay with one result per kernel launch.
+    ncu --clock-control none --cache-control all --profile-from-start off --metrics "$metrics" \
+      --csv --page raw "$tool" run --no-counters --seq 4096,16384 --reps 1 --warmup 0 \
+      >"$out/fidelity_ncu_kernel.csv" 2>"$out/fidelity_ncu_kernel.err"
+    note "ncu range replay did not pair; kernel replay csv saved ($(grep -c '^"' "$out/fidelity_ncu_kernel.csv") lines)"
+  fi
+  note "fidelity: $(elapsed "$t") s"
+  cat "$out/fidelity.txt" | tee -a "$summary"
+fi
+
+if has cost; then
+  t=$(seconds); "$tool" run --no-counters >/dev/null 2>&1; plain=$(elapsed "$t")
+  t=$(seconds); "$tool" run --counters >/dev/null 2>&1; ours=$(elapsed "$t")
+  t=$(seconds)
+  ncu --clock-control none --profile-from-start off --set roofline -f -o "$out/ncu_roofline" \
+    "$tool" run --no-counters >"$out/ncu_roofline.log" 2>&1
+  ncu_roofline=$(elapsed "$t")
+  t=$(seconds)
+  ncu --clock-control none --profile-from-start off --metrics "$metrics" -f -o "$out/ncu_metrics" \
+    "$tool" run --no-counters >"$out/ncu_metrics.log" 2>&1
+  ncu_metrics=$(elapsed "$t")
+  python3 - "$plain" "$ours" "$ncu_roofline" "$ncu_metrics" <<'PY' | tee -a "$summary"
+import sys
+plain, ours, roof, met = map(float, sys.argv[1:])
+print("cost, seed sweep (24 points), whole process wall time:")
+print(f"  run --no-counters                    {plain:7.2f} s")
+print(f"  run with counters (ours)             {ours:7.2f} s   added {ours - plain:6.2f} s")
+print(f"  ncu --set roofline, one launch/point {roof:7.2f} s   added {roof - plain:6.2f} s")
+print(f"  ncu --metrics (our list)             {met:7.2f} s   added {met - plain:6.2f} s")
+print(f"  ncu roofline / ours: {roof / ours:.1f}x whole run, {(roof - plain) / max(ours - plain, 1e-3):.1f}x added")
+print(f"  ncu our-list / ours: {met / ours:.1f}x whole run, {(met - plain) / max(ours - plain, 1e-3):.1f}x added")
+PY
+fi
+
+if has bench; then
+  t=$(seconds)
+  "$tool" run --no-counters --reps 10 --batch 1 --heads 8 --head-dim 64 --pass fwd,bwd \
+    --json "$out/bench_b1h8d64.json" >"$out/bench_b1h8d64.txt" 2>&1
+  "$tool" run --no-counters --reps 10 --batch 4 --heads 16 --head-dim 128 --pass fwd,bwd \
+    --json "$out/bench_b4h16d128.json" >"$out/bench_b4h16d128.txt" 2>&1
+  python3 scripts/bench_vs_pytorch.py "$out/bench_b1h8d64.json" "$out/bench_b4h16d128.json" \
+    --json "$out/bench.json" >"$out/bench.txt" 2>&1
+  note "bench: $(elapsed "$t") s"
+  cat "$out/bench.txt" | tee -a "$summary" >/dev/null
+fi
+
+echo "==== summary ===="
+cat "$summary"

@@ -1,0 +1,594 @@
+// compare: the statistics, the verdict rules, the matching, the refusals (exact text) and the
+// command line's exit codes, on the recorded reports in tests/data/reports (see README.md there).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli.hpp"
+#include "lib/core/compare.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/model.hpp"
+#include "lib/core/report_io.hpp"
+#include "lib/core/text.hpp"
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+
+namespace {
+
+const std::string kReports = std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/";
+
+std::string fixture(const std::string& name) {
+  return kReports + name;
+}
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliResult cli(const std::vector<std::string>& args) {
+  CaptureStreams capture;
+  const int code = app::run_cli(args);
+  return {code, capture.out.str(), capture.err.str()};
+}
+
+const GpuSpec& h100() {
+  static const GpuSpec spec =
+      load_gpu_spec_file(std::string(ROOFLINE_TEST_SPECS_DIR) + "/h100-sxm5.json");
+  return spec;
+}
+
+// `base_seconds` × each factor: samples around a median.
+std::vector<double> samples(double base_seconds, const std::vector<double>& factors) {
+  std::vector<double> out;
+  for (double f : factors) out.push_back(base_seconds * f);
+  return out;
+}
+
+Row make_row(const std::string& kernel, int seq_len, std::vector<double> times,
+             std::map<std::string, double> counters = {}) {
+  Row row;
+  row.kernel = kernel;
+  row.workload.seq_len = seq_len;
+  row.spec_key = h100().key;
+  row.prediction =
+      predict(find_kernel_model(kernel == "custom" ? "flash-v2" : kernel), row.workload);
+  Timing timing;
+  timing.samples_seconds = std::move(times);
+  timing.sm_clock_before_mhz = 1980;
+  timing.sm_clock_after_mhz = 1965;
+  row.timing = timing;
+  row.counters = std::move(counters);
+  return row;
+}
+
+Report make_report(std::vector<Row> rows, const std::string& device = "NVIDIA H100 80GB HBM3") {
+  Report report;
+  report.context.command = "run";
+  DeviceInfo info;
+  info.name = device;
+  report.context.device = info;
+  report.specs = {h100()};
+  report.rows = std::move(rows);
+  return report;
+}
+
+const std::vector<double> kTight = {0.998, 0.999, 1.0, 1.001, 1.002};
+const std::vector<double> kTight15 = {0.996, 0.997, 0.998, 0.998, 0.999, 0.999, 1.0,  1.0,
+                                      1.0,   1.001, 1.001, 1.002, 1.002, 1.003, 1.004};
+
+Comparison compare_one(const Row& base, const Row& head, CompareOptions options = {}) {
+  return compare_reports(make_report({base}), make_report({head}), options, "base.json",
+                         "head.json");
+}
+
+const RowComparison& find_row(const Comparison& c, const std::string& kernel, int seq_len,
+                              bool causal) {
+  for (const RowComparison& row : c.rows)
+    if (row.kernel_head == kernel && row.workload.seq_len == seq_len &&
+        row.workload.causal == causal)
+      return row;
+  FAIL("no row " << kernel << " N" << seq_len);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+// ---- statistics ----
+
+TEST_CASE("compare: Mann–Whitney U, normal approximation with continuity correction") {
+  // Completely separated samples of 5: U = 0, z = 12 / sqrt(25·11/12) = 2.5067 (R's
+  // wilcox.test(exact = FALSE, correct = TRUE) gives p = 0.01219).
+  const MannWhitneyResult r = mann_whitney_u({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  CHECK(r.u == 0);
+  CHECK(r.z == doctest::Approx(-2.5067182).epsilon(1e-6));
+  CHECK(r.p_value == doctest::Approx(0.0121858).epsilon(1e-4));
+  // Symmetric: swapping the samples mirrors U and keeps p.
+  const MannWhitneyResult s = mann_whitney_u({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5});
+  CHECK(s.u == 25);
+  CHECK(s.z == doctest::Approx(2.5067182).epsilon(1e-6));
+  CHECK(s.p_value == doctest::Approx(r.p_value).epsilon(1e-12));
+}
+
+TEST_CASE("compare: Mann–Whitney tie correction") {
+  const std::vector<double> a = {1, 2, 2, 3, 3, 4};
+  const std::vector<double> b = {2, 3, 3, 4, 5, 5, 6};
+  // U counts pairs with a > b, ties as one half.
+  double pairs = 0;
+  for (double x : a)
+    for (double y : b) pairs += x > y ? 1.0 : x == y ? 0.5 : 0.0;
+  const MannWhitneyResult r = mann_whitney_u(a, b);
+  CHECK(r.u == doctest::Approx(pairs));
+  CHECK(r.u == doctest::Approx(8.5));
+  // Tie groups of 3 (2), 5 (3), 2 (4), 2 (5): Σ(t³−t) = 24+120+6+6 = 156;
+  // variance = 42/12·(14 − 156/156) = 45.5; z = (|8.5 − 21| − 0.5)/√45.5 = 1.7533.
+  CHECK(std::fabs(r.z) == doctest::Approx(1.7532517).epsilon(1e-6));
+  CHECK(r.p_value == doctest::Approx(0.0795588).epsilon(1e-4));
+  // Every value tied, or a side empty: no evidence.
+  CHECK(mann_whitney_u(std::vector<double>(9, 1.0), std::vector<double>(9, 1.0)).p_value == 1.0);
+  CHECK(mann_whitney_u({}, {1, 2, 3}).p_value == 1.0);
+}
+
+TEST_CASE("compare: disjoint ranges are significant only with enough samples") {
+  CHECK(disjoint_ranges_p_value(1, 1) == doctest::Approx(1.0));
+  CHECK(disjoint_ranges_p_value(2, 2) == doctest::Approx(1.0 / 3));
+  CHECK(disjoint_ranges_p_value(3, 3) == doctest::Approx(0.1));
+  CHECK(disjoint_ranges_p_value(4, 4) == doctest::Approx(2.0 / 70));
+  CHECK(disjoint_ranges_p_value(5, 5) == doctest::Approx(2.0 / 252));
+  CHECK(disjoint_ranges_p_value(3, 20) == doctest::Approx(2.0 / 1771));
+  CHECK(disjoint_ranges_p_value(0, 5) == 1.0);
+  CHECK(disjoint_ranges_p_value(200, 200) > 0);  // no overflow
+}
+
+// ---- verdicts ----
+
+TEST_CASE("compare: verdicts need both the threshold and the noise") {
+  const double t = 100e-6;
+  SUBCASE("10% slower, 5 samples a side, disjoint ranges: slower") {
+    const Comparison c = compare_one(make_row("flash-v2", 4096, samples(t, kTight)),
+                                     make_row("flash-v2", 4096, samples(1.1 * t, kTight)));
+    REQUIRE(c.rows.size() == 1);
+    const RowComparison& row = c.rows[0];
+    CHECK(row.verdict == Verdict::kSlower);
+    CHECK(row.regressed);
+    CHECK(row.time->test == SignificanceTest::kRanges);
+    CHECK(row.time->p_value == doctest::Approx(2.0 / 252));
+    CHECK(row.time->relative_change == doctest::Approx(0.1));
+    CHECK(c.exit_code() == 1);
+  }
+  SUBCASE("10% faster: faster, exit 0") {
+    const Comparison c = compare_one(make_row("flash-v2", 4096, samples(t, kTight15)),
+                                     make_row("flash-v2", 4096, samples(0.9 * t, kTight15)));
+    CHECK(c.rows[0].verdict == Verdict::kFaster);
+    CHECK(c.rows[0].time->test == SignificanceTest::kMannWhitney);
+    CHECK(c.exit_code() == 0);
+  }
+  SUBCASE("3 samples a side are too few even when disjoint") {
+    const Comparison c =
+        compare_one(make_row("flash-v2", 4096, samples(t, {0.999, 1.0, 1.001})),
+                    make_row("flash-v2", 4096, samples(1.1 * t, {0.999, 1.0, 1.001})));
+    CHECK(c.rows[0].verdict == Verdict::kAmbiguous);
+    CHECK(c.rows[0].time->note ==
+          "+10.0% exceeds the 5% threshold but is within the noise (disjoint ranges but 3 + 3 "
+          "samples are too few, p = 0.100)");
+    CHECK_FALSE(c.rows[0].regressed);
+    CHECK(c.exit_code() == 0);
+  }
+  SUBCASE("overlapping ranges: within the noise") {
+    const Comparison c =
+        compare_one(make_row("flash-v2", 4096, samples(t, {0.9, 1.0, 1.1, 1.2})),
+                    make_row("flash-v2", 4096, samples(1.08 * t, {0.9, 1.0, 1.1, 1.2})));
+    CHECK(c.rows[0].verdict == Verdict::kAmbiguous);
+    CHECK(c.rows[0].time->note ==
+          "+8.0% exceeds the 5% threshold but is within the noise (the [min, max] ranges overlap)");
+  }
+  SUBCASE("significant but below the threshold") {
+    CompareOptions options;
+    options.threshold = 0.15;
+    const Comparison c =
+        compare_one(make_row("flash-v2", 4096, samples(t, kTight15)),
+                    make_row("flash-v2", 4096, samples(1.1 * t, kTight15)), options);
+    CHECK(c.rows[0].verdict == Verdict::kAmbiguous);
+    CHECK(c.rows[0].time->note ==
+          "+10.0% is significant (Mann–Whitney p < 0.001) but below the 15% threshold");
+  }
+  SUBCASE("no change: same, p = 1") {
+    const Comparison c = compare_one(make_row("flash-v2", 4096, samples(t, kTight15)),
+                                     make_row("flash-v2", 4096, samples(t, kTight15)));
+    CHECK(c.rows[0].verdict == Verdict::kSame);
+    CHECK(c.rows[0].time->p_value == 1.0);
+    CHECK(c.rows[0].time->note.empty());
+  }
+}
+
+TEST_CASE("compare: counted bytes and FLOPs against the tolerance") {
+  const double t = 100e-6;
+  const std::map<std::string, double> base_counters = {
+      {"dram_read_bytes", 3e6},          {"dram_write_bytes", 1e6}, {"l2_bytes", 2e8},
+      {"tensor_mma_sync_flops", 3.4e10}, {"tensor_wgmma_flops", 0}, {"fp32_flops", 6e8}};
+  auto with = [&](std::map<std::string, double> changes) {
+    std::map<std::string, double> out = base_counters;
+    for (const auto& [key, value] : changes) out[key] = value;
+    return out;
+  };
+  auto run = [&](std::map<std::string, double> head, CompareOptions options = {}) {
+    return compare_one(make_row("flash-v2", 4096, samples(t, kTight), base_counters),
+                       make_row("flash-v2", 4096, samples(t, kTight), head), options);
+  };
+  auto change = [](const RowComparison& row, const std::string& id) -> const QuantityChange& {
+    for (const QuantityChange& q : row.quantities)
+      if (q.id == id) return q;
+    FAIL("no quantity " << id);
+    throw std::logic_error("unreachable");
+  };
+
+  SUBCASE("within 1%: no change") {
+    const Comparison c = run(with({{"dram_read_bytes", 3.02e6}}));
+    const QuantityChange& dram = change(c.rows[0], "dram_bytes");
+    CHECK(dram.base == 4e6);
+    CHECK(dram.relative_change == doctest::Approx(0.005));
+    CHECK_FALSE(dram.beyond_tolerance);
+    CHECK(c.exit_code() == 0);
+  }
+  SUBCASE("more DRAM bytes: a regression even when time is the same") {
+    const Comparison c = run(with({{"dram_write_bytes", 1.5e6}}));
+    const RowComparison& row = c.rows[0];
+    CHECK(row.verdict == Verdict::kSame);
+    CHECK(change(row, "dram_bytes").increased);
+    CHECK(row.more_work);
+    CHECK(row.regressed);
+    CHECK(c.exit_code() == 1);
+    CHECK(c.more_work_count() == 1);
+  }
+  SUBCASE("a wider tolerance accepts it") {
+    CompareOptions options;
+    options.tolerance = 0.2;
+    CHECK(run(with({{"dram_write_bytes", 1.5e6}}), options).exit_code() == 0);
+  }
+  SUBCASE("fewer bytes: listed, not a regression") {
+    const Comparison c = run(with({{"l2_bytes", 1e8}}));
+    CHECK(change(c.rows[0], "l2_bytes").beyond_tolerance);
+    CHECK_FALSE(change(c.rows[0], "l2_bytes").increased);
+    CHECK(c.exit_code() == 0);
+  }
+  SUBCASE("FP32 work where there was none: new, a regression") {
+    std::map<std::string, double> base = base_counters;
+    base["fp32_flops"] = 0;
+    const Comparison c = compare_one(make_row("flash-v2", 4096, samples(t, kTight), base),
+                                     make_row("flash-v2", 4096, samples(t, kTight), base_counters));
+    CHECK(std::isinf(change(c.rows[0], "fp32_flops").relative_change));
+    CHECK(c.exit_code() == 1);
+    CHECK(render_compare_table(c).find("FP32 FLOPs new") != std::string::npos);
+  }
+  SUBCASE("tensor work moving from mma.sync to wgmma is a note, not a regression") {
+    const Comparison c = run(with({{"tensor_mma_sync_flops", 0}, {"tensor_wgmma_flops", 3.4e10}}));
+    CHECK(change(c.rows[0], "tensor_flops").relative_change == 0);
+    CHECK(c.rows[0].notes ==
+          std::vector<std::string>{"tensor FLOPs on wgmma: 0% → 100% (the rest mma.sync)"});
+    CHECK(c.exit_code() == 0);
+  }
+  SUBCASE("counters on one side only: nothing compared, said so") {
+    const Comparison c = run({});
+    CHECK(c.rows[0].quantities.empty());
+    CHECK(c.rows[0].notes ==
+          std::vector<std::string>{"no counters in head: bytes and FLOPs not compared"});
+  }
+}
+
+TEST_CASE("compare: rows that stopped working fail; rows the base could not judge are skipped") {
+  const double t = 100e-6;
+  Row ok = make_row("flash-v2", 4096, samples(t, kTight));
+  Row broken = make_row("flash-v2", 4096, {});
+  broken.timing.reset();
+  broken.status = RowStatus::kIncorrect;
+  broken.message = "relative L2 error 0.31 > 2 × FP16's 0.0012\nsecond line";
+  const Comparison failed = compare_one(ok, broken);
+  CHECK(failed.rows[0].verdict == Verdict::kFailed);
+  CHECK(failed.rows[0].notes ==
+        std::vector<std::string>{"head: incorrect: relative L2 error 0.31 > 2 × FP16's 0.0012"});
+  CHECK(failed.exit_code() == 1);
+  const Comparison skipped = compare_one(broken, ok);
+  CHECK(skipped.rows[0].verdict == Verdict::kNotCompared);
+  CHECK(skipped.exit_code() == 0);
+}
+
+TEST_CASE("compare: matching by kernel, workload and spec; leftovers listed") {
+  const double t = 100e-6;
+  Report base = make_report({make_row("flash-v1", 1024, samples(t, kTight)),
+                             make_row("flash-v2", 1024, samples(t, kTight)),
+                             make_row("flash-v2", 2048, samples(t, kTight))});
+  Report head = make_report({make_row("flash-v2", 2048, samples(t, kTight)),
+                             make_row("flash-v2", 1024, samples(t, kTight)),
+                             make_row("flash-v2", 8192, samples(t, kTight))});
+  const Comparison c = compare_reports(base, head, {}, "b.json", "h.json");
+  REQUIRE(c.rows.size() == 2);
+  CHECK(c.rows[0].workload.seq_len == 1024);  // base order
+  CHECK(c.rows[0].head_index == 1);
+  CHECK(c.rows[1].workload.seq_len == 2048);
+  REQUIRE(c.only_base.size() == 1);
+  CHECK(c.only_base[0].kernel == "flash-v1");
+  REQUIRE(c.only_head.size() == 1);
+  CHECK(c.only_head[0].workload.seq_len == 8192);
+  const std::string table = render_compare_table(c);
+  CHECK(table.find("only in base: flash-v1 B1 H8 N1024 d64 full fwd [h100-sxm5]\n") !=
+        std::string::npos);
+  CHECK(table.find("only in head: flash-v2 B1 H8 N8192 d64 full fwd [h100-sxm5]\n") !=
+        std::string::npos);
+
+  SUBCASE("same device judged against another spec: matched by kernel and workload") {
+    Report other = head;
+    GpuSpec renamed = h100();
+    renamed.key = "h100-custom";
+    other.specs = {renamed};
+    for (Row& row : other.rows) row.spec_key = renamed.key;
+    const Comparison d = compare_reports(base, other, {}, "b.json", "h.json");
+    CHECK(d.rows.size() == 2);
+    CHECK(d.rows[0].spec_head == "h100-custom");
+  }
+  SUBCASE("two kernels of one report") {
+    CompareOptions options;
+    options.kernel_base = "flash-v1";
+    options.kernel_head = "flash-v2";
+    const Comparison d = compare_reports(base, base, options, "b.json", "b.json");
+    REQUIRE(d.rows.size() == 1);
+    CHECK(d.rows[0].kernel_base == "flash-v1");
+    CHECK(d.rows[0].kernel_head == "flash-v2");
+    CHECK(d.only_head.size() == 1);  // flash-v2 N2048 has no flash-v1 partner
+    options.kernel_head = "flash-v9";
+    CHECK_THROWS_WITH_AS(compare_reports(base, base, options, "b.json", "b.json"),
+                         "b.json: no rows of kernel \"flash-v9\" (--kernel-head; the report has: "
+                         "flash-v1, flash-v2)",
+                         InputError);
+  }
+}
+
+TEST_CASE("compare: refuses incompatible reports in one line") {
+  const double t = 100e-6;
+  const Report h100_report = make_report({make_row("flash-v2", 1024, samples(t, kTight))});
+  SUBCASE("no rows") {
+    CHECK_THROWS_WITH_AS(compare_reports(h100_report, make_report({}), {}, "b.json", "h.json"),
+                         "h.json: the report has no rows", InputError);
+  }
+  SUBCASE("another device, unless allowed") {
+    const Report a100 =
+        make_report({make_row("flash-v2", 1024, samples(t, kTight))}, "NVIDIA A100-SXM4-80GB");
+    CHECK_THROWS_WITH_AS(compare_reports(h100_report, a100, {}, "b.json", "h.json"),
+                         "devices differ: b.json was measured on NVIDIA H100 80GB HBM3, h.json on "
+                         "NVIDIA A100-SXM4-80GB; pass --allow-mismatch to compare anyway",
+                         InputError);
+    CompareOptions allow;
+    allow.allow_mismatch = true;
+    const Comparison c = compare_reports(h100_report, a100, allow, "b.json", "h.json");
+    CHECK(c.warnings == std::vector<std::string>{
+                            "compared despite: devices differ: b.json was measured on NVIDIA H100 "
+                            "80GB HBM3, h.json on NVIDIA A100-SXM4-80GB"});
+    CHECK(c.rows.size() == 1);
+  }
+  SUBCASE("SM clocks more than 10% apart") {
+    Row slow = make_row("flash-v2", 1024, samples(t, kTight));
+    slow.counters["sm_clock_hz"] = 1.6e9;
+    CHECK_THROWS_WITH_AS(compare_reports(h100_report, make_report({slow}), {}, "b.json", "h.json"),
+                         "SM clocks differ: median 1972 MHz in b.json, 1600 MHz in h.json (-18.9%, "
+                         "more than 10%); pass --allow-mismatch to compare anyway",
+                         InputError);
+    Row close = slow;
+    close.counters["sm_clock_hz"] = 1.8e9;  // -8.7%: fine
+    CHECK_NOTHROW(compare_reports(h100_report, make_report({close}), {}, "b.json", "h.json"));
+  }
+  SUBCASE("a row without samples") {
+    Row untimed = make_row("flash-v2", 1024, {});
+    CHECK_THROWS_WITH_AS(
+        compare_reports(h100_report, make_report({untimed}), {}, "b.json", "h.json"),
+        "h.json: flash-v2 B1 H8 N1024 d64 full fwd has no timing samples "
+        "(compare needs reports written by `cuflash-roofline run`)",
+        InputError);
+  }
+}
+
+// ---- recorded reports ----
+
+TEST_CASE("compare: recorded H100 reports, base against head") {
+  const Report base = read_report_file(fixture("base.json"));
+  const Report head = read_report_file(fixture("head.json"));
+  const Comparison c = compare_reports(base, head, {}, "base.json", "head.json");
+  CHECK(c.rows.size() == 24);
+  CHECK(c.count(Verdict::kSlower) == 1);
+  CHECK(c.count(Verdict::kFaster) == 2);
+  CHECK(c.count(Verdict::kSame) == 19);
+  CHECK(c.count(Verdict::kAmbiguous) == 2);
+  CHECK(c.more_work_count() == 1);
+  CHECK(c.exit_code() == 1);
+  CHECK(c.base_device == "NVIDIA H100 80GB HBM3");
+
+  const RowComparison& slower = find_row(c, "flash-v2", 4096, true);
+  CHECK(slower.verdict == Verdict::kSlower);
+  CHECK(slower.time->test == SignificanceTest::kMannWhitney);
+  CHECK(slower.time->relative_change == doctest::Approx(0.086).epsilon(0.05));
+
+  const RowComparison& noisy = find_row(c, "flash-v2", 1024, false);
+  CHECK(noisy.verdict == Verdict::kAmbiguous);
+  CHECK(noisy.time->head_samples == 6);
+  CHECK(noisy.time->test == SignificanceTest::kRanges);
+  CHECK(noisy.time->note ==
+        "+5.7% exceeds the 5% threshold but is within the noise (the [min, max] ranges overlap)");
+
+  const RowComparison& small = find_row(c, "standard", 4096, false);
+  CHECK(small.verdict == Verdict::kAmbiguous);
+  CHECK(small.time->note ==
+        "+1.6% is significant (Mann–Whitney p < 0.001) but below the 5% threshold");
+
+  const RowComparison& bytes = find_row(c, "flash-v1", 16384, true);
+  CHECK(bytes.verdict == Verdict::kSame);
+  CHECK(bytes.more_work);
+  CHECK(bytes.regressed);
+  CHECK(render_compare_table(c).find("DRAM bytes +12.1%") != std::string::npos);
+
+  const Comparison improved = compare_reports(base, read_report_file(fixture("head_improved.json")),
+                                              {}, "base.json", "head_improved.json");
+  CHECK(improved.count(Verdict::kSlower) == 0);
+  CHECK(improved.more_work_count() == 0);
+  CHECK(improved.exit_code() == 0);
+}
+
+TEST_CASE("compare: JSON and Markdown writers") {
+  const Comparison c =
+      compare_reports(read_report_file(fixture("base.json")),
+                      read_report_file(fixture("head.json")), {}, "base.json", "head.json");
+  const auto j = nlohmann::json::parse(render_compare_json(c));
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["summary"]["slower"] == 1);
+  CHECK(j["summary"]["faster"] == 2);
+  CHECK(j["summary"]["same"] == 19);
+  CHECK(j["summary"]["ambiguous"] == 2);
+  CHECK(j["summary"]["not_compared"] == 0);
+  CHECK(j["summary"]["more_work"] == 1);
+  CHECK(j["summary"]["regressed"] == true);
+  CHECK(j["summary"]["exit_code"] == 1);
+  CHECK(j["options"]["threshold"] == 0.05);
+  REQUIRE(j["rows"].size() == 24);
+  const auto& row = j["rows"][0];
+  for (const char* key : {"kernel_base", "kernel_head", "workload", "spec_base", "spec_head",
+                          "verdict", "regressed", "more_work", "notes", "time", "quantities"})
+    CHECK_MESSAGE(row.contains(key), key);
+  CHECK(row["time"]["test"] == "mann-whitney");
+  CHECK(row["time"]["p_value"].is_number());
+
+  const std::string md = render_compare_markdown(c);
+  CHECK(md.rfind("### cuflash-roofline compare: ❌ regression\n", 0) == 0);
+  CHECK(md.find("| 🔴 **slower** | flash-v2 | B1 H8 N4096 d64 causal fwd |") != std::string::npos);
+  CHECK(md.find("<details><summary>18 unchanged rows</summary>") != std::string::npos);
+  CHECK(md.find("**DRAM bytes +12.1%**") != std::string::npos);
+  // Every table line has the same number of cells: escaped pipes do not split cells.
+  for (const std::string& line : split(md, '\n')) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::size_t cells = 0;
+    for (std::size_t i = 0; i < line.size(); ++i)
+      if (line[i] == '|' && (i == 0 || line[i - 1] != '\\')) ++cells;
+    CHECK_MESSAGE(cells == 10, line);
+  }
+}
+
+// ---- command line ----
+
+TEST_CASE("cli: compare exit codes gate CI") {
+  CHECK(cli({"compare", fixture("base.json"), fixture("head.json")}).code == 1);
+  CHECK(cli({"compare", fixture("base.json"), fixture("head_improved.json")}).code == 0);
+  CHECK(cli({"compare", fixture("base.json"), fixture("base.json")}).code == 0);
+  // A 10% threshold makes the +8.6% row ambiguous; a 20% tolerance accepts the +12% bytes.
+  CHECK(cli({"compare", fixture("base.json"), fixture("head.json"), "--threshold", "10",
+             "--tolerance", "20%"})
+            .code == 0);
+  const CliResult r = cli({"compare", fixture("base.json"), fixture("head.json")});
+  CHECK(r.err.empty());
+  CHECK(r.out.find("result: regression (exit 1)\n") != std::string::npos);
+  CHECK(r.out.find("24 rows compared: 1 slower, 2 faster, 19 same, 2 ambiguous; 1 with more "
+                   "bytes or FLOPs\n") != std::string::npos);
+}
+
+TEST_CASE("cli: compare writes Markdown and JSON files, and either to stdout") {
+  TempDir dir;
+  const std::string md = (dir.path / "comment.md").string();
+  const std::string json = (dir.path / "compare.json").string();
+  const CliResult r = cli(
+      {"compare", fixture("base.json"), fixture("head.json"), "--markdown", md, "--json", json});
+  CHECK(r.code == 1);
+  CHECK(r.out.find("result: regression (exit 1)") != std::string::npos);  // table too
+  CHECK(read_text(md).rfind("### cuflash-roofline compare", 0) == 0);
+  CHECK(nlohmann::json::parse(read_text(json))["summary"]["exit_code"] == 1);
+
+  const CliResult to_stdout =
+      cli({"compare", fixture("base.json"), fixture("head_improved.json"), "--markdown", "-"});
+  CHECK(to_stdout.code == 0);
+  CHECK(to_stdout.out.rfind("### cuflash-roofline compare: ✅ no regression\n", 0) == 0);
+  CHECK(to_stdout.out.find("result:") == std::string::npos);  // no table on top of it
+}
+
+TEST_CASE("cli: compare two kernels within one report") {
+  const CliResult r = cli({"compare", fixture("base.json"), "--kernel-base", "flash-v1",
+                           "--kernel-head", "flash-v2", "--json", "-"});
+  CHECK(r.code == 1);  // flash-v2 counts more tensor FLOPs on the causal diagonal tiles
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 8);
+  CHECK(j["rows"][0]["kernel_base"] == "flash-v1");
+  CHECK(j["rows"][0]["kernel_head"] == "flash-v2");
+  CHECK(j["summary"]["faster"] == 8);
+}
+
+TEST_CASE("cli: compare bad input gives one line, exit 2, and no output file") {
+  TempDir dir;
+  const std::string out = (dir.path / "out.json").string();
+  const std::string base = fixture("base.json");
+  const std::string missing = (dir.path / "missing.json").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"compare", base, missing, "--json", out},
+       "error: cannot read " + missing + ": No such file or directory\n"},
+      {{"compare", base, fixture("schema_v2.json"), "--json", out},
+       "error: " + fixture("schema_v2.json") +
+           ": schema_version 2 is not supported (this tool "
+           "reads 1)\n"},
+      {{"compare", base, fixture("empty.json"), "--json", out},
+       "error: " + fixture("empty.json") + ": the report has no rows\n"},
+      {{"compare", fixture("model.json"), fixture("model.json"), "--json", out},
+       "error: " + fixture("model.json") +
+           ": standard B1 H8 N1024 d64 causal fwd has no timing "
+           "samples (compare needs reports written by `cuflash-roofline run`)\n"},
+      {{"compare", base, fixture("model.json"), "--json", out},
+       "error: devices differ: " + base + " was measured on NVIDIA H100 80GB HBM3, " +
+           fixture("model.json") +
+           " is an analytic model report (no device); pass "
+           "--allow-mismatch to compare anyway\n"},
+      {{"compare", base, fixture("head_a100.json"), "--json", out},
+       "error: devices differ: " + base + " was measured on NVIDIA H100 80GB HBM3, " +
+           fixture("head_a100.json") +
+           " on NVIDIA A100-SXM4-80GB; pass --allow-mismatch to "
+           "compare anyway\n"},
+      {{"compare", base, fixture("head_low_clock.json"), "--json", out},
+       "error: SM clocks differ: median 1971 MHz in " + base + ", 1578 MHz in " +
+           fixture("head_low_clock.json") +
+           " (-19.9%, more than 10%); pass --allow-mismatch to "
+           "compare anyway\n"},
+      {{"compare", base, "--json", out},
+       "error: compare needs two reports, or one report with --kernel-base and --kernel-head\n"},
+      {{"compare", base, "--kernel-base", "flash-v2", "--kernel-head", "flash-v2", "--json", out},
+       "error: --kernel-base and --kernel-head name the same kernel \"flash-v2\"\n"},
+      {{"compare", base, base, "--markdown", "-", "--json", "-"},
+       "error: --markdown - and --json - cannot both write to stdout\n"},
+      {{"compare", base, base, "--json", (dir.path / "no" / "x.json").string()},
+       "error: cannot write " + (dir.path / "no" / "x.json").string() + ": directory " +
+           (dir.path / "no").string() + " does not exist\n"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(join(c.args, " "));
+    const CliResult r = cli(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err == c.message);
+    CHECK(r.out.empty());
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  // Negative tolerances and three reports are usage errors too.
+  CHECK(cli({"compare", base, base, "--tolerance", "-1"}).code == 2);
+  CHECK(cli({"compare", base, base, base}).code == 2);
+}
+
+TEST_CASE("cli: compare --allow-mismatch compares across devices with a warning") {
+  const CliResult r = cli({"compare", fixture("base.json"), fixture("head_a100.json"),
+                           "--allow-mismatch", "--json", "-"});
+  CHECK(r.code != 2);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["rows"].size() == 8);  // flash-v2 rows, matched across specs by kernel and workload
+  CHECK(j["warnings"].size() == 2);
+  // The table says so too (spdlog repeats it on stderr).
+  const CliResult table =
+      cli({"compare", fixture("base.json"), fixture("head_a100.json"), "--allow-mismatch"});
+  CHECK(table.out.find("warning: compared despite: devices differ") != std::string::npos);
+  CHECK(table.out.find("warning: compared despite: SM clocks differ") != std::string::npos);
+}
