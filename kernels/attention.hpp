@@ -122,7 +122,8 @@ cudaError_t compare_half_to_float(const void* test, const float* ref, std::size_
 cudaError_t compare_float_to_float(const float* test, const float* ref, std::size_t count,
                                    double* out, cudaStream_t stream);
 
-// Read and write every byte of `buffer` so that no earlier data stays in L2.
+// Read every byte of `buffer` so that no earlier data stays in L2, and no dirty line either
+// (`buffer` must be at least twice the L2 size; its first 4 bytes may be overwritten).
 cudaError_t flush_l2(void* buffer, std::size_t bytes, cudaStream_t stream);
 
 }  // namespace roofline::kernels

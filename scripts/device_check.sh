@@ -10,8 +10,13 @@
 set -u -o pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
-out="${OUT:-$repo/out/device-check}"
-mkdir -p "$out"
+# Everything is written to $work; $OUT (at most 8 files come back from the device tool) gets
+# summary.txt, logs.tar.xz and the counter fixture.
+final="${OUT:-$repo/out/device-check}"
+work="${WORK_DIR:-/tmp/device-check}"
+rm -rf "$work"
+mkdir -p "$final" "$work"
+out="$work"
 stages="${*:-build test sanitize fixture fidelity cost bench}"
 build="${BUILD_DIR:-$repo/build/device}"
 export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
@@ -76,20 +81,14 @@ metrics=$("$tool" metrics --chip GH100 --list 2>/dev/null)
 if has fidelity; then
   t=$(seconds)
   "$tool" run --counters --seq 4096,16384 --json "$out/fidelity_ours.json" >"$out/fidelity_ours.txt" 2>&1
-  ncu --clock-control none --cache-control all --replay-mode range --profile-from-start off \
-    --metrics "$metrics" --csv --page raw \
-    "$tool" run --no-counters --seq 4096,16384 --reps 1 --warmup 0 --json "$out/fidelity_ncu_run.json" \
+  # Kernel replay, caches flushed before each kernel, one launch per point (the binary wraps
+  # its first timed launch in cudaProfilerStart/Stop when counters are off).
+  ncu --clock-control none --cache-control all --profile-from-start off --metrics "$metrics" \
+    --csv --page raw "$tool" run --no-counters --seq 4096,16384 --reps 1 --warmup 0 \
     >"$out/fidelity_ncu.csv" 2>"$out/fidelity_ncu.err"
-  note "ncu range replay: rc=$? ($(grep -c '^"' "$out/fidelity_ncu.csv") csv lines)"
+  note "ncu (kernel replay): rc=$? ($(grep -c '^"' "$out/fidelity_ncu.csv") csv lines)"
   python3 scripts/ncu_compare.py "$out/fidelity_ours.json" "$out/fidelity_ncu.csv" \
     >"$out/fidelity.txt" 2>&1
-  if grep -q "cannot pair" "$out/fidelity.txt"; then
-    # Fall back to kernel replay with one result per kernel launch.
-    ncu --clock-control none --cache-control all --profile-from-start off --metrics "$metrics" \
-      --csv --page raw "$tool" run --no-counters --seq 4096,16384 --reps 1 --warmup 0 \
-      >"$out/fidelity_ncu_kernel.csv" 2>"$out/fidelity_ncu_kernel.err"
-    note "ncu range replay did not pair; kernel replay csv saved ($(grep -c '^"' "$out/fidelity_ncu_kernel.csv") lines)"
-  fi
   note "fidelity: $(elapsed "$t") s"
   cat "$out/fidelity.txt" | tee -a "$summary"
 fi
@@ -130,5 +129,9 @@ if has bench; then
   cat "$out/bench.txt" | tee -a "$summary" >/dev/null
 fi
 
+cp "$summary" "$final/summary.txt"
+[ -f "$out/gh100_seed_sweep.tar.xz" ] && cp "$out/gh100_seed_sweep.tar.xz" "$final/"
+[ -f "$out/bench.json" ] && cp "$out/bench.json" "$final/"
+(cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude='*.ncu-rep' --exclude='fixture' --exclude='*.tar.xz' .)
 echo "==== summary ===="
 cat "$summary"

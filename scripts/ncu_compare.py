@@ -42,15 +42,53 @@ def read_ncu(path):
 def scaled(row, units, metric):
     value = number(row.get(metric, "nan"))
     unit = (units.get(metric) or "").strip()
-    factor = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-9,
-              "usecond": 1e-6, "msecond": 1e-3, "second": 1, "sector": 32}.get(unit, 1)
+    factor = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-9, "ns": 1e-9,
+              "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3, "second": 1, "s": 1,
+              "sector": 32}.get(unit, 1)
     return value * factor
+
+
+def group_kernels(ncu_rows, points):
+    """Kernel replay gives one result per kernel: sum the launches of each point. A flash point
+    is one kernel; a standard forward point is GEMM, softmax, GEMM (cuBLAS may add kernels
+    before the second GEMM, so it runs to the first non-softmax kernel after the softmax)."""
+    groups, i = [], 0
+    for point in points:
+        if point["kernel"] != "standard":
+            groups.append([ncu_rows[i]])
+            i += 1
+            continue
+        group, seen_softmax = [], False
+        while i < len(ncu_rows):
+            name = ncu_rows[i]["Kernel Name"]
+            group.append(ncu_rows[i])
+            i += 1
+            if "softmax" in name:
+                seen_softmax = True
+            elif seen_softmax:
+                break
+        groups.append(group)
+    if i != len(ncu_rows):
+        return None
+    summed = []
+    for group in groups:
+        row = dict(group[0])
+        for key in row:
+            values = [number(g.get(key, "")) for g in group]
+            if all(v == v for v in values):
+                row[key] = str(sum(values))
+        summed.append(row)
+    return summed
 
 
 def main():
     ours = json.load(open(sys.argv[1]))
     ncu_rows, units = read_ncu(sys.argv[2])
     points = [r for r in ours["rows"] if r["status"] in ("ok", "counters_unavailable")]
+    if len(ncu_rows) != len(points) and "Kernel Name" in (ncu_rows[0] if ncu_rows else {}):
+        grouped = group_kernels(ncu_rows, points)
+        if grouped is not None:
+            ncu_rows = grouped
     if len(ncu_rows) != len(points):
         print("ncu returned %d results for %d points: cannot pair them" % (len(ncu_rows), len(points)))
         sys.exit(1)
