@@ -11,19 +11,21 @@ namespace {
 
 struct MetricsOptions {
   std::string chip = "GH100";
+  std::string set = "roofline";
   bool list = false;
 };
 
 int run_metrics(const MetricsOptions& options) {
-  const std::vector<std::string> metrics = catalogue_metrics(options.chip);  // throws if unknown
+  const CounterSet set = options.set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
+  const std::vector<std::string> metrics = catalogue_metrics(options.chip, set);  // throws if unknown
   if (options.list) {
     std::cout << join(metrics, ",") << "\n";
     return 0;
   }
-  std::cout << "counter quantities on " << options.chip << " (" << metrics.size()
-            << " hardware metrics):\n";
+  std::cout << "counter set " << to_string(set) << " on " << options.chip << " ("
+            << metrics.size() << " hardware metrics):\n";
   for (const CounterQuantity& q : counter_quantities()) {
-    const auto& terms = metric_terms(options.chip, q.id);
+    const auto terms = metric_terms(options.chip, q.id, set);
     if (terms.empty()) continue;
     std::vector<std::string> parts;
     for (const MetricTerm& term : terms)
@@ -40,6 +42,9 @@ void setup_metrics(CLI::App& root, const GlobalOptions&, int* exit_code) {
   auto options = std::make_shared<MetricsOptions>();
   CLI::App* sub = root.add_subcommand("metrics", "Show the hardware metrics collected per chip");
   sub->add_option("--chip", options->chip, "Chip as CUPTI names it (GA100, GH100)")
+      ->capture_default_str();
+  sub->add_option("--set", options->set, "Counter set: roofline or full")
+      ->check(CLI::IsMember({"roofline", "full"}))
       ->capture_default_str();
   sub->add_flag("--list", options->list, "Print the metric names comma-separated (for ncu --metrics)");
   sub->callback([options, exit_code] { *exit_code = run_metrics(*options); });

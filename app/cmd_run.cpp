@@ -7,11 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
-#include <nlohmann/json.hpp>
-
-#include "lib/core/checksum.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/output.hpp"
+#include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/device.hpp"
 #include "lib/gpu/runner.hpp"
 
@@ -30,24 +28,8 @@ struct RunCommandOptions {
   bool counters = false;
   std::uint64_t seed = 20240607;
   std::string save_counter_data;
+  std::string counter_set = "roofline";
 };
-
-// Records what CI needs to evaluate this run's counters offline: the counter-data image, the
-// metric list, a checksum, and which row each range measured.
-void save_counter_data(const std::string& dir, const gpu::RunResult& result) {
-  if (result.counter_data_image.empty())
-    throw GpuUnavailableError("--save-counter-data: no counters were collected");
-  nlohmann::json meta;
-  meta["chip"] = result.device.chip;
-  meta["metrics"] = result.metrics;
-  meta["image_bytes"] = result.counter_data_image.size();
-  meta["fnv1a64"] = fnv1a64_hex(result.counter_data_image);
-  meta["range_rows"] = result.range_rows;
-  meta["counter_passes"] = result.counter_passes;
-  write_output(dir + "/counter_data.bin",
-               std::string(result.counter_data_image.begin(), result.counter_data_image.end()));
-  write_output(dir + "/fixture.json", meta.dump(2) + "\n");
-}
 
 // "\r[3/24] ..." on a tty, nothing otherwise; the line is cleared when the sweep ends.
 class ProgressLine {
@@ -89,6 +71,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.warmup = options.warmup;
   run.verify = options.verify;
   run.seed = options.seed;
+  run.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
   run.counters = options.no_counters ? gpu::CounterMode::kOff
                  : options.counters  ? gpu::CounterMode::kRequired
                                      : gpu::CounterMode::kAuto;
@@ -115,7 +98,13 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
     report.rows.push_back(std::move(row));
   }
   options.output.emit(report);
-  if (!options.save_counter_data.empty()) save_counter_data(options.save_counter_data, result);
+  if (!options.save_counter_data.empty()) {
+    if (result.counter_data_image.empty())
+      throw GpuUnavailableError("--save-counter-data: no counters were collected");
+    gpu::save_counter_data(options.save_counter_data,
+                           {result.device.chip, result.counter_set, result.metrics,
+                            result.counter_data_image, result.range_rows, result.counter_passes});
+  }
   return 0;
 }
 
@@ -146,6 +135,12 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto* on = sub->add_flag("--counters", options->counters,
                            "Require hardware counters: exit 3 when none can be read");
   off->excludes(on);
+  sub->add_option("--counter-set", options->counter_set,
+                  "roofline: bytes at every level, tensor FLOPs, time and clocks, one pass, no "
+                  "instrumentation; full: adds CUDA-core FP32/FP16 FLOPs and shared-memory bytes "
+                  "(SASS-instrumented, 3 passes, kernels run slower while counted)")
+      ->check(CLI::IsMember({"roofline", "full"}))
+      ->capture_default_str();
   sub->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
   sub->add_option("--save-counter-data", options->save_counter_data,
                   "Write the raw counter-data image and its metric list to DIR (test fixtures)")

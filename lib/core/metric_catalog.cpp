@@ -10,6 +10,7 @@ namespace roofline {
 namespace {
 
 using Terms = std::vector<MetricTerm>;
+constexpr CounterSet kFull = CounterSet::kFull;
 using ChipTable = std::map<std::string, Terms, std::less<>>;
 
 // Metrics every chip from sm_80 on names the same way.
@@ -25,14 +26,15 @@ ChipTable common_table() {
       {quantity::kL2, {{"lts__t_sectors_srcunit_tex.sum", 32}}},  // 32-byte sectors
       {quantity::kL2Fabric, {{"lts__t_bytes.sum", 1}}},
       {quantity::kL1, {{"l1tex__t_bytes.sum", 1}}},
-      {quantity::kShared, {{"sm__sass_data_bytes_mem_shared.sum", 1}}},
+      {quantity::kShared, {{"sm__sass_data_bytes_mem_shared.sum", 1, kFull}}},
+      // SASS-instrumented: exact, but the kernels run many times slower in that pass.
       {quantity::kFp32Flops,
-       {{sass + "fadd_pred_on.sum", 1}, {sass + "fmul_pred_on.sum", 1},
-        {sass + "ffma_pred_on.sum", 2}}},
+       {{sass + "fadd_pred_on.sum", 1, kFull}, {sass + "fmul_pred_on.sum", 1, kFull},
+        {sass + "ffma_pred_on.sum", 2, kFull}}},
       // Packed half2 assumed (2 lanes); compiler-generated HFMA2.MMA moves inflate it.
       {quantity::kFp16Flops,
-       {{sass + "hadd_pred_on.sum", 2}, {sass + "hmul_pred_on.sum", 2},
-        {sass + "hfma_pred_on.sum", 4}}},
+       {{sass + "hadd_pred_on.sum", 2, kFull}, {sass + "hmul_pred_on.sum", 2, kFull},
+        {sass + "hfma_pred_on.sum", 4, kFull}}},
   };
 }
 
@@ -44,8 +46,8 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
     ga100[quantity::kTensorMmaSync] = {
         {"sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum", 1},
         {"sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_off.sum", 1},
-        {"sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 1},
-        {"sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 1, kFull},
+        {"sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
     };
     out["GA100"] = ga100;
     // GH100 (H100, H200): mma.sync (HMMA) and wgmma (HGMMA) counted apart.
@@ -53,13 +55,13 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
     gh100[quantity::kTensorMmaSync] = {
         {"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum", 1},
         {"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum", 1},
-        {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum", 1},
-        {"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum", 1, kFull},
+        {"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
     };
     gh100[quantity::kTensorWgmma] = {
         {"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum", 1},
-        {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 1},
-        {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 1, kFull},
+        {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
     };
     out["GH100"] = gh100;
     return out;
@@ -107,47 +109,57 @@ std::vector<std::string> catalogued_chips() {
 
 bool has_catalogue(std::string_view chip) { return catalogue().find(chip) != catalogue().end(); }
 
-const std::vector<MetricTerm>& metric_terms(std::string_view chip, std::string_view quantity_id) {
-  static const Terms kEmpty;
-  auto table = catalogue().find(chip);
-  if (table == catalogue().end()) return kEmpty;
-  auto terms = table->second.find(quantity_id);
-  return terms == table->second.end() ? kEmpty : terms->second;
+std::string_view to_string(CounterSet set) {
+  return set == CounterSet::kRoofline ? "roofline" : "full";
 }
 
-std::vector<std::string> catalogue_metrics(std::string_view chip) {
+std::vector<MetricTerm> metric_terms(std::string_view chip, std::string_view quantity_id,
+                                     CounterSet set) {
+  std::vector<MetricTerm> out;
+  auto table = catalogue().find(chip);
+  if (table == catalogue().end()) return out;
+  auto terms = table->second.find(quantity_id);
+  if (terms == table->second.end()) return out;
+  for (const MetricTerm& term : terms->second)
+    if (set == CounterSet::kFull || term.set == CounterSet::kRoofline) out.push_back(term);
+  return out;
+}
+
+std::vector<std::string> catalogue_metrics(std::string_view chip, CounterSet set) {
   if (!has_catalogue(chip))
     throw InputError("no counter catalogue for chip " + std::string(chip) +
                      "; catalogued: " + join(catalogued_chips(), ", "));
   std::vector<std::string> metrics;
   for (const CounterQuantity& q : counter_quantities())
-    for (const MetricTerm& term : metric_terms(chip, q.id))
+    for (const MetricTerm& term : metric_terms(chip, q.id, set))
       if (std::find(metrics.begin(), metrics.end(), term.metric) == metrics.end())
         metrics.push_back(term.metric);
   return metrics;
 }
 
-std::map<std::string, double> combine_metrics(std::string_view chip,
+std::vector<std::string> catalogue_quantities(std::string_view chip, CounterSet set) {
+  std::vector<std::string> out;
+  for (const CounterQuantity& q : counter_quantities())
+    if (!metric_terms(chip, q.id, set).empty()) out.push_back(q.id);
+  return out;
+}
+
+std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet set,
                                               const std::vector<std::string>& metrics,
                                               const std::vector<double>& values) {
   std::map<std::string, double> out;
   for (const CounterQuantity& q : counter_quantities()) {
-    const Terms& terms = metric_terms(chip, q.id);
+    const std::vector<MetricTerm> terms = metric_terms(chip, q.id, set);
     if (terms.empty()) continue;
     double total = 0;
     bool complete = true;
     for (const MetricTerm& term : terms) {
       auto it = std::find(metrics.begin(), metrics.end(), term.metric);
-      if (it == metrics.end()) {
+      if (it == metrics.end() || std::isnan(values.at(static_cast<std::size_t>(it - metrics.begin())))) {
         complete = false;
         break;
       }
-      double value = values.at(static_cast<std::size_t>(it - metrics.begin()));
-      if (std::isnan(value)) {
-        complete = false;
-        break;
-      }
-      total += term.factor * value;
+      total += term.factor * values[static_cast<std::size_t>(it - metrics.begin())];
     }
     if (complete) out[q.id] = total;
   }

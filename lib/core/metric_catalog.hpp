@@ -11,9 +11,17 @@
 
 namespace roofline {
 
+// Which metrics to collect. kRoofline needs no instrumentation and fits in one pass on GA100
+// and GH100 (time, clocks, bytes at every level, FP16 tensor FLOPs); kFull adds the
+// SASS-instrumented counters (CUDA-core FP32/FP16 FLOPs, shared-memory bytes) and the BF16/TF32
+// tensor paths: 3 passes, and kernels run many times slower in the instrumented pass.
+enum class CounterSet { kRoofline, kFull };
+std::string_view to_string(CounterSet set);  // "roofline", "full"
+
 struct MetricTerm {
   std::string metric;  // "lts__t_sectors_srcunit_tex.sum"
   double factor;       // quantity += factor × metric value
+  CounterSet set = CounterSet::kRoofline;  // the smallest set that collects it
 };
 
 struct CounterQuantity {
@@ -29,16 +37,21 @@ const CounterQuantity* find_counter_quantity(std::string_view id);
 std::vector<std::string> catalogued_chips();
 bool has_catalogue(std::string_view chip);
 
-// Terms of one quantity on one chip; empty when the chip cannot measure it.
-const std::vector<MetricTerm>& metric_terms(std::string_view chip, std::string_view quantity);
+// Terms of one quantity on one chip within a set; empty when the set does not measure it.
+std::vector<MetricTerm> metric_terms(std::string_view chip, std::string_view quantity,
+                                     CounterSet set = CounterSet::kFull);
 
-// Every hardware metric the chip's catalogue needs, deduplicated, in a stable order.
+// Every hardware metric the set needs on the chip, deduplicated, in a stable order.
 // Throws InputError for a chip without a catalogue.
-std::vector<std::string> catalogue_metrics(std::string_view chip);
+std::vector<std::string> catalogue_metrics(std::string_view chip,
+                                           CounterSet set = CounterSet::kFull);
 
-// Combine raw metric values (same order as `metrics`) into quantities. A quantity whose terms
-// include a NaN or missing metric is left out of the result.
-std::map<std::string, double> combine_metrics(std::string_view chip,
+// Quantities the set measures on the chip.
+std::vector<std::string> catalogue_quantities(std::string_view chip, CounterSet set);
+
+// Combine raw metric values (same order as `metrics`) into the set's quantities. A quantity
+// whose terms include a NaN or missing metric is left out of the result.
+std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet set,
                                               const std::vector<std::string>& metrics,
                                               const std::vector<double>& values);
 

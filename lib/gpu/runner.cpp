@@ -422,7 +422,8 @@ class SweepRunner {
                                      " yet (catalogued: " + join(catalogued_chips(), ", ") + ")");
         return;
       }
-      result.metrics = catalogue_metrics(result.device.chip);
+      result.counter_set = options_.counter_set;
+      result.metrics = catalogue_metrics(result.device.chip, options_.counter_set);
       using Clock = std::chrono::steady_clock;
       const auto t_setup = Clock::now();
       RangeProfiler profiler(options_.device, result.metrics, static_cast<int>(measured.size()));
@@ -472,8 +473,10 @@ class SweepRunner {
                                 std::to_string(ranges.size()));
       for (std::size_t n = 0; n < ranges.size(); ++n) {
         Row& row = result.rows[measured[std::stoul(ranges[n].name)]];
-        row.counters = combine_metrics(result.device.chip, result.metrics, ranges[n].values);
-        if (row.counters.size() < metric_count_expected(result.device.chip)) {
+        row.counters = combine_metrics(result.device.chip, options_.counter_set, result.metrics,
+                                       ranges[n].values);
+        if (row.counters.size() <
+            catalogue_quantities(result.device.chip, options_.counter_set).size()) {
           row.status = RowStatus::kCountersUnavailable;
           row.message = "some counters evaluated to NaN (not collected)";
         }
@@ -481,21 +484,15 @@ class SweepRunner {
       result.counters_measured = true;
       result.counter_data_image = profiler.counter_data_image();
       for (const RangeValues& range : ranges) result.range_rows.push_back(measured[std::stoul(range.name)]);
-      result.counters = "CUPTI range profiler, user ranges, user replay with an L2 flush before "
-                        "each measured launch; " +
+      result.counters = "CUPTI range profiler, counter set " +
+                        std::string(to_string(options_.counter_set)) +
+                        ", user ranges, user replay with an L2 flush before each measured launch; " +
                         std::to_string(result.counter_passes) + " passes for the whole sweep; chip " +
                         result.device.chip + "; " + counter_timing_;
     } catch (const ProfilerError& error) {
       arena_.release();
       mark_unavailable(result, unavailable_message(error));
     }
-  }
-
-  static std::size_t metric_count_expected(const std::string& chip) {
-    std::size_t n = 0;
-    for (const CounterQuantity& q : counter_quantities())
-      if (!metric_terms(chip, q.id).empty()) ++n;
-    return n;
   }
 
   const std::vector<SweepPoint>& points_;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/metric_catalog.hpp"
 #include "lib/core/report.hpp"
 
 namespace roofline::gpu {
@@ -30,6 +31,7 @@ struct RunOptions {
   int reps = 20;
   bool verify = false;
   CounterMode counters = CounterMode::kAuto;
+  CounterSet counter_set = CounterSet::kRoofline;
   std::uint64_t seed = 20240607;
   // Wrap the first timed launch of each point in cudaProfilerStart/Stop when counters are off,
   // so `ncu --profile-from-start off` sees exactly one launch per point.
@@ -43,6 +45,7 @@ struct RunResult {
   DeviceInfo device;             // with the chip name when counters ran
   std::string counters;          // provenance line for the report context
   std::vector<std::string> metrics;
+  CounterSet counter_set = CounterSet::kRoofline;
   int counter_passes = 0;
   bool counters_measured = false;  // at least one row has counters
   // The decoded counter-data image and, per range in order, the index of its row (to record

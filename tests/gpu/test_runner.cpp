@@ -37,6 +37,7 @@ TEST_CASE("runner: every kernel, verified and timed, with counters in one sweep"
   gpu::RunOptions options;
   options.reps = 5;
   options.verify = true;
+  options.counter_set = CounterSet::kFull;  // FP32 FLOPs too (SASS-instrumented)
   const gpu::RunResult result = gpu::run_sweep(points, options);
   REQUIRE(result.rows.size() == points.size());
   CHECK(result.counter_passes >= 1);
@@ -67,6 +68,23 @@ TEST_CASE("runner: every kernel, verified and timed, with counters in one sweep"
   const Row& v1 = result.rows[2];
   CHECK(v1.counters.at(quantity::kTensorMmaSync) == 0);
   CHECK(v1.counters.at(quantity::kFp32Flops) >= 0.9 * v1.prediction.model_flops);
+}
+
+TEST_CASE("runner: the default counter set measures bytes and tensor FLOPs in one pass") {
+  gpu::RunOptions options;
+  options.reps = 3;
+  const gpu::RunResult result = gpu::run_sweep({{"flash-v2", workload(2048, false)},
+                                                {"standard", workload(2048, true)}}, options);
+  CHECK(result.counter_passes == 1);
+  for (const Row& row : result.rows) {
+    CAPTURE(row.kernel);
+    CHECK(row.status == RowStatus::kOk);
+    CHECK(row.counters.count(quantity::kFp32Flops) == 0);
+    CHECK(row.counters.at(quantity::kL2) > 0);
+  }
+  CHECK(result.rows[0].counters.at(quantity::kTensorMmaSync) ==
+        doctest::Approx(result.rows[0].prediction.algorithmic_flops));
+  CHECK(result.rows[1].counters.at(quantity::kTensorWgmma) > 0);
 }
 
 TEST_CASE("runner: a workload that cannot fit is too_large and the sweep goes on") {

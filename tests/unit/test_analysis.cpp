@@ -112,7 +112,13 @@ TEST_CASE("analysis: rows without a verdict") {
 
 TEST_CASE("metric catalogue: quantities combine per chip") {
   const std::vector<std::string> metrics = catalogue_metrics("GH100");
-  CHECK(metrics.size() >= 20);
+  CHECK(metrics.size() == 23);
+  // The default set leaves out every SASS-instrumented metric and the BF16/TF32 tensor paths.
+  const std::vector<std::string> roofline_set = catalogue_metrics("GH100", CounterSet::kRoofline);
+  CHECK(roofline_set.size() == 12);
+  for (const std::string& m : roofline_set) CHECK(m.find("sass") == std::string::npos);
+  CHECK(catalogue_quantities("GH100", CounterSet::kRoofline).size() == 11);
+  CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 13);
   std::vector<double> values(metrics.size(), 1.0);
   auto index = [&](const std::string& name) {
     return static_cast<std::size_t>(std::find(metrics.begin(), metrics.end(), name) - metrics.begin());
@@ -121,12 +127,16 @@ TEST_CASE("metric catalogue: quantities combine per chip") {
   values[index("lts__t_sectors_srcunit_tex.sum")] = 3;
   values[index("gpu__time_duration.sum")] = 2500;  // ns
   values[index("dram__bytes_write.sum")] = std::nan("");
-  const auto q = combine_metrics("GH100", metrics, values);
+  const auto q = combine_metrics("GH100", CounterSet::kFull, metrics, values);
   CHECK(q.at(quantity::kFp32Flops) == 1 + 1 + 2 * 10);
   CHECK(q.at(quantity::kL2) == 96);
   CHECK(q.at(quantity::kGpuTime) == doctest::Approx(2.5e-6));
   CHECK(q.count(quantity::kDramWrite) == 0);  // NaN: not collected
   CHECK(q.at(quantity::kTensorWgmma) == 3);
+  // In the roofline set the tensor quantity sums only its FP16 terms.
+  const auto lean = combine_metrics("GH100", CounterSet::kRoofline, metrics, values);
+  CHECK(lean.at(quantity::kTensorWgmma) == 1);
+  CHECK(lean.count(quantity::kFp32Flops) == 0);
   CHECK(metric_terms("GA100", quantity::kTensorWgmma).empty());
   CHECK_THROWS_WITH(catalogue_metrics("GZ999"),
                     "no counter catalogue for chip GZ999; catalogued: GA100, GH100");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/metric_catalog.hpp"
 #include "lib/gpu/range_profiler.hpp"
 
 namespace {
@@ -19,48 +20,10 @@ using roofline::gpu::MetricHost;
 using roofline::gpu::ProfilerError;
 using roofline::gpu::ProfilerErrorKind;
 
-// Time, clocks, bytes per level and SASS FLOP counts: the same names on GA100 and GH100.
-const std::vector<std::string> kCommonMetrics = {
-    "gpu__time_duration.sum",
-    "sm__cycles_elapsed.avg.per_second",
-    "dram__cycles_elapsed.avg.per_second",
-    "lts__cycles_elapsed.avg.per_second",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "lts__t_sectors_srcunit_tex.sum",
-    "lts__t_bytes.sum",
-    "l1tex__t_bytes.sum",
-    "sm__sass_data_bytes_mem_shared.sum",
-    "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_hadd_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_hmul_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_hfma_pred_on.sum",
-};
-
-// Tensor FLOPs (dense), per instruction family.
-const std::vector<std::string> kGa100Tensor = {
-    "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_off.sum",
-    "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum",
-};
-const std::vector<std::string> kGh100Tensor = {
-    "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
-};
-
+// The metrics the tool collects come from the catalogue (lib/core/metric_catalog.cpp), the
+// one place that names them; these tests check them against this CUPTI's host library.
 std::vector<std::string> recommended(const std::string& chip) {
-  std::vector<std::string> metrics = kCommonMetrics;
-  const auto& tensor = chip == "GH100" ? kGh100Tensor : kGa100Tensor;
-  metrics.insert(metrics.end(), tensor.begin(), tensor.end());
-  return metrics;
+  return roofline::catalogue_metrics(chip, roofline::CounterSet::kFull);
 }
 
 // A counter-data header as CUPTI 13.0 lays it out (see range_profiler.cpp): signature, layout
@@ -147,6 +110,20 @@ TEST_CASE("metric_host: has_metric wants a full name and survives a bad one") {
   CHECK(host.has_metric("dram__bytes_read.sum.per_second"));
 }
 
+TEST_CASE("metric_host: the default roofline set needs one pass, the full set three") {
+  for (const std::string chip : {"GA100", "GH100"}) {
+    MetricHost host(chip);
+    const auto lean = roofline::catalogue_metrics(chip, roofline::CounterSet::kRoofline);
+    const auto full = roofline::catalogue_metrics(chip, roofline::CounterSet::kFull);
+    const int lean_passes = host.num_passes(host.config_image(lean));
+    const int full_passes = host.num_passes(host.config_image(full));
+    MESSAGE(chip << ": roofline set " << lean.size() << " metrics in " << lean_passes
+                 << " pass(es); full set " << full.size() << " metrics in " << full_passes);
+    CHECK(lean_passes == 1);
+    CHECK(full_passes <= 3);
+  }
+}
+
 TEST_CASE("metric_host: the recommended set needs at most 3 passes") {
   for (const std::string chip : {"GA100", "GH100"}) {
     MetricHost host(chip);
@@ -165,7 +142,7 @@ TEST_CASE("metric_host: the recommended set needs at most 3 passes") {
 
 TEST_CASE("metric_host: an unknown metric is named in the error") {
   MetricHost host("GH100");
-  std::vector<std::string> metrics = kCommonMetrics;
+  std::vector<std::string> metrics = recommended("GH100");
   metrics.push_back("sm__no_such_metric.sum");
   try {
     host.config_image(metrics);
@@ -234,7 +211,8 @@ TEST_CASE("metric_host: a counter-data header that points outside the image is r
 TEST_CASE("metric_host: an image recorded on an H200 evaluates offline") {
 #ifdef ROOFLINE_COUNTER_DATA_DIR
   const std::string path =
-      std::string(ROOFLINE_COUNTER_DATA_DIR) + "/gh100_empty_8ranges_23metrics.counterdata";
+      std::string(ROOFLINE_COUNTER_DATA_DIR) +
+      "/gh100_empty_8ranges_23metrics/gh100_empty_8ranges_23metrics.counterdata";
   std::ifstream file(path, std::ios::binary);
   REQUIRE_MESSAGE(file.good(), "missing fixture " << path);
   const std::vector<std::uint8_t> image((std::istreambuf_iterator<char>(file)),
