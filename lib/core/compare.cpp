@@ -241,19 +241,6 @@ std::vector<std::size_t> select_rows(const Report& report, const std::string& ke
 
 // ---- tables ----
 
-std::size_t display_width(const std::string& text) {
-  std::size_t width = 0;
-  for (unsigned char c : text)
-    if ((c & 0xC0) != 0x80) ++width;
-  return width;
-}
-
-std::string pad(const std::string& text, std::size_t width, bool right) {
-  const std::size_t w = display_width(text);
-  if (w >= width) return text;
-  const std::string fill(width - w, ' ');
-  return right ? fill + text : text + fill;
-}
 
 std::string kernel_cell(const RowComparison& row) {
   return row.kernel_base == row.kernel_head ? row.kernel_base

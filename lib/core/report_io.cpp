@@ -233,20 +233,6 @@ std::string csv_number(double value) {
   return out.str();
 }
 
-// Display width of UTF-8 text: one column per code point.
-std::size_t display_width(const std::string& text) {
-  std::size_t width = 0;
-  for (unsigned char c : text)
-    if ((c & 0xC0) != 0x80) ++width;
-  return width;
-}
-
-std::string pad(const std::string& text, std::size_t width, bool right) {
-  const std::size_t w = display_width(text);
-  if (w >= width) return text;
-  const std::string fill(width - w, ' ');
-  return right ? fill + text : text + fill;
-}
 
 std::string bytes_text(double bytes) { return std::isnan(bytes) ? "-" : format_si(bytes) + "B"; }
 

@@ -46,6 +46,20 @@ std::string first_line(std::string_view text) {
   return std::string(text.substr(0, text.find('\n')));
 }
 
+std::size_t display_width(std::string_view text) {
+  std::size_t width = 0;
+  for (unsigned char c : text)
+    if ((c & 0xC0) != 0x80) ++width;
+  return width;
+}
+
+std::string pad(const std::string& text, std::size_t width, bool right) {
+  const std::size_t w = display_width(text);
+  if (w >= width) return text;
+  const std::string fill(width - w, ' ');
+  return right ? fill + text : text + fill;
+}
+
 std::string format_fixed(double value, int digits) {
   if (std::isnan(value)) return "-";
   char buffer[64];
