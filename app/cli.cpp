@@ -27,7 +27,7 @@ void setup_logging(const GlobalOptions& global) {
   auto logger = spdlog::stderr_color_mt("cuflash-roofline");
   logger->set_pattern("%^%l%$: %v");
   spdlog::set_default_logger(logger);
-  spdlog::set_level(global.quiet           ? spdlog::level::err
+  spdlog::set_level(global.quiet            ? spdlog::level::err
                     : global.verbosity >= 2 ? spdlog::level::trace
                     : global.verbosity == 1 ? spdlog::level::debug
                                             : spdlog::level::info);

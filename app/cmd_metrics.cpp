@@ -17,13 +17,14 @@ struct MetricsOptions {
 
 int run_metrics(const MetricsOptions& options) {
   const CounterSet set = options.set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
-  const std::vector<std::string> metrics = catalogue_metrics(options.chip, set);  // throws if unknown
+  const std::vector<std::string> metrics =
+      catalogue_metrics(options.chip, set);  // throws if unknown
   if (options.list) {
     std::cout << join(metrics, ",") << "\n";
     return 0;
   }
-  std::cout << "counter set " << to_string(set) << " on " << options.chip << " ("
-            << metrics.size() << " hardware metrics):\n";
+  std::cout << "counter set " << to_string(set) << " on " << options.chip << " (" << metrics.size()
+            << " hardware metrics):\n";
   for (const CounterQuantity& q : counter_quantities()) {
     const auto terms = metric_terms(options.chip, q.id, set);
     if (terms.empty()) continue;
@@ -46,7 +47,8 @@ void setup_metrics(CLI::App& root, const GlobalOptions&, int* exit_code) {
   sub->add_option("--set", options->set, "Counter set: roofline or full")
       ->check(CLI::IsMember({"roofline", "full"}))
       ->capture_default_str();
-  sub->add_flag("--list", options->list, "Print the metric names comma-separated (for ncu --metrics)");
+  sub->add_flag("--list", options->list,
+                "Print the metric names comma-separated (for ncu --metrics)");
   sub->callback([options, exit_code] { *exit_code = run_metrics(*options); });
 }
 

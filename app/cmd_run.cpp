@@ -51,7 +51,8 @@ class ProgressLine {
 
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   options.output.check();
-  if (!options.save_counter_data.empty()) check_output_path(options.save_counter_data + "/fixture.json");
+  if (!options.save_counter_data.empty())
+    check_output_path(options.save_counter_data + "/fixture.json");
   const SpecRegistry registry = global.specs.load();
   const std::vector<Workload> workloads = options.sweep.workloads();
   const std::vector<std::string> kernels = options.sweep.kernel_names();

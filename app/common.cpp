@@ -1,7 +1,7 @@
 #include "app/common.hpp"
 
-#include <iostream>
 #include <unistd.h>
+#include <iostream>
 
 #include "lib/core/errors.hpp"
 #include "lib/core/model.hpp"
@@ -118,7 +118,11 @@ void OutputOptions::emit(const Report& report) const {
   }
 }
 
-bool stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }
-bool stdout_is_tty() { return isatty(STDOUT_FILENO) == 1; }
+bool stderr_is_tty() {
+  return isatty(STDERR_FILENO) == 1;
+}
+bool stdout_is_tty() {
+  return isatty(STDOUT_FILENO) == 1;
+}
 
 }  // namespace roofline::app

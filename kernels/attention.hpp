@@ -33,11 +33,11 @@ struct AttentionShape {
 //   d_v. It must be run after a forward launch on the same buffers and workspace, and is
 //   idempotent: running it twice gives the same gradients (it clears its own accumulators).
 struct AttentionBuffers {
-  const void* q = nullptr;  // half [B,H,N,d]
-  const void* k = nullptr;  // half [B,H,N,d]
-  const void* v = nullptr;  // half [B,H,N,d]
-  void* o = nullptr;        // half [B,H,N,d]
-  float* lse = nullptr;     // float [B,H,N], natural log of the softmax denominator of scaled S
+  const void* q = nullptr;    // half [B,H,N,d]
+  const void* k = nullptr;    // half [B,H,N,d]
+  const void* v = nullptr;    // half [B,H,N,d]
+  void* o = nullptr;          // half [B,H,N,d]
+  float* lse = nullptr;       // float [B,H,N], natural log of the softmax denominator of scaled S
   const void* d_o = nullptr;  // half [B,H,N,d]
   void* d_q = nullptr;        // half [B,H,N,d]
   void* d_k = nullptr;        // half [B,H,N,d]

@@ -36,15 +36,24 @@ const std::vector<KernelInfo>& kernel_catalog() {
   static const std::vector<KernelInfo> catalog = {
       {"standard",
        "unfused: cuBLAS Q*K^T, a row-softmax kernel, cuBLAS P*V; S and P live in device memory",
-       true, {}, {}, {}},
+       true,
+       {},
+       {},
+       {}},
       {"flash-v1",
-       "fused tiles staged through shared memory, online softmax, FP32 CUDA-core arithmetic", false,
-       {64, 64, 64, 64}, {64, 64, 64, 64}, {64, 64, 64, 64}},
+       "fused tiles staged through shared memory, online softmax, FP32 CUDA-core arithmetic",
+       false,
+       {64, 64, 64, 64},
+       {64, 64, 64, 64},
+       {64, 64, 64, 64}},
       // flash-v2 narrows two tiles at d = 128 to stay within 255 registers (flash_v2_fwd.cu,
       // flash_v2_bwd.cu).
       {"flash-v2",
        "FlashAttention-2 on tensor cores: mma.sync m16n8k16, ldmatrix, cp.async double buffering",
-       true, {128, 64, 64, 128}, {128, 64, 64, 128}, {128, 32, 32, 128}},
+       true,
+       {128, 64, 64, 128},
+       {128, 64, 64, 128},
+       {128, 32, 32, 128}},
   };
   return catalog;
 }

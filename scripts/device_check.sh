@@ -44,7 +44,7 @@ fi
 
 if has test; then
   t=$(seconds)
-  ctest --test-dir "$build" --output-on-failure >"$out/ctest.log" 2>&1
+  ctest --test-dir "$build" --output-on-failure -j 8 >"$out/ctest.log" 2>&1
   note "ctest: rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
   grep -E "Failed|Not Run|\*\*\*" "$out/ctest.log" | head -20 | tee -a "$summary"
 fi

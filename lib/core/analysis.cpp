@@ -18,7 +18,9 @@ double counter(const Row& row, const char* id) {
   return it == row.counters.end() ? kNaN : it->second;
 }
 
-double or_zero(double value) { return std::isnan(value) ? 0 : value; }
+double or_zero(double value) {
+  return std::isnan(value) ? 0 : value;
+}
 
 struct PathChoice {
   ComputePath path;
@@ -48,12 +50,12 @@ PathChoice choose_path(const Row& row, const KernelModel* model) {
         {ComputePath::kFp32, TensorInstruction::kNone, fp32, "FP32"},
         {ComputePath::kFp16CudaCore, TensorInstruction::kNone, fp16, "FP16 CUDA cores"},
     };
-    const Candidate& best = *std::max_element(
-        std::begin(candidates), std::end(candidates),
-        [](const Candidate& a, const Candidate& b) { return a.flops < b.flops; });
-    return {best.path, best.instruction, best.flops, Source::kMeasured,
-            "counters: " + format_fixed(100 * best.flops / total, 0) + "% of FLOPs on " +
-                best.name};
+    const Candidate& best =
+        *std::max_element(std::begin(candidates), std::end(candidates),
+                          [](const Candidate& a, const Candidate& b) { return a.flops < b.flops; });
+    return {
+        best.path, best.instruction, best.flops, Source::kMeasured,
+        "counters: " + format_fixed(100 * best.flops / total, 0) + "% of FLOPs on " + best.name};
   }
   if (model == nullptr)
     return {ComputePath::kTensorFp16, TensorInstruction::kNone, row.prediction.model_flops,
@@ -96,10 +98,10 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   const double wgmma = counter(row, quantity::kTensorWgmma);
   const double fp32 = counter(row, quantity::kFp32Flops);
   const double fp16 = counter(row, quantity::kFp16Flops);
-  a.total_counted_flops = (std::isnan(mma) && std::isnan(wgmma) && std::isnan(fp32) &&
-                           std::isnan(fp16))
-                              ? kNaN
-                              : or_zero(mma) + or_zero(wgmma) + or_zero(fp32) + or_zero(fp16);
+  a.total_counted_flops =
+      (std::isnan(mma) && std::isnan(wgmma) && std::isnan(fp32) && std::isnan(fp16))
+          ? kNaN
+          : or_zero(mma) + or_zero(wgmma) + or_zero(fp32) + or_zero(fp16);
 
   a.peak_flops_per_second = a.ceiling ? a.ceiling->peak_tflops * 1e12 : kNaN;
   a.measured_clock_hz = counter(row, quantity::kSmClock);
@@ -110,9 +112,9 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
              : row.timing->sm_clock_after_mhz) *
         1e6;
   a.peak_at_measured_clock =
-      a.ceiling ? peak_at_clock(a.peak_flops_per_second, a.ceiling->clock_mhz * 1e6,
-                                a.measured_clock_hz)
-                : kNaN;
+      a.ceiling
+          ? peak_at_clock(a.peak_flops_per_second, a.ceiling->clock_mhz * 1e6, a.measured_clock_hz)
+          : kNaN;
 
   // Bytes per level: counted where the counters have them, else the model's DRAM bytes.
   struct LevelBytes {
@@ -185,9 +187,8 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   a.regime = (a.compute_bound ? "compute-bound (" : "memory-bound (") + a.binding + ")";
   a.fraction_of_bound = a.time_floor_seconds / a.time_seconds;
 
-  a.flops_vs_model = std::isnan(a.total_counted_flops)
-                         ? kNaN
-                         : a.total_counted_flops / row.prediction.model_flops;
+  a.flops_vs_model =
+      std::isnan(a.total_counted_flops) ? kNaN : a.total_counted_flops / row.prediction.model_flops;
   if (a.dram->bytes_source == Source::kMeasured) {
     a.dram_bytes_vs_model = a.dram->bytes / row.prediction.model_dram_bytes;
     a.dram_bytes_vs_compulsory = a.dram->bytes / row.prediction.compulsory_dram_bytes;
@@ -201,7 +202,8 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   if (timed && !projection && a.flops_per_second > a.peak_flops_per_second * 1.02)
     a.warnings.push_back("above the compute roof: FLOPs or peak are wrong (units? sparse peak?)");
   for (const LevelAnalysis& level : a.levels)
-    if (timed && !projection && level.achieved_bytes_per_second > level.peak_bandwidth_bytes_per_second * 1.02)
+    if (timed && !projection &&
+        level.achieved_bytes_per_second > level.peak_bandwidth_bytes_per_second * 1.02)
       a.warnings.push_back(std::string("above the ") + std::string(display_name(level.level)) +
                            " roof: bytes or bandwidth are wrong");
   return a;

@@ -13,51 +13,51 @@ struct LevelAnalysis {
   MemoryLevel level;
   double bytes = 0;
   Source bytes_source = Source::kModel;
-  double intensity = 0;                   // FLOP/byte (roofline FLOPs over these bytes)
+  double intensity = 0;                        // FLOP/byte (roofline FLOPs over these bytes)
   double peak_bandwidth_bytes_per_second = 0;  // from the spec; NaN when it has none
-  double achieved_bytes_per_second = 0;   // bytes / time
-  double bandwidth_utilisation = 0;       // achieved / peak
-  double ridge = 0;                       // FLOP/byte where this slope meets the ceiling
-  double ridge_factor = 0;                // intensity / ridge
-  double attainable_flops_per_second = 0; // min(peak, intensity × bandwidth)
-  double time_floor_seconds = 0;          // bytes / peak bandwidth
+  double achieved_bytes_per_second = 0;        // bytes / time
+  double bandwidth_utilisation = 0;            // achieved / peak
+  double ridge = 0;                            // FLOP/byte where this slope meets the ceiling
+  double ridge_factor = 0;                     // intensity / ridge
+  double attainable_flops_per_second = 0;      // min(peak, intensity × bandwidth)
+  double time_floor_seconds = 0;               // bytes / peak bandwidth
 };
 
 struct RowAnalysis {
-  bool has_verdict = false;  // false for incorrect / too_large / error rows
+  bool has_verdict = false;                 // false for incorrect / too_large / error rows
   const ComputeCeiling* ceiling = nullptr;  // the path the kernel used; null if spec lacks it
-  std::string path_note;     // how the path was chosen ("counters: 97% of FLOPs on mma.sync")
+  std::string path_note;  // how the path was chosen ("counters: 97% of FLOPs on mma.sync")
 
-  double flops = 0;          // FLOPs on the binding path (counted, or the model's)
+  double flops = 0;  // FLOPs on the binding path (counted, or the model's)
   Source flops_source = Source::kModel;
   double algorithmic_flops = 0;    // FlashAttention convention
   double total_counted_flops = 0;  // every pipe, when measured (NaN otherwise)
 
-  double time_seconds = 0;   // median measured time, or the model's time floor
+  double time_seconds = 0;  // median measured time, or the model's time floor
   Source time_source = Source::kModel;
   double flops_per_second = 0;              // flops / time
   double algorithmic_flops_per_second = 0;  // algorithmic / time (compare with PyTorch)
 
-  double peak_flops_per_second = 0;            // at the spec's clock
-  double measured_clock_hz = 0;                // NaN when unknown
-  double peak_at_measured_clock = 0;           // NaN when unknown
-  double compute_utilisation = 0;              // flops/s ÷ peak (spec clock)
+  double peak_flops_per_second = 0;   // at the spec's clock
+  double measured_clock_hz = 0;       // NaN when unknown
+  double peak_at_measured_clock = 0;  // NaN when unknown
+  double compute_utilisation = 0;     // flops/s ÷ peak (spec clock)
   double compute_utilisation_measured_clock = 0;
 
   std::vector<LevelAnalysis> levels;  // levels with bytes, DRAM first
   const LevelAnalysis* dram = nullptr;
 
   bool compute_bound = false;
-  std::string binding;        // "DRAM", "L2", or the ceiling label
-  std::string regime;         // "memory-bound (DRAM)", "compute-bound (tensor FP16 (mma_sync))"
-  double ridge_factor = 0;    // at the DRAM level
+  std::string binding;      // "DRAM", "L2", or the ceiling label
+  std::string regime;       // "memory-bound (DRAM)", "compute-bound (tensor FP16 (mma_sync))"
+  double ridge_factor = 0;  // at the DRAM level
   double attainable_flops_per_second = 0;  // the bound it could reach: min over roofs
   double time_floor_seconds = 0;           // max(flops/peak, bytes_L/bandwidth_L)
   double fraction_of_bound = 0;            // time floor ÷ time
 
   // Measured beside the model (NaN when not measured).
-  double flops_vs_model = 0;      // counted total / model FLOPs
-  double dram_bytes_vs_model = 0; // counted DRAM / model DRAM bytes
+  double flops_vs_model = 0;       // counted total / model FLOPs
+  double dram_bytes_vs_model = 0;  // counted DRAM / model DRAM bytes
   double dram_bytes_vs_compulsory = 0;
 
   std::vector<std::string> warnings;

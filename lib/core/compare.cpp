@@ -241,7 +241,6 @@ std::vector<std::size_t> select_rows(const Report& report, const std::string& ke
 
 // ---- tables ----
 
-
 std::string kernel_cell(const RowComparison& row) {
   return row.kernel_base == row.kernel_head ? row.kernel_base
                                             : row.kernel_base + " → " + row.kernel_head;

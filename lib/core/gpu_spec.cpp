@@ -1,10 +1,10 @@
 #include "lib/core/gpu_spec.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -89,18 +89,24 @@ class SpecReader {
 
 std::string_view to_string(MemoryLevel level) {
   switch (level) {
-    case MemoryLevel::kDram: return "dram";
-    case MemoryLevel::kL2: return "l2";
-    case MemoryLevel::kL1: return "l1";
+    case MemoryLevel::kDram:
+      return "dram";
+    case MemoryLevel::kL2:
+      return "l2";
+    case MemoryLevel::kL1:
+      return "l1";
   }
   return "?";
 }
 
 std::string_view display_name(MemoryLevel level) {
   switch (level) {
-    case MemoryLevel::kDram: return "DRAM";
-    case MemoryLevel::kL2: return "L2";
-    case MemoryLevel::kL1: return "L1";
+    case MemoryLevel::kDram:
+      return "DRAM";
+    case MemoryLevel::kL2:
+      return "L2";
+    case MemoryLevel::kL1:
+      return "L1";
   }
   return "?";
 }
@@ -113,22 +119,28 @@ std::optional<MemoryLevel> parse_memory_level(std::string_view text) {
 
 std::string_view to_string(ComputePath path) {
   switch (path) {
-    case ComputePath::kTensorFp16: return "tensor_fp16";
-    case ComputePath::kTensorBf16: return "tensor_bf16";
-    case ComputePath::kTensorTf32: return "tensor_tf32";
-    case ComputePath::kTensorFp8: return "tensor_fp8";
-    case ComputePath::kFp16CudaCore: return "fp16_cuda_core";
-    case ComputePath::kFp32: return "fp32";
-    case ComputePath::kFp64: return "fp64";
+    case ComputePath::kTensorFp16:
+      return "tensor_fp16";
+    case ComputePath::kTensorBf16:
+      return "tensor_bf16";
+    case ComputePath::kTensorTf32:
+      return "tensor_tf32";
+    case ComputePath::kTensorFp8:
+      return "tensor_fp8";
+    case ComputePath::kFp16CudaCore:
+      return "fp16_cuda_core";
+    case ComputePath::kFp32:
+      return "fp32";
+    case ComputePath::kFp64:
+      return "fp64";
   }
   return "?";
 }
 
 std::optional<ComputePath> parse_compute_path(std::string_view text) {
-  for (ComputePath path :
-       {ComputePath::kTensorFp16, ComputePath::kTensorBf16, ComputePath::kTensorTf32,
-        ComputePath::kTensorFp8, ComputePath::kFp16CudaCore, ComputePath::kFp32,
-        ComputePath::kFp64})
+  for (ComputePath path : {ComputePath::kTensorFp16, ComputePath::kTensorBf16,
+                           ComputePath::kTensorTf32, ComputePath::kTensorFp8,
+                           ComputePath::kFp16CudaCore, ComputePath::kFp32, ComputePath::kFp64})
     if (to_string(path) == text) return path;
   return std::nullopt;
 }
@@ -140,10 +152,14 @@ bool is_tensor(ComputePath path) {
 
 std::string_view to_string(TensorInstruction instruction) {
   switch (instruction) {
-    case TensorInstruction::kNone: return "";
-    case TensorInstruction::kMmaSync: return "mma_sync";
-    case TensorInstruction::kWgmma: return "wgmma";
-    case TensorInstruction::kTcgen05: return "tcgen05";
+    case TensorInstruction::kNone:
+      return "";
+    case TensorInstruction::kMmaSync:
+      return "mma_sync";
+    case TensorInstruction::kWgmma:
+      return "wgmma";
+    case TensorInstruction::kTcgen05:
+      return "tcgen05";
   }
   return "?";
 }
@@ -164,13 +180,27 @@ std::string ComputeCeiling::id() const {
 std::string ComputeCeiling::label() const {
   std::string out;
   switch (path) {
-    case ComputePath::kTensorFp16: out = "tensor FP16"; break;
-    case ComputePath::kTensorBf16: out = "tensor BF16"; break;
-    case ComputePath::kTensorTf32: out = "tensor TF32"; break;
-    case ComputePath::kTensorFp8: out = "tensor FP8"; break;
-    case ComputePath::kFp16CudaCore: out = "FP16 (CUDA cores)"; break;
-    case ComputePath::kFp32: out = "FP32"; break;
-    case ComputePath::kFp64: out = "FP64"; break;
+    case ComputePath::kTensorFp16:
+      out = "tensor FP16";
+      break;
+    case ComputePath::kTensorBf16:
+      out = "tensor BF16";
+      break;
+    case ComputePath::kTensorTf32:
+      out = "tensor TF32";
+      break;
+    case ComputePath::kTensorFp8:
+      out = "tensor FP8";
+      break;
+    case ComputePath::kFp16CudaCore:
+      out = "FP16 (CUDA cores)";
+      break;
+    case ComputePath::kFp32:
+      out = "FP32";
+      break;
+    case ComputePath::kFp64:
+      out = "FP64";
+      break;
   }
   if (instruction != TensorInstruction::kNone)
     out += " (" + std::string(to_string(instruction)) + ")";
@@ -236,7 +266,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
                                    [&](const char* name) { return key == name; });
     if (!known) read.fail("sources." + key, "unknown key");
   }
-  for (const char* key : kIdentityNumbers) spec.sources[key] = read.string(sources, "sources.", key);
+  for (const char* key : kIdentityNumbers)
+    spec.sources[key] = read.string(sources, "sources.", key);
 
   const json& levels = read.member(root, "", "memory_levels");
   if (!levels.is_array() || levels.empty()) read.fail("memory_levels", "must be a non-empty array");
@@ -277,7 +308,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
                            read.positive(entry, where, "clock_mhz"),
                            read.string(entry, where, "source")};
     for (const ComputeCeiling& other : spec.compute)
-      if (other.id() == ceiling.id()) read.fail(where + "path", "duplicate ceiling " + ceiling.id());
+      if (other.id() == ceiling.id())
+        read.fail(where + "path", "duplicate ceiling " + ceiling.id());
     spec.compute.push_back(std::move(ceiling));
   }
   return spec;
@@ -333,12 +365,15 @@ void SpecRegistry::add_directory(const std::filesystem::path& dir) {
     throw InputError(dir.string() + ": not a directory of spec files");
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".json")
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   for (const auto& file : files) add_file(file);
 }
 
-void SpecRegistry::add_file(const std::filesystem::path& file) { add(load_gpu_spec_file(file)); }
+void SpecRegistry::add_file(const std::filesystem::path& file) {
+  add(load_gpu_spec_file(file));
+}
 
 void SpecRegistry::add(GpuSpec spec) {
   std::vector<std::string> names = spec.aliases;

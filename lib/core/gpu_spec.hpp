@@ -19,14 +19,14 @@ namespace roofline {
 enum class MemoryLevel { kDram, kL2, kL1 };
 inline constexpr MemoryLevel kAllMemoryLevels[] = {MemoryLevel::kDram, MemoryLevel::kL2,
                                                    MemoryLevel::kL1};
-std::string_view to_string(MemoryLevel level);       // "dram", "l2", "l1"
+std::string_view to_string(MemoryLevel level);  // "dram", "l2", "l1"
 std::optional<MemoryLevel> parse_memory_level(std::string_view text);
-std::string_view display_name(MemoryLevel level);    // "DRAM", "L2", "L1"
+std::string_view display_name(MemoryLevel level);  // "DRAM", "L2", "L1"
 
 // The arithmetic a kernel uses. A ceiling is a path plus, for tensor paths, the instruction
 // family: on Hopper mma.sync peaks at 2/3 of wgmma, so they are different ceilings.
 enum class ComputePath {
-  kTensorFp16,    // fp16 inputs, fp32 accumulate, dense
+  kTensorFp16,  // fp16 inputs, fp32 accumulate, dense
   kTensorBf16,
   kTensorTf32,
   kTensorFp8,

@@ -29,11 +29,13 @@ ChipTable common_table() {
       {quantity::kShared, {{"sm__sass_data_bytes_mem_shared.sum", 1, kFull}}},
       // SASS-instrumented: exact, but the kernels run many times slower in that pass.
       {quantity::kFp32Flops,
-       {{sass + "fadd_pred_on.sum", 1, kFull}, {sass + "fmul_pred_on.sum", 1, kFull},
+       {{sass + "fadd_pred_on.sum", 1, kFull},
+        {sass + "fmul_pred_on.sum", 1, kFull},
         {sass + "ffma_pred_on.sum", 2, kFull}}},
       // Packed half2 assumed (2 lanes); compiler-generated HFMA2.MMA moves inflate it.
       {quantity::kFp16Flops,
-       {{sass + "hadd_pred_on.sum", 2, kFull}, {sass + "hmul_pred_on.sum", 2, kFull},
+       {{sass + "hadd_pred_on.sum", 2, kFull},
+        {sass + "hmul_pred_on.sum", 2, kFull},
         {sass + "hfma_pred_on.sum", 4, kFull}}},
   };
 }
@@ -73,7 +75,8 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
 
 const std::vector<CounterQuantity>& counter_quantities() {
   static const std::vector<CounterQuantity> kQuantities = {
-      {quantity::kGpuTime, "seconds", "kernel duration on the GPU, summed over the range's launches"},
+      {quantity::kGpuTime, "seconds",
+       "kernel duration on the GPU, summed over the range's launches"},
       {quantity::kSmClock, "hz", "average SM clock while the range ran"},
       {quantity::kDramClock, "hz", "average DRAM clock while the range ran"},
       {quantity::kL2Clock, "hz", "average L2 clock while the range ran"},
@@ -82,7 +85,8 @@ const std::vector<CounterQuantity>& counter_quantities() {
        "bytes written to device memory (writes still dirty in L2 at the end are not counted)"},
       {quantity::kL2, "bytes", "L2 traffic requested by the SMs (32-byte sectors × 32)"},
       {quantity::kL2Fabric, "bytes", "all L2 traffic including the fabric between L2 halves"},
-      {quantity::kL1, "bytes", "L1/TEX traffic of global and local accesses (TMA, wgmma bypass it)"},
+      {quantity::kL1, "bytes",
+       "L1/TEX traffic of global and local accesses (TMA, wgmma bypass it)"},
       {quantity::kShared, "bytes", "shared-memory bytes moved by SASS instructions (exact)"},
       {quantity::kFp32Flops, "flops", "FP32 FLOPs on CUDA cores: FADD + FMUL + 2·FFMA per thread"},
       {quantity::kFp16Flops, "flops",
@@ -107,7 +111,9 @@ std::vector<std::string> catalogued_chips() {
   return chips;
 }
 
-bool has_catalogue(std::string_view chip) { return catalogue().find(chip) != catalogue().end(); }
+bool has_catalogue(std::string_view chip) {
+  return catalogue().find(chip) != catalogue().end();
+}
 
 std::string_view to_string(CounterSet set) {
   return set == CounterSet::kRoofline ? "roofline" : "full";
@@ -155,7 +161,8 @@ std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet 
     bool complete = true;
     for (const MetricTerm& term : terms) {
       auto it = std::find(metrics.begin(), metrics.end(), term.metric);
-      if (it == metrics.end() || std::isnan(values.at(static_cast<std::size_t>(it - metrics.begin())))) {
+      if (it == metrics.end() ||
+          std::isnan(values.at(static_cast<std::size_t>(it - metrics.begin())))) {
         complete = false;
         break;
       }

@@ -19,8 +19,8 @@ enum class CounterSet { kRoofline, kFull };
 std::string_view to_string(CounterSet set);  // "roofline", "full"
 
 struct MetricTerm {
-  std::string metric;  // "lts__t_sectors_srcunit_tex.sum"
-  double factor;       // quantity += factor × metric value
+  std::string metric;                      // "lts__t_sectors_srcunit_tex.sum"
+  double factor;                           // quantity += factor × metric value
   CounterSet set = CounterSet::kRoofline;  // the smallest set that collects it
 };
 

@@ -18,8 +18,8 @@ double flash_score_elements(const Workload& w, int block_q, int block_kv, double
   for (long long start = 0; start < n; start += block_q) {
     const long long rows = std::min<long long>(block_q, n - start);
     const long long last_row = start + rows;  // exclusive
-    const long long kv_tiles = w.causal ? (last_row + block_kv - 1) / block_kv
-                                        : (n + block_kv - 1) / block_kv;
+    const long long kv_tiles =
+        w.causal ? (last_row + block_kv - 1) / block_kv : (n + block_kv - 1) / block_kv;
     const long long cols = std::min<long long>(n, kv_tiles * block_kv);
     elements += static_cast<double>(rows) * static_cast<double>(cols);
     rows_streamed += static_cast<double>(cols);
@@ -40,8 +40,8 @@ Prediction predict_standard(const Workload& w) {
   const double bh = static_cast<double>(w.batch) * w.heads;
   const double n = w.seq_len, d = w.head_dim;
   const double nd = w.tensor_elements() * kBytesPerFp16;  // one [B,H,N,d] FP16 tensor, bytes
-  const double nn = bh * n * n * kBytesPerFp16;            // one [B,H,N,N] FP16 matrix, bytes
-  const double gemm = 2 * bh * n * n * d;                  // one N×N×d GEMM per head
+  const double nn = bh * n * n * kBytesPerFp16;           // one [B,H,N,N] FP16 matrix, bytes
+  const double gemm = 2 * bh * n * n * d;                 // one N×N×d GEMM per head
   if (w.pass == Pass::kForward) {
     add(p.flop_terms, p.model_flops, "S = Q·Kᵀ (cuBLAS, full square)", "2·B·H·N²·d", gemm);
     add(p.flop_terms, p.model_flops, "softmax", "5·B·H·N² (seed §3.1)", 5 * bh * n * n);
@@ -84,7 +84,8 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
     add(p.flop_terms, p.model_flops, "O += P·V tiles", "2·d·(scores computed)", 2 * d * scores);
     add(p.byte_terms, p.model_dram_bytes, "Q read once", "B·H·N·d·2 B", nd);
     add(p.byte_terms, p.model_dram_bytes, "K, V reloaded per query tile",
-        "2·d·2 B·Σ_tiles cols (⌈N/Br⌉·N rows; ≈ half when causal)", 2 * d * kBytesPerFp16 * kv_rows);
+        "2·d·2 B·Σ_tiles cols (⌈N/Br⌉·N rows; ≈ half when causal)",
+        2 * d * kBytesPerFp16 * kv_rows);
     add(p.byte_terms, p.model_dram_bytes, "O written", "B·H·N·d·2 B", nd);
     add(p.byte_terms, p.model_dram_bytes, "LSE written", "B·H·N·4 B", row_stats);
     p.compulsory_dram_bytes = 4 * nd + row_stats;
@@ -133,17 +134,31 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
 
 const std::vector<KernelModel>& kernel_models() {
   static const std::vector<KernelModel> kModels = {
-      {"standard", KernelFamily::kStandard,
+      {"standard",
+       KernelFamily::kStandard,
        "unfused: cuBLAS GEMMs and a row softmax, S and P materialised in DRAM",
-       ComputePath::kTensorFp16, TensorInstruction::kNone, {}, {}, {}},
-      {"flash-v1", KernelFamily::kFlash,
+       ComputePath::kTensorFp16,
+       TensorInstruction::kNone,
+       {},
+       {},
+       {}},
+      {"flash-v1",
+       KernelFamily::kFlash,
        "tiled online softmax on CUDA cores (FP32), the seed's baseline design",
-       ComputePath::kFp32, TensorInstruction::kNone, {64, 64, 64, 64}, {64, 64, 64, 64},
-       {64, 64, 64, 64}, /*bwd_separate_dq_pass=*/true},
-      {"flash-v2", KernelFamily::kFlash,
+       ComputePath::kFp32,
+       TensorInstruction::kNone,
+       {64, 64, 64, 64},
+       {64, 64, 64, 64},
+       {64, 64, 64, 64},
+       /*bwd_separate_dq_pass=*/true},
+      {"flash-v2",
+       KernelFamily::kFlash,
        "tensor cores (mma.sync + ldmatrix), cp.async double buffering, registers for S/P/O",
-       ComputePath::kTensorFp16, TensorInstruction::kMmaSync, {128, 64, 64, 128},
-       {128, 64, 64, 128}, {128, 32, 32, 128}},
+       ComputePath::kTensorFp16,
+       TensorInstruction::kMmaSync,
+       {128, 64, 64, 128},
+       {128, 64, 64, 128},
+       {128, 32, 32, 128}},
   };
   return kModels;
 }
@@ -169,7 +184,7 @@ double algorithmic_flops(const Workload& w) {
 Prediction predict(const KernelModel& kernel, const Workload& workload) {
   workload.validate();
   Prediction p = kernel.family == KernelFamily::kStandard ? predict_standard(workload)
-                                                           : predict_flash(kernel, workload);
+                                                          : predict_flash(kernel, workload);
   p.algorithmic_flops = algorithmic_flops(workload);
   return p;
 }

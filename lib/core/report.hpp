@@ -44,11 +44,11 @@ struct Timing {
 
 struct Verification {
   bool passed = false;
-  double relative_l2_error = 0;       // kernel vs FP32 reference, worst output tensor
+  double relative_l2_error = 0;  // kernel vs FP32 reference, worst output tensor
   double max_abs_error = 0;
   double fp16_relative_l2_error = 0;  // plain FP16 implementation vs FP32 reference
   double fp16_max_abs_error = 0;
-  std::string worst_output;           // "o", "dq", ...
+  std::string worst_output;  // "o", "dq", ...
 };
 
 struct Row {
@@ -56,7 +56,7 @@ struct Row {
   Workload workload;
   std::string spec_key;  // which of Report::specs judges this row
   RowStatus status = RowStatus::kOk;
-  std::string message;   // why, for any status but ok (and warnings for ok rows)
+  std::string message;  // why, for any status but ok (and warnings for ok rows)
   Prediction prediction;
   std::optional<Timing> timing;            // measured with CUDA events
   std::map<std::string, double> counters;  // measured; keys from metric_catalog.hpp
@@ -75,14 +75,14 @@ struct DeviceInfo {
 };
 
 struct ReportContext {
-  std::string command;        // "model", "run"
-  std::string tool_version;   // "0.1.0"
+  std::string command;       // "model", "run"
+  std::string tool_version;  // "0.1.0"
   std::string host;
-  std::string time_utc;       // ISO 8601
-  std::optional<DeviceInfo> device;   // absent for `model`
-  bool projection = false;    // measured on one GPU, judged against another's spec
-  std::string counters;       // provenance: "cupti range profiler ..." or why none
-  std::vector<std::string> metrics;   // hardware metric names collected
+  std::string time_utc;              // ISO 8601
+  std::optional<DeviceInfo> device;  // absent for `model`
+  bool projection = false;           // measured on one GPU, judged against another's spec
+  std::string counters;              // provenance: "cupti range profiler ..." or why none
+  std::vector<std::string> metrics;  // hardware metric names collected
   int counter_passes = 0;
 };
 

@@ -18,7 +18,9 @@ namespace {
 using nlohmann::json;
 
 // JSON has no NaN: absent numbers are null.
-json number(double value) { return std::isnan(value) || std::isinf(value) ? json(nullptr) : json(value); }
+json number(double value) {
+  return std::isnan(value) || std::isinf(value) ? json(nullptr) : json(value);
+}
 
 json tagged(double value, Source source) {
   return {{"value", number(value)}, {"source", to_string(source)}};
@@ -42,8 +44,10 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
   out["flops"] = tagged(a.flops, a.flops_source);
   out["algorithmic_flops"] = tagged(a.algorithmic_flops, Source::kModel);
   out["total_counted_flops"] = tagged(a.total_counted_flops, Source::kMeasured);
-  out["tflops_per_second"] = tagged(a.flops_per_second / 1e12, derived(a.flops_source, a.time_source));
-  out["algorithmic_tflops_per_second"] = tagged(a.algorithmic_flops_per_second / 1e12, a.time_source);
+  out["tflops_per_second"] =
+      tagged(a.flops_per_second / 1e12, derived(a.flops_source, a.time_source));
+  out["algorithmic_tflops_per_second"] =
+      tagged(a.algorithmic_flops_per_second / 1e12, a.time_source);
   if (a.ceiling != nullptr) {
     out["ceiling"] = {{"id", a.ceiling->id()},
                       {"label", a.ceiling->label()},
@@ -66,8 +70,10 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
     out["levels"].push_back(
         {{"level", to_string(level.level)},
          {"bytes", tagged(level.bytes, level.bytes_source)},
-         {"intensity_flop_per_byte", tagged(level.intensity, derived(level.bytes_source, a.flops_source))},
-         {"peak_bandwidth_gbps", tagged(level.peak_bandwidth_bytes_per_second / 1e9, Source::kSpec)},
+         {"intensity_flop_per_byte",
+          tagged(level.intensity, derived(level.bytes_source, a.flops_source))},
+         {"peak_bandwidth_gbps",
+          tagged(level.peak_bandwidth_bytes_per_second / 1e9, Source::kSpec)},
          {"achieved_gbps", tagged(level.achieved_bytes_per_second / 1e9, s)},
          {"bandwidth_utilisation", tagged(level.bandwidth_utilisation, s)},
          {"ridge_flop_per_byte", tagged(level.ridge, Source::kSpec)},
@@ -92,7 +98,7 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
 }
 
 json workload_json(const Workload& w) {
-  return {{"batch", w.batch},   {"heads", w.heads},   {"seq_len", w.seq_len},
+  return {{"batch", w.batch},       {"heads", w.heads},   {"seq_len", w.seq_len},
           {"head_dim", w.head_dim}, {"causal", w.causal}, {"pass", to_string(w.pass)},
           {"dtype", w.dtype}};
 }
@@ -233,8 +239,9 @@ std::string csv_number(double value) {
   return out.str();
 }
 
-
-std::string bytes_text(double bytes) { return std::isnan(bytes) ? "-" : format_si(bytes) + "B"; }
+std::string bytes_text(double bytes) {
+  return std::isnan(bytes) ? "-" : format_si(bytes) + "B";
+}
 
 }  // namespace
 
@@ -243,9 +250,12 @@ json report_to_json(const Report& report) {
   root["schema_version"] = report.schema_version;
   root["tool"] = {{"name", "cuflash-roofline"}, {"version", report.context.tool_version}};
   const ReportContext& c = report.context;
-  json context = {{"command", c.command},   {"host", c.host},
-                  {"time_utc", c.time_utc}, {"projection", c.projection},
-                  {"counters", c.counters}, {"metrics", c.metrics},
+  json context = {{"command", c.command},
+                  {"host", c.host},
+                  {"time_utc", c.time_utc},
+                  {"projection", c.projection},
+                  {"counters", c.counters},
+                  {"metrics", c.metrics},
                   {"counter_passes", c.counter_passes}};
   if (c.device) {
     const DeviceInfo& d = *c.device;
@@ -285,8 +295,10 @@ json report_to_json(const Report& report) {
                      {"min_seconds", number(t.min_seconds())},
                      {"max_seconds", number(t.max_seconds())},
                      {"relative_spread", number(t.relative_spread())},
-                     {"sm_clock_before_mhz", t.sm_clock_before_mhz > 0 ? json(t.sm_clock_before_mhz) : json(nullptr)},
-                     {"sm_clock_after_mhz", t.sm_clock_after_mhz > 0 ? json(t.sm_clock_after_mhz) : json(nullptr)}};
+                     {"sm_clock_before_mhz",
+                      t.sm_clock_before_mhz > 0 ? json(t.sm_clock_before_mhz) : json(nullptr)},
+                     {"sm_clock_after_mhz",
+                      t.sm_clock_after_mhz > 0 ? json(t.sm_clock_after_mhz) : json(nullptr)}};
     } else {
       r["timing"] = nullptr;
     }
@@ -309,17 +321,20 @@ json report_to_json(const Report& report) {
   return root;
 }
 
-std::string render_json(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+std::string render_json(const Report& report) {
+  return report_to_json(report).dump(2) + "\n";
+}
 
 Report report_from_json(const json& root, const std::string& origin) {
   Reader r(origin);
   if (!root.is_object()) r.fail("(top level)", "not a cuflash-roofline report");
-  if (!root.contains("schema_version")) r.fail("schema_version", "missing (not a cuflash-roofline report?)");
+  if (!root.contains("schema_version"))
+    r.fail("schema_version", "missing (not a cuflash-roofline report?)");
   const json& version = root["schema_version"];
   if (!version.is_number_integer() || version.get<int>() != kReportSchemaVersion)
     throw InputError(origin + ": schema_version " + version.dump() +
-                     " is not supported (this tool reads " +
-                     std::to_string(kReportSchemaVersion) + ")");
+                     " is not supported (this tool reads " + std::to_string(kReportSchemaVersion) +
+                     ")");
   Report report;
   const json& c = r.at(root, "", "context");
   report.context.command = r.str(c, "context", "command");
@@ -375,16 +390,49 @@ Report read_report_file(const std::filesystem::path& path) {
 }
 
 const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> kColumns = {
-      "kernel", "batch", "heads", "seq_len", "head_dim", "causal", "pass", "spec", "status",
-      "time_s", "time_source", "algorithmic_flops", "flops", "flops_source",
-      "tflops_per_s", "algorithmic_tflops_per_s", "ceiling", "peak_tflops",
-      "measured_sm_clock_mhz", "compute_utilisation",
-      "dram_bytes", "dram_bytes_source", "dram_gbps", "dram_bandwidth_utilisation",
-      "dram_intensity", "l2_bytes", "l2_intensity", "l1_bytes", "l1_intensity",
-      "regime", "ridge_factor", "attainable_tflops_per_s", "time_floor_s", "fraction_of_bound",
-      "model_flops", "model_dram_bytes", "compulsory_dram_bytes", "flops_vs_model",
-      "dram_bytes_vs_model", "time_median_s", "time_min_s", "time_max_s", "message"};
+  static const std::vector<std::string> kColumns = {"kernel",
+                                                    "batch",
+                                                    "heads",
+                                                    "seq_len",
+                                                    "head_dim",
+                                                    "causal",
+                                                    "pass",
+                                                    "spec",
+                                                    "status",
+                                                    "time_s",
+                                                    "time_source",
+                                                    "algorithmic_flops",
+                                                    "flops",
+                                                    "flops_source",
+                                                    "tflops_per_s",
+                                                    "algorithmic_tflops_per_s",
+                                                    "ceiling",
+                                                    "peak_tflops",
+                                                    "measured_sm_clock_mhz",
+                                                    "compute_utilisation",
+                                                    "dram_bytes",
+                                                    "dram_bytes_source",
+                                                    "dram_gbps",
+                                                    "dram_bandwidth_utilisation",
+                                                    "dram_intensity",
+                                                    "l2_bytes",
+                                                    "l2_intensity",
+                                                    "l1_bytes",
+                                                    "l1_intensity",
+                                                    "regime",
+                                                    "ridge_factor",
+                                                    "attainable_tflops_per_s",
+                                                    "time_floor_s",
+                                                    "fraction_of_bound",
+                                                    "model_flops",
+                                                    "model_dram_bytes",
+                                                    "compulsory_dram_bytes",
+                                                    "flops_vs_model",
+                                                    "dram_bytes_vs_model",
+                                                    "time_median_s",
+                                                    "time_min_s",
+                                                    "time_max_s",
+                                                    "message"};
   return kColumns;
 }
 
@@ -402,30 +450,49 @@ std::string render_csv(const Report& report) {
     const LevelAnalysis* l1 = level(MemoryLevel::kL1);
     const double nan = std::nan("");
     const Workload& w = row.workload;
-    std::vector<std::string> cells = {
-        csv_escape(row.kernel), std::to_string(w.batch), std::to_string(w.heads),
-        std::to_string(w.seq_len), std::to_string(w.head_dim), w.causal ? "true" : "false",
-        std::string(to_string(w.pass)), csv_escape(row.spec_key),
-        std::string(to_string(row.status)), csv_number(a.time_seconds),
-        std::string(to_string(a.time_source)), csv_number(a.algorithmic_flops),
-        csv_number(a.flops), std::string(to_string(a.flops_source)),
-        csv_number(a.flops_per_second / 1e12), csv_number(a.algorithmic_flops_per_second / 1e12),
-        a.ceiling ? a.ceiling->id() : "", csv_number(a.peak_flops_per_second / 1e12),
-        csv_number(a.measured_clock_hz / 1e6), csv_number(a.compute_utilisation),
-        csv_number(a.dram->bytes), std::string(to_string(a.dram->bytes_source)),
-        csv_number(a.dram->achieved_bytes_per_second / 1e9),
-        csv_number(a.dram->bandwidth_utilisation), csv_number(a.dram->intensity),
-        csv_number(l2 ? l2->bytes : nan), csv_number(l2 ? l2->intensity : nan),
-        csv_number(l1 ? l1->bytes : nan), csv_number(l1 ? l1->intensity : nan),
-        csv_escape(a.regime), csv_number(a.ridge_factor),
-        csv_number(a.attainable_flops_per_second / 1e12), csv_number(a.time_floor_seconds),
-        csv_number(a.fraction_of_bound), csv_number(row.prediction.model_flops),
-        csv_number(row.prediction.model_dram_bytes),
-        csv_number(row.prediction.compulsory_dram_bytes), csv_number(a.flops_vs_model),
-        csv_number(a.dram_bytes_vs_model),
-        csv_number(row.timing ? row.timing->median_seconds() : nan),
-        csv_number(row.timing ? row.timing->min_seconds() : nan),
-        csv_number(row.timing ? row.timing->max_seconds() : nan), csv_escape(row.message)};
+    std::vector<std::string> cells = {csv_escape(row.kernel),
+                                      std::to_string(w.batch),
+                                      std::to_string(w.heads),
+                                      std::to_string(w.seq_len),
+                                      std::to_string(w.head_dim),
+                                      w.causal ? "true" : "false",
+                                      std::string(to_string(w.pass)),
+                                      csv_escape(row.spec_key),
+                                      std::string(to_string(row.status)),
+                                      csv_number(a.time_seconds),
+                                      std::string(to_string(a.time_source)),
+                                      csv_number(a.algorithmic_flops),
+                                      csv_number(a.flops),
+                                      std::string(to_string(a.flops_source)),
+                                      csv_number(a.flops_per_second / 1e12),
+                                      csv_number(a.algorithmic_flops_per_second / 1e12),
+                                      a.ceiling ? a.ceiling->id() : "",
+                                      csv_number(a.peak_flops_per_second / 1e12),
+                                      csv_number(a.measured_clock_hz / 1e6),
+                                      csv_number(a.compute_utilisation),
+                                      csv_number(a.dram->bytes),
+                                      std::string(to_string(a.dram->bytes_source)),
+                                      csv_number(a.dram->achieved_bytes_per_second / 1e9),
+                                      csv_number(a.dram->bandwidth_utilisation),
+                                      csv_number(a.dram->intensity),
+                                      csv_number(l2 ? l2->bytes : nan),
+                                      csv_number(l2 ? l2->intensity : nan),
+                                      csv_number(l1 ? l1->bytes : nan),
+                                      csv_number(l1 ? l1->intensity : nan),
+                                      csv_escape(a.regime),
+                                      csv_number(a.ridge_factor),
+                                      csv_number(a.attainable_flops_per_second / 1e12),
+                                      csv_number(a.time_floor_seconds),
+                                      csv_number(a.fraction_of_bound),
+                                      csv_number(row.prediction.model_flops),
+                                      csv_number(row.prediction.model_dram_bytes),
+                                      csv_number(row.prediction.compulsory_dram_bytes),
+                                      csv_number(a.flops_vs_model),
+                                      csv_number(a.dram_bytes_vs_model),
+                                      csv_number(row.timing ? row.timing->median_seconds() : nan),
+                                      csv_number(row.timing ? row.timing->min_seconds() : nan),
+                                      csv_number(row.timing ? row.timing->max_seconds() : nan),
+                                      csv_escape(row.message)};
     out << join(cells, ",") << "\n";
   }
   return out.str();
@@ -441,16 +508,18 @@ std::string render_table(const Report& report, const TableOptions& options) {
   if (c.device)
     out << "measured on " << c.device->name << " (" << c.device->sm_count << " SMs, CC "
         << c.device->compute_capability << ")"
-        << (c.projection ? " — PROJECTION: measured on this device, judged against another GPU's peaks" : "")
+        << (c.projection
+                ? " — PROJECTION: measured on this device, judged against another GPU's peaks"
+                : "")
         << "\n";
   else
     out << "analytic model only: no GPU was used; time is the roofline floor\n";
   if (!c.counters.empty()) out << "counters: " << c.counters << "\n";
 
   const std::vector<std::string> header = {
-      "kernel", "workload", "time", "GFLOP", "TFLOP/s", "DRAM bytes", "DRAM GB/s", "BW util",
-      "AI FLOP/B", "ceiling", "regime", "ridge distance", "bound TFLOP/s", "of bound"};
-  const std::vector<bool> right = {false, false, true, true, true, true, true,
+      "kernel",  "workload",  "time",    "GFLOP",  "TFLOP/s",        "DRAM bytes",    "DRAM GB/s",
+      "BW util", "AI FLOP/B", "ceiling", "regime", "ridge distance", "bound TFLOP/s", "of bound"};
+  const std::vector<bool> right = {false, false, true,  true,  true, true, true,
                                    true,  true,  false, false, true, true, true};
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;
@@ -458,15 +527,16 @@ std::string render_table(const Report& report, const TableOptions& options) {
   for (const Row& row : report.rows) {
     const RowAnalysis a = analyze(row, report.spec_for(row), c.projection);
     const Workload& w = row.workload;
-    const std::string workload = "N=" + std::to_string(w.seq_len) + (w.causal ? " causal " : " full ") +
+    const std::string workload = "N=" + std::to_string(w.seq_len) +
+                                 (w.causal ? " causal " : " full ") +
                                  std::string(to_string(w.pass));
     auto mark = [&](Source s) {
       if (s == Source::kModel) any_model = true;
       return s == Source::kModel ? std::string("*") : std::string();
     };
     if (!a.has_verdict) {
-      rows.push_back({row.kernel, workload, std::string(to_string(row.status)), "", "", "", "",
-                      "", "", "", row.message, "", "", ""});
+      rows.push_back({row.kernel, workload, std::string(to_string(row.status)), "", "", "", "", "",
+                      "", "", row.message, "", "", ""});
       continue;
     }
     const double ms = a.time_seconds * 1e3;
@@ -479,7 +549,8 @@ std::string render_table(const Report& report, const TableOptions& options) {
         bytes_text(a.dram->bytes) + mark(a.dram->bytes_source),
         format_fixed(a.dram->achieved_bytes_per_second / 1e9, 0),
         format_fixed(100 * a.dram->bandwidth_utilisation, 0) + "%",
-        format_fixed(a.dram->intensity, a.dram->intensity < 10 ? 2 : 0) + mark(a.dram->bytes_source),
+        format_fixed(a.dram->intensity, a.dram->intensity < 10 ? 2 : 0) +
+            mark(a.dram->bytes_source),
         a.ceiling ? a.ceiling->label() : "-",
         a.regime,
         describe_ridge_factor(a.ridge_factor),

@@ -17,8 +17,7 @@ double arithmetic_intensity(double flops, double bytes) {
 }
 
 double ridge_point(double peak_flops_per_second, double bandwidth_bytes_per_second) {
-  return bandwidth_bytes_per_second > 0 ? peak_flops_per_second / bandwidth_bytes_per_second
-                                        : kNaN;
+  return bandwidth_bytes_per_second > 0 ? peak_flops_per_second / bandwidth_bytes_per_second : kNaN;
 }
 
 double attainable_flops_per_second(double intensity, double bandwidth_bytes_per_second,

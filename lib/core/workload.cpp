@@ -4,7 +4,9 @@
 
 namespace roofline {
 
-std::string_view to_string(Pass pass) { return pass == Pass::kForward ? "fwd" : "bwd"; }
+std::string_view to_string(Pass pass) {
+  return pass == Pass::kForward ? "fwd" : "bwd";
+}
 
 std::optional<Pass> parse_pass(std::string_view text) {
   if (text == "fwd") return Pass::kForward;

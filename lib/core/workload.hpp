@@ -2,9 +2,9 @@
 // forward or backward pass, FP16.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
-#include <optional>
 
 namespace roofline {
 

@@ -60,7 +60,8 @@ std::vector<std::map<std::string, double>> evaluate_counter_data(const RecordedC
   const std::vector<RangeValues> ranges = host.evaluate(recorded.image, recorded.metrics);
   std::vector<std::map<std::string, double>> out;
   for (const RangeValues& range : ranges)
-    out.push_back(combine_metrics(recorded.chip, recorded.counter_set, recorded.metrics, range.values));
+    out.push_back(
+        combine_metrics(recorded.chip, recorded.counter_set, recorded.metrics, range.values));
   return out;
 }
 

@@ -23,9 +23,9 @@ class CudaError : public std::runtime_error {
 
 }  // namespace roofline::gpu
 
-#define ROOFLINE_CUDA_CALL(call)                                                    \
-  do {                                                                              \
-    const cudaError_t roofline_status_ = (call);                                    \
-    if (roofline_status_ != cudaSuccess)                                            \
+#define ROOFLINE_CUDA_CALL(call)                                                      \
+  do {                                                                                \
+    const cudaError_t roofline_status_ = (call);                                      \
+    if (roofline_status_ != cudaSuccess)                                              \
       ::roofline::gpu::throw_cuda_error(roofline_status_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -97,7 +97,8 @@ DeviceInfo detect_device(int ordinal) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    const std::string reason = status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device";
+    const std::string reason =
+        status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device";
     throw GpuUnavailableError("no usable GPU (" + reason +
                               "); `cuflash-roofline model` works without a GPU");
   }

@@ -9,9 +9,13 @@ void throw_cuda_error(cudaError_t code, const char* call, const char* file, int 
                             ": " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) { ensure(bytes); }
+DeviceBuffer::DeviceBuffer(std::size_t bytes) {
+  ensure(bytes);
+}
 
-DeviceBuffer::~DeviceBuffer() { reset(); }
+DeviceBuffer::~DeviceBuffer() {
+  reset();
+}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
@@ -36,12 +40,16 @@ void DeviceBuffer::reset() {
   bytes_ = 0;
 }
 
-Event::Event() { ROOFLINE_CUDA_CALL(cudaEventCreate(&event_)); }
+Event::Event() {
+  ROOFLINE_CUDA_CALL(cudaEventCreate(&event_));
+}
 Event::~Event() {
   if (event_ != nullptr) cudaEventDestroy(event_);
 }
 
-Stream::Stream() { ROOFLINE_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+Stream::Stream() {
+  ROOFLINE_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
 Stream::~Stream() {
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }

@@ -21,7 +21,9 @@ class DeviceBuffer {
 
   void* get() const { return data_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   std::size_t bytes() const { return bytes_; }
   // Keeps the allocation when it is large enough; otherwise frees it and allocates `bytes`.
   void ensure(std::size_t bytes);

@@ -19,13 +19,13 @@ namespace roofline::gpu {
 
 // Why counters could not be read. Each value maps to a row status and a fix in the report.
 enum class ProfilerErrorKind {
-  kNoDevice,               // no GPU or no driver: the target API is never called
-  kInsufficientPrivileges, // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: counters admin-only
-  kMultipleSubscribers,    // another profiler (ncu, nsys) holds the device
-  kUnsupportedDevice,      // compute capability < 7.5 or chip unknown to this CUPTI
-  kUnknownMetric,          // a metric name the chip does not have
-  kBadCounterData,         // a counter-data image that does not parse or fails its checksum
-  kOther,                  // any other CUPTI failure (message carries call, file:line, text)
+  kNoDevice,                // no GPU or no driver: the target API is never called
+  kInsufficientPrivileges,  // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: counters admin-only
+  kMultipleSubscribers,     // another profiler (ncu, nsys) holds the device
+  kUnsupportedDevice,       // compute capability < 7.5 or chip unknown to this CUPTI
+  kUnknownMetric,           // a metric name the chip does not have
+  kBadCounterData,          // a counter-data image that does not parse or fails its checksum
+  kOther,                   // any other CUPTI failure (message carries call, file:line, text)
 };
 
 class ProfilerError : public std::runtime_error {

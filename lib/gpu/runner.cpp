@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <optional>
 #include <cmath>
+#include <optional>
 
 #include <cuda_profiler_api.h>
 #include <spdlog/spdlog.h>
@@ -30,7 +30,9 @@ k::AttentionShape shape_of(const Workload& w) {
   return {w.batch, w.heads, w.seq_len, w.head_dim, w.causal};
 }
 
-k::Pass kernel_pass(Pass pass) { return pass == Pass::kForward ? k::Pass::kForward : k::Pass::kBackward; }
+k::Pass kernel_pass(Pass pass) {
+  return pass == Pass::kForward ? k::Pass::kForward : k::Pass::kBackward;
+}
 
 struct Sizes {
   std::size_t tensor = 0;     // one FP16 [B,H,N,d]
@@ -40,8 +42,8 @@ struct Sizes {
   bool verify = false;
 
   std::size_t total() const {
-    std::size_t bytes = 4 * tensor + row_stats + workspace;  // q, k, v, o, lse
-    if (backward) bytes += 4 * tensor;                       // d_o, d_q, d_k, d_v
+    std::size_t bytes = 4 * tensor + row_stats + workspace;                // q, k, v, o, lse
+    if (backward) bytes += 4 * tensor;                                     // d_o, d_q, d_k, d_v
     if (verify) bytes += (backward ? 6 : 2) * tensor * 2 + 2 * row_stats;  // FP32 references
     return bytes;
   }
@@ -62,11 +64,13 @@ Sizes sizes_of(const SweepPoint& p, bool verify) {
 // Grow-only device buffers reused across the points of a sweep.
 struct Arena {
   DeviceBuffer q, k, v, o, lse, d_o, d_q, d_k, d_v, workspace;
-  DeviceBuffer ref_o, ref16_o, ref_lse, ref16_lse, ref_dq, ref16_dq, ref_dk, ref16_dk, ref_dv, ref16_dv;
+  DeviceBuffer ref_o, ref16_o, ref_lse, ref16_lse, ref_dq, ref16_dq, ref_dk, ref16_dk, ref_dv,
+      ref16_dv;
 
   std::array<DeviceBuffer*, 20> all() {
-    return {&q, &k, &v, &o, &lse, &d_o, &d_q, &d_k, &d_v, &workspace,
-            &ref_o, &ref16_o, &ref_lse, &ref16_lse, &ref_dq, &ref16_dq, &ref_dk, &ref16_dk, &ref_dv, &ref16_dv};
+    return {&q,      &k,        &v,         &o,        &lse,     &d_o,     &d_q,
+            &d_k,    &d_v,      &workspace, &ref_o,    &ref16_o, &ref_lse, &ref16_lse,
+            &ref_dq, &ref16_dq, &ref_dk,    &ref16_dk, &ref_dv,  &ref16_dv};
   }
   std::size_t held() {
     std::size_t bytes = 0;
@@ -79,8 +83,8 @@ struct Arena {
   // Every buffer a point needs, with its size.
   std::vector<std::pair<DeviceBuffer*, std::size_t>> plan(const Sizes& s) {
     std::vector<std::pair<DeviceBuffer*, std::size_t>> out = {
-        {&q, s.tensor}, {&k, s.tensor}, {&v, s.tensor}, {&o, s.tensor}, {&lse, s.row_stats},
-        {&workspace, std::max<std::size_t>(s.workspace, 256)}};
+        {&q, s.tensor}, {&k, s.tensor},      {&v, s.tensor},
+        {&o, s.tensor}, {&lse, s.row_stats}, {&workspace, std::max<std::size_t>(s.workspace, 256)}};
     if (s.backward)
       for (DeviceBuffer* b : {&d_o, &d_q, &d_k, &d_v}) out.emplace_back(b, s.tensor);
     if (s.verify) {
@@ -118,7 +122,9 @@ struct Arena {
   }
 };
 
-std::string human_bytes(double bytes) { return format_si(bytes) + "B"; }
+std::string human_bytes(double bytes) {
+  return format_si(bytes) + "B";
+}
 
 class SweepRunner {
  public:
@@ -179,11 +185,15 @@ class SweepRunner {
     const std::size_t elements = s.tensor / 2;
     // Inputs depend on the workload only, so every kernel sees the same data.
     const std::uint64_t seed = options_.seed ^ (std::uint64_t(points_[i].workload.seq_len) << 20);
-    ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.q.get(), elements, seed + 1, 1.0f, stream_.get()));
-    ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.k.get(), elements, seed + 2, 1.0f, stream_.get()));
-    ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.v.get(), elements, seed + 3, 1.0f, stream_.get()));
+    ROOFLINE_CUDA_CALL(
+        k::fill_random_half(arena_.q.get(), elements, seed + 1, 1.0f, stream_.get()));
+    ROOFLINE_CUDA_CALL(
+        k::fill_random_half(arena_.k.get(), elements, seed + 2, 1.0f, stream_.get()));
+    ROOFLINE_CUDA_CALL(
+        k::fill_random_half(arena_.v.get(), elements, seed + 3, 1.0f, stream_.get()));
     if (s.backward)
-      ROOFLINE_CUDA_CALL(k::fill_random_half(arena_.d_o.get(), elements, seed + 4, 1.0f, stream_.get()));
+      ROOFLINE_CUDA_CALL(
+          k::fill_random_half(arena_.d_o.get(), elements, seed + 4, 1.0f, stream_.get()));
   }
 
   // Inputs filled, forward state ready for a backward launch; outputs poisoned.
@@ -224,19 +234,21 @@ class SweepRunner {
   int count_nonfinite(const DeviceBuffer& buffer, std::size_t bytes) {
     ROOFLINE_CUDA_CALL(k::count_nonfinite_half(buffer.get(), bytes / 2, nonfinite_, stream_.get()));
     int count = 0;
-    ROOFLINE_CUDA_CALL(cudaMemcpyAsync(&count, nonfinite_, sizeof count, cudaMemcpyDeviceToHost, stream_.get()));
+    ROOFLINE_CUDA_CALL(
+        cudaMemcpyAsync(&count, nonfinite_, sizeof count, cudaMemcpyDeviceToHost, stream_.get()));
     ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
     return count;
   }
 
-  std::array<double, 3> error_stats(const void* test_half, const float* test_float, const float* ref,
-                                    std::size_t count) {
+  std::array<double, 3> error_stats(const void* test_half, const float* test_float,
+                                    const float* ref, std::size_t count) {
     if (test_half != nullptr)
       ROOFLINE_CUDA_CALL(k::compare_half_to_float(test_half, ref, count, stats_, stream_.get()));
     else
       ROOFLINE_CUDA_CALL(k::compare_float_to_float(test_float, ref, count, stats_, stream_.get()));
     std::array<double, 3> out{};
-    ROOFLINE_CUDA_CALL(cudaMemcpyAsync(out.data(), stats_, sizeof out, cudaMemcpyDeviceToHost, stream_.get()));
+    ROOFLINE_CUDA_CALL(
+        cudaMemcpyAsync(out.data(), stats_, sizeof out, cudaMemcpyDeviceToHost, stream_.get()));
     ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
     return out;
   }
@@ -251,7 +263,8 @@ class SweepRunner {
     k::ReferenceOutputs fp16{arena_.ref16_o.as<float>(), arena_.ref16_lse.as<float>(),
                              arena_.ref16_dq.as<float>(), arena_.ref16_dk.as<float>(),
                              arena_.ref16_dv.as<float>()};
-    ROOFLINE_CUDA_CALL(k::launch_reference(pass, shape, arena_.view(), exact, false, stream_.get()));
+    ROOFLINE_CUDA_CALL(
+        k::launch_reference(pass, shape, arena_.view(), exact, false, stream_.get()));
     ROOFLINE_CUDA_CALL(k::launch_reference(pass, shape, arena_.view(), fp16, true, stream_.get()));
     struct Output {
       const char* name;
@@ -276,8 +289,8 @@ class SweepRunner {
       const double rel = kernel_err[1] / std::max(kernel_err[2], 1e-30);
       const double rel16 = fp16_err[1] / std::max(fp16_err[2], 1e-30);
       // flash-attention's rule: at most 2× the error of a plain FP16 implementation.
-      const bool ok = std::isfinite(rel) && rel <= 2 * rel16 + 1e-6 &&
-                      kernel_err[0] <= 2 * fp16_err[0] + 1e-5;
+      const bool ok =
+          std::isfinite(rel) && rel <= 2 * rel16 + 1e-6 && kernel_err[0] <= 2 * fp16_err[0] + 1e-5;
       const double ratio = rel / std::max(rel16, 1e-30);
       if (!ok || ratio > worst_ratio) {
         if (!ok || v.passed) {
@@ -323,7 +336,8 @@ class SweepRunner {
           throw CudaError(cudaErrorUnknown, "output o not fully written: " + std::to_string(bad) +
                                                 " non-finite values");
       } else {
-        for (auto [name, buffer] : {std::pair{"dq", &arena_.d_q}, {"dk", &arena_.d_k}, {"dv", &arena_.d_v}})
+        for (auto [name, buffer] :
+             {std::pair{"dq", &arena_.d_q}, {"dk", &arena_.d_k}, {"dv", &arena_.d_v}})
           if (int bad = count_nonfinite(*buffer, s.tensor); bad > 0)
             throw CudaError(cudaErrorUnknown, std::string("output ") + name +
                                                   " not fully written: " + std::to_string(bad) +
@@ -335,14 +349,16 @@ class SweepRunner {
         if (!row.verification->passed) {
           row.status = RowStatus::kIncorrect;
           row.message = "error " + format_fixed(row.verification->relative_l2_error * 1e3, 3) +
-                        "e-3 in " + row.verification->worst_output + " exceeds 2× the FP16 reference's " +
+                        "e-3 in " + row.verification->worst_output +
+                        " exceeds 2× the FP16 reference's " +
                         format_fixed(row.verification->fp16_relative_l2_error * 1e3, 3) + "e-3";
         }
       }
       progress(i, "timing");
       row.timing = time_point(i);
     } catch (const CudaError& error) {
-      row.status = error.code() == cudaErrorMemoryAllocation ? RowStatus::kTooLarge : RowStatus::kError;
+      row.status =
+          error.code() == cudaErrorMemoryAllocation ? RowStatus::kTooLarge : RowStatus::kError;
       row.message = first_line(error.what());
       spdlog::warn("{} {}: {}", p.kernel, p.workload.label(), row.message);
       // A sticky error leaves the context unusable; a plain one is cleared.
@@ -483,12 +499,13 @@ class SweepRunner {
       }
       result.counters_measured = true;
       result.counter_data_image = profiler.counter_data_image();
-      for (const RangeValues& range : ranges) result.range_rows.push_back(measured[std::stoul(range.name)]);
-      result.counters = "CUPTI range profiler, counter set " +
-                        std::string(to_string(options_.counter_set)) +
-                        ", user ranges, user replay with an L2 flush before each measured launch; " +
-                        std::to_string(result.counter_passes) + " passes for the whole sweep; chip " +
-                        result.device.chip + "; " + counter_timing_;
+      for (const RangeValues& range : ranges)
+        result.range_rows.push_back(measured[std::stoul(range.name)]);
+      result.counters =
+          "CUPTI range profiler, counter set " + std::string(to_string(options_.counter_set)) +
+          ", user ranges, user replay with an L2 flush before each measured launch; " +
+          std::to_string(result.counter_passes) + " passes for the whole sweep; chip " +
+          result.device.chip + "; " + counter_timing_;
     } catch (const ProfilerError& error) {
       arena_.release();
       mark_unavailable(result, unavailable_message(error));

@@ -41,9 +41,9 @@ struct RunOptions {
 };
 
 struct RunResult {
-  std::vector<Row> rows;         // one per point, in order; spec_key left empty
-  DeviceInfo device;             // with the chip name when counters ran
-  std::string counters;          // provenance line for the report context
+  std::vector<Row> rows;  // one per point, in order; spec_key left empty
+  DeviceInfo device;      // with the chip name when counters ran
+  std::string counters;   // provenance line for the report context
   std::vector<std::string> metrics;
   CounterSet counter_set = CounterSet::kRoofline;
   int counter_passes = 0;

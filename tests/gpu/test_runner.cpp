@@ -53,7 +53,8 @@ TEST_CASE("runner: every kernel, verified and timed, with counters in one sweep"
     REQUIRE(row.verification.has_value());
     CHECK(row.verification->passed);
     // Counted DRAM traffic is at least most of the compulsory bytes (inputs read once).
-    const double dram = row.counters.at(quantity::kDramRead) + row.counters.at(quantity::kDramWrite);
+    const double dram =
+        row.counters.at(quantity::kDramRead) + row.counters.at(quantity::kDramWrite);
     CHECK(dram > 0.5 * row.prediction.compulsory_dram_bytes);
     CHECK(row.counters.at(quantity::kGpuTime) > 0);
     CHECK(row.counters.at(quantity::kSmClock) > 1e8);
@@ -73,8 +74,8 @@ TEST_CASE("runner: every kernel, verified and timed, with counters in one sweep"
 TEST_CASE("runner: the default counter set measures bytes and tensor FLOPs in one pass") {
   gpu::RunOptions options;
   options.reps = 3;
-  const gpu::RunResult result = gpu::run_sweep({{"flash-v2", workload(2048, false)},
-                                                {"standard", workload(2048, true)}}, options);
+  const gpu::RunResult result = gpu::run_sweep(
+      {{"flash-v2", workload(2048, false)}, {"standard", workload(2048, true)}}, options);
   CHECK(result.counter_passes == 1);
   for (const Row& row : result.rows) {
     CAPTURE(row.kernel);

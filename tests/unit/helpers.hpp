@@ -25,7 +25,8 @@ inline void write_text(const std::filesystem::path& path, const std::string& tex
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "roofline-test-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "roofline-test-XXXXXX").string();
     path = mkdtemp(pattern.data());
   }
   ~TempDir() {

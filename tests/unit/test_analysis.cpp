@@ -52,9 +52,12 @@ TEST_CASE("analysis: measured flash-v2 on H200 judged on the mma.sync ceiling") 
   Row row = make_row("flash-v2", 16384, false);
   row.spec_key = "h200-sxm";
   row.timing = Timing{{2.0e-3, 2.1e-3, 1.9e-3}, 1980, 1800};
-  row.counters = {{quantity::kTensorMmaSync, 1.0e12}, {quantity::kFp32Flops, 1.0e10},
-                  {quantity::kDramRead, 0.8e9},       {quantity::kDramWrite, 0.2e9},
-                  {quantity::kL2, 4.0e9},             {quantity::kSmClock, 1.8e9}};
+  row.counters = {{quantity::kTensorMmaSync, 1.0e12},
+                  {quantity::kFp32Flops, 1.0e10},
+                  {quantity::kDramRead, 0.8e9},
+                  {quantity::kDramWrite, 0.2e9},
+                  {quantity::kL2, 4.0e9},
+                  {quantity::kSmClock, 1.8e9}};
   const RowAnalysis a = analyze(row, spec("h200"));
   REQUIRE(a.ceiling != nullptr);
   CHECK(a.ceiling->id() == "tensor_fp16.mma_sync");
@@ -88,8 +91,10 @@ TEST_CASE("analysis: wgmma FLOPs pick the wgmma ceiling; a point above its roof 
   Row row = make_row("standard", 4096, false);
   row.spec_key = "h100-sxm5";
   row.timing = Timing{{1.0e-4}, 0, 0};
-  row.counters = {{quantity::kTensorWgmma, 2.0e11}, {quantity::kTensorMmaSync, 0},
-                  {quantity::kDramRead, 5e8}, {quantity::kDramWrite, 5e8}};
+  row.counters = {{quantity::kTensorWgmma, 2.0e11},
+                  {quantity::kTensorMmaSync, 0},
+                  {quantity::kDramRead, 5e8},
+                  {quantity::kDramWrite, 5e8}};
   const RowAnalysis a = analyze(row, spec("h100"));
   CHECK(a.ceiling->id() == "tensor_fp16.wgmma");
   CHECK(a.path_note == "counters: 100% of FLOPs on wgmma");
@@ -121,7 +126,8 @@ TEST_CASE("metric catalogue: quantities combine per chip") {
   CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 13);
   std::vector<double> values(metrics.size(), 1.0);
   auto index = [&](const std::string& name) {
-    return static_cast<std::size_t>(std::find(metrics.begin(), metrics.end(), name) - metrics.begin());
+    return static_cast<std::size_t>(std::find(metrics.begin(), metrics.end(), name) -
+                                    metrics.begin());
   };
   values[index("sm__sass_thread_inst_executed_op_ffma_pred_on.sum")] = 10;
   values[index("lts__t_sectors_srcunit_tex.sum")] = 3;

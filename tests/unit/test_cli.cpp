@@ -28,7 +28,8 @@ TEST_CASE("cli: model reproduces the seed's FLOP column and A100 ridge") {
   REQUIRE(j["rows"].size() == 4 * 3);  // 4 N × 3 kernels, non-causal only
   std::vector<double> gflops;
   for (const auto& row : j["rows"])
-    if (row["kernel"] == "flash-v2") gflops.push_back(row["model"]["algorithmic_flops"].get<double>() / 1e9);
+    if (row["kernel"] == "flash-v2")
+      gflops.push_back(row["model"]["algorithmic_flops"].get<double>() / 1e9);
   REQUIRE(gflops.size() == 4);
   CHECK(format_fixed(gflops[0], 2) == "2.15");
   CHECK(format_fixed(gflops[1], 1) == "34.4");
@@ -48,8 +49,8 @@ TEST_CASE("cli: model defaults show causal and non-causal, table to stdout") {
 }
 
 TEST_CASE("cli: several GPUs and both passes") {
-  const Result r = cli({"model", "--gpu", "a100,h100,v100", "--seq", "2048", "--pass", "fwd,bwd",
-                        "--csv", "-"});
+  const Result r =
+      cli({"model", "--gpu", "a100,h100,v100", "--seq", "2048", "--pass", "fwd,bwd", "--csv", "-"});
   REQUIRE(r.code == 0);
   CHECK(split(r.out, '\n').size() == 1 + 3 * 2 * 2 * 3 + 1);
 }
@@ -66,9 +67,12 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
       {{"model", "--seq", "1024,-5", "--json", out}, "error: seq must be >= 1 (got -5)"},
       {{"model", "--batch", "0", "--json", out}, "error: batch must be >= 1 (got 0)"},
       {{"model", "--heads", "-2", "--json", out}, "error: heads must be >= 1 (got -2)"},
-      {{"model", "--head-dim", "48", "--json", out}, "error: head-dim must be 32, 64 or 128 (got 48)"},
-      {{"model", "--kernel", "flash-v9", "--json", out}, "error: unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2"},
-      {{"model", "--pass", "sideways", "--json", out}, "error: --pass must be fwd or bwd (got \"sideways\")"},
+      {{"model", "--head-dim", "48", "--json", out},
+       "error: head-dim must be 32, 64 or 128 (got 48)"},
+      {{"model", "--kernel", "flash-v9", "--json", out},
+       "error: unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2"},
+      {{"model", "--pass", "sideways", "--json", out},
+       "error: --pass must be fwd or bwd (got \"sideways\")"},
       {{"model", "--json", (dir.path / "missing" / "r.json").string()},
        "error: cannot write " + (dir.path / "missing" / "r.json").string() + ": directory " +
            (dir.path / "missing").string() + " does not exist"},
@@ -101,14 +105,16 @@ TEST_CASE("cli: specs list, show, validate") {
   const Result bad = cli({"specs", "validate", (dir.path / "bad.json").string()});
   CHECK(bad.code == 2);
   CHECK(bad.err == "error: " + (dir.path / "bad.json").string() + ": aliases: missing\n");
-  const Result good = cli({"specs", "validate", std::string(ROOFLINE_TEST_SPECS_DIR) + "/h200-sxm.json"});
+  const Result good =
+      cli({"specs", "validate", std::string(ROOFLINE_TEST_SPECS_DIR) + "/h200-sxm.json"});
   CHECK(good.code == 0);
   CHECK(good.out.rfind("ok: ", 0) == 0);
 }
 
 TEST_CASE("cli: user spec files join the registry") {
   TempDir dir;
-  auto spec = nlohmann::json::parse(read_text(std::string(ROOFLINE_TEST_SPECS_DIR) + "/a100-sxm4-80gb.json"));
+  auto spec = nlohmann::json::parse(
+      read_text(std::string(ROOFLINE_TEST_SPECS_DIR) + "/a100-sxm4-80gb.json"));
   spec["name"] = "Lab GPU";
   spec["aliases"] = nlohmann::json::array({"lab"});
   spec["device_names"] = nlohmann::json::array({"Lab GPU"});

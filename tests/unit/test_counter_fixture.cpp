@@ -51,7 +51,8 @@ TEST_CASE("counter fixture: the analysis of the recorded counters") {
     CAPTURE(row.kernel + " " + row.workload.label());
     const RowAnalysis a = analyze(row, report.spec_for(row));
     REQUIRE(a.ceiling != nullptr);
-    const double dram = row.counters.at(quantity::kDramRead) + row.counters.at(quantity::kDramWrite);
+    const double dram =
+        row.counters.at(quantity::kDramRead) + row.counters.at(quantity::kDramWrite);
     CHECK(a.dram->bytes == dram);
     CHECK(a.dram->intensity == doctest::Approx(a.flops / dram));
     CHECK(a.levels.size() == 3);  // DRAM, L2, L1 all counted
@@ -67,7 +68,8 @@ TEST_CASE("counter fixture: the analysis of the recorded counters") {
       // they make it memory-bound on DRAM, with counted DRAM bytes near the model's; at
       // N = 1024 they fit in L2 and the kernel is not DRAM-bound.
       CHECK(a.ceiling->id() == "tensor_fp16.wgmma");
-      CHECK(a.flops == doctest::Approx(4.0 * 8 * row.workload.seq_len * double(row.workload.seq_len) * 64));
+      CHECK(a.flops ==
+            doctest::Approx(4.0 * 8 * row.workload.seq_len * double(row.workload.seq_len) * 64));
       if (row.workload.seq_len >= 4096) {
         CHECK(a.regime == "memory-bound (DRAM)");
         CHECK(a.dram_bytes_vs_model == doctest::Approx(1.0).epsilon(0.25));
@@ -99,8 +101,8 @@ TEST_CASE("counter fixture: corrupt or mismatched recordings are errors, not cra
   SUBCASE("a flipped byte fails the checksum before CUPTI parses the image") {
     image[image.size() / 2] = static_cast<char>(image[image.size() / 2] ^ 0x40);
     write_text(dir.path / "counter_data.bin", image);
-    CHECK_THROWS_WITH_AS(gpu::load_counter_data(dir.path),
-                         doctest::Contains("does not match"), InputError);
+    CHECK_THROWS_WITH_AS(gpu::load_counter_data(dir.path), doctest::Contains("does not match"),
+                         InputError);
   }
   SUBCASE("a truncated image is refused by size") {
     write_text(dir.path / "counter_data.bin", image.substr(0, image.size() - 100));

@@ -28,10 +28,14 @@ std::string validation_error(const Workload& w) {
 
 TEST_CASE("model: the seed's theoretical FLOP column is the non-causal count") {
   // Seed §5.1 labels these rows causal, but 2.15, 34.4, 137.4, 549.8 GFLOP are 4·B·H·N²·d.
-  CHECK(algorithmic_flops(seed_workload(1024, false)) / 1e9 == doctest::Approx(2.147).epsilon(1e-3));
-  CHECK(algorithmic_flops(seed_workload(4096, false)) / 1e9 == doctest::Approx(34.36).epsilon(1e-3));
-  CHECK(algorithmic_flops(seed_workload(8192, false)) / 1e9 == doctest::Approx(137.4).epsilon(1e-3));
-  CHECK(algorithmic_flops(seed_workload(16384, false)) / 1e9 == doctest::Approx(549.8).epsilon(1e-3));
+  CHECK(algorithmic_flops(seed_workload(1024, false)) / 1e9 ==
+        doctest::Approx(2.147).epsilon(1e-3));
+  CHECK(algorithmic_flops(seed_workload(4096, false)) / 1e9 ==
+        doctest::Approx(34.36).epsilon(1e-3));
+  CHECK(algorithmic_flops(seed_workload(8192, false)) / 1e9 ==
+        doctest::Approx(137.4).epsilon(1e-3));
+  CHECK(algorithmic_flops(seed_workload(16384, false)) / 1e9 ==
+        doctest::Approx(549.8).epsilon(1e-3));
   CHECK(algorithmic_flops(seed_workload(1024, false)) == 2147483648.0);
   // Causal halves; backward is 2.5× forward.
   CHECK(algorithmic_flops(seed_workload(1024, true)) == 1073741824.0);
@@ -80,14 +84,17 @@ TEST_CASE("model: ragged N counts only real rows") {
 }
 
 TEST_CASE("model: backward passes") {
-  const Prediction flash = predict(find_kernel_model("flash-v2"), seed_workload(4096, false, Pass::kBackward));
+  const Prediction flash =
+      predict(find_kernel_model("flash-v2"), seed_workload(4096, false, Pass::kBackward));
   CHECK(flash.algorithmic_flops == 2.5 * 4.0 * 8 * 4096.0 * 4096 * 64);
   CHECK(flash.model_flops == flash.algorithmic_flops);  // 5 GEMM-sized products per score
   // flash-v1 computes dQ in a second pass: 14·d FLOPs per score instead of 10·d.
-  const Prediction v1 = predict(find_kernel_model("flash-v1"), seed_workload(4096, false, Pass::kBackward));
+  const Prediction v1 =
+      predict(find_kernel_model("flash-v1"), seed_workload(4096, false, Pass::kBackward));
   CHECK(v1.model_flops == doctest::Approx(1.4 * v1.algorithmic_flops));
   CHECK(flash.compulsory_dram_bytes == 7 * 8 * 4096.0 * 64 * 2);
-  const Prediction standard = predict(find_kernel_model("standard"), seed_workload(4096, false, Pass::kBackward));
+  const Prediction standard =
+      predict(find_kernel_model("standard"), seed_workload(4096, false, Pass::kBackward));
   CHECK(standard.model_flops == 8.0 * 8 * 4096 * 4096 * 64 + 4.0 * 8 * 4096 * 4096);
   // 7 N² FP16 matrices move: P twice, dP twice, dS three times.
   CHECK(standard.model_dram_bytes == 7 * 8 * 4096.0 * 4096 * 2 + 8 * 8 * 4096.0 * 64 * 2);

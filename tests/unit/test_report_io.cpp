@@ -19,7 +19,8 @@ Report sample_report() {
   registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
   Report report;
   report.context = make_context("run");
-  report.context.device = DeviceInfo{"NVIDIA H200", "GH100", "9.0", 132, 150754820096, 62914560, "580.1", "13.0"};
+  report.context.device =
+      DeviceInfo{"NVIDIA H200", "GH100", "9.0", 132, 150754820096, 62914560, "580.1", "13.0"};
   report.context.counters = "test";
   report.specs.push_back(registry.find("h200"));
   for (const char* kernel : {"standard", "flash-v2"}) {
@@ -29,8 +30,8 @@ Report sample_report() {
     row.spec_key = "h200-sxm";
     row.prediction = predict(find_kernel_model(kernel), row.workload);
     row.timing = Timing{{1.0e-3, 1.1e-3, 0.9e-3}, 1980, 1965};
-    row.counters = {{quantity::kDramRead, 5e8}, {quantity::kDramWrite, 1e8},
-                    {quantity::kTensorMmaSync, 3e10}};
+    row.counters = {
+        {quantity::kDramRead, 5e8}, {quantity::kDramWrite, 1e8}, {quantity::kTensorMmaSync, 3e10}};
     row.verification = Verification{true, 1e-4, 2e-3, 2e-4, 3e-3, "o"};
     report.rows.push_back(row);
   }
@@ -83,7 +84,8 @@ TEST_CASE("report json: round trip keeps the raw quantities") {
     CHECK(again.rows[i].counters == report.rows[i].counters);
     CHECK(again.rows[i].timing->samples_seconds == report.rows[i].timing->samples_seconds);
     CHECK(again.rows[i].prediction.model_dram_bytes == report.rows[i].prediction.model_dram_bytes);
-    CHECK(again.rows[i].prediction.byte_terms.size() == report.rows[i].prediction.byte_terms.size());
+    CHECK(again.rows[i].prediction.byte_terms.size() ==
+          report.rows[i].prediction.byte_terms.size());
   }
   CHECK(again.context.device->chip == "GH100");
   CHECK(render_json(again) == render_json(report));
@@ -112,10 +114,11 @@ TEST_CASE("report json: readers reject what they do not understand") {
   TempDir dir;
   write_text(dir.path / "bad.json", "not json");
   CHECK_THROWS_AS(read_report_file(dir.path / "bad.json"), InputError);
-  CHECK_THROWS_WITH_AS(read_report_file(dir.path / "missing.json"),
-                       ("cannot read " + (dir.path / "missing.json").string() +
-                        ": No such file or directory").c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      read_report_file(dir.path / "missing.json"),
+      ("cannot read " + (dir.path / "missing.json").string() + ": No such file or directory")
+          .c_str(),
+      InputError);
 }
 
 TEST_CASE("report csv: header, plain numbers, one line per row") {
@@ -127,10 +130,11 @@ TEST_CASE("report csv: header, plain numbers, one line per row") {
   REQUIRE(cells.size() == csv_columns().size());
   CHECK(cells[0] == "standard");
   CHECK(cells[3] == "4096");
-  CHECK(cells[9] == "0.001");   // time_s, median
+  CHECK(cells[9] == "0.001");  // time_s, median
   CHECK(cells[10] == "measured");
   CHECK(cells[20] == "600000000");  // dram_bytes
-  CHECK(lines[2].find("\"error 3e-2 above tolerance\"") == std::string::npos);  // no comma: unquoted
+  CHECK(lines[2].find("\"error 3e-2 above tolerance\"") ==
+        std::string::npos);  // no comma: unquoted
   CHECK(lines[2].rfind("flash-v2,", 0) == 0);
 }
 
@@ -157,7 +161,8 @@ TEST_CASE("output: atomic writes and early path checks") {
                            .c_str(),
                        InputError);
   CHECK_THROWS_WITH_AS(check_output_path(dir.path.string()),
-                       ("cannot write " + dir.path.string() + ": is a directory").c_str(), InputError);
+                       ("cannot write " + dir.path.string() + ": is a directory").c_str(),
+                       InputError);
   // Nothing but the target is left behind.
   int files = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path)) ++files;

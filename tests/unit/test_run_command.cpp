@@ -16,12 +16,13 @@ TEST_CASE("run: no GPU means exit 3 and a pointer to `model`; a GPU means a repo
   TempDir dir;
   const std::string out = (dir.path / "run.json").string();
   CaptureStreams capture;
-  const int code = app::run_cli({"run", "--seq", "128", "--kernel", "flash-v2", "--no-causal",
-                                 "--reps", "2", "--json", out});
+  const int code = app::run_cli(
+      {"run", "--seq", "128", "--kernel", "flash-v2", "--no-causal", "--reps", "2", "--json", out});
   if (!has_gpu) {
     CHECK(code == 3);
     CHECK(capture.err.str().rfind("error: no usable GPU (", 0) == 0);
-    CHECK(capture.err.str().find("`cuflash-roofline model` works without a GPU") != std::string::npos);
+    CHECK(capture.err.str().find("`cuflash-roofline model` works without a GPU") !=
+          std::string::npos);
     CHECK_FALSE(std::filesystem::exists(out));
   } else {
     CHECK(code == 0);

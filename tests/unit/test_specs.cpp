@@ -21,7 +21,8 @@ SpecRegistry shipped() {
 }
 
 nlohmann::json valid_spec_json() {
-  return nlohmann::json::parse(read_text(std::string(ROOFLINE_TEST_SPECS_DIR) + "/a100-sxm4-80gb.json"));
+  return nlohmann::json::parse(
+      read_text(std::string(ROOFLINE_TEST_SPECS_DIR) + "/a100-sxm4-80gb.json"));
 }
 
 std::string load_error(const nlohmann::json& json) {
@@ -38,8 +39,8 @@ std::string load_error(const nlohmann::json& json) {
 TEST_CASE("specs: every shipped file loads, with sources and the ceilings the tool needs") {
   const SpecRegistry registry = shipped();
   CHECK(registry.all().size() >= 9);
-  for (const char* name : {"v100", "a100", "a100-pcie", "h100", "h100-pcie", "h200", "l40s",
-                           "rtx4090", "b200"}) {
+  for (const char* name :
+       {"v100", "a100", "a100-pcie", "h100", "h100-pcie", "h200", "l40s", "rtx4090", "b200"}) {
     CAPTURE(name);
     const GpuSpec& spec = registry.find(name);
     CHECK(spec.dram().bandwidth_gbps > 0);
@@ -116,7 +117,8 @@ TEST_CASE("specs: validation names the file and the key") {
 
   auto negative = spec;
   negative["memory_levels"][0]["bandwidth_gbps"] = -1;
-  CHECK(load_error(negative) == "test.json: memory_levels[0].bandwidth_gbps: must be positive (got -1)");
+  CHECK(load_error(negative) ==
+        "test.json: memory_levels[0].bandwidth_gbps: must be positive (got -1)");
 
   auto zero = spec;
   zero["compute_ceilings"][0]["peak_tflops"] = 0;
@@ -159,7 +161,8 @@ TEST_CASE("specs: malformed JSON and duplicate aliases across files") {
     registry.add_file(dir.path / "broken.json");
     FAIL("no error");
   } catch (const InputError& error) {
-    CHECK(std::string(error.what()).rfind((dir.path / "broken.json").string() + ": not valid JSON", 0) == 0);
+    CHECK(std::string(error.what())
+              .rfind((dir.path / "broken.json").string() + ": not valid JSON", 0) == 0);
   }
 
   auto clash = valid_spec_json();
@@ -171,10 +174,9 @@ TEST_CASE("specs: malformed JSON and duplicate aliases across files") {
     with_shipped.add_file(dir.path / "mine.json");
     FAIL("no error");
   } catch (const InputError& error) {
-    CHECK(std::string(error.what()) == (dir.path / "mine.json").string() +
-                                           ": aliases: \"a100\" is already used by " +
-                                           std::string(ROOFLINE_TEST_SPECS_DIR) +
-                                           "/a100-sxm4-80gb.json");
+    CHECK(std::string(error.what()) ==
+          (dir.path / "mine.json").string() + ": aliases: \"a100\" is already used by " +
+              std::string(ROOFLINE_TEST_SPECS_DIR) + "/a100-sxm4-80gb.json");
   }
 }
 
