@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
 # Installs the build dependencies (Debian/Ubuntu packages) and builds cuflash-roofline.
 #   scripts/setup.sh            # configure preset `ci` (CUDA if /usr/local/cuda exists)
-#   scripts/setup.sh nocuda     # any other configure preset from CMakePresets.json
-# Needs root or sudo for apt-get; skips installation when every package is already present.
+#   scripts/setup.sh native     # any other configure preset from CMakePresets.json
+# Needs root or sudo for apt-get; installs only what is missing (tools already on PATH, e.g.
+# cmake from pip, count as present), so it also runs on machines without a package mirror.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 preset="${1:-ci}"
-packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-          doctest-dev librsvg2-bin)
+declare -A tool_package=([cmake]=cmake [ninja]=ninja-build [g++]=g++)
+libraries=(libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev doctest-dev)
+optional=(librsvg2-bin)  # rsvg-convert, for the SVG rendering test (skipped without it)
 
 missing=()
-for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+for tool in "${!tool_package[@]}"; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("${tool_package[$tool]}")
 done
-if ((${#missing[@]})); then
+for p in "${libraries[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+missing_optional=()
+for p in "${optional[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing_optional+=("$p"); done
+
+if ((${#missing[@]} + ${#missing_optional[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  $sudo apt-get update -qq || true
+  if ((${#missing[@]})); then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  if ((${#missing_optional[@]})); then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      "${missing_optional[@]}" || echo "setup: ${missing_optional[*]} not installed (optional)" >&2
+  fi
 fi
 
 if [ "$preset" != "nocuda" ] && ! command -v nvcc >/dev/null 2>&1; then
