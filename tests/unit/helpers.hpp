@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "app/cli.hpp"
+
 namespace roofline {
 
 inline std::string read_text(const std::filesystem::path& path) {
@@ -48,5 +50,18 @@ struct CaptureStreams {
     std::cerr.rdbuf(old_err);
   }
 };
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+// run_cli in-process with stdout and stderr captured.
+inline CliResult cli(const std::vector<std::string>& args) {
+  CaptureStreams capture;
+  const int code = app::run_cli(args);
+  return {code, capture.out.str(), capture.err.str()};
+}
 
 }  // namespace roofline

@@ -8,21 +8,8 @@
 
 using namespace roofline;
 
-namespace {
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-Result cli(const std::vector<std::string>& args) {
-  CaptureStreams capture;
-  const int code = app::run_cli(args);
-  return {code, capture.out.str(), capture.err.str()};
-}
-}  // namespace
-
 TEST_CASE("cli: model reproduces the seed's FLOP column and A100 ridge") {
-  const Result r = cli({"model", "--gpu", "a100", "--no-causal", "--json", "-"});
+  const CliResult r = cli({"model", "--gpu", "a100", "--no-causal", "--json", "-"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["rows"].size() == 4 * 3);  // 4 N × 3 kernels, non-causal only
@@ -41,7 +28,7 @@ TEST_CASE("cli: model reproduces the seed's FLOP column and A100 ridge") {
 }
 
 TEST_CASE("cli: model defaults show causal and non-causal, table to stdout") {
-  const Result r = cli({"model", "--gpu", "h100", "--seq", "1024", "--kernel", "flash-v2"});
+  const CliResult r = cli({"model", "--gpu", "h100", "--seq", "1024", "--kernel", "flash-v2"});
   REQUIRE(r.code == 0);
   CHECK(r.out.find("N=1024 causal fwd") != std::string::npos);
   CHECK(r.out.find("N=1024 full fwd") != std::string::npos);
@@ -49,7 +36,7 @@ TEST_CASE("cli: model defaults show causal and non-causal, table to stdout") {
 }
 
 TEST_CASE("cli: several GPUs and both passes") {
-  const Result r =
+  const CliResult r =
       cli({"model", "--gpu", "a100,h100,v100", "--seq", "2048", "--pass", "fwd,bwd", "--csv", "-"});
   REQUIRE(r.code == 0);
   CHECK(split(r.out, '\n').size() == 1 + 3 * 2 * 2 * 3 + 1);
@@ -82,7 +69,7 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
   };
   for (const Case& c : cases) {
     CAPTURE(join(c.args, " "));
-    const Result r = cli(c.args);
+    const CliResult r = cli(c.args);
     CHECK(r.code == 2);
     CHECK(r.err.rfind(c.message, 0) == 0);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -91,21 +78,21 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
 }
 
 TEST_CASE("cli: specs list, show, validate") {
-  const Result list = cli({"specs", "list"});
+  const CliResult list = cli({"specs", "list"});
   CHECK(list.code == 0);
   CHECK(list.out.find("a100-sxm4-80gb") != std::string::npos);
   CHECK(list.out.find("153.0") != std::string::npos);
-  const Result show = cli({"specs", "show", "v100"});
+  const CliResult show = cli({"specs", "show", "v100"});
   CHECK(show.code == 0);
   CHECK(show.out.find("FP16 (CUDA cores)  31.4 TFLOP/s") != std::string::npos);
   CHECK(show.out.find("tensor FP16 (mma_sync)  125.0 TFLOP/s") != std::string::npos);
 
   TempDir dir;
   write_text(dir.path / "bad.json", "{\"name\": \"x\"}");
-  const Result bad = cli({"specs", "validate", (dir.path / "bad.json").string()});
+  const CliResult bad = cli({"specs", "validate", (dir.path / "bad.json").string()});
   CHECK(bad.code == 2);
   CHECK(bad.err == "error: " + (dir.path / "bad.json").string() + ": aliases: missing\n");
-  const Result good =
+  const CliResult good =
       cli({"specs", "validate", std::string(ROOFLINE_TEST_SPECS_DIR) + "/h200-sxm.json"});
   CHECK(good.code == 0);
   CHECK(good.out.rfind("ok: ", 0) == 0);
@@ -120,20 +107,20 @@ TEST_CASE("cli: user spec files join the registry") {
   spec["device_names"] = nlohmann::json::array({"Lab GPU"});
   spec["memory_levels"][0]["bandwidth_gbps"] = 1000;
   write_text(dir.path / "lab.json", spec.dump());
-  const Result r = cli({"--spec", (dir.path / "lab.json").string(), "model", "--gpu", "lab",
-                        "--seq", "1024", "--json", "-"});
+  const CliResult r = cli({"--spec", (dir.path / "lab.json").string(), "model", "--gpu", "lab",
+                           "--seq", "1024", "--json", "-"});
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["specs"]["lab"]["name"] == "Lab GPU");
-  const Result d = cli({"--specs-dir", dir.path.string(), "specs", "show", "lab"});
+  const CliResult d = cli({"--specs-dir", dir.path.string(), "specs", "show", "lab"});
   CHECK(d.code == 0);
 }
 
 TEST_CASE("cli: help documents exit codes; version") {
-  const Result help = cli({"--help"});
+  const CliResult help = cli({"--help"});
   CHECK(help.code == 0);
   CHECK(help.out.find("Exit codes:") != std::string::npos);
   CHECK(help.out.find("3  no usable GPU") != std::string::npos);
-  const Result version = cli({"--version"});
+  const CliResult version = cli({"--version"});
   CHECK(version.code == 0);
   CHECK(version.out.rfind("cuflash-roofline ", 0) == 0);
 }

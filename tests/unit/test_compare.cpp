@@ -26,18 +26,6 @@ std::string fixture(const std::string& name) {
   return kReports + name;
 }
 
-struct CliResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliResult cli(const std::vector<std::string>& args) {
-  CaptureStreams capture;
-  const int code = app::run_cli(args);
-  return {code, capture.out.str(), capture.err.str()};
-}
-
 const GpuSpec& h100() {
   static const GpuSpec spec =
       load_gpu_spec_file(std::string(ROOFLINE_TEST_SPECS_DIR) + "/h100-sxm5.json");

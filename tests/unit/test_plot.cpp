@@ -302,17 +302,6 @@ bool is_decade(double value) {
   return std::fabs(l - std::round(l)) < 1e-9;
 }
 
-struct CliResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-CliResult cli(const std::vector<std::string>& args) {
-  CaptureStreams capture;
-  const int code = app::run_cli(args);
-  return {code, capture.out.str(), capture.err.str()};
-}
-
 }  // namespace
 
 TEST_CASE("plot: the XML checker accepts well-formed text and rejects the rest") {
