@@ -6,8 +6,9 @@
 #include "lib/core/errors.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/output.hpp"
-#include "lib/core/plot.hpp"
 #include "lib/core/report_io.hpp"
+#include "lib/core/svg_chart.hpp"
+#include "lib/core/terminal_chart.hpp"
 
 namespace roofline::app {
 

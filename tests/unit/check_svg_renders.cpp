@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "lib/core/output.hpp"
-#include "lib/core/plot.hpp"
 #include "lib/core/report_io.hpp"
+#include "lib/core/svg_chart.hpp"
 
 namespace {
 

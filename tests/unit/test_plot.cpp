@@ -15,8 +15,9 @@
 #include "app/cli.hpp"
 #include "lib/core/analysis.hpp"
 #include "lib/core/errors.hpp"
-#include "lib/core/plot.hpp"
 #include "lib/core/report_io.hpp"
+#include "lib/core/svg_chart.hpp"
+#include "lib/core/terminal_chart.hpp"
 #include "lib/core/text.hpp"
 #include "tests/unit/helpers.hpp"
 

@@ -1,309 +1,17 @@
-#include "lib/core/plot.hpp"
+#include "lib/core/svg_chart.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <map>
 #include <numbers>
 #include <optional>
 #include <set>
 #include <sstream>
 
-#include "lib/core/analysis.hpp"
-#include "lib/core/compare.hpp"
-#include "lib/core/errors.hpp"
+#include "lib/core/chart_labels.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {
 namespace {
-
-// ---- the chart, independent of how it is drawn ------------------------------------------------
-
-struct MemoryRoof {
-  MemoryLevel level;
-  double bandwidth_bytes_per_second;
-};
-
-struct ComputeRoof {
-  std::string id;  // "tensor_fp16.mma_sync"
-  std::string label;
-  double peak_flops_per_second;
-  bool judged;  // a row is judged against it (else drawn for context)
-};
-
-struct RidgeMark {
-  std::size_t compute;  // index into Panel::compute
-  std::size_t memory;   // index into Panel::memory
-  double ai;            // FLOP/byte
-  double flops;         // FLOP/s
-};
-
-struct Point {
-  std::size_t report;
-  std::size_t row;
-  std::size_t kernel;  // index into Chart::kernels
-  std::string kernel_name;
-  Workload workload;
-  MemoryLevel level;
-  Source bytes_source;
-  double ai;     // FLOP/byte at this level
-  double flops;  // FLOP/s on the row's own pipe
-  std::string regime;
-};
-
-struct Arrow {
-  std::size_t from;  // indices into Panel::points (DRAM level)
-  std::size_t to;
-  double change;  // head FLOP/s ÷ base FLOP/s − 1
-};
-
-struct Panel {
-  const GpuSpec* spec = nullptr;
-  std::vector<MemoryRoof> memory;    // ascending bandwidth
-  std::vector<ComputeRoof> compute;  // judged first, then context; descending peak within each
-  std::vector<RidgeMark> ridges;
-  std::vector<Point> points;
-  std::vector<Arrow> arrows;
-  std::vector<std::string> notes;  // where the points came from
-  double lx0 = 0, lx1 = 1;         // log10 of the x range, FLOP/byte
-  double ly0 = 0, ly1 = 1;         // log10 of the y range, FLOP/s
-};
-
-struct Chart {
-  std::vector<Panel> panels;
-  std::vector<std::string> kernels;
-  std::vector<std::string> report_labels;
-  std::size_t report_count = 0;
-  bool kernel_pair = false;
-  std::string kernel_base, kernel_head;
-};
-
-bool positive(double value) {
-  return std::isfinite(value) && value > 0;
-}
-
-const GpuSpec* find_spec(const Report& report, const std::string& key) {
-  for (const GpuSpec& spec : report.specs)
-    if (spec.key == key) return &spec;
-  return nullptr;
-}
-
-std::string describe_source(const Report& report) {
-  const ReportContext& c = report.context;
-  if (!c.device) return "analytic model: each point is the roofline time floor";
-  std::string out = "measured on " + c.device->name;
-  if (c.projection) out += ", projected onto this spec";
-  return out;
-}
-
-// Whole decades covering `values`, at least `min_decades` wide.
-// Widening starts at the low end when `grow_high_first` is false.
-std::pair<double, double> decade_range(const std::vector<double>& logs, double margin_low,
-                                       double margin_high, int min_decades, bool grow_high_first) {
-  double lo = *std::min_element(logs.begin(), logs.end());
-  double hi = *std::max_element(logs.begin(), logs.end());
-  lo = std::floor(lo - margin_low);
-  hi = std::ceil(hi + margin_high);
-  bool grow_high = grow_high_first;
-  while (hi - lo < min_decades) {
-    (grow_high ? hi : lo) += grow_high ? 1 : -1;
-    grow_high = !grow_high;
-  }
-  return {lo, hi};
-}
-
-Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options) {
-  Chart chart;
-  chart.report_count = reports.size();
-  chart.kernel_pair = !options.kernel_base.empty() || !options.kernel_head.empty();
-  chart.kernel_base = options.kernel_base.empty() ? options.kernel_head : options.kernel_base;
-  chart.kernel_head = options.kernel_head.empty() ? options.kernel_base : options.kernel_head;
-  chart.report_labels = options.report_labels;
-  for (std::size_t r = chart.report_labels.size(); r < reports.size(); ++r)
-    chart.report_labels.push_back(reports.size() == 2 ? (r == 0 ? "base" : "head")
-                                                      : "report " + std::to_string(r + 1));
-  auto label_of = [&](std::size_t r) { return chart.report_labels[r]; };
-
-  // Which panel (spec) each row is drawn in: its own spec, or, when it is matched with a row of
-  // the previous report, that row's panel, so that arrows stay within one chart.
-  std::map<std::string, std::size_t> panel_of_key;
-  std::vector<std::vector<std::size_t>> panel_of(reports.size());
-  std::vector<std::vector<const GpuSpec*>> spec_of(reports.size());
-  for (std::size_t r = 0; r < reports.size(); ++r) {
-    const Report& report = reports[r];
-    spec_of[r].assign(report.rows.size(), nullptr);
-    panel_of[r].assign(report.rows.size(), 0);
-    std::vector<std::optional<std::size_t>> inherited(report.rows.size());
-    if (r > 0 && !chart.kernel_pair && !reports[r - 1].rows.empty() && !report.rows.empty())
-      for (const RowMatch& m :
-           match_rows(reports[r - 1], report, {}, label_of(r - 1), label_of(r)).matched)
-        inherited[m.head_index] = panel_of[r - 1][m.base_index];
-    for (std::size_t i = 0; i < report.rows.size(); ++i) {
-      if (inherited[i]) {
-        panel_of[r][i] = *inherited[i];
-        continue;
-      }
-      const std::string& key = report.rows[i].spec_key;
-      auto it = panel_of_key.find(key);
-      if (it == panel_of_key.end()) {
-        Panel panel;
-        panel.spec = find_spec(report, key);
-        if (panel.spec == nullptr) report.spec_for(report.rows[i]);  // throws, naming the row
-        it = panel_of_key.emplace(key, chart.panels.size()).first;
-        chart.panels.push_back(std::move(panel));
-      }
-      panel_of[r][i] = it->second;
-    }
-  }
-
-  // Points: one per row with a verdict and memory level with bytes.
-  std::vector<std::vector<std::optional<std::size_t>>> dram_point(reports.size());
-  std::vector<std::set<std::string>> judged_ids(chart.panels.size());
-  for (std::size_t r = 0; r < reports.size(); ++r) {
-    const Report& report = reports[r];
-    dram_point[r].assign(report.rows.size(), std::nullopt);
-    for (std::size_t i = 0; i < report.rows.size(); ++i) {
-      const Row& row = report.rows[i];
-      Panel& panel = chart.panels[panel_of[r][i]];
-      const std::string note = describe_source(report);
-      if (std::find(panel.notes.begin(), panel.notes.end(), note) == panel.notes.end())
-        panel.notes.push_back(note);
-      const RowAnalysis a = analyze(row, *panel.spec, report.context.projection);
-      if (!a.has_verdict) continue;
-      if (a.ceiling != nullptr && judged_ids[panel_of[r][i]].insert(a.ceiling->id()).second)
-        panel.compute.push_back(
-            {a.ceiling->id(), a.ceiling->label(), a.ceiling->peak_tflops * 1e12, true});
-      auto kernel_it = std::find(chart.kernels.begin(), chart.kernels.end(), row.kernel);
-      if (kernel_it == chart.kernels.end())
-        kernel_it = chart.kernels.insert(chart.kernels.end(), row.kernel);
-      for (const LevelAnalysis& level : a.levels) {
-        if (!positive(level.intensity) || !positive(a.flops_per_second)) continue;
-        if (level.level == MemoryLevel::kDram) dram_point[r][i] = panel.points.size();
-        panel.points.push_back({r, i, static_cast<std::size_t>(kernel_it - chart.kernels.begin()),
-                                row.kernel, row.workload, level.level, level.bytes_source,
-                                level.intensity, a.flops_per_second, a.regime});
-      }
-    }
-  }
-
-  // Arrows: between consecutive reports, or between two kernels of each report.
-  auto add_arrows = [&](std::size_t rb, std::size_t rh, const RowMatching& matching) {
-    for (const RowMatch& m : matching.matched) {
-      const auto& from = dram_point[rb][m.base_index];
-      const auto& to = dram_point[rh][m.head_index];
-      if (!from || !to || panel_of[rb][m.base_index] != panel_of[rh][m.head_index]) continue;
-      Panel& panel = chart.panels[panel_of[rb][m.base_index]];
-      panel.arrows.push_back({*from, *to, panel.points[*to].flops / panel.points[*from].flops - 1});
-    }
-  };
-  if (chart.kernel_pair) {
-    CompareOptions pair;
-    pair.kernel_base = options.kernel_base;
-    pair.kernel_head = options.kernel_head;
-    for (std::size_t r = 0; r < reports.size(); ++r)
-      if (!reports[r].rows.empty())
-        add_arrows(r, r, match_rows(reports[r], reports[r], pair, label_of(r), label_of(r)));
-  } else {
-    for (std::size_t r = 1; r < reports.size(); ++r)
-      if (!reports[r - 1].rows.empty() && !reports[r].rows.empty())
-        add_arrows(r - 1, r,
-                   match_rows(reports[r - 1], reports[r], {}, label_of(r - 1), label_of(r)));
-  }
-
-  // Roofs, ridges and ranges.
-  for (Panel& panel : chart.panels) {
-    const GpuSpec& spec = *panel.spec;
-    for (const MemoryLevelSpec& level : spec.memory)
-      panel.memory.push_back({level.level, level.bandwidth_gbps * 1e9});
-    std::sort(panel.memory.begin(), panel.memory.end(),
-              [](const MemoryRoof& a, const MemoryRoof& b) {
-                return a.bandwidth_bytes_per_second < b.bandwidth_bytes_per_second;
-              });
-    std::sort(panel.compute.begin(), panel.compute.end(),
-              [](const ComputeRoof& a, const ComputeRoof& b) {
-                return a.peak_flops_per_second > b.peak_flops_per_second;
-              });
-    // Context: FP32 (CUDA cores), or the best tensor FP16 ceiling when no row was judged.
-    auto add_context = [&](const ComputeCeiling* c) {
-      if (c == nullptr) return;
-      for (const ComputeRoof& roof : panel.compute)
-        if (roof.id == c->id()) return;
-      panel.compute.push_back({c->id(), c->label(), c->peak_tflops * 1e12, false});
-    };
-    if (panel.compute.empty()) add_context(spec.ceiling(ComputePath::kTensorFp16));
-    add_context(spec.ceiling(ComputePath::kFp32));
-    for (std::size_t c = 0; c < panel.compute.size(); ++c) {
-      if (!panel.compute[c].judged) continue;
-      for (std::size_t m = 0; m < panel.memory.size(); ++m) {
-        const double peak = panel.compute[c].peak_flops_per_second;
-        panel.ridges.push_back({c, m, peak / panel.memory[m].bandwidth_bytes_per_second, peak});
-      }
-    }
-    std::vector<double> xs, ys;
-    for (const Point& p : panel.points) {
-      xs.push_back(std::log10(p.ai));
-      ys.push_back(std::log10(p.flops));
-    }
-    for (const RidgeMark& ridge : panel.ridges) xs.push_back(std::log10(ridge.ai));
-    for (const ComputeRoof& roof : panel.compute) {
-      ys.push_back(std::log10(roof.peak_flops_per_second));
-      if (!panel.memory.empty())
-        xs.push_back(std::log10(roof.peak_flops_per_second /
-                                panel.memory.front().bandwidth_bytes_per_second));
-    }
-    if (xs.empty()) xs = {0, 2};
-    if (ys.empty()) ys = {12, 15};
-    // Whole decades; the top decade ends at the highest roof (its label goes below the line).
-    std::tie(panel.lx0, panel.lx1) = decade_range(xs, 0.05, 0.05, 3, true);
-    std::tie(panel.ly0, panel.ly1) = decade_range(ys, 0.15, 0.0, 2, false);
-  }
-  return chart;
-}
-
-// ---- text helpers ------------------------------------------------------------------------------
-
-std::string number_text(double value, int significant) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", significant, value);
-  return buffer;
-}
-
-// A decade's tick label: "0.001" ... "100000", else "1e-5", "1e6".
-std::string decade_text(int exponent) {
-  if (exponent >= 0 && exponent <= 5)
-    return "1" + std::string(static_cast<std::size_t>(exponent), '0');
-  if (exponent < 0 && exponent >= -3)
-    return "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + "1";
-  return "1e" + std::to_string(exponent);
-}
-
-std::string bandwidth_text(double bytes_per_second) {
-  if (bytes_per_second >= 1e12) return number_text(bytes_per_second / 1e12, 3) + " TB/s";
-  return format_fixed(bytes_per_second / 1e9, 0) + " GB/s";
-}
-
-std::string peak_text(double flops_per_second) {
-  return format_fixed(flops_per_second / 1e12, 1) + " TFLOP/s";
-}
-
-std::string seq_text(int n) {
-  if (n >= 1024 && n % 1024 == 0) return std::to_string(n / 1024) + "k";
-  return std::to_string(n);
-}
-
-std::string change_text(double change) {
-  const double pct = 100 * change;
-  const std::string digits = format_fixed(std::fabs(pct), std::fabs(pct) >= 10 ? 0 : 1);
-  if (digits.find_first_not_of("0.") == std::string::npos) return digits + "%";
-  return (pct > 0 ? "+" : "-") + digits + "%";
-}
-
-std::size_t code_points(const std::string& text) {
-  std::size_t n = 0;
-  for (unsigned char c : text)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
 
 std::string xml_escape(const std::string& text) {
   std::string out;
@@ -338,8 +46,6 @@ std::string px(double value) {
 std::string si(double value) {
   return number_text(value, 10);
 }
-
-// ---- SVG ---------------------------------------------------------------------------------------
 
 constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                     "#E69F00", "#56B4E9", "#000000"};  // Okabe–Ito
@@ -396,7 +102,7 @@ class LabelPlacer {
 
 // Width of `text` in DejaVu Sans / Helvetica, generously estimated (digits are 0.64 em).
 double text_width(const std::string& text, double size, bool bold = false) {
-  return (bold ? 0.7 : 0.62) * size * static_cast<double>(code_points(text));
+  return (bold ? 0.7 : 0.62) * size * static_cast<double>(display_width(text));
 }
 
 enum class Anchor { kStart, kMiddle, kEnd };
@@ -410,7 +116,7 @@ Box text_box(double x, double baseline, const std::string& text, double size, An
 
 class SvgPanel {
  public:
-  SvgPanel(const Chart& chart, const Panel& panel, double offset_y, std::ostringstream& out)
+  SvgPanel(const Chart& chart, const ChartPanel& panel, double offset_y, std::ostringstream& out)
       : chart_(chart),
         panel_(panel),
         offset_y_(offset_y),
@@ -515,7 +221,7 @@ class SvgPanel {
   }
 
   void reserve_markers() {
-    for (const Point& p : panel_.points)
+    for (const ChartPoint& p : panel_.points)
       placer_.take({x(p.ai) - 7, y(p.flops) - 7, x(p.ai) + 7, y(p.flops) + 7});
   }
 
@@ -702,16 +408,16 @@ class SvgPanel {
     out_ << "</g>\n";
   }
 
-  bool faded(const Point& p) const {
+  bool faded(const ChartPoint& p) const {
     return chart_.report_count > 1 && !chart_.kernel_pair && p.report + 1 < chart_.report_count;
   }
 
   void draw_arrows() {
     if (panel_.arrows.empty()) return;
     out_ << "<g class=\"arrows\">\n";
-    for (const Arrow& arrow : panel_.arrows) {
-      const Point& a = panel_.points[arrow.from];
-      const Point& b = panel_.points[arrow.to];
+    for (const ChartArrow& arrow : panel_.arrows) {
+      const ChartPoint& a = panel_.points[arrow.from];
+      const ChartPoint& b = panel_.points[arrow.to];
       const double x0 = x(a.ai), y0 = y(a.flops), x1 = x(b.ai), y1 = y(b.flops);
       const double length = std::hypot(x1 - x0, y1 - y0);
       const std::string label = change_text(arrow.change);
@@ -789,7 +495,7 @@ class SvgPanel {
       return faded(panel_.points[a]) && !faded(panel_.points[b]);
     });
     for (std::size_t index : order) {
-      const Point& p = panel_.points[index];
+      const ChartPoint& p = panel_.points[index];
       const std::string colour = kernel_colour(p.kernel);
       out_ << "<g class=\"point\" data-report=\"" << p.report << "\" data-row=\"" << p.row
            << "\" data-kernel=\"" << xml_escape(p.kernel_name) << "\" data-level=\""
@@ -812,7 +518,7 @@ class SvgPanel {
     // Sequence-length labels beside the DRAM points of the newest report (or of every report
     // when arrows join two kernels), where they do not collide.
     out_ << "<g class=\"point-labels\" font-size=\"10\" fill=\"#333333\">\n";
-    for (const Point& p : panel_.points) {
+    for (const ChartPoint& p : panel_.points) {
       if (p.level != MemoryLevel::kDram || faded(p)) continue;
       const std::string label = seq_text(p.workload.seq_len);
       const double px0 = x(p.ai), py0 = y(p.flops);
@@ -872,7 +578,7 @@ class SvgPanel {
     std::vector<std::size_t> kernels;
     std::set<MemoryLevel> levels;
     bool any_causal = false, any_full = false;
-    for (const Point& p : panel_.points) {
+    for (const ChartPoint& p : panel_.points) {
       if (std::find(kernels.begin(), kernels.end(), p.kernel) == kernels.end())
         kernels.push_back(p.kernel);
       levels.insert(p.level);
@@ -928,244 +634,12 @@ class SvgPanel {
   }
 
   const Chart& chart_;
-  const Panel& panel_;
+  const ChartPanel& panel_;
   double offset_y_;  // of the panel within the SVG
   double top_;       // of the plot area
   std::ostringstream& out_;
   LabelPlacer placer_;
 };
-
-// ---- Unicode chart ------------------------------------------------------------------------------
-
-class AsciiCanvas {
- public:
-  AsciiCanvas(int width, int height)
-      : width_(width),
-        height_(height),
-        cells_(static_cast<std::size_t>(width * height), std::string(" ")) {}
-  bool inside(int col, int row) const {
-    return col >= 0 && col < width_ && row >= 0 && row < height_;
-  }
-  std::string& at(int col, int row) { return cells_[static_cast<std::size_t>(row * width_ + col)]; }
-  std::string line(int row) const {
-    std::string out;
-    for (int col = 0; col < width_; ++col)
-      out += cells_[static_cast<std::size_t>(row * width_ + col)];
-    return out;
-  }
-  int width() const { return width_; }
-  int height() const { return height_; }
-
- private:
-  int width_, height_;
-  std::vector<std::string> cells_;
-};
-
-constexpr const char* kJudgedRoof = "─";
-constexpr const char* kContextRoof = "·";
-constexpr const char* kSlope = "/";
-constexpr const char* kRidge = "+";
-
-std::string point_symbol(std::size_t kernel, MemoryLevel level) {
-  if (kernel >= 26) return "?";
-  const char k = static_cast<char>(kernel);
-  switch (level) {
-    case MemoryLevel::kDram:
-      return std::string(1, static_cast<char>('A' + k));
-    case MemoryLevel::kL2:
-      return std::string(1, static_cast<char>('a' + k));
-    case MemoryLevel::kL1:
-      return kernel < 9 ? std::string(1, static_cast<char>('1' + k)) : "?";
-  }
-  return "?";
-}
-
-std::string ascii_panel(const Chart& chart, const Panel& panel, int width, int height) {
-  AsciiCanvas canvas(width, height);
-  auto col = [&](double lx) {
-    return static_cast<int>(std::lround((lx - panel.lx0) / (panel.lx1 - panel.lx0) * (width - 1)));
-  };
-  auto row = [&](double ly) {
-    return static_cast<int>(std::lround((panel.ly1 - ly) / (panel.ly1 - panel.ly0) * (height - 1)));
-  };
-  auto col_log = [&](double c) { return panel.lx0 + c / (width - 1) * (panel.lx1 - panel.lx0); };
-
-  double top = 0;
-  for (const ComputeRoof& roof : panel.compute) top = std::max(top, roof.peak_flops_per_second);
-  const double log_top = top > 0 ? std::log10(top) : panel.ly1;
-  const double fastest = panel.memory.empty() ? 0 : panel.memory.back().bandwidth_bytes_per_second;
-
-  // Slopes: each column covers [c − ½, c + ½]; fill every row the line crosses there.
-  struct SlopeStart {
-    int col, row;
-    std::string name;
-  };
-  std::vector<SlopeStart> slope_starts;
-  for (const MemoryRoof& roof : panel.memory) {
-    const double lbw = std::log10(roof.bandwidth_bytes_per_second);
-    std::optional<SlopeStart> start;
-    for (int c = 0; c < width; ++c) {
-      double lo = col_log(c - 0.5) + lbw, hi = col_log(c + 0.5) + lbw;
-      lo = std::max(lo, panel.ly0);
-      hi = std::min(hi, std::min(log_top, panel.ly1));
-      if (lo > hi) continue;
-      for (int r = row(hi); r <= row(lo); ++r)
-        if (canvas.inside(c, r) && canvas.at(c, r) == " ") canvas.at(c, r) = kSlope;
-      if (!start) start = SlopeStart{c, row(lo), std::string(display_name(roof.level))};
-    }
-    if (start) slope_starts.push_back(*start);
-  }
-  // Compute roofs: context first, so a judged roof wins a shared row.
-  std::vector<const ComputeRoof*> roofs;
-  for (const ComputeRoof& roof : panel.compute)
-    if (!roof.judged) roofs.push_back(&roof);
-  for (const ComputeRoof& roof : panel.compute)
-    if (roof.judged) roofs.push_back(&roof);
-  std::set<int> labelled_rows;
-  for (const ComputeRoof* roof : roofs) {
-    const double peak = roof->peak_flops_per_second;
-    const int r = row(std::log10(peak));
-    const int c0 = std::max(0, fastest > 0 ? col(std::log10(peak / fastest)) : 0);
-    if (r < 0 || r >= height) continue;
-    for (int c = c0; c < width; ++c) canvas.at(c, r) = roof->judged ? kJudgedRoof : kContextRoof;
-  }
-  for (const RidgeMark& ridge : panel.ridges)
-    if (panel.memory[ridge.memory].level == MemoryLevel::kDram) {
-      const int c = col(std::log10(ridge.ai)), r = row(std::log10(ridge.flops));
-      if (canvas.inside(c, r)) canvas.at(c, r) = kRidge;
-    }
-  // Roof names written into their line, right-aligned.
-  for (auto it = roofs.rbegin(); it != roofs.rend(); ++it) {
-    const ComputeRoof* roof = *it;
-    const int r = row(std::log10(roof->peak_flops_per_second));
-    if (r < 0 || r >= height || labelled_rows.count(r)) continue;
-    // The rightmost stretch of plain line that holds the label (ridge marks stay visible); the
-    // name shortened when the full one does not fit. The key below has them in full.
-    const std::string peak = format_fixed(roof->peak_flops_per_second / 1e12, 0);
-    std::string short_name = roof->label;
-    if (short_name.rfind("tensor ", 0) == 0) short_name.erase(0, 7);
-    for (const std::string& label : {" " + roof->label + " " + peak + " ",
-                                     " " + short_name + " " + peak + " ", " " + peak + " "}) {
-      const int length = static_cast<int>(label.size());
-      for (int c0 = width - 3 - length; c0 >= 0 && !labelled_rows.count(r); --c0) {
-        bool clear = true;
-        for (int c = c0; clear && c < c0 + length; ++c)
-          clear = canvas.at(c, r) == kJudgedRoof || canvas.at(c, r) == kContextRoof;
-        if (!clear) continue;
-        for (int i = 0; i < length; ++i)
-          canvas.at(c0 + i, r) = std::string(1, label[static_cast<std::size_t>(i)]);
-        labelled_rows.insert(r);
-      }
-    }
-  }
-  // Slope names beside their lowest cell.
-  for (const SlopeStart& start : slope_starts) {
-    const std::string label = " " + start.name;
-    int c0 = start.col;
-    while (c0 < width && canvas.at(c0, start.row) == kSlope) ++c0;
-    bool clear = c0 + static_cast<int>(label.size()) <= width;
-    for (std::size_t i = 0; clear && i < label.size(); ++i)
-      clear = canvas.at(c0 + static_cast<int>(i), start.row) == " ";
-    if (!clear) continue;
-    for (std::size_t i = 0; i < label.size(); ++i)
-      canvas.at(c0 + static_cast<int>(i), start.row) = std::string(1, label[i]);
-  }
-  // Points last; two different points in one cell show as '*'.
-  std::set<std::pair<int, int>> occupied;
-  for (const Point& p : panel.points) {
-    const int c = col(std::log10(p.ai)), r = row(std::log10(p.flops));
-    if (!canvas.inside(c, r)) continue;
-    const std::string symbol = point_symbol(p.kernel, p.level);
-    std::string& cell = canvas.at(c, r);
-    if (occupied.count({c, r}) && cell != symbol)
-      cell = "*";
-    else
-      cell = symbol;
-    occupied.insert({c, r});
-  }
-
-  // Frame: y labels (TFLOP/s) on decade rows, x ticks on decade columns.
-  std::ostringstream out;
-  out << "Roofline: " << panel.spec->name << " [" << panel.spec->key << "], log-log\n";
-  if (!panel.notes.empty()) out << join(panel.notes, "; ") << "\n";
-  constexpr int kLabelWidth = 8;
-  std::map<int, std::string> y_labels;
-  for (int e = static_cast<int>(panel.ly0); e <= static_cast<int>(panel.ly1); ++e)
-    y_labels[row(e)] = decade_text(e - 12);
-  out << std::string(kLabelWidth - 7, ' ') << "TFLOP/s\n";
-  for (int r = 0; r < height; ++r) {
-    auto it = y_labels.find(r);
-    std::string label = it == y_labels.end() ? "" : it->second;
-    out << std::string(static_cast<std::size_t>(
-                           std::max(0, kLabelWidth - 1 - static_cast<int>(label.size()))),
-                       ' ')
-        << label << (it == y_labels.end() ? "│" : "┤");
-    std::string line = canvas.line(r);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
-  std::map<int, std::string> x_labels;
-  for (int e = static_cast<int>(panel.lx0); e <= static_cast<int>(panel.lx1); ++e)
-    x_labels[col(e)] = decade_text(e);
-  out << std::string(kLabelWidth - 1, ' ') << "└";
-  for (int c = 0; c < width; ++c) out << (x_labels.count(c) ? "┬" : "─");
-  out << "\n";
-  std::string tick_line(static_cast<std::size_t>(kLabelWidth + width + 12), ' ');
-  int free_from = 0;
-  for (const auto& [c, label] : x_labels) {
-    int start = kLabelWidth + c - static_cast<int>(label.size()) / 2;
-    start = std::max(start, free_from);
-    if (start + static_cast<int>(label.size()) > static_cast<int>(tick_line.size())) break;
-    tick_line.replace(static_cast<std::size_t>(start), label.size(), label);
-    free_from = start + static_cast<int>(label.size()) + 1;
-  }
-  tick_line.replace(std::min(tick_line.size() - 9, static_cast<std::size_t>(std::max(
-                                                       free_from + 1, kLabelWidth + width - 8))),
-                    9, "FLOP/byte");
-  while (!tick_line.empty() && tick_line.back() == ' ') tick_line.pop_back();
-  out << tick_line << "\n";
-
-  // Key.
-  std::vector<std::string> roof_keys;
-  for (const ComputeRoof& roof : panel.compute)
-    roof_keys.push_back(std::string(roof.judged ? kJudgedRoof : kContextRoof) + " " + roof.label +
-                        " " + peak_text(roof.peak_flops_per_second) +
-                        (roof.judged ? "" : " (context)"));
-  if (!roof_keys.empty()) out << "roofs:  " << join(roof_keys, "   ") << "\n";
-  std::vector<std::string> slope_keys, ridge_keys;
-  for (const MemoryRoof& roof : panel.memory)
-    slope_keys.push_back(std::string(display_name(roof.level)) + " " +
-                         bandwidth_text(roof.bandwidth_bytes_per_second));
-  for (const RidgeMark& ridge : panel.ridges)
-    if (panel.memory[ridge.memory].level == MemoryLevel::kDram)
-      ridge_keys.push_back(number_text(ridge.ai, 3) + " FLOP/byte (" +
-                           panel.compute[ridge.compute].label + ")");
-  if (!slope_keys.empty()) out << "slopes: / " << join(slope_keys, ", ") << "\n";
-  if (!ridge_keys.empty()) out << "ridge:  + " << join(ridge_keys, ", ") << "\n";
-  std::vector<std::size_t> kernels;
-  std::set<MemoryLevel> levels;
-  for (const Point& p : panel.points) {
-    if (std::find(kernels.begin(), kernels.end(), p.kernel) == kernels.end())
-      kernels.push_back(p.kernel);
-    levels.insert(p.level);
-  }
-  std::sort(kernels.begin(), kernels.end());
-  if (!kernels.empty()) {
-    std::vector<std::string> keys;
-    for (std::size_t k : kernels) {
-      std::string symbols;
-      for (MemoryLevel level : kAllMemoryLevels)
-        if (levels.count(level)) symbols += point_symbol(k, level);
-      keys.push_back(symbols + " " + chart.kernels[k]);
-    }
-    std::vector<std::string> level_names;
-    for (MemoryLevel level : kAllMemoryLevels)
-      if (levels.count(level)) level_names.push_back(std::string(display_name(level)));
-    out << "points: " << join(keys, ", ") << "  (symbols: intensity at " << join(level_names, ", ")
-        << "; * several points)\n";
-  }
-  return out.str();
-}
 
 }  // namespace
 
@@ -1197,21 +671,6 @@ std::string render_svg(const std::vector<Report>& reports, const PlotOptions& op
   }
   out << "</svg>\n";
   return out.str();
-}
-
-std::string render_ascii_plot(const Report& report, int width, int height) {
-  if (width < 20 || height < 8)
-    throw InputError("the terminal chart needs at least 20 × 8 cells (got " +
-                     std::to_string(width) + " × " + std::to_string(height) + ")");
-  const std::vector<Report> reports = {report};  // the chart points into these
-  const Chart chart = build_chart(reports, {});
-  if (chart.panels.empty()) return "no rows to plot\n";
-  std::string out;
-  for (std::size_t i = 0; i < chart.panels.size(); ++i) {
-    if (i > 0) out += "\n";
-    out += ascii_panel(chart, chart.panels[i], width, height);
-  }
-  return out;
 }
 
 }  // namespace roofline
