@@ -8,6 +8,7 @@
 
 #include "app/commands.hpp"
 #include "lib/core/compare.hpp"
+#include "lib/core/compare_writers.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"

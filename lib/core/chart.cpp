@@ -7,7 +7,7 @@
 #include <set>
 
 #include "lib/core/analysis.hpp"
-#include "lib/core/compare.hpp"
+#include "lib/core/row_match.hpp"
 
 namespace roofline {
 namespace {
@@ -133,9 +133,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
     }
   };
   if (chart.kernel_pair) {
-    CompareOptions pair;
-    pair.kernel_base = options.kernel_base;
-    pair.kernel_head = options.kernel_head;
+    const KernelPair pair{options.kernel_base, options.kernel_head};
     for (std::size_t r = 0; r < reports.size(); ++r)
       if (!reports[r].rows.empty())
         add_arrows(r, r, match_rows(reports[r], reports[r], pair, label_of(r), label_of(r)));

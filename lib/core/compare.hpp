@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "lib/core/report.hpp"
+#include "lib/core/row_match.hpp"
+#include "lib/core/statistics.hpp"
 
 namespace roofline {
 
@@ -37,27 +39,6 @@ inline constexpr double kDefaultThreshold = 0.05;    // time, practical signific
 inline constexpr double kSignificanceLevel = 0.05;   // alpha
 inline constexpr double kMaxClockDifference = 0.10;  // median SM clock, base vs head
 inline constexpr int kMinSamplesForUTest = 9;        // per side
-
-// ---- statistics ------------------------------------------------------------------------------
-
-struct MannWhitneyResult {
-  double u = 0;        // U of the first sample: pairs (a, b) with a > b, ties counting 1/2
-  double z = 0;        // standardised, continuity-corrected; sign: positive when a tends larger
-  double p_value = 1;  // two-sided
-};
-
-// Two-sided Mann–Whitney U test (Wilcoxon rank-sum) with the normal approximation:
-//   ranks of the pooled samples, ties given their average rank;
-//   U = R_a − n(n+1)/2;  mean n·m/2;
-//   variance n·m/12 · ((N+1) − Σ(t³ − t) / (N(N−1))), N = n+m, t = size of each tie group;
-//   z = (|U − mean| − 1/2) / sd (continuity correction, not below 0);  p = erfc(z / √2).
-// p = 1 when either sample is empty or every value is tied. Adequate from about 8 samples a
-// side, which is why compare uses it from kMinSamplesForUTest on.
-MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
-
-// Probability that n and m samples of one continuous distribution have disjoint [min, max]
-// ranges: 2 / C(n+m, n). 1 when either side is empty.
-double disjoint_ranges_p_value(std::size_t n, std::size_t m);
 
 // ---- comparison ------------------------------------------------------------------------------
 
@@ -158,25 +139,6 @@ struct Comparison {
   int exit_code() const;  // 1 when any row regressed, else 0
 };
 
-// A base row and the head row it is compared with.
-struct RowMatch {
-  std::size_t base_index;
-  std::size_t head_index;
-};
-
-struct RowMatching {
-  std::vector<RowMatch> matched;       // in base order
-  std::vector<std::size_t> only_base;  // indices of unmatched rows
-  std::vector<std::size_t> only_head;
-};
-
-// Rows are matched by kernel (or the kernel pair of `options`), workload and spec key; a row
-// left over is then matched by kernel and workload alone when exactly one candidate remains
-// (the same device judged against another spec). Throws InputError when a kernel filter selects
-// no rows, naming the kernels the report has.
-RowMatching match_rows(const Report& base, const Report& head, const CompareOptions& options,
-                       const std::string& base_origin, const std::string& head_origin);
-
 // Throws InputError, one line, for reports that cannot be compared: no rows; different devices
 // or median SM clocks more than kMaxClockDifference apart (unless options.allow_mismatch, then
 // a warning in the result); a matched row with a verdict but no timing samples.
@@ -186,10 +148,5 @@ Comparison compare_reports(const Report& base, const Report& head, const Compare
 // Median measured SM clock over the report's rows, in MHz (counter sm_clock_hz, else the
 // timing's clocks); NaN when no row has one.
 double median_sm_clock_mhz(const Report& report);
-
-// Writers: terminal table, GitHub-flavoured Markdown for a pull-request comment, JSON.
-std::string render_compare_table(const Comparison& comparison);
-std::string render_compare_markdown(const Comparison& comparison);
-std::string render_compare_json(const Comparison& comparison);
 
 }  // namespace roofline

@@ -8,6 +8,7 @@
 
 #include "lib/core/analysis.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/json_write.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/roofline.hpp"
 #include "lib/core/text.hpp"
@@ -17,13 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-// JSON has no NaN: absent numbers are null.
-json number(double value) {
-  return std::isnan(value) || std::isinf(value) ? json(nullptr) : json(value);
-}
-
 json tagged(double value, Source source) {
-  return {{"value", number(value)}, {"source", to_string(source)}};
+  return {{"value", json_number(value)}, {"source", to_string(source)}};
 }
 
 Source derived(Source a, Source b) {
@@ -84,23 +80,17 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
   out["compute_bound"] = a.compute_bound;
   out["binding"] = a.binding;
   out["regime"] = a.regime;
-  out["ridge_factor"] = number(a.ridge_factor);
+  out["ridge_factor"] = json_number(a.ridge_factor);
   out["ridge_distance"] = describe_ridge_factor(a.ridge_factor);
-  out["attainable_tflops_per_second"] = number(a.attainable_flops_per_second / 1e12);
-  out["time_floor_seconds"] = number(a.time_floor_seconds);
-  out["fraction_of_bound"] = number(a.fraction_of_bound);
-  out["flops_vs_model"] = number(a.flops_vs_model);
-  out["dram_bytes_vs_model"] = number(a.dram_bytes_vs_model);
-  out["dram_bytes_vs_compulsory"] = number(a.dram_bytes_vs_compulsory);
+  out["attainable_tflops_per_second"] = json_number(a.attainable_flops_per_second / 1e12);
+  out["time_floor_seconds"] = json_number(a.time_floor_seconds);
+  out["fraction_of_bound"] = json_number(a.fraction_of_bound);
+  out["flops_vs_model"] = json_number(a.flops_vs_model);
+  out["dram_bytes_vs_model"] = json_number(a.dram_bytes_vs_model);
+  out["dram_bytes_vs_compulsory"] = json_number(a.dram_bytes_vs_compulsory);
   out["warnings"] = a.warnings;
   (void)row;
   return out;
-}
-
-json workload_json(const Workload& w) {
-  return {{"batch", w.batch},       {"heads", w.heads},   {"seq_len", w.seq_len},
-          {"head_dim", w.head_dim}, {"causal", w.causal}, {"pass", to_string(w.pass)},
-          {"dtype", w.dtype}};
 }
 
 // Reads with errors that name the report file and the key path.
@@ -291,10 +281,10 @@ json report_to_json(const Report& report) {
     if (row.timing) {
       const Timing& t = *row.timing;
       r["timing"] = {{"samples_seconds", t.samples_seconds},
-                     {"median_seconds", number(t.median_seconds())},
-                     {"min_seconds", number(t.min_seconds())},
-                     {"max_seconds", number(t.max_seconds())},
-                     {"relative_spread", number(t.relative_spread())},
+                     {"median_seconds", json_number(t.median_seconds())},
+                     {"min_seconds", json_number(t.min_seconds())},
+                     {"max_seconds", json_number(t.max_seconds())},
+                     {"relative_spread", json_number(t.relative_spread())},
                      {"sm_clock_before_mhz",
                       t.sm_clock_before_mhz > 0 ? json(t.sm_clock_before_mhz) : json(nullptr)},
                      {"sm_clock_after_mhz",
@@ -303,14 +293,14 @@ json report_to_json(const Report& report) {
       r["timing"] = nullptr;
     }
     r["counters"] = json::object();
-    for (const auto& [key, value] : row.counters) r["counters"][key] = number(value);
+    for (const auto& [key, value] : row.counters) r["counters"][key] = json_number(value);
     if (row.verification) {
       const Verification& v = *row.verification;
       r["verification"] = {{"passed", v.passed},
-                           {"relative_l2_error", number(v.relative_l2_error)},
-                           {"max_abs_error", number(v.max_abs_error)},
-                           {"fp16_relative_l2_error", number(v.fp16_relative_l2_error)},
-                           {"fp16_max_abs_error", number(v.fp16_max_abs_error)},
+                           {"relative_l2_error", json_number(v.relative_l2_error)},
+                           {"max_abs_error", json_number(v.max_abs_error)},
+                           {"fp16_relative_l2_error", json_number(v.fp16_relative_l2_error)},
+                           {"fp16_max_abs_error", json_number(v.fp16_max_abs_error)},
                            {"worst_output", v.worst_output}};
     } else {
       r["verification"] = nullptr;

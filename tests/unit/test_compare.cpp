@@ -10,6 +10,7 @@
 
 #include "app/cli.hpp"
 #include "lib/core/compare.hpp"
+#include "lib/core/compare_writers.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/report_io.hpp"

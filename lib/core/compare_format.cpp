@@ -1,0 +1,105 @@
+#include "lib/core/compare_format.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "lib/core/text.hpp"
+
+namespace roofline {
+
+std::string signed_percent(double fraction, int digits) {
+  if (std::isnan(fraction)) return "-";
+  if (std::isinf(fraction)) return fraction > 0 ? "new" : "gone";
+  std::string text = format_fixed(100 * fraction, digits);
+  const bool zero = text.find_first_not_of("-0.") == std::string::npos;
+  if (zero && text.front() == '-') text.erase(0, 1);  // "-0.0" reads as a change; it is none
+  return (fraction > 0 && !zero ? "+" : "") + text + "%";
+}
+
+std::string percent(double fraction) {
+  // 0.05 -> "5%", 0.025 -> "2.5%"
+  std::string text = format_fixed(100 * fraction, 2);
+  while (!text.empty() && text.back() == '0') text.pop_back();
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text + "%";
+}
+
+std::string p_text(double p) {
+  if (p < 0.001) return "p < 0.001";
+  return "p = " + format_fixed(p, p < 0.01 ? 4 : 3);
+}
+
+std::string time_text(double seconds) {
+  if (std::isnan(seconds)) return "-";
+  if (seconds < 1e-3) return format_fixed(seconds * 1e6, 1) + " µs";
+  if (seconds < 1) return format_fixed(seconds * 1e3, 3) + " ms";
+  return format_fixed(seconds, 3) + " s";
+}
+std::string test_name(SignificanceTest test) {
+  return test == SignificanceTest::kMannWhitney ? "Mann–Whitney" : "ranges";
+}
+std::string row_name(const std::string& kernel, const Workload& workload) {
+  return kernel + " " + workload.label();
+}
+
+std::string kernel_cell(const RowComparison& row) {
+  return row.kernel_base == row.kernel_head ? row.kernel_base
+                                            : row.kernel_base + " → " + row.kernel_head;
+}
+
+std::string time_cell(double median_seconds, double spread) {
+  return time_text(median_seconds) + " ±" + format_fixed(100 * spread, 1) + "%";
+}
+
+std::string noise_cell(const TimeComparison& t) {
+  if (t.test == SignificanceTest::kMannWhitney) return "U " + p_text(t.p_value);
+  if (t.ranges_overlap) return "ranges overlap";
+  return "ranges disjoint, " + p_text(t.p_value);
+}
+
+std::string quantities_cell(const RowComparison& row) {
+  if (row.quantities.empty()) return "-";
+  std::vector<std::string> parts;
+  for (const QuantityChange& q : row.quantities)
+    if (q.beyond_tolerance) parts.push_back(q.label + " " + signed_percent(q.relative_change));
+  return parts.empty() ? "=" : join(parts, ", ");
+}
+
+std::string row_note(const RowComparison& row) {
+  std::vector<std::string> parts;
+  if (row.time && !row.time->note.empty()) parts.push_back(row.time->note);
+  for (const std::string& note : row.notes) parts.push_back(note);
+  return join(parts, "; ");
+}
+
+std::string summary_line(const Comparison& c) {
+  std::vector<std::string> parts;
+  for (Verdict v : {Verdict::kSlower, Verdict::kFailed, Verdict::kFaster, Verdict::kSame,
+                    Verdict::kAmbiguous, Verdict::kNotCompared}) {
+    const std::size_t n = c.count(v);
+    if (n > 0 || v == Verdict::kSlower || v == Verdict::kFaster || v == Verdict::kSame)
+      parts.push_back(std::to_string(n) + " " + std::string(to_string(v)));
+  }
+  std::string out = std::to_string(c.rows.size()) + " rows compared: " + join(parts, ", ");
+  out += "; " + std::to_string(c.more_work_count()) + " with more bytes or FLOPs";
+  if (!c.only_base.empty()) out += "; " + std::to_string(c.only_base.size()) + " only in base";
+  if (!c.only_head.empty()) out += "; " + std::to_string(c.only_head.size()) + " only in head";
+  return out;
+}
+
+std::string method_line(const Comparison& c) {
+  return "time: median of the repetitions; a change counts when it exceeds " +
+         percent(c.options.threshold) +
+         " and the noise (Mann–Whitney U, α = " + format_fixed(c.options.alpha, 2) + ", from " +
+         std::to_string(kMinSamplesForUTest) +
+         " samples a side; else disjoint [min, max] ranges). Bytes and FLOPs: counted, " +
+         percent(c.options.tolerance) + " tolerance; more is a regression.";
+}
+
+std::string side_text(const std::string& origin, const std::string& device, double clock_mhz) {
+  std::string out = origin + " (" + (device.empty() ? "analytic model" : device);
+  if (!std::isnan(clock_mhz)) out += ", SM " + format_fixed(clock_mhz, 0) + " MHz";
+  return out + ")";
+}
+
+}  // namespace roofline
