@@ -48,6 +48,11 @@ std::pair<double, double> decade_range(const std::vector<double>& logs, double m
 
 }  // namespace
 
+int decade_step(double lo, double hi, int max_ticks) {
+  const double span = std::clamp(hi - lo, 0.0, static_cast<double>(kMaxAxisDecades));
+  return std::max(1, static_cast<int>(std::ceil(span / std::max(1, max_ticks))));
+}
+
 Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options) {
   Chart chart;
   chart.report_count = reports.size();
@@ -106,7 +111,8 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
         panel.notes.push_back(note);
       const RowAnalysis a = analyze(row, *panel.spec, report.context.projection);
       if (!a.has_verdict) continue;
-      if (a.ceiling != nullptr && judged_ids[panel_of[r][i]].insert(a.ceiling->id()).second)
+      if (a.ceiling != nullptr && positive(a.ceiling->peak_tflops * 1e12) &&
+          judged_ids[panel_of[r][i]].insert(a.ceiling->id()).second)
         panel.compute.push_back(
             {a.ceiling->id(), a.ceiling->label(), a.ceiling->peak_tflops * 1e12, true});
       auto kernel_it = std::find(chart.kernels.begin(), chart.kernels.end(), row.kernel);
@@ -147,8 +153,11 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
   // Roofs, ridges and ranges.
   for (ChartPanel& panel : chart.panels) {
     const GpuSpec& spec = *panel.spec;
+    // Only roofs with a finite, positive value are drawn (a spec could hold 1e300 GB/s), so
+    // that every logarithm below is finite and the axes span a bounded number of decades.
     for (const MemoryLevelSpec& level : spec.memory)
-      panel.memory.push_back({level.level, level.bandwidth_gbps * 1e9});
+      if (positive(level.bandwidth_gbps * 1e9))
+        panel.memory.push_back({level.level, level.bandwidth_gbps * 1e9});
     std::sort(panel.memory.begin(), panel.memory.end(),
               [](const MemoryRoof& a, const MemoryRoof& b) {
                 return a.bandwidth_bytes_per_second < b.bandwidth_bytes_per_second;
@@ -159,7 +168,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
               });
     // Context: FP32 (CUDA cores), or the best tensor FP16 ceiling when no row was judged.
     auto add_context = [&](const ComputeCeiling* c) {
-      if (c == nullptr) return;
+      if (c == nullptr || !positive(c->peak_tflops * 1e12)) return;
       for (const ComputeRoof& roof : panel.compute)
         if (roof.id == c->id()) return;
       panel.compute.push_back({c->id(), c->label(), c->peak_tflops * 1e12, false});
@@ -170,7 +179,8 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
       if (!panel.compute[c].judged) continue;
       for (std::size_t m = 0; m < panel.memory.size(); ++m) {
         const double peak = panel.compute[c].peak_flops_per_second;
-        panel.ridges.push_back({c, m, peak / panel.memory[m].bandwidth_bytes_per_second, peak});
+        const double ai = peak / panel.memory[m].bandwidth_bytes_per_second;
+        if (positive(ai)) panel.ridges.push_back({c, m, ai, peak});
       }
     }
     std::vector<double> xs, ys;
@@ -181,9 +191,10 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
     for (const RidgeMark& ridge : panel.ridges) xs.push_back(std::log10(ridge.ai));
     for (const ComputeRoof& roof : panel.compute) {
       ys.push_back(std::log10(roof.peak_flops_per_second));
-      if (!panel.memory.empty())
-        xs.push_back(std::log10(roof.peak_flops_per_second /
-                                panel.memory.front().bandwidth_bytes_per_second));
+      if (panel.memory.empty()) continue;
+      const double ai =
+          roof.peak_flops_per_second / panel.memory.front().bandwidth_bytes_per_second;
+      if (positive(ai)) xs.push_back(std::log10(ai));
     }
     if (xs.empty()) xs = {0, 2};
     if (ys.empty()) ys = {12, 15};

@@ -71,9 +71,16 @@ struct ChartPanel {
   std::vector<ChartPoint> points;
   std::vector<ChartArrow> arrows;
   std::vector<std::string> notes;  // where the points came from
-  double lx0 = 0, lx1 = 1;         // log10 of the x range, FLOP/byte
-  double ly0 = 0, ly1 = 1;         // log10 of the y range, FLOP/s
+  // log10 of the axis ranges: whole numbers, finite, at most kMaxAxisDecades apart.
+  double lx0 = 0, lx1 = 1;  // x, FLOP/byte
+  double ly0 = 0, ly1 = 1;  // y, FLOP/s
 };
+
+// Every value on a chart is a finite positive double, so an axis spans at most ~640 decades.
+inline constexpr int kMaxAxisDecades = 640;
+// Decades between labelled ticks so that an axis from `lo` to `hi` (log10) has at most
+// `max_ticks` + 1 of them: 1 for ordinary charts.
+int decade_step(double lo, double hi, int max_ticks);
 
 struct Chart {
   std::vector<ChartPanel> panels;

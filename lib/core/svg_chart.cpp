@@ -13,29 +13,70 @@
 namespace roofline {
 namespace {
 
+// Code point at `i` of UTF-8 `text` and its length in bytes; length 0 for a byte that starts no
+// valid sequence (stray continuation, overlong form, surrogate, beyond U+10FFFF, cut short).
+std::pair<char32_t, std::size_t> decode_utf8(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return {lead, 1};
+  std::size_t length = 0;
+  char32_t cp = 0, minimum = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2, cp = lead & 0x1Fu, minimum = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, cp = lead & 0x0Fu, minimum = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, cp = lead & 0x07u, minimum = 0x10000;
+  } else {
+    return {0, 0};
+  }
+  if (i + length > text.size()) return {0, 0};
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return {0, 0};
+    cp = (cp << 6) | (byte(i + k) & 0x3Fu);
+  }
+  if (cp < minimum || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {0, 0};
+  return {cp, length};
+}
+
+// Text for XML character data and attribute values: the five markup characters as entities, and
+// what XML 1.0 forbids in a document (controls other than tab, newline and carriage return,
+// U+FFFE, U+FFFF, bytes that are not UTF-8) written visibly as \xNN or \uNNNN, as are the C1
+// controls. The result is always well-formed.
 std::string xml_escape(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto [cp, length] = decode_utf8(text, i);
+    if (length == 0) {
+      const auto b = static_cast<unsigned char>(text[i]);
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xF];
+      ++i;
+      continue;
     }
+    const bool control = (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+                         (cp >= 0x7F && cp <= 0x9F) || cp == 0xFFFE || cp == 0xFFFF;
+    if (control) {
+      out += cp <= 0xFF ? "\\x" : "\\u";
+      for (int shift = cp <= 0xFF ? 4 : 12; shift >= 0; shift -= 4)
+        out += kHex[(cp >> shift) & 0xF];
+    } else if (cp == '&') {
+      out += "&amp;";
+    } else if (cp == '<') {
+      out += "&lt;";
+    } else if (cp == '>') {
+      out += "&gt;";
+    } else if (cp == '"') {
+      out += "&quot;";
+    } else if (cp == '\'') {
+      out += "&apos;";
+    } else {
+      out.append(text, i, length);
+    }
+    i += length;
   }
   return out;
 }
@@ -57,7 +98,9 @@ constexpr double kPlotWidth = 620;
 constexpr double kPlotHeight = 450;
 constexpr double kLegendLeft = kPlotLeft + kPlotWidth + 28;
 constexpr double kFaded = 0.4;
-constexpr double kArrowLabelMin = 0.01;  // smaller changes get an arrow but no label
+constexpr double kArrowLabelMin = 0.01;       // smaller changes get an arrow but no label
+constexpr int kMaxTicks = 12;                 // labelled decades per axis, at most (plus one)
+constexpr std::size_t kMaxPointLabels = 400;  // sequence-length labels per panel, at most
 
 const char* kernel_colour(std::size_t kernel) {
   return kPalette[kernel % (sizeof kPalette / sizeof kPalette[0])];
@@ -83,21 +126,58 @@ bool overlaps(const Box& a, const Box& b) {
   return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 }
 
-// Keeps labels from landing on each other or on markers: first free candidate wins.
+// Keeps labels from landing on each other or on markers: first free candidate wins. Taken boxes
+// are filed in a grid of kCell-pixel buckets over the bounds, so that a query looks only at the
+// boxes near it (charts of many points reserve a box per marker).
 class LabelPlacer {
  public:
-  explicit LabelPlacer(Box bounds) : bounds_(bounds) {}
+  explicit LabelPlacer(Box bounds)
+      : bounds_(bounds),
+        columns_(cells_along(bounds.x1 - bounds.x0)),
+        rows_(cells_along(bounds.y1 - bounds.y0)),
+        buckets_(columns_ * rows_) {}
   bool is_free(const Box& box) const {
     if (box.x0 < bounds_.x0 || box.x1 > bounds_.x1 || box.y0 < bounds_.y0 || box.y1 > bounds_.y1)
       return false;
-    return std::none_of(taken_.begin(), taken_.end(),
-                        [&](const Box& other) { return overlaps(box, other); });
+    const Cells c = cells(box);
+    for (std::size_t row = c.row0; row <= c.row1; ++row)
+      for (std::size_t col = c.col0; col <= c.col1; ++col)
+        for (std::size_t index : buckets_[row * columns_ + col])
+          if (overlaps(box, taken_[index])) return false;
+    return true;
   }
-  void take(const Box& box) { taken_.push_back(box); }
+  void take(const Box& box) {
+    if (!(box.x0 < bounds_.x1 && bounds_.x0 < box.x1 && box.y0 < bounds_.y1 && bounds_.y0 < box.y1))
+      return;  // outside the bounds: no query can meet it
+    const Cells c = cells(box);
+    for (std::size_t row = c.row0; row <= c.row1; ++row)
+      for (std::size_t col = c.col0; col <= c.col1; ++col)
+        buckets_[row * columns_ + col].push_back(taken_.size());
+    taken_.push_back(box);
+  }
 
  private:
+  static constexpr double kCell = 16;
+  struct Cells {
+    std::size_t col0, col1, row0, row1;
+  };
+  static std::size_t cells_along(double length) {
+    return static_cast<std::size_t>(std::ceil(std::max(length, kCell) / kCell));
+  }
+  // The buckets a box touches, clamped to the grid (boxes reaching past the bounds included).
+  Cells cells(const Box& box) const {
+    auto index = [](double offset, std::size_t count) {
+      const double cell = std::floor(offset / kCell);
+      return static_cast<std::size_t>(std::clamp(cell, 0.0, static_cast<double>(count - 1)));
+    };
+    return {index(box.x0 - bounds_.x0, columns_), index(box.x1 - bounds_.x0, columns_),
+            index(box.y0 - bounds_.y0, rows_), index(box.y1 - bounds_.y0, rows_)};
+  }
+
   Box bounds_;
+  std::size_t columns_, rows_;
   std::vector<Box> taken_;
+  std::vector<std::vector<std::size_t>> buckets_;
 };
 
 // Width of `text` in DejaVu Sans / Helvetica, generously estimated (digits are 0.64 em).
@@ -146,6 +226,7 @@ class SvgPanel {
     out_ << "<text class=\"subtitle\" x=\"" << px(kPlotLeft) << "\" y=\"" << px(offset_y_ + 52)
          << "\" font-size=\"12\" fill=\"#555555\">" << xml_escape(join(panel_.notes, "; "))
          << "</text>\n";
+    label_points_ = labelled_point_count() <= kMaxPointLabels;
     draw_grid_and_axes();
     reserve_markers();
     draw_roofs();
@@ -168,25 +249,32 @@ class SvgPanel {
   void draw_grid_and_axes() {
     const double left = kPlotLeft, right = kPlotLeft + kPlotWidth;
     const double top = top_, bottom = top_ + kPlotHeight;
+    // Ticks every `step` decades (1 on ordinary charts); minor lines (2..9) only when step is 1.
+    const int x0 = static_cast<int>(panel_.lx0), x1 = static_cast<int>(panel_.lx1);
+    const int y0 = static_cast<int>(panel_.ly0), y1 = static_cast<int>(panel_.ly1);
+    const int x_step = decade_step(panel_.lx0, panel_.lx1, kMaxTicks);
+    const int y_step = decade_step(panel_.ly0, panel_.ly1, kMaxTicks);
     out_ << "<g class=\"grid\" stroke-width=\"1\">\n";
-    for (int e = static_cast<int>(panel_.lx0); e < static_cast<int>(panel_.lx1); ++e)
-      for (int m = 2; m <= 9; ++m) {
-        const double gx = x(m * std::pow(10.0, e));
-        out_ << "<line x1=\"" << px(gx) << "\" y1=\"" << px(top) << "\" x2=\"" << px(gx)
-             << "\" y2=\"" << px(bottom) << "\" stroke=\"#f0f0f0\"/>\n";
-      }
-    for (int e = static_cast<int>(panel_.ly0); e < static_cast<int>(panel_.ly1); ++e)
-      for (int m = 2; m <= 9; ++m) {
-        const double gy = y(m * std::pow(10.0, e));
-        out_ << "<line x1=\"" << px(left) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(right)
-             << "\" y2=\"" << px(gy) << "\" stroke=\"#f0f0f0\"/>\n";
-      }
-    for (int e = static_cast<int>(panel_.lx0); e <= static_cast<int>(panel_.lx1); ++e) {
+    if (x_step == 1)
+      for (int e = x0; e < x1; ++e)
+        for (int m = 2; m <= 9; ++m) {
+          const double gx = x(m * std::pow(10.0, e));
+          out_ << "<line x1=\"" << px(gx) << "\" y1=\"" << px(top) << "\" x2=\"" << px(gx)
+               << "\" y2=\"" << px(bottom) << "\" stroke=\"#f0f0f0\"/>\n";
+        }
+    if (y_step == 1)
+      for (int e = y0; e < y1; ++e)
+        for (int m = 2; m <= 9; ++m) {
+          const double gy = y(m * std::pow(10.0, e));
+          out_ << "<line x1=\"" << px(left) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(right)
+               << "\" y2=\"" << px(gy) << "\" stroke=\"#f0f0f0\"/>\n";
+        }
+    for (int e = x0; e <= x1; e += x_step) {
       const double gx = x(std::pow(10.0, e));
       out_ << "<line x1=\"" << px(gx) << "\" y1=\"" << px(top) << "\" x2=\"" << px(gx) << "\" y2=\""
            << px(bottom) << "\" stroke=\"#d6d6d6\"/>\n";
     }
-    for (int e = static_cast<int>(panel_.ly0); e <= static_cast<int>(panel_.ly1); ++e) {
+    for (int e = y0; e <= y1; e += y_step) {
       const double gy = y(std::pow(10.0, e));
       out_ << "<line x1=\"" << px(left) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(right)
            << "\" y2=\"" << px(gy) << "\" stroke=\"#d6d6d6\"/>\n";
@@ -194,7 +282,7 @@ class SvgPanel {
     out_ << "</g>\n<g class=\"axes\" font-size=\"12\" fill=\"#222222\">\n";
     out_ << "<rect x=\"" << px(left) << "\" y=\"" << px(top) << "\" width=\"" << px(kPlotWidth)
          << "\" height=\"" << px(kPlotHeight) << "\" fill=\"none\" stroke=\"#444444\"/>\n";
-    for (int e = static_cast<int>(panel_.lx0); e <= static_cast<int>(panel_.lx1); ++e) {
+    for (int e = x0; e <= x1; e += x_step) {
       const double gx = x(std::pow(10.0, e));
       out_ << "<line x1=\"" << px(gx) << "\" y1=\"" << px(bottom) << "\" x2=\"" << px(gx)
            << "\" y2=\"" << px(bottom + 5) << "\" stroke=\"#444444\"/>\n";
@@ -202,7 +290,7 @@ class SvgPanel {
            << "\" y=\"" << px(bottom + 19) << "\" text-anchor=\"middle\">" << decade_text(e)
            << "</text>\n";
     }
-    for (int e = static_cast<int>(panel_.ly0); e <= static_cast<int>(panel_.ly1); ++e) {
+    for (int e = y0; e <= y1; e += y_step) {
       const double gy = y(std::pow(10.0, e));
       out_ << "<line x1=\"" << px(left - 5) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(left)
            << "\" y2=\"" << px(gy) << "\" stroke=\"#444444\"/>\n";
@@ -408,6 +496,15 @@ class SvgPanel {
     out_ << "</g>\n";
   }
 
+  // Sequence-length labels only on panels with few enough points to read them; every point is
+  // drawn either way.
+  std::size_t labelled_point_count() const {
+    std::size_t n = 0;
+    for (const ChartPoint& p : panel_.points)
+      if (p.level == MemoryLevel::kDram && !faded(p)) ++n;
+    return n;
+  }
+
   bool faded(const ChartPoint& p) const {
     return chart_.report_count > 1 && !chart_.kernel_pair && p.report + 1 < chart_.report_count;
   }
@@ -519,7 +616,7 @@ class SvgPanel {
     // when arrows join two kernels), where they do not collide.
     out_ << "<g class=\"point-labels\" font-size=\"10\" fill=\"#333333\">\n";
     for (const ChartPoint& p : panel_.points) {
-      if (p.level != MemoryLevel::kDram || faded(p)) continue;
+      if (p.level != MemoryLevel::kDram || faded(p) || !label_points_) continue;
       const std::string label = seq_text(p.workload.seq_len);
       const double px0 = x(p.ai), py0 = y(p.flops);
       const std::pair<double, double> offsets[] = {{8, 4}, {-8, 4}, {0, -9}, {0, 16}};
@@ -600,6 +697,8 @@ class SvgPanel {
         out_ << "</g>\n";
         entry_text(std::string(display_name(level)) + " bytes");
       }
+      if (!label_points_)
+        entry_text("(" + std::to_string(labelled_point_count()) + " points: no N labels)");
       if (any_causal && any_full) {
         out_ << "<g transform=\"translate(" << px(lx + 13) << "," << px(ly) << ")\">";
         marker_shape(MemoryLevel::kDram, "white", "#555555");
@@ -639,6 +738,7 @@ class SvgPanel {
   double top_;       // of the plot area
   std::ostringstream& out_;
   LabelPlacer placer_;
+  bool label_points_ = true;  // sequence-length labels beside the points
 };
 
 }  // namespace

@@ -168,7 +168,8 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
   if (!panel.notes.empty()) out << join(panel.notes, "; ") << "\n";
   constexpr int kLabelWidth = 8;
   std::map<int, std::string> y_labels;
-  for (int e = static_cast<int>(panel.ly0); e <= static_cast<int>(panel.ly1); ++e)
+  const int y_step = decade_step(panel.ly0, panel.ly1, std::max(1, height / 2));
+  for (int e = static_cast<int>(panel.ly0); e <= static_cast<int>(panel.ly1); e += y_step)
     y_labels[row(e)] = decade_text(e - 12);
   out << std::string(kLabelWidth - 7, ' ') << "TFLOP/s\n";
   for (int r = 0; r < height; ++r) {
@@ -183,7 +184,8 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
     out << line << "\n";
   }
   std::map<int, std::string> x_labels;
-  for (int e = static_cast<int>(panel.lx0); e <= static_cast<int>(panel.lx1); ++e)
+  const int x_step = decade_step(panel.lx0, panel.lx1, std::max(1, width / 8));
+  for (int e = static_cast<int>(panel.lx0); e <= static_cast<int>(panel.lx1); e += x_step)
     x_labels[col(e)] = decade_text(e);
   out << std::string(kLabelWidth - 1, ' ') << "└";
   for (int c = 0; c < width; ++c) out << (x_labels.count(c) ? "┬" : "─");

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -14,7 +15,9 @@
 
 #include "app/cli.hpp"
 #include "lib/core/analysis.hpp"
+#include "lib/core/chart.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/model.hpp"
 #include "lib/core/report_io.hpp"
 #include "lib/core/svg_chart.hpp"
 #include "lib/core/terminal_chart.hpp"
@@ -630,4 +633,108 @@ TEST_CASE("cli: plot writes SVG, prints the terminal chart, refuses bad input") 
     CHECK(r.err == c.message);
     CHECK_FALSE(std::filesystem::exists(out));
   }
+}
+
+// ---- limits (issue 10): extreme specs, hostile strings, many rows ----
+
+namespace {
+
+// Every byte of `text` is allowed in an XML 1.0 document as UTF-8 (no C0 control but tab,
+// newline and return; nothing else our writer would have to escape).
+bool only_xml_characters(const std::string& text) {
+  for (unsigned char c : text)
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') return false;
+  return true;
+}
+
+Report with_extreme_spec(double bandwidth_gbps, double peak_tflops) {
+  Report report = read_report_file(fixture("model.json"));
+  for (GpuSpec& spec : report.specs) {
+    for (MemoryLevelSpec& level : spec.memory) level.bandwidth_gbps = bandwidth_gbps;
+    for (ComputeCeiling& ceiling : spec.compute) ceiling.peak_tflops = peak_tflops;
+  }
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("plot: extreme spec values give bounded axes, finite coordinates and few ticks") {
+  // A bandwidth of 1e300 GB/s is infinite in bytes/s; a peak of 5e-324 TFLOP/s is a denormal.
+  // Both once made the chart loop for ever (±inf converted to int).
+  for (const auto& [bandwidth, peak] : {std::pair{1e300, 989.0}, std::pair{3350.0, 5e-324},
+                                        std::pair{1e300, 5e-324}, std::pair{1e-300, 1e300}}) {
+    CAPTURE(bandwidth);
+    CAPTURE(peak);
+    const Report report = with_extreme_spec(bandwidth, peak);
+    const std::string svg = render_svg({report});
+    const XmlElement root = parse_xml(svg);
+    // strtod, not stod: denormal axis ends are valid and stod throws on them.
+    auto number = [](const XmlElement& e, const char* key) {
+      return std::strtod(e.attr(key).c_str(), nullptr);
+    };
+    for (const XmlElement* panel : find_all(root, "g", "panel")) {
+      const double lx0 = std::log10(number(*panel, "data-x-min"));
+      const double lx1 = std::log10(number(*panel, "data-x-max"));
+      const double ly0 = std::log10(number(*panel, "data-y-min"));
+      const double ly1 = std::log10(number(*panel, "data-y-max"));
+      for (double v : {lx0, lx1, ly0, ly1}) CHECK(std::isfinite(v));
+      CHECK(lx1 - lx0 <= kMaxAxisDecades);
+      CHECK(ly1 - ly0 <= kMaxAxisDecades);
+      CHECK(find_all(*panel, "text", "tick").size() <= 2 * 13);
+      for (const XmlElement* line : find_all(*panel, "line"))
+        for (const char* key : {"x1", "y1", "x2", "y2"}) CHECK(std::isfinite(number(*line, key)));
+    }
+    CHECK(svg.find("nan") == std::string::npos);
+    CHECK(svg.find("inf") == std::string::npos);
+    const std::string chart = render_ascii_plot(report, 72, 22);
+    CHECK(chart.size() < 20000);
+  }
+}
+
+TEST_CASE("plot: the axis step keeps ticks bounded") {
+  CHECK(decade_step(-1, 4, 12) == 1);
+  CHECK(decade_step(-324, 309, 12) == 53);
+  CHECK(decade_step(0, 1e300, 12) == (kMaxAxisDecades + 11) / 12);
+  CHECK(decade_step(5, 5, 12) == 1);
+  CHECK(decade_step(0, 30, 0) == 30);
+}
+
+TEST_CASE("plot: kernel names with ESC, NUL, DEL, C1 controls and bad UTF-8 give well-formed SVG") {
+  Report report = read_report_file(fixture("base.json"));
+  const std::string hostile = std::string("flash\x1b[31m") + std::string(1, '\0') +
+                              "\x7f\xc2\x85<&>\"'\xef\xbf\xbe\xff\xc3(" + "\xe2\x86\x92";
+  for (Row& row : report.rows)
+    if (row.kernel == "flash-v2") row.kernel = hostile;
+  report.specs.front().name += "\x01\x02";
+  const std::string svg = render_svg({report});
+  CHECK(only_xml_characters(svg));
+  const XmlElement root = parse_xml(svg);
+  std::set<std::string> kernels;
+  for (const XmlElement* point : find_all(root, "g", "point"))
+    kernels.insert(point->attr("data-kernel"));
+  // Visible escapes for what XML cannot carry; markup characters and valid UTF-8 come back as is.
+  CHECK(kernels.count("flash\\x1B[31m\\x00\\x7F\\x85<&>\"'\\uFFFE\\xFF\\xC3(→") == 1);
+}
+
+TEST_CASE("plot: 20,000 rows keep every point; sequence labels are thinned away") {
+  // Was quadratic (every label checked against every marker): 100,000 rows took 77 s.
+  // scripts/bench_plot.py prints the time per size; this test checks what is drawn.
+  Report report = read_report_file(fixture("model.json"));
+  const Row first = report.rows.front();
+  report.rows.clear();
+  for (int i = 0; i < 20000; ++i) {
+    Row row = first;
+    row.workload.seq_len = 256 + 8 * i;
+    row.prediction = predict(find_kernel_model(row.kernel), row.workload);
+    report.rows.push_back(std::move(row));
+  }
+  const XmlElement root = parse_xml(render_svg({report}));
+  const auto panels = find_all(root, "g", "panel");
+  REQUIRE(panels.size() == 1);
+  CHECK(find_all(*panels[0], "g", "point").size() == 20000);
+  CHECK(find_all(*panels[0], "text", "point-label").empty());
+  CHECK(panels[0]->all_text().find("20000 points: no N labels") != std::string::npos);
+  // A small chart still labels its points (where labels do not collide).
+  report.rows.resize(10);
+  CHECK(!find_all(parse_xml(render_svg({report})), "text", "point-label").empty());
 }
