@@ -13,11 +13,13 @@ struct ModelOptions {
   std::vector<std::string> gpus = {"a100"};
   SweepOptions sweep;
   OutputOptions output;
+  CeilingOptions ceilings;
 };
 
 int run_model(const ModelOptions& options, const GlobalOptions& global) {
   options.output.check();
   const SpecRegistry registry = global.specs.load();
+  const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   const std::vector<Workload> workloads = options.sweep.workloads();
   const std::vector<std::string> kernels = options.sweep.kernel_names();
 
@@ -40,6 +42,7 @@ int run_model(const ModelOptions& options, const GlobalOptions& global) {
         row.prediction = predict(find_kernel_model(kernel), workload);
         report.rows.push_back(std::move(row));
       }
+  options.ceilings.apply(report, calibrations);
   options.output.emit(report);
   return 0;
 }
@@ -56,6 +59,7 @@ void setup_model(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->capture_default_str();
   options->sweep.add_to(*sub);
   options->output.add_to(*sub, true);
+  options->ceilings.add_to(*sub, false);
   sub->callback([options, &global, exit_code] { *exit_code = run_model(*options, global); });
 }
 

@@ -22,18 +22,21 @@ struct PlotCliOptions {
   bool ascii = false;
   std::string kernel_base;
   std::string kernel_head;
+  CeilingOptions ceilings;
 };
 
 int run_plot(const PlotCliOptions& options) {
   if (options.svg_path == "-" && options.ascii)
     throw InputError("-o - and --plot cannot both write to stdout");
   if (!options.svg_path.empty()) check_output_path(options.svg_path);
+  const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   std::vector<Report> reports;
   for (const std::string& path : options.reports) {
     // Read here rather than checked with CLI::ExistingFile: one message for missing and
     // unreadable files alike.
     reports.push_back(read_report_file(path));
     if (reports.back().rows.empty()) throw InputError(path + ": the report has no rows");
+    options.ceilings.apply(reports.back(), calibrations);
   }
   PlotOptions plot;
   plot.kernel_base = options.kernel_base;
@@ -68,6 +71,7 @@ void setup_plot(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code)
       ->type_name("NAME");
   sub->add_option("--kernel-head", options->kernel_head, "... to this kernel's points")
       ->type_name("NAME");
+  options->ceilings.add_to(*sub, true);
   sub->callback([options, exit_code] { *exit_code = run_plot(*options); });
 }
 

@@ -20,6 +20,7 @@ struct RunCommandOptions {
   std::string gpu;
   SweepOptions sweep;
   OutputOptions output;
+  CeilingOptions ceilings;
   int device = 0;
   int reps = 20;
   int warmup = 3;
@@ -54,6 +55,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   if (!options.save_counter_data.empty())
     check_output_path(options.save_counter_data + "/fixture.json");
   const SpecRegistry registry = global.specs.load();
+  const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   const std::vector<Workload> workloads = options.sweep.workloads();
   const std::vector<std::string> kernels = options.sweep.kernel_names();
   std::optional<std::string> requested;
@@ -98,6 +100,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
     row.spec_key = choice.spec.key;
     report.rows.push_back(std::move(row));
   }
+  options.ceilings.apply(report, calibrations);
   options.output.emit(report);
   if (!options.save_counter_data.empty()) {
     if (result.counter_data_image.empty())
@@ -121,6 +124,7 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->type_name("NAME");
   options->sweep.add_to(*sub);
   options->output.add_to(*sub, true);
+  options->ceilings.add_to(*sub, false);
   sub->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
   sub->add_option("--reps", options->reps, "Timed repetitions per point (median and spread kept)")
       ->check(CLI::Range(1, 100000))

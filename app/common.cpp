@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <iostream>
 
+#include "lib/core/calibration.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/output.hpp"
@@ -117,6 +118,38 @@ void OutputOptions::emit(const Report& report) const {
     std::cout << render_table(report, options);
     if (ascii_plot) std::cout << "\n" << render_ascii_plot(report, 72, 22);
   }
+}
+
+void CeilingOptions::add_to(CLI::App& app, bool keep_recorded_choice) {
+  keep_recorded = keep_recorded_choice;
+  app.add_option("--ceilings", ceilings,
+                 std::string("Judge against the spec sheet's ceilings or those measured by "
+                             "`calibrate` (needs --calibration FILE unless the report carries "
+                             "them); default: ") +
+                     (keep_recorded ? "as the report was written" : "spec"))
+      ->check(CLI::IsMember({"spec", "calibrated"}))
+      ->type_name("spec|calibrated");
+  app.add_option("--calibration", calibrations,
+                 "Calibration file written by `cuflash-roofline calibrate`: its ceilings are "
+                 "embedded beside the spec's (charts draw both)")
+      ->type_name("FILE");
+}
+
+std::vector<CalibrationOverlay> CeilingOptions::load() const {
+  if (ceilings == "calibrated" && calibrations.empty() && !keep_recorded)
+    throw InputError(
+        "--ceilings calibrated needs --calibration FILE (written by `cuflash-roofline "
+        "calibrate`)");
+  std::vector<CalibrationOverlay> overlays;
+  for (const std::string& file : calibrations) overlays.push_back(load_calibration_file(file));
+  return overlays;
+}
+
+void CeilingOptions::apply(Report& report, const std::vector<CalibrationOverlay>& overlays) const {
+  if (ceilings.empty() && overlays.empty()) return;
+  const std::string choice = ceilings.empty() ? report.context.ceilings : ceilings;
+  apply_ceilings(report, choice == "calibrated" ? Ceilings::kCalibrated : Ceilings::kSpec,
+                 overlays);
 }
 
 bool stderr_is_tty() {

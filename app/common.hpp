@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "lib/core/calibration.hpp"
 #include "lib/core/gpu_spec.hpp"
 #include "lib/core/report.hpp"
 #include "lib/core/workload.hpp"
@@ -50,6 +51,20 @@ struct OutputOptions {
   // Writes every requested output; prints the table to stdout unless stdout already got JSON
   // or CSV.
   void emit(const Report& report) const;
+};
+
+// --ceilings spec|calibrated and --calibration FILE: which roofs judge the rows (calibration.hpp).
+// `keep_recorded`: without --ceilings, leave a report's own choice alone (plot).
+struct CeilingOptions {
+  std::string ceilings;
+  std::vector<std::string> calibrations;
+  bool keep_recorded = false;
+  void add_to(CLI::App& app, bool keep_recorded_choice);
+  // Reads the calibration files (InputError for a bad one, or for `--ceilings calibrated`
+  // without one where the report cannot carry its own): call before any work.
+  std::vector<CalibrationOverlay> load() const;
+  // Applies the choice to `report`.
+  void apply(Report& report, const std::vector<CalibrationOverlay>& overlays) const;
 };
 
 bool stderr_is_tty();

@@ -16,6 +16,21 @@ bool positive(double value) {
   return std::isfinite(value) && value > 0;
 }
 
+// The spec sheet of a calibrated spec, or the calibrated twin of a sheet, in the report that
+// carries `spec`; nullptr when there is none.
+const GpuSpec* twin_of(const std::vector<Report>& reports, const GpuSpec& spec) {
+  for (const Report& report : reports) {
+    const bool holds = std::any_of(report.specs.begin(), report.specs.end(),
+                                   [&](const GpuSpec& s) { return &s == &spec; });
+    if (!holds) continue;
+    for (const GpuSpec& other : report.specs)
+      if (&other != &spec &&
+          (other.key == spec.calibrated_from || other.calibrated_from == spec.key))
+        return &other;
+  }
+  return nullptr;
+}
+
 const GpuSpec* find_spec(const Report& report, const std::string& key) {
   for (const GpuSpec& spec : report.specs)
     if (spec.key == key) return &spec;
@@ -157,7 +172,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
     // that every logarithm below is finite and the axes span a bounded number of decades.
     for (const MemoryLevelSpec& level : spec.memory)
       if (positive(level.bandwidth_gbps * 1e9))
-        panel.memory.push_back({level.level, level.bandwidth_gbps * 1e9});
+        panel.memory.push_back({level.level, level.bandwidth_gbps * 1e9, ""});
     std::sort(panel.memory.begin(), panel.memory.end(),
               [](const MemoryRoof& a, const MemoryRoof& b) {
                 return a.bandwidth_bytes_per_second < b.bandwidth_bytes_per_second;
@@ -175,9 +190,35 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
     };
     if (panel.compute.empty()) add_context(spec.ceiling(ComputePath::kTensorFp16));
     add_context(spec.ceiling(ComputePath::kFp32));
+    // The twin (spec sheet beside calibrated ceilings, or the reverse): its slopes and its
+    // figures for the judged ceilings, drawn for context.
+    if (const GpuSpec* twin = twin_of(reports, spec)) {
+      const std::string which = twin->calibrated_from.empty() ? "spec sheet" : "calibrated";
+      for (const MemoryLevelSpec& level : twin->memory)
+        if (positive(level.bandwidth_gbps * 1e9) &&
+            (spec.level(level.level) == nullptr ||
+             spec.level(level.level)->bandwidth_gbps != level.bandwidth_gbps))
+          panel.memory.push_back({level.level, level.bandwidth_gbps * 1e9, which});
+      std::stable_sort(panel.memory.begin(), panel.memory.end(),
+                       [](const MemoryRoof& a, const MemoryRoof& b) {
+                         return a.bandwidth_bytes_per_second < b.bandwidth_bytes_per_second;
+                       });
+      const std::size_t own = panel.compute.size();
+      for (std::size_t c = 0; c < own; ++c) {
+        const ComputeCeiling* mine = nullptr;
+        for (const ComputeCeiling& entry : spec.compute)
+          if (entry.id() == panel.compute[c].id) mine = &entry;
+        const ComputeCeiling* other = mine ? twin->ceiling(mine->path, mine->instruction) : nullptr;
+        if (other != nullptr && other->peak_tflops != mine->peak_tflops &&
+            positive(other->peak_tflops * 1e12))
+          panel.compute.push_back({other->id() + "@" + which, other->label() + " (" + which + ")",
+                                   other->peak_tflops * 1e12, false});
+      }
+    }
     for (std::size_t c = 0; c < panel.compute.size(); ++c) {
       if (!panel.compute[c].judged) continue;
       for (std::size_t m = 0; m < panel.memory.size(); ++m) {
+        if (!panel.memory[m].twin.empty()) continue;
         const double peak = panel.compute[c].peak_flops_per_second;
         const double ai = peak / panel.memory[m].bandwidth_bytes_per_second;
         if (positive(ai)) panel.ridges.push_back({c, m, ai, peak});

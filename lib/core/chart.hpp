@@ -28,6 +28,9 @@ struct PlotOptions {
 struct MemoryRoof {
   MemoryLevel level;
   double bandwidth_bytes_per_second;
+  // "" for the judging spec's slopes; "spec sheet" or "calibrated" for those of its twin
+  // (calibration.hpp), drawn for context.
+  std::string twin;
 };
 
 struct ComputeRoof {

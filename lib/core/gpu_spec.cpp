@@ -241,7 +241,7 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   read.only_keys(root, "",
                  {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
                   "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes",
-                  "tdp_watts", "sources", "memory_levels", "compute_ceilings"});
+                  "tdp_watts", "sources", "memory_levels", "compute_ceilings", "calibrated_from"});
   GpuSpec spec;
   spec.key = std::filesystem::path(origin).stem().string();
   spec.file = origin;
@@ -258,6 +258,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   spec.tdp_watts = read.positive(root, "", "tdp_watts");
   if (spec.base_clock_mhz > spec.boost_clock_mhz)
     read.fail("base_clock_mhz", "must not exceed boost_clock_mhz");
+  if (root.contains("calibrated_from"))
+    spec.calibrated_from = read.string(root, "", "calibrated_from");
 
   const json& sources = read.member(root, "", "sources");
   if (!sources.is_object()) read.fail("sources", "must be an object");
@@ -356,6 +358,7 @@ json to_json(const GpuSpec& spec) {
       entry["instruction"] = to_string(ceiling.instruction);
     root["compute_ceilings"].push_back(std::move(entry));
   }
+  if (!spec.calibrated_from.empty()) root["calibrated_from"] = spec.calibrated_from;
   return root;
 }
 

@@ -77,6 +77,9 @@ struct GpuSpec {
   std::vector<MemoryLevelSpec> memory;
   std::vector<ComputeCeiling> compute;
   std::string file;  // where it was loaded from; empty when embedded in a report
+  // Key of the spec-sheet spec this one was calibrated from (calibration.hpp); empty for a
+  // spec sheet. JSON key "calibrated_from", optional.
+  std::string calibrated_from;
 
   const MemoryLevelSpec* level(MemoryLevel level) const;
   const MemoryLevelSpec& dram() const;  // always present (validated)

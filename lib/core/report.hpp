@@ -84,6 +84,8 @@ struct ReportContext {
   std::string counters;              // provenance: "cupti range profiler ..." or why none
   std::vector<std::string> metrics;  // hardware metric names collected
   int counter_passes = 0;
+  // Which ceilings judge the rows: "spec" (the spec sheet) or "calibrated" (calibration.hpp).
+  std::string ceilings = "spec";
 };
 
 struct Report {

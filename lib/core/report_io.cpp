@@ -246,7 +246,8 @@ json report_to_json(const Report& report) {
                   {"projection", c.projection},
                   {"counters", c.counters},
                   {"metrics", c.metrics},
-                  {"counter_passes", c.counter_passes}};
+                  {"counter_passes", c.counter_passes},
+                  {"ceilings", c.ceilings}};
   if (c.device) {
     const DeviceInfo& d = *c.device;
     context["device"] = {{"name", d.name},
@@ -333,6 +334,10 @@ Report report_from_json(const json& root, const std::string& origin) {
   report.context.projection = r.boolean(c, "context", "projection");
   report.context.counters = r.str(c, "context", "counters");
   report.context.counter_passes = r.integer(c, "context", "counter_passes");
+  // Reports written before calibration existed were judged against the spec sheet.
+  report.context.ceilings = c.contains("ceilings") ? r.str(c, "context", "ceilings") : "spec";
+  if (report.context.ceilings != "spec" && report.context.ceilings != "calibrated")
+    r.fail("context.ceilings", "must be \"spec\" or \"calibrated\"");
   for (const json& m : r.at(c, "context", "metrics"))
     if (m.is_string()) report.context.metrics.push_back(m.get<std::string>());
   const json& tool = r.at(root, "", "tool");
@@ -493,8 +498,13 @@ std::string render_table(const Report& report, const TableOptions& options) {
   const ReportContext& c = report.context;
   // Header: what judged what.
   std::vector<std::string> spec_names;
-  for (const GpuSpec& spec : report.specs) spec_names.push_back(spec.name + " [" + spec.key + "]");
-  out << "cuflash-roofline " << c.command << " — judged against " << join(spec_names, ", ") << "\n";
+  for (const GpuSpec& spec : report.specs) {
+    const bool judges = std::any_of(report.rows.begin(), report.rows.end(),
+                                    [&](const Row& row) { return row.spec_key == spec.key; });
+    if (judges || report.rows.empty()) spec_names.push_back(spec.name + " [" + spec.key + "]");
+  }
+  out << "cuflash-roofline " << c.command << " — judged against " << join(spec_names, ", ")
+      << (c.ceilings == "calibrated" ? " (measured ceilings: `calibrate`)" : "") << "\n";
   if (c.device)
     out << "measured on " << c.device->name << " (" << c.device->sm_count << " SMs, CC "
         << c.device->compute_capability << ")"

@@ -338,16 +338,25 @@ class SvgPanel {
       const double end = std::min(x_max, top / bw);
       if (!(start < end)) continue;
       const bool dram = roof.level == MemoryLevel::kDram;
+      const bool twin = !roof.twin.empty();
       out_ << "<line class=\"roof memory\" data-level=\"" << to_string(roof.level)
-           << "\" data-bandwidth=\"" << si(bw) << "\" x1=\"" << px(x(start)) << "\" y1=\""
-           << px(y(start * bw)) << "\" x2=\"" << px(x(end)) << "\" y2=\"" << px(y(end * bw))
-           << "\" stroke=\"" << (dram ? "#1f1f1f" : "#555555") << "\" stroke-width=\""
-           << (dram ? 2.2 : 1.6) << "\"";
+           << "\" data-role=\"" << (twin ? "context" : "judged") << "\" data-bandwidth=\"" << si(bw)
+           << "\" x1=\"" << px(x(start)) << "\" y1=\"" << px(y(start * bw)) << "\" x2=\""
+           << px(x(end)) << "\" y2=\"" << px(y(end * bw)) << "\" stroke=\""
+           << (twin   ? "#8a8a8a"
+               : dram ? "#1f1f1f"
+                      : "#555555")
+           << "\" stroke-width=\""
+           << (twin   ? 1.2
+               : dram ? 2.2
+                      : 1.6)
+           << "\"";
       if (*memory_dash(roof.level))
         out_ << " stroke-dasharray=\"" << memory_dash(roof.level) << "\"";
       out_ << "/>\n";
       slope_labels.push_back({x(start), y(start * bw), x(end), y(end * bw),
-                              std::string(display_name(roof.level)) + " " + bandwidth_text(bw)});
+                              std::string(display_name(roof.level)) + " " + bandwidth_text(bw) +
+                                  (twin ? " (" + roof.twin + ")" : "")});
     }
     // Compute roofs, from where they meet the fastest memory slope to the right edge.
     struct RoofLabel {
@@ -657,7 +666,8 @@ class SvgPanel {
         out_ << " stroke-dasharray=\"" << memory_dash(roof.level) << "\"";
       out_ << "/>\n";
       entry_text(std::string(display_name(roof.level)) + " " +
-                 bandwidth_text(roof.bandwidth_bytes_per_second));
+                 bandwidth_text(roof.bandwidth_bytes_per_second) +
+                 (roof.twin.empty() ? "" : " (" + roof.twin + ")"));
     }
     for (const ComputeRoof& roof : panel_.compute) {
       out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 26)

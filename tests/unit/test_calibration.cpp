@@ -1,0 +1,311 @@
+// The calibration overlay (calibration.hpp) and `--ceilings spec|calibrated`, without a GPU:
+// overlays are built here from made-up timings, not measured ones.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/analysis.hpp"
+#include "lib/core/calibration.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/report_io.hpp"
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+using nlohmann::json;
+
+namespace {
+
+SpecRegistry shipped() {
+  SpecRegistry registry;
+  registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
+  return registry;
+}
+
+CalibrationMeasurement measurement(std::string id, std::string target, bool flops, double work,
+                                   std::vector<double> samples, double clock_mhz = 0) {
+  CalibrationMeasurement m;
+  m.id = std::move(id);
+  m.target = std::move(target);
+  m.method = "test kernel " + m.id;
+  m.flops = flops;
+  m.work = work;
+  m.samples_seconds = std::move(samples);
+  m.sm_clock_mhz = clock_mhz;
+  return m;
+}
+
+// An H200-like calibration: DRAM 4.0 TB/s (copy) beating 3.9 TB/s (read), L2 10 TB/s,
+// mma.sync 600 TFLOP/s at 1755 MHz, FP32 60 TFLOP/s at 1980 MHz.
+CalibrationOverlay h200_overlay() {
+  CalibrationOverlay overlay;
+  overlay.tool_version = "0.1.0";
+  overlay.time_utc = "2026-11-30T13:00:00Z";
+  overlay.host = "test";
+  overlay.spec_key = "h200-sxm";
+  overlay.device.name = "NVIDIA H200";
+  overlay.device.chip = "GH100";
+  overlay.device.compute_capability = "9.0";
+  overlay.device.sm_count = 132;
+  overlay.duration_seconds = 3.5;
+  overlay.measurements = {
+      measurement("dram_read", "dram", false, 3.9e9, {1e-3, 1.01e-3, 0.99e-3}),
+      measurement("dram_copy", "dram", false, 4.0e9, {1.02e-3, 1e-3, 0.98e-3}),
+      measurement("l2_read", "l2", false, 1e10, {1e-3, 1e-3, 1e-3}),
+      measurement("mma_sync", "tensor_fp16.mma_sync", true, 6e14, {1.0, 1.0, 1.1}, 1755),
+      measurement("fp32_ffma", "fp32", true, 6e13, {1.0, 0.9, 1.0}, 1980),
+  };
+  derive_ceilings(overlay);
+  return overlay;
+}
+
+std::string parse_error(const json& j) {
+  try {
+    parse_calibration(j, "cal.json");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("calibration: derived ceilings take the best kernel per roof, at its clock") {
+  const CalibrationOverlay overlay = h200_overlay();
+  REQUIRE(overlay.memory.size() == 2);
+  CHECK(overlay.memory[0].level == MemoryLevel::kDram);
+  CHECK(overlay.memory[0].bandwidth_gbps == doctest::Approx(4000).epsilon(1e-12));
+  CHECK(overlay.memory[0].source.find("test kernel dram_copy") != std::string::npos);
+  CHECK(overlay.memory[0].source.find("NVIDIA H200") != std::string::npos);
+  CHECK(overlay.memory[1].level == MemoryLevel::kL2);
+  CHECK(overlay.memory[1].bandwidth_gbps == doctest::Approx(10000).epsilon(1e-12));
+  REQUIRE(overlay.compute.size() == 2);
+  CHECK(overlay.compute[0].id() == "tensor_fp16.mma_sync");
+  CHECK(overlay.compute[0].peak_tflops == doctest::Approx(600).epsilon(1e-12));  // median 1.0 s
+  CHECK(overlay.compute[0].clock_mhz == 1755);
+  CHECK(overlay.compute[0].source.find("1755 MHz") != std::string::npos);
+  CHECK(overlay.compute[1].id() == "fp32");
+  CHECK(overlay.compute[1].peak_tflops == doctest::Approx(60).epsilon(1e-12));
+  CHECK(overlay.measurements[3].relative_range() == doctest::Approx(0.1).epsilon(1e-9));
+}
+
+TEST_CASE("calibration: derive rejects unknown targets and compute without a clock") {
+  CalibrationOverlay overlay = h200_overlay();
+  overlay.measurements.push_back(measurement("x", "l3", false, 1, {1}));
+  CHECK_THROWS_WITH_AS(derive_ceilings(overlay), "calibration x: unknown target \"l3\"",
+                       InputError);
+  overlay = h200_overlay();
+  overlay.measurements.push_back(measurement("fp16", "fp16_cuda_core", true, 1, {1}, 0));
+  CHECK_THROWS_WITH_AS(derive_ceilings(overlay),
+                       "calibration fp16: no SM clock measured for a compute ceiling", InputError);
+}
+
+TEST_CASE("calibration: the file round-trips and is validated like a spec") {
+  const CalibrationOverlay overlay = h200_overlay();
+  const json written = to_json(overlay);
+  CHECK(written["format"] == "cuflash-roofline calibration");
+  CHECK(written["format_version"] == 1);
+  const CalibrationOverlay read = parse_calibration(written, "cal.json");
+  CHECK(read.spec_key == "h200-sxm");
+  CHECK(read.device.name == "NVIDIA H200");
+  CHECK(read.device.sm_count == 132);
+  CHECK(read.file == "cal.json");
+  REQUIRE(read.measurements.size() == overlay.measurements.size());
+  CHECK(read.measurements[3].samples_seconds == overlay.measurements[3].samples_seconds);
+  CHECK(read.measurements[3].flops);
+  CHECK_FALSE(read.measurements[0].flops);
+  REQUIRE(read.memory.size() == 2);
+  CHECK(read.memory[1].bandwidth_gbps == overlay.memory[1].bandwidth_gbps);
+  REQUIRE(read.compute.size() == 2);
+  CHECK(read.compute[0].id() == "tensor_fp16.mma_sync");
+  CHECK(read.compute[0].clock_mhz == 1755);
+  CHECK(to_json(read) == written);
+
+  json j = written;
+  j.erase("format");
+  CHECK(parse_error(j).rfind("cal.json: format: missing or not", 0) == 0);
+  j = written;
+  j["format_version"] = 2;
+  CHECK(parse_error(j) == "cal.json: format_version: 2 is not supported (this tool reads 1)");
+  j = written;
+  j.erase("spec");
+  CHECK(parse_error(j) == "cal.json: spec: missing");
+  j = written;
+  j["device"].erase("name");
+  CHECK(parse_error(j) == "cal.json: device.name: missing");
+  j = written;
+  j["memory_levels"][1]["level"] = "l3";
+  CHECK(parse_error(j) == "cal.json: memory_levels[1].level: must be dram, l2 or l1 (got \"l3\")");
+  j = written;
+  j["compute_ceilings"][0]["peak_tflops"] = -1;
+  CHECK(parse_error(j) == "cal.json: compute_ceilings[0].peak_tflops: must be positive (got -1)");
+  j = written;
+  j["measurements"][0]["samples_seconds"] = json::array();
+  CHECK(parse_error(j) == "cal.json: measurements[0].samples_seconds: must not be empty");
+  j = written;
+  j["memory_levels"] = json::array();
+  j["compute_ceilings"] = json::array();
+  CHECK(parse_error(j) ==
+        "cal.json: memory_levels: no level and no ceiling: nothing was calibrated");
+  // An overlay may lack DRAM or compute entirely.
+  j = written;
+  j["memory_levels"].erase(0);
+  j["compute_ceilings"] = json::array();
+  const CalibrationOverlay partial = parse_calibration(j, "cal.json");
+  REQUIRE(partial.memory.size() == 1);
+  CHECK(partial.memory[0].level == MemoryLevel::kL2);
+  CHECK(partial.compute.empty());
+}
+
+TEST_CASE("calibration: applied to its spec, it replaces measured roofs and fills missing ones") {
+  const SpecRegistry registry = shipped();
+  const GpuSpec& h200 = registry.find("h200");
+  REQUIRE(h200.level(MemoryLevel::kL2) == nullptr);  // the sheet has no L2 figure today
+  const CalibrationOverlay overlay = h200_overlay();
+  CHECK(calibrates(overlay, h200));
+  CHECK_FALSE(calibrates(overlay, registry.find("a100")));
+  CalibrationOverlay by_device = overlay;
+  by_device.spec_key = "derived-key";
+  CHECK(calibrates(by_device, h200));  // "NVIDIA H200" is one of its device names
+
+  const GpuSpec calibrated = apply_calibration(h200, overlay);
+  CHECK(calibrated.key == "h200-sxm.calibrated");
+  CHECK(calibrated.name == "NVIDIA H200 SXM 141GB (calibrated)");
+  CHECK(calibrated.calibrated_from == "h200-sxm");
+  CHECK(calibrated.aliases.empty());
+  CHECK(calibrated.device_names.empty());
+  REQUIRE(calibrated.memory.size() == 3);
+  CHECK(calibrated.memory[0].level == MemoryLevel::kDram);
+  CHECK(calibrated.memory[0].bandwidth_gbps == doctest::Approx(4000));
+  CHECK(calibrated.memory[1].level == MemoryLevel::kL2);  // filled
+  CHECK(calibrated.memory[2].level == MemoryLevel::kL1);  // the sheet's, kept
+  CHECK(calibrated.memory[2].bandwidth_gbps == h200.level(MemoryLevel::kL1)->bandwidth_gbps);
+  const ComputeCeiling* mma =
+      calibrated.ceiling(ComputePath::kTensorFp16, TensorInstruction::kMmaSync);
+  REQUIRE(mma != nullptr);
+  CHECK(mma->peak_tflops == doctest::Approx(600));
+  CHECK(mma->clock_mhz == 1755);
+  const ComputeCeiling* wgmma =
+      calibrated.ceiling(ComputePath::kTensorFp16, TensorInstruction::kWgmma);
+  REQUIRE(wgmma != nullptr);  // not measured: the sheet's figure stays, with its source
+  CHECK(wgmma->peak_tflops ==
+        h200.ceiling(ComputePath::kTensorFp16, TensorInstruction::kWgmma)->peak_tflops);
+  CHECK(calibrated.compute.size() == h200.compute.size());
+
+  // The spec JSON keeps the link; the spec reader accepts it.
+  const GpuSpec reread = parse_gpu_spec(to_json(calibrated), "x.json");
+  CHECK(reread.calibrated_from == "h200-sxm");
+}
+
+TEST_CASE("calibration: --ceilings judges rows against the chosen roofs, both embedded") {
+  const SpecRegistry registry = shipped();
+  Report report;
+  report.context = make_context("model");
+  report.specs.push_back(registry.find("h200"));
+  Row row;
+  row.kernel = "standard";
+  row.workload = Workload{};
+  row.workload.seq_len = 4096;
+  row.spec_key = "h200-sxm";
+  row.prediction = predict(find_kernel_model("standard"), row.workload);
+  report.rows.push_back(row);
+  const std::vector<CalibrationOverlay> overlays = {h200_overlay()};
+
+  Report judged_by_spec = report;
+  apply_ceilings(judged_by_spec, Ceilings::kSpec, overlays);
+  REQUIRE(judged_by_spec.specs.size() == 2);
+  CHECK(judged_by_spec.rows[0].spec_key == "h200-sxm");
+  CHECK(judged_by_spec.context.ceilings == "spec");
+
+  Report judged = report;
+  apply_ceilings(judged, Ceilings::kCalibrated, overlays);
+  REQUIRE(judged.specs.size() == 2);
+  CHECK(judged.rows[0].spec_key == "h200-sxm.calibrated");
+  CHECK(judged.context.ceilings == "calibrated");
+  // standard is DRAM-bound: its model time floor moves with the DRAM roof, 4800 → 4000 GB/s.
+  const RowAnalysis sheet = analyze(judged_by_spec.rows[0], judged_by_spec.spec_for(row));
+  const RowAnalysis measured = analyze(judged.rows[0], judged.spec_for(judged.rows[0]));
+  CHECK_FALSE(measured.compute_bound);
+  CHECK(measured.dram->peak_bandwidth_bytes_per_second == doctest::Approx(4000e9));
+  CHECK(measured.time_floor_seconds / sheet.time_floor_seconds ==
+        doctest::Approx(4800.0 / 4000.0).epsilon(1e-9));
+
+  // Round trip through JSON, then back to the sheet without the overlay: the twin is in the
+  // report.
+  Report reread = report_from_json(report_to_json(judged), "r.json");
+  CHECK(reread.context.ceilings == "calibrated");
+  apply_ceilings(reread, Ceilings::kSpec, {});
+  CHECK(reread.rows[0].spec_key == "h200-sxm");
+  apply_ceilings(reread, Ceilings::kCalibrated, {});
+  CHECK(reread.rows[0].spec_key == "h200-sxm.calibrated");
+  CHECK(reread.specs.size() == 2);
+
+  // No calibration for the spec judged: an error naming what there is.
+  Report a100 = report;
+  a100.specs[0] = registry.find("a100");
+  a100.rows[0].spec_key = "a100-sxm4-80gb";
+  CHECK_THROWS_WITH_AS(apply_ceilings(a100, Ceilings::kCalibrated, overlays),
+                       "--ceilings calibrated: no calibration for a100-sxm4-80gb; calibration "
+                       "calibrates h200-sxm (NVIDIA H200)",
+                       InputError);
+  Report untouched = report;
+  apply_ceilings(untouched, Ceilings::kSpec, {});
+  CHECK(untouched.specs.size() == 1);
+}
+
+TEST_CASE("cli: --ceilings calibrated with a calibration file; plot draws both") {
+  TempDir dir;
+  const auto calibration = dir.path / "h200.calibration.json";
+  write_text(calibration, to_json(h200_overlay()).dump(2));
+  const auto report = dir.path / "model.json";
+  CliResult r = cli({"model", "--gpu", "h200", "--seq", "4096", "--kernel", "standard",
+                     "--no-causal", "--ceilings", "calibrated", "--calibration",
+                     calibration.string(), "--json", report.string()});
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const json j = json::parse(read_text(report));
+  CHECK(j["context"]["ceilings"] == "calibrated");
+  CHECK(j["specs"].contains("h200-sxm"));
+  CHECK(j["specs"]["h200-sxm.calibrated"]["calibrated_from"] == "h200-sxm");
+  REQUIRE(j["rows"].size() == 1);
+  CHECK(j["rows"][0]["spec"] == "h200-sxm.calibrated");
+  CHECK(j["rows"][0]["analysis"]["levels"][0]["peak_bandwidth_gbps"]["value"] ==
+        doctest::Approx(4000));
+
+  r = cli({"model", "--gpu", "h200", "--seq", "4096", "--kernel", "standard", "--no-causal",
+           "--ceilings", "calibrated", "--calibration", calibration.string()});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("judged against NVIDIA H200 SXM 141GB (calibrated) [h200-sxm.calibrated] "
+                   "(measured ceilings: `calibrate`)") != std::string::npos);
+
+  const auto svg = dir.path / "chart.svg";
+  r = cli({"plot", report.string(), "-o", svg.string()});
+  REQUIRE(r.code == 0);
+  std::string text = read_text(svg);
+  CHECK(text.find("data-spec=\"h200-sxm.calibrated\"") != std::string::npos);
+  CHECK(text.find("DRAM 4.8 TB/s (spec sheet)") != std::string::npos);
+  r = cli({"plot", report.string(), "--ceilings", "spec", "-o", svg.string()});
+  REQUIRE(r.code == 0);
+  text = read_text(svg);
+  CHECK(text.find("data-spec=\"h200-sxm\"") != std::string::npos);
+  CHECK(text.find("(calibrated)") != std::string::npos);
+
+  // Errors: one line, exit 2, no output file.
+  const auto out = dir.path / "none.json";
+  r = cli({"model", "--gpu", "h200", "--ceilings", "calibrated", "--json", out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.err ==
+        "error: --ceilings calibrated needs --calibration FILE (written by `cuflash-roofline "
+        "calibrate`)\n");
+  r = cli({"model", "--gpu", "a100", "--ceilings", "calibrated", "--calibration",
+           calibration.string(), "--json", out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.err.rfind("error: --ceilings calibrated: no calibration for a100-sxm4-80gb; ", 0) == 0);
+  write_text(dir.path / "bad.json", "{\"format\": \"cuflash-roofline calibration\"}");
+  r = cli({"model", "--gpu", "h200", "--calibration", (dir.path / "bad.json").string(), "--json",
+           out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.err == "error: " + (dir.path / "bad.json").string() + ": format_version: missing\n");
+  r = cli({"model", "--ceilings", "measured"});
+  CHECK(r.code == 2);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
