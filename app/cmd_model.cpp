@@ -40,6 +40,9 @@ int run_model(const ModelOptions& options, const GlobalOptions& global) {
         row.workload = workload;
         row.spec_key = spec.key;
         row.prediction = predict(find_kernel_model(kernel), workload);
+        row.message =
+            unsupported_reason(find_kernel_model(kernel), workload, spec.compute_capability);
+        if (!row.message.empty()) row.status = RowStatus::kUnsupported;
         report.rows.push_back(std::move(row));
       }
   options.ceilings.apply(report, calibrations);

@@ -28,6 +28,11 @@ cudaError_t flash_v2_forward(const AttentionShape& shape, const AttentionBuffers
 cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream);
 
+// flash-v3 (kernels/flash_v3_*.cu, built for sm_90a only; the caller checks the device).
+// Return cudaErrorNotSupported for head dims other than 64 and 128.
+cudaError_t flash_v3_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                             cudaStream_t stream);
+
 // Shared by the flash backward passes (flash_common.cu).
 // D[row] = sum_c dO[row][c] * O[row][c] in FP32 over `rows` rows of width head_dim; when
 // `zero_accum` is non-null its matching [rows][head_dim] FP32 rows are cleared in the same pass.

@@ -189,6 +189,24 @@ Prediction predict(const KernelModel& kernel, const Workload& workload) {
   return p;
 }
 
+std::string unsupported_reason(const KernelModel& kernel, const Workload& workload,
+                               std::string_view compute_capability) {
+  if (!kernel.required_compute_capability.empty() && !compute_capability.empty() &&
+      compute_capability != kernel.required_compute_capability) {
+    return kernel.name + " is built for compute capability " + kernel.required_compute_capability +
+           " only (this GPU: " + std::string(compute_capability) + ")";
+  }
+  if (std::find(kernel.head_dims.begin(), kernel.head_dims.end(), workload.head_dim) ==
+      kernel.head_dims.end()) {
+    return kernel.name + " has no head_dim " + std::to_string(workload.head_dim) + ": " +
+           kernel.head_dim_limit;
+  }
+  if (workload.pass == Pass::kBackward && !kernel.has_backward) {
+    return kernel.name + " has no backward pass yet";
+  }
+  return {};
+}
+
 const ComputeCeiling* binding_ceiling(const KernelModel& kernel, const GpuSpec& spec) {
   if (kernel.instruction != TensorInstruction::kNone) {
     if (const ComputeCeiling* exact = spec.ceiling(kernel.path, kernel.instruction)) return exact;

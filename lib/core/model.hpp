@@ -45,6 +45,11 @@ struct KernelModel {
   // Backward computes dQ in a second pass over the key tiles (recomputing S and dP) instead of
   // accumulating it with atomics: 14·d FLOPs per score instead of 10·d.
   bool bwd_separate_dq_pass = false;
+  // Where the kernel runs; rows outside this are `unsupported` (unsupported_reason below).
+  std::string required_compute_capability = "";  // "" for any GPU; "9.0": built for sm_90a alone
+  std::vector<int> head_dims = {32, 64, 128};
+  std::string head_dim_limit = "";  // why other head dims are missing (one clause)
+  bool has_backward = true;
 
   const TileShape& tiles(int head_dim) const {
     return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
@@ -72,6 +77,11 @@ struct Prediction {
 };
 
 Prediction predict(const KernelModel& kernel, const Workload& workload);
+
+// Empty when `kernel` runs `workload` on a GPU of compute capability `compute_capability`
+// ("9.0"; empty when unknown, which checks the shape alone), else one sentence saying why not.
+std::string unsupported_reason(const KernelModel& kernel, const Workload& workload,
+                               std::string_view compute_capability);
 
 // FlashAttention convention alone (no kernel needed).
 double algorithmic_flops(const Workload& workload);

@@ -49,13 +49,16 @@ std::string_view to_string(RowStatus status) {
       return "counters_unavailable";
     case RowStatus::kError:
       return "error";
+    case RowStatus::kUnsupported:
+      return "unsupported";
   }
   return "?";
 }
 
 std::optional<RowStatus> parse_row_status(std::string_view text) {
-  for (RowStatus status : {RowStatus::kOk, RowStatus::kIncorrect, RowStatus::kTooLarge,
-                           RowStatus::kCountersUnavailable, RowStatus::kError})
+  for (RowStatus status :
+       {RowStatus::kOk, RowStatus::kIncorrect, RowStatus::kTooLarge,
+        RowStatus::kCountersUnavailable, RowStatus::kError, RowStatus::kUnsupported})
     if (to_string(status) == text) return status;
   return std::nullopt;
 }

@@ -26,6 +26,7 @@ enum class RowStatus {
   kTooLarge,             // did not fit in device memory
   kCountersUnavailable,  // timing and model only; message names the fix
   kError,                // the launch failed; message says how
+  kUnsupported,          // the kernel does not run on this GPU or shape; message says why
 };
 std::string_view to_string(RowStatus status);
 std::optional<RowStatus> parse_row_status(std::string_view text);

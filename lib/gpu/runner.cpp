@@ -143,6 +143,7 @@ class SweepRunner {
   RunResult run() {
     RunResult result;
     result.device = detect_device(options_.device);
+    compute_capability_ = result.device.compute_capability;
     flush_.ensure(std::max<std::size_t>(2 * static_cast<std::size_t>(result.device.l2_cache_bytes),
                                         std::size_t{64} << 20));
     for (std::size_t i = 0; i < points_.size(); ++i) result.rows.push_back(measure(i));
@@ -313,6 +314,13 @@ class SweepRunner {
     row.kernel = p.kernel;
     row.workload = p.workload;
     row.prediction = predict(find_kernel_model(p.kernel), p.workload);
+    if (std::string why =
+            unsupported_reason(find_kernel_model(p.kernel), p.workload, compute_capability_);
+        !why.empty()) {
+      row.status = RowStatus::kUnsupported;
+      row.message = std::move(why);
+      return row;
+    }
     const Sizes s = sizes_of(p, options_.verify);
 
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -520,6 +528,7 @@ class SweepRunner {
   double* stats_ = nullptr;
   int* nonfinite_ = nullptr;
   std::optional<Workload> filled_for_;  // whose inputs the arena holds (counter passes)
+  std::string compute_capability_;      // of the device in use ("9.0"), for unsupported rows
   std::string counter_timing_;
 };
 

@@ -128,3 +128,29 @@ TEST_CASE("model: kernels are judged against the ceiling of their own path") {
   const GpuSpec& a100 = registry.find("a100");
   CHECK(binding_ceiling(find_kernel_model("flash-v2"), a100)->peak_tflops == 312);
 }
+
+TEST_CASE("model: unsupported_reason names the GPU, the head dim or the missing pass") {
+  KernelModel hopper = find_kernel_model("flash-v2");
+  hopper.name = "hopper-only";
+  hopper.required_compute_capability = "9.0";
+  hopper.head_dims = {64, 128};
+  hopper.head_dim_limit = "rows must be 128 bytes";
+  hopper.has_backward = false;
+  const Workload fwd = seed_workload(1024, false);
+  CHECK(unsupported_reason(hopper, fwd, "9.0").empty());
+  CHECK(unsupported_reason(hopper, fwd, "").empty());
+  CHECK(unsupported_reason(hopper, fwd, "8.0") ==
+        "hopper-only is built for compute capability 9.0 only (this GPU: 8.0)");
+  Workload narrow = fwd;
+  narrow.head_dim = 32;
+  CHECK(unsupported_reason(hopper, narrow, "9.0") ==
+        "hopper-only has no head_dim 32: rows must be 128 bytes");
+  CHECK(unsupported_reason(hopper, seed_workload(1024, false, Pass::kBackward), "9.0") ==
+        "hopper-only has no backward pass yet");
+  for (const KernelModel& model : kernel_models()) {
+    if (model.required_compute_capability.empty()) {
+      CHECK(unsupported_reason(model, narrow, "8.0").empty());
+      CHECK(unsupported_reason(model, seed_workload(1024, true, Pass::kBackward), "7.5").empty());
+    }
+  }
+}

@@ -91,6 +91,25 @@ TEST_CASE("report json: round trip keeps the raw quantities") {
   CHECK(render_json(again) == render_json(report));
 }
 
+TEST_CASE("report: an unsupported row keeps its status and reason through JSON and the table") {
+  Report report = sample_report();
+  Row& row = report.rows[1];
+  row.status = RowStatus::kUnsupported;
+  row.message = "flash-v3 is built for compute capability 9.0 only (this GPU: 8.0)";
+  row.timing.reset();
+  row.counters.clear();
+  row.verification.reset();
+  const json j = report_to_json(report);
+  CHECK(j["rows"][1]["status"] == "unsupported");
+  const Report again = report_from_json(j, "mem");
+  CHECK(again.rows[1].status == RowStatus::kUnsupported);
+  CHECK(again.rows[1].message == row.message);
+  CHECK(parse_row_status("unsupported") == RowStatus::kUnsupported);
+  const std::string table = render_table(again);
+  CHECK(table.find("unsupported") != std::string::npos);
+  CHECK(table.find("compute capability 9.0 only") != std::string::npos);
+}
+
 TEST_CASE("report json: readers reject what they do not understand") {
   json j = report_to_json(sample_report());
   j["schema_version"] = 2;

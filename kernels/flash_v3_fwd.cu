@@ -1,0 +1,413 @@
+// flash-v3 forward: FlashAttention on Hopper's asynchronous tensor cores (sm_90a only).
+//
+// What it demonstrates: the FlashAttention-3 recipe on the wgmma roof. Both GEMMs are warpgroup
+// MMAs (wgmma.mma_async m64nNk16): S = Q·Kᵀ reads Q and K from shared memory, O += P·V takes P
+// from registers (the S accumulator rounded to FP16 in place, no trip through shared memory)
+// and V from shared memory. Tiles arrive by TMA (cp.async.bulk.tensor) in the 128-byte swizzle
+// that wgmma reads without bank conflicts, completing on mbarriers.
+//
+// Tiling and roles: one CTA per 128 query rows and (batch, head); three warpgroups.
+//   - warpgroup 0 is the producer: it gives most of its registers away (setmaxnreg) and one
+//     thread issues the TMA loads of Q (once) and of K and V tiles of 128 keys into a ring of
+//     two stages each, waiting on "empty" mbarriers before reusing a stage.
+//   - warpgroups 1 and 2 are consumers of 64 query rows each (240 registers per thread). Per
+//     key tile they overlap softmax with the tensor cores inside the warpgroup (the FA3 paper's
+//     intra-warpgroup pipelining): S(j) = Q·K(j)ᵀ and O += P(j-1)·V(j-1) are issued back to
+//     back, the softmax of S(j) runs while the P·V product is still in flight, and O is rescaled
+//     once that product has landed. The two consumers are not synchronised with each other, so
+//     one warpgroup's softmax also overlaps the other's GEMMs as the scheduler interleaves them.
+//   - epilogue: O is normalised, rounded to FP16, written into the consumer's own (no longer
+//     needed) rows of the Q tile in the same swizzle, and stored by TMA, which clips rows past
+//     N; the LSE (natural log of the softmax denominator of scaled S) goes out from registers.
+// Any N: TMA zero-fills rows past N on load; the last key tile masks keys >= N. Causal: tiles
+// past the diagonal are never loaded; only the diagonal tile pays for the element mask; query
+// tiles are scheduled longest-first.
+//
+// Regime: like flash-v2 the arithmetic intensity against DRAM is about Br·4·d FLOP per 4·d bytes
+// of K/V per tile, far right of the ridge: compute-bound, judged against the wgmma FP16 peak.
+// The exp2 of the softmax (multi-function unit) is the tax that the overlap hides.
+#include <cfloat>
+
+#include "kernels/common.cuh"
+#include "kernels/hopper/sm90.cuh"
+#include "kernels/hopper/tensor_map.hpp"
+#include "kernels/launchers.hpp"
+#include "kernels/mma.cuh"
+
+namespace roofline::kernels {
+namespace {
+
+using sm90::Wgmma;
+
+template <int kHeadDim>
+struct V3FwdConfig {
+  static constexpr int kBlockQ = 128;  // two consumer warpgroups of 64 rows
+  static constexpr int kBlockKv = 128;
+  static constexpr int kStages = 2;
+  static constexpr int kConsumers = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kColBlocks = kHeadDim / 64;  // 64-column (128-byte) blocks per row
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = 240;
+  // Tiles: one 64-column block of a tile is rows · 128 bytes.
+  static constexpr uint32_t kQBlockBytes = kBlockQ * 128;
+  static constexpr uint32_t kQBytes = kQBlockBytes * kColBlocks;
+  static constexpr uint32_t kKvBlockBytes = kBlockKv * 128;
+  static constexpr uint32_t kKvBytes = kKvBlockBytes * kColBlocks;  // one stage of K (or V)
+  static constexpr uint32_t kRowsPerConsumer = 64;
+  // Q, K stages, V stages, then the mbarriers; +1024 to align the base to a swizzle atom.
+  static constexpr uint32_t kBarrierOffset = kQBytes + 2 * kStages * kKvBytes;
+  static constexpr std::size_t kSmemBytes = kBarrierOffset + 8 * (1 + 4 * kStages) + 1024;
+  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536,
+                "the warpgroups' register budgets exceed the register file");
+};
+
+struct V3FwdParams {
+  float* lse;
+  int seq_len;
+  float scale;       // 1/sqrt(d)
+  float scale_log2;  // scale · log2(e)
+};
+
+template <int kHeadDim, bool kCausal>
+__global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
+    flash_v3_forward_kernel(const __grid_constant__ CUtensorMap q_map,
+                            const __grid_constant__ CUtensorMap k_map,
+                            const __grid_constant__ CUtensorMap v_map,
+                            const __grid_constant__ CUtensorMap o_map, const V3FwdParams p) {
+  using Cfg = V3FwdConfig<kHeadDim>;
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kSRegs = Cfg::kBlockKv / 2;  // S accumulator: 64 x Bc over 128 threads
+  constexpr int kORegs = kHeadDim / 2;
+  constexpr int kPvSteps = Cfg::kBlockKv / 16;
+
+  extern __shared__ unsigned char smem_raw[];
+  // Swizzle atoms need 1024-byte alignment; the dynamic window only promises 16.
+  unsigned char* smem = smem_raw + ((1024 - (sm90::smem_u32(smem_raw) & 1023)) & 1023);
+  unsigned char* s_q = smem;
+  unsigned char* s_k = s_q + Cfg::kQBytes;
+  unsigned char* s_v = s_k + kStages * Cfg::kKvBytes;
+  uint64_t* barriers = reinterpret_cast<uint64_t*>(smem + Cfg::kBarrierOffset);
+  uint64_t* q_full = barriers;
+  uint64_t* k_full = barriers + 1;
+  uint64_t* v_full = k_full + kStages;
+  uint64_t* k_empty = v_full + kStages;
+  uint64_t* v_empty = k_empty + kStages;
+
+  const int n = p.seq_len;
+  const int num_q_tiles = ceil_div(n, Cfg::kBlockQ);
+  const int q_tile = kCausal ? num_q_tiles - 1 - static_cast<int>(blockIdx.x) : blockIdx.x;
+  const int q0 = q_tile * Cfg::kBlockQ;
+  const int head = blockIdx.y;
+  const int kv_end = kCausal ? min(n, q0 + Cfg::kBlockQ) : n;
+  const int num_kv_tiles = ceil_div(kv_end, Cfg::kBlockKv);
+
+  if (threadIdx.x == 0) {
+    sm90::mbarrier_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      sm90::mbarrier_init(&k_full[s], 1);
+      sm90::mbarrier_init(&v_full[s], 1);
+      // Released by each consumer warp once its MMAs have read the stage.
+      sm90::mbarrier_init(&k_empty[s], 4 * Cfg::kConsumers);
+      sm90::mbarrier_init(&v_empty[s], 4 * Cfg::kConsumers);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int warpgroup = sm90::warpgroup_index();
+  if (warpgroup == 0) {
+    // ---- producer ----
+    sm90::setmaxnreg_decrease<Cfg::kProducerRegisters>();
+    if (threadIdx.x == 0) {
+      sm90::tma_prefetch_descriptor(&q_map);
+      sm90::tma_prefetch_descriptor(&k_map);
+      sm90::tma_prefetch_descriptor(&v_map);
+      sm90::tma_prefetch_descriptor(&o_map);
+      sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
+#pragma unroll
+      for (int c = 0; c < Cfg::kConsumers; ++c) {
+#pragma unroll
+        for (int b = 0; b < Cfg::kColBlocks; ++b) {
+          sm90::tma_load_3d(s_q + b * Cfg::kQBlockBytes + c * Cfg::kRowsPerConsumer * 128, &q_map,
+                            q_full, b * 64, q0 + c * Cfg::kRowsPerConsumer, head);
+        }
+      }
+      for (int tile = 0; tile < num_kv_tiles; ++tile) {
+        const int stage = tile % kStages;
+        const uint32_t parity = ((tile / kStages) & 1) ^ 1;
+        const int kv0 = tile * Cfg::kBlockKv;
+        if (tile >= kStages) sm90::mbarrier_wait(&k_empty[stage], parity);
+        sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKvBytes);
+#pragma unroll
+        for (int b = 0; b < Cfg::kColBlocks; ++b) {
+          sm90::tma_load_3d(s_k + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &k_map,
+                            &k_full[stage], b * 64, kv0, head);
+        }
+        if (tile >= kStages) sm90::mbarrier_wait(&v_empty[stage], parity);
+        sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kKvBytes);
+#pragma unroll
+        for (int b = 0; b < Cfg::kColBlocks; ++b) {
+          sm90::tma_load_3d(s_v + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &v_map,
+                            &v_full[stage], b * 64, kv0, head);
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  sm90::setmaxnreg_increase<Cfg::kConsumerRegisters>();
+  const int consumer = warpgroup - 1;
+  const int thread = threadIdx.x % 128;
+  const int warp = thread / 32;
+  const int lane = thread % 32;
+  const int quad = lane % 4;
+  // Rows of this thread: row_base (h = 0) and row_base + 8 (h = 1), relative to the tile.
+  const int local_row = consumer * Cfg::kRowsPerConsumer + warp * 16 + lane / 4;
+  const int row_base = q0 + local_row;
+
+  const uint32_t q_base = sm90::smem_u32(s_q) + consumer * Cfg::kRowsPerConsumer * 128;
+  const uint32_t k_base = sm90::smem_u32(s_k);
+  const uint32_t v_base = sm90::smem_u32(s_v);
+
+  float o_acc[kORegs];
+#pragma unroll
+  for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
+  float s_acc[kSRegs];
+  uint32_t p_frag[kPvSteps][4];  // P of the previous tile, the A operand of P·V
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0.f, 0.f};  // this thread's share; the quad is summed at the end
+
+  // S = Q · K(stage)ᵀ, issued and committed (not waited for).
+  auto issue_qk = [&](int stage) {
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+      const uint32_t column_offset = (kk % 4) * 32;  // 16 halves per k-step
+      const uint64_t a = sm90::kmajor_desc(q_base + (kk / 4) * Cfg::kQBlockBytes + column_offset);
+      const uint64_t b = sm90::kmajor_desc(k_base + stage * Cfg::kKvBytes +
+                                           (kk / 4) * Cfg::kKvBlockBytes + column_offset);
+      Wgmma<Cfg::kBlockKv>::template ss<0, 0>(s_acc, a, b, kk > 0);
+    }
+    sm90::wgmma_commit();
+  };
+  // O += P · V(stage), issued and committed.
+  auto issue_pv = [&](int stage) {
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      const uint64_t b =
+          sm90::mnmajor_desc(v_base + stage * Cfg::kKvBytes + kk * 16 * 128, Cfg::kKvBlockBytes);
+      Wgmma<kHeadDim>::template rs<1>(o_acc, p_frag[kk], b, true);
+    }
+    sm90::wgmma_commit();
+  };
+  // Masks S (tail keys, causal diagonal), updates the running max and sum, leaves P in p_next
+  // and the factor by which O must be rescaled in correction.
+  auto softmax = [&](int kv0, uint32_t(&p_next)[kPvSteps][4], float(&correction)[2]) {
+    const bool needs_mask =
+        kv0 + Cfg::kBlockKv > n ||
+        (kCausal &&
+         kv0 + Cfg::kBlockKv - 1 > q0 + consumer * static_cast<int>(Cfg::kRowsPerConsumer));
+    if (needs_mask) {
+#pragma unroll
+      for (int j = 0; j < kSRegs / 4; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = kv0 + j * 8 + quad * 2 + (e % 2);
+          const int row = row_base + (e / 2) * 8;
+          if (key >= n || (kCausal && key > row)) s_acc[4 * j + e] = -INFINITY;
+        }
+      }
+    }
+    float shift[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < kSRegs / 4; ++j) {
+        tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * j + 2 * h], s_acc[4 * j + 2 * h + 1]));
+      }
+      tile_max = group_max<4>(tile_max);
+      const float new_max = fmaxf(row_max[h], tile_max);
+      // A row with every key masked so far keeps -inf; shifting by 0 avoids inf - inf.
+      shift[h] = new_max == -INFINITY ? 0.f : new_max * p.scale_log2;
+      correction[h] = ptx::exp2_approx(row_max[h] * p.scale_log2 - shift[h]);
+      row_max[h] = new_max;
+    }
+    float tile_sum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int j = 0; j < kSRegs / 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s_acc[4 * j + e] = ptx::exp2_approx(fmaf(s_acc[4 * j + e], p.scale_log2, -shift[e / 2]));
+        tile_sum[e / 2] += s_acc[4 * j + e];
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) row_sum[h] = row_sum[h] * correction[h] + tile_sum[h];
+      // Two adjacent 8-column blocks of the S accumulator form one 16-key A fragment.
+#pragma unroll
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      p_next[kk][0] = pack_half2(s_acc[8 * kk + 0], s_acc[8 * kk + 1]);
+      p_next[kk][1] = pack_half2(s_acc[8 * kk + 2], s_acc[8 * kk + 3]);
+      p_next[kk][2] = pack_half2(s_acc[8 * kk + 4], s_acc[8 * kk + 5]);
+      p_next[kk][3] = pack_half2(s_acc[8 * kk + 6], s_acc[8 * kk + 7]);
+    }
+  };
+  auto release = [&](uint64_t* bar) {
+    __syncwarp();
+    if (lane == 0) sm90::mbarrier_arrive(bar);
+  };
+
+  sm90::mbarrier_wait(q_full, 0);
+
+  // First tile: S(0), softmax; O is still zero, so no rescaling.
+  {
+    sm90::mbarrier_wait(&k_full[0], 0);
+    issue_qk(0);
+    sm90::wgmma_wait<0>();
+    sm90::fence_registers(s_acc);
+    release(&k_empty[0]);
+    float correction[2];
+    softmax(0, p_frag, correction);
+  }
+  for (int tile = 1; tile < num_kv_tiles; ++tile) {
+    const int stage = tile % kStages;
+    const int prev = (tile - 1) % kStages;
+    sm90::mbarrier_wait(&k_full[stage], (tile / kStages) & 1);
+    issue_qk(stage);
+    sm90::mbarrier_wait(&v_full[prev], ((tile - 1) / kStages) & 1);
+    issue_pv(prev);
+    sm90::wgmma_wait<1>();  // S(tile) is ready; P(tile-1)·V(tile-1) may still run
+    sm90::fence_registers(s_acc);
+    release(&k_empty[stage]);
+    uint32_t p_next[kPvSteps][4];
+    float correction[2];
+    softmax(tile * Cfg::kBlockKv, p_next, correction);
+    sm90::wgmma_wait<0>();
+    sm90::fence_registers(o_acc);
+#pragma unroll
+    for (int kk = 0; kk < kPvSteps; ++kk) sm90::fence_registers(p_frag[kk]);
+    release(&v_empty[prev]);
+#pragma unroll
+    for (int j = 0; j < kORegs / 4; ++j) {
+      o_acc[4 * j + 0] *= correction[0];
+      o_acc[4 * j + 1] *= correction[0];
+      o_acc[4 * j + 2] *= correction[1];
+      o_acc[4 * j + 3] *= correction[1];
+    }
+#pragma unroll
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) p_frag[kk][r] = p_next[kk][r];
+    }
+  }
+  {
+    const int last = num_kv_tiles - 1;
+    sm90::mbarrier_wait(&v_full[last % kStages], (last / kStages) & 1);
+    issue_pv(last % kStages);
+    sm90::wgmma_wait<0>();
+    sm90::fence_registers(o_acc);
+    release(&v_empty[last % kStages]);
+  }
+
+  // ---- epilogue ----
+  float inv_sum[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    row_sum[h] = group_sum<4>(row_sum[h]);
+    inv_sum[h] = row_sum[h] > 0.f ? 1.f / row_sum[h] : 0.f;
+  }
+  // This consumer's rows of the Q tile are free: every MMA reading them has completed.
+#pragma unroll
+  for (int j = 0; j < kORegs / 4; ++j) {
+    const int col = j * 8 + quad * 2;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      *reinterpret_cast<uint32_t*>(
+          s_q + sm90::swizzled_offset(local_row + 8 * h, col, Cfg::kQBlockBytes)) =
+          pack_half2(o_acc[4 * j + 2 * h] * inv_sum[h], o_acc[4 * j + 2 * h + 1] * inv_sum[h]);
+    }
+  }
+  sm90::fence_proxy_async();
+  sm90::named_barrier_sync(1 + consumer, 128);
+  if (thread == 0) {
+#pragma unroll
+    for (int b = 0; b < Cfg::kColBlocks; ++b) {
+      sm90::tma_store_3d(&o_map,
+                         s_q + b * Cfg::kQBlockBytes + consumer * Cfg::kRowsPerConsumer * 128,
+                         b * 64, q0 + consumer * Cfg::kRowsPerConsumer, head);
+    }
+    sm90::tma_store_commit();
+  }
+  if (quad == 0) {
+    float* lse = p.lse + static_cast<std::size_t>(head) * n;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row_base + 8 * h;
+      if (row < n) lse[row] = row_max[h] * p.scale + logf(row_sum[h]);
+    }
+  }
+  if (thread == 0) sm90::tma_store_wait_read();
+}
+
+template <int kHeadDim, bool kCausal>
+cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              const V3FwdParams& params, cudaStream_t stream) {
+  using Cfg = V3FwdConfig<kHeadDim>;
+  const auto rows = static_cast<std::uint64_t>(shape.seq_len);
+  const auto heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
+  CUtensorMap q_map, k_map, v_map, o_map;
+  using sm90::TmaElement;
+  using sm90::TmaSwizzle;
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&q_map, TmaElement::kHalf, buffers.q,
+                                                      kHeadDim, rows, heads, 64,
+                                                      Cfg::kRowsPerConsumer, TmaSwizzle::k128B));
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&k_map, TmaElement::kHalf, buffers.k,
+                                                      kHeadDim, rows, heads, 64, Cfg::kBlockKv,
+                                                      TmaSwizzle::k128B));
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&v_map, TmaElement::kHalf, buffers.v,
+                                                      kHeadDim, rows, heads, 64, Cfg::kBlockKv,
+                                                      TmaSwizzle::k128B));
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&o_map, TmaElement::kHalf, buffers.o,
+                                                      kHeadDim, rows, heads, 64,
+                                                      Cfg::kRowsPerConsumer, TmaSwizzle::k128B));
+  auto kernel = flash_v3_forward_kernel<kHeadDim, kCausal>;
+  ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(Cfg::kSmemBytes)));
+  const dim3 grid(ceil_div(shape.seq_len, Cfg::kBlockQ), static_cast<unsigned>(heads));
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q_map, k_map, v_map, o_map, params);
+  return cudaGetLastError();
+}
+
+template <int kHeadDim>
+cudaError_t launch_v3_forward_for_dim(const AttentionShape& shape, const AttentionBuffers& buffers,
+                                      const V3FwdParams& params, cudaStream_t stream) {
+  return shape.causal ? launch_v3_forward<kHeadDim, true>(shape, buffers, params, stream)
+                      : launch_v3_forward<kHeadDim, false>(shape, buffers, params, stream);
+}
+
+}  // namespace
+
+// Work model: FLOPs = 4·B·H·N²·d (two GEMMs, FMA = 2), halved when causal;
+// minimum DRAM bytes = 2·B·H·N·d·(3 reads + 1 write) + 4·B·H·N (LSE).
+cudaError_t flash_v3_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                             cudaStream_t stream) {
+  V3FwdParams params{};
+  params.lse = buffers.lse;
+  params.seq_len = shape.seq_len;
+  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
+  params.scale_log2 = params.scale * kLog2e;
+  switch (shape.head_dim) {
+    case 64:
+      return launch_v3_forward_for_dim<64>(shape, buffers, params, stream);
+    case 128:
+      return launch_v3_forward_for_dim<128>(shape, buffers, params, stream);
+    default:
+      return cudaErrorNotSupported;
+  }
+}
+
+}  // namespace roofline::kernels
