@@ -98,6 +98,15 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   const double wgmma = counter(row, quantity::kTensorWgmma);
   const double fp32 = counter(row, quantity::kFp32Flops);
   const double fp16 = counter(row, quantity::kFp16Flops);
+  // A profiled launch has no model: without counted FLOPs it is judged on its bytes alone.
+  if (row.launch && choice.source == Source::kModel) {
+    a.path_note = "no FLOPs counted";
+    a.warnings.push_back(
+        std::isnan(fp32) || std::isnan(fp16)
+            ? "FLOPs not counted: the default counter set counts tensor FLOPs only "
+              "(--counter-set full adds CUDA-core FLOPs); judged on bytes alone"
+            : "no FLOPs counted on any pipe; judged on bytes alone");
+  }
   a.total_counted_flops =
       (std::isnan(mma) && std::isnan(wgmma) && std::isnan(fp32) && std::isnan(fp16))
           ? kNaN

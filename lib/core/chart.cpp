@@ -7,6 +7,7 @@
 #include <set>
 
 #include "lib/core/analysis.hpp"
+#include "lib/core/chart_labels.hpp"
 #include "lib/core/row_match.hpp"
 
 namespace roofline {
@@ -137,8 +138,11 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
         if (!positive(level.intensity) || !positive(a.flops_per_second)) continue;
         if (level.level == MemoryLevel::kDram) dram_point[r][i] = panel.points.size();
         panel.points.push_back({r, i, static_cast<std::size_t>(kernel_it - chart.kernels.begin()),
-                                row.kernel, row.workload, level.level, level.bytes_source,
-                                level.intensity, a.flops_per_second, a.regime});
+                                row.kernel, row.workload, row_label(row),
+                                has_workload(row) ? seq_text(row.workload.seq_len)
+                                                  : "#" + std::to_string(row.launch->index),
+                                level.level, level.bytes_source, level.intensity,
+                                a.flops_per_second, a.regime});
       }
     }
   }

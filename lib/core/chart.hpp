@@ -53,6 +53,8 @@ struct ChartPoint {
   std::size_t kernel;  // index into Chart::kernels
   std::string kernel_name;
   Workload workload;
+  std::string row_text;    // row_label(): the workload, or a profiled launch's shape
+  std::string point_text;  // beside the point: "4k", or "#12" for a launch without workload
   MemoryLevel level;
   Source bytes_source;
   double ai;     // FLOP/byte at this level

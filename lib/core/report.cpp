@@ -77,10 +77,24 @@ double Timing::relative_spread() const {
   return (percentile(samples_seconds, 0.75) - percentile(samples_seconds, 0.25)) / 2 / median;
 }
 
+bool has_workload(const Row& row) {
+  return !row.launch || row.launch->workload_known;
+}
+
+std::string row_label(const Row& row) {
+  return has_workload(row) ? row.workload.label() : row.launch->shape_label();
+}
+
+bool same_point(const Row& a, const Row& b) {
+  if (has_workload(a) != has_workload(b)) return false;
+  if (has_workload(a)) return a.workload == b.workload;
+  return same_launch_shape(*a.launch, *b.launch);
+}
+
 const GpuSpec& Report::spec_for(const Row& row) const {
   for (const GpuSpec& spec : specs)
     if (spec.key == row.spec_key) return spec;
-  throw InputError("report row " + row.kernel + " " + row.workload.label() + " names spec \"" +
+  throw InputError("report row " + row.kernel + " " + row_label(row) + " names spec \"" +
                    row.spec_key + "\" that the report does not carry");
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lib/core/gpu_spec.hpp"
+#include "lib/core/launch.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/workload.hpp"
 
@@ -62,7 +63,18 @@ struct Row {
   std::optional<Timing> timing;            // measured with CUDA events
   std::map<std::string, double> counters;  // measured; keys from metric_catalog.hpp
   std::optional<Verification> verification;
+  // A launch of another program (`profile`); absent for the bundled kernels. Without
+  // launch->workload_known, `workload` is meaningless: use has_workload() and row_label().
+  std::optional<KernelLaunch> launch;
 };
+
+// False for a profiled launch whose NVTX range named no attention workload.
+bool has_workload(const Row& row);
+// "B1 H8 N1024 d64 causal fwd", or the launch shape for rows without a workload.
+std::string row_label(const Row& row);
+// The same measured point: equal workloads (rows with one), or, for launches without a
+// workload, the same launch shape. Kernel and spec are for the caller to compare.
+bool same_point(const Row& a, const Row& b);
 
 struct DeviceInfo {
   std::string name;  // "NVIDIA H200"

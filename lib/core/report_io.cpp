@@ -93,6 +93,23 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
   return out;
 }
 
+json launch_json(const KernelLaunch& l) {
+  return {{"mangled_name", l.mangled_name},
+          {"demangled_name", l.demangled_name},
+          {"nvtx_range", l.nvtx_range},
+          {"grid", l.grid},
+          {"block", l.block},
+          {"registers_per_thread", l.registers_per_thread},
+          {"static_shared_bytes", l.static_shared_bytes},
+          {"dynamic_shared_bytes", l.dynamic_shared_bytes},
+          {"index", l.index},
+          {"stream_id", l.stream_id},
+          {"process_id", l.process_id},
+          {"process", l.process},
+          {"graph", l.graph},
+          {"workload_known", l.workload_known}};
+}
+
 // Reads with errors that name the report file and the key path.
 class Reader {
  public:
@@ -116,6 +133,11 @@ class Reader {
     const json& v = at(j, where, key);
     if (!v.is_number_integer()) fail(where + "." + key, "must be an integer");
     return v.get<int>();
+  }
+  std::int64_t int64(const json& j, const std::string& where, const char* key) const {
+    const json& v = at(j, where, key);
+    if (!v.is_number_integer()) fail(where + "." + key, "must be an integer");
+    return v.get<std::int64_t>();
   }
   std::string str(const json& j, const std::string& where, const char* key) const {
     const json& v = at(j, where, key);
@@ -146,17 +168,46 @@ std::vector<ModelTerm> read_terms(const Reader& r, const json& j, const std::str
 Row read_row(const Reader& r, const json& j, const std::string& where) {
   Row row;
   row.kernel = r.str(j, where, "kernel");
+  // "launch" is absent or null for the bundled kernels' rows.
+  if (auto l = j.find("launch"); l != j.end() && !l->is_null()) {
+    const std::string lw = where + ".launch";
+    KernelLaunch launch;
+    launch.mangled_name = r.str(*l, lw, "mangled_name");
+    launch.demangled_name = r.str(*l, lw, "demangled_name");
+    launch.nvtx_range = r.str(*l, lw, "nvtx_range");
+    for (const char* key : {"grid", "block"}) {
+      const json& d = r.at(*l, lw, key);
+      if (!d.is_array() || d.size() != 3 ||
+          !std::all_of(d.begin(), d.end(), [](const json& x) { return x.is_number_integer(); }))
+        r.fail(lw + "." + key, "must be three integers");
+      (std::string(key) == "grid" ? launch.grid : launch.block) = d.get<std::array<int, 3>>();
+    }
+    launch.registers_per_thread = r.integer(*l, lw, "registers_per_thread");
+    launch.static_shared_bytes = r.int64(*l, lw, "static_shared_bytes");
+    launch.dynamic_shared_bytes = r.int64(*l, lw, "dynamic_shared_bytes");
+    launch.index = r.int64(*l, lw, "index");
+    launch.stream_id = r.int64(*l, lw, "stream_id");
+    launch.process_id = r.integer(*l, lw, "process_id");
+    launch.process = r.str(*l, lw, "process");
+    launch.graph = r.boolean(*l, lw, "graph");
+    launch.workload_known = r.boolean(*l, lw, "workload_known");
+    row.launch = std::move(launch);
+  }
   const json& w = r.at(j, where, "workload");
-  const std::string ww = where + ".workload";
-  row.workload.batch = r.integer(w, ww, "batch");
-  row.workload.heads = r.integer(w, ww, "heads");
-  row.workload.seq_len = r.integer(w, ww, "seq_len");
-  row.workload.head_dim = r.integer(w, ww, "head_dim");
-  row.workload.causal = r.boolean(w, ww, "causal");
-  auto pass = parse_pass(r.str(w, ww, "pass"));
-  if (!pass) r.fail(ww + ".pass", "must be fwd or bwd");
-  row.workload.pass = *pass;
-  row.workload.dtype = r.str(w, ww, "dtype");
+  if (w.is_null()) {
+    if (has_workload(row)) r.fail(where + ".workload", "null only for a launch without workload");
+  } else {
+    const std::string ww = where + ".workload";
+    row.workload.batch = r.integer(w, ww, "batch");
+    row.workload.heads = r.integer(w, ww, "heads");
+    row.workload.seq_len = r.integer(w, ww, "seq_len");
+    row.workload.head_dim = r.integer(w, ww, "head_dim");
+    row.workload.causal = r.boolean(w, ww, "causal");
+    auto pass = parse_pass(r.str(w, ww, "pass"));
+    if (!pass) r.fail(ww + ".pass", "must be fwd or bwd");
+    row.workload.pass = *pass;
+    row.workload.dtype = r.str(w, ww, "dtype");
+  }
   row.spec_key = r.str(j, where, "spec");
   auto status = parse_row_status(r.str(j, where, "status"));
   if (!status) r.fail(where + ".status", "unknown status");
@@ -268,7 +319,8 @@ json report_to_json(const Report& report) {
   for (const Row& row : report.rows) {
     json r;
     r["kernel"] = row.kernel;
-    r["workload"] = workload_json(row.workload);
+    r["workload"] = has_workload(row) ? workload_json(row.workload) : json(nullptr);
+    r["launch"] = row.launch ? launch_json(*row.launch) : json(nullptr);
     r["spec"] = row.spec_key;
     r["status"] = to_string(row.status);
     r["message"] = row.message;
@@ -427,7 +479,15 @@ const std::vector<std::string>& csv_columns() {
                                                     "time_median_s",
                                                     "time_min_s",
                                                     "time_max_s",
-                                                    "message"};
+                                                    "message",
+                                                    "process_id",
+                                                    "launch_index",
+                                                    "grid",
+                                                    "block",
+                                                    "registers_per_thread",
+                                                    "shared_bytes",
+                                                    "nvtx_range",
+                                                    "kernel_signature"};
   return kColumns;
 }
 
@@ -445,13 +505,15 @@ std::string render_csv(const Report& report) {
     const LevelAnalysis* l1 = level(MemoryLevel::kL1);
     const double nan = std::nan("");
     const Workload& w = row.workload;
+    const bool known = has_workload(row);
+    auto workload_cell = [&](std::string text) { return known ? text : std::string(); };
     std::vector<std::string> cells = {csv_escape(row.kernel),
-                                      std::to_string(w.batch),
-                                      std::to_string(w.heads),
-                                      std::to_string(w.seq_len),
-                                      std::to_string(w.head_dim),
-                                      w.causal ? "true" : "false",
-                                      std::string(to_string(w.pass)),
+                                      workload_cell(std::to_string(w.batch)),
+                                      workload_cell(std::to_string(w.heads)),
+                                      workload_cell(std::to_string(w.seq_len)),
+                                      workload_cell(std::to_string(w.head_dim)),
+                                      workload_cell(w.causal ? "true" : "false"),
+                                      workload_cell(std::string(to_string(w.pass))),
                                       csv_escape(row.spec_key),
                                       std::string(to_string(row.status)),
                                       csv_number(a.time_seconds),
@@ -488,6 +550,20 @@ std::string render_csv(const Report& report) {
                                       csv_number(row.timing ? row.timing->min_seconds() : nan),
                                       csv_number(row.timing ? row.timing->max_seconds() : nan),
                                       csv_escape(row.message)};
+    if (row.launch) {
+      const KernelLaunch& l = *row.launch;
+      auto dims = [](const std::array<int, 3>& d) {
+        return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+      };
+      for (const std::string& cell :
+           {std::to_string(l.process_id), std::to_string(l.index), dims(l.grid), dims(l.block),
+            std::to_string(l.registers_per_thread),
+            std::to_string(l.static_shared_bytes + l.dynamic_shared_bytes),
+            csv_escape(l.nvtx_range), csv_escape(l.demangled_name)})
+        cells.push_back(cell);
+    } else {
+      cells.resize(csv_columns().size());
+    }
     out << join(cells, ",") << "\n";
   }
   return out.str();
@@ -527,9 +603,14 @@ std::string render_table(const Report& report, const TableOptions& options) {
   for (const Row& row : report.rows) {
     const RowAnalysis a = analyze(row, report.spec_for(row), c.projection);
     const Workload& w = row.workload;
-    const std::string workload = "N=" + std::to_string(w.seq_len) +
-                                 (w.causal ? " causal " : " full ") +
-                                 std::string(to_string(w.pass));
+    // A profiled launch without an attention workload shows its shape, and counted FLOPs.
+    const bool known = has_workload(row);
+    const std::string workload = known ? "N=" + std::to_string(w.seq_len) +
+                                             (w.causal ? " causal " : " full ") +
+                                             std::string(to_string(w.pass))
+                                       : row.launch->shape_label();
+    const double gflop = known ? a.algorithmic_flops : a.flops;
+    const double tflops = known ? a.algorithmic_flops_per_second : a.flops_per_second;
     auto mark = [&](Source s) {
       if (s == Source::kModel) any_model = true;
       return s == Source::kModel ? std::string("*") : std::string();
@@ -544,8 +625,8 @@ std::string render_table(const Report& report, const TableOptions& options) {
         row.kernel,
         workload,
         format_fixed(ms, ms < 1 ? 3 : 2) + " ms" + mark(a.time_source),
-        format_fixed(a.algorithmic_flops / 1e9, 2),
-        format_fixed(a.algorithmic_flops_per_second / 1e12, 1) + mark(a.time_source),
+        format_fixed(gflop / 1e9, 2) + (known ? "" : mark(a.flops_source)),
+        format_fixed(tflops / 1e12, 1) + mark(a.time_source),
         bytes_text(a.dram->bytes) + mark(a.dram->bytes_source),
         format_fixed(a.dram->achieved_bytes_per_second / 1e9, 0),
         format_fixed(100 * a.dram->bandwidth_utilisation, 0) + "%",
@@ -558,9 +639,9 @@ std::string render_table(const Report& report, const TableOptions& options) {
         format_fixed(100 * a.fraction_of_bound, 0) + "%",
     });
     for (const std::string& warning : a.warnings)
-      notes.push_back(row.kernel + " " + w.label() + ": " + warning);
+      notes.push_back(row.kernel + " " + row_label(row) + ": " + warning);
     if (row.status == RowStatus::kCountersUnavailable && !row.message.empty())
-      notes.push_back(row.kernel + " " + w.label() + ": " + row.message);
+      notes.push_back(row.kernel + " " + row_label(row) + ": " + row.message);
   }
   std::vector<std::size_t> widths(header.size());
   for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);

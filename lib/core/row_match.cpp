@@ -52,8 +52,7 @@ RowMatching match_rows(const Report& base, const Report& head, const KernelPair&
     const Row& b = base.rows[bi];
     for (std::size_t hi : head_rows) {
       const Row& h = head.rows[hi];
-      if (head_used[hi] || !same_kernel(b, h) || !(b.workload == h.workload) ||
-          b.spec_key != h.spec_key)
+      if (head_used[hi] || !same_kernel(b, h) || !same_point(b, h) || b.spec_key != h.spec_key)
         continue;
       out.matched.push_back({bi, hi});
       base_used[bi] = head_used[hi] = true;
@@ -72,7 +71,7 @@ RowMatching match_rows(const Report& base, const Report& head, const KernelPair&
         if (used[i]) continue;
         const Row& r = report.rows[i];
         const bool kernel_ok = probe_is_base ? same_kernel(probe, r) : same_kernel(r, probe);
-        if (kernel_ok && r.workload == probe.workload) found.push_back(i);
+        if (kernel_ok && same_point(r, probe)) found.push_back(i);
       }
       return found;
     };

@@ -30,7 +30,8 @@ struct RowMatching {
   std::vector<std::size_t> only_head;
 };
 
-// Rows are matched by kernel (or the kernel pair), workload and spec key; a row left over is
+// Rows are matched by kernel (or the kernel pair), workload (a profiled launch without one: its
+// grid and block, see same_point) and spec key; a row left over is
 // then matched by kernel and workload alone when exactly one candidate remains on each side
 // (the same device judged against another spec). Throws InputError when a kernel filter selects
 // no rows, naming the kernels the report has.

@@ -532,8 +532,8 @@ class SvgPanel {
            << si(a.flops) << "\" data-to-ai=\"" << si(b.ai) << "\" data-to-flops=\"" << si(b.flops)
            << "\" data-change=\"" << si(arrow.change) << "\">\n";
       out_ << "<title>"
-           << xml_escape(a.kernel_name + " " + a.workload.label() + " → " + b.kernel_name + ": " +
-                         label + " FLOP/s")
+           << xml_escape(a.kernel_name + " " + a.row_text + " → " + b.kernel_name + ": " + label +
+                         " FLOP/s")
            << "</title>\n";
       if (length > 13) {  // shorter moves: the two markers touch, the label says it
         const double ux = (x1 - x0) / length, uy = (y1 - y0) / length;
@@ -611,8 +611,7 @@ class SvgPanel {
            << "\" transform=\"translate(" << px(x(p.ai)) << "," << px(y(p.flops)) << ")\""
            << (faded(p) ? " opacity=\"" + format_fixed(kFaded, 2) + "\"" : "") << ">";
       out_ << "<title>"
-           << xml_escape(p.kernel_name + " " + p.workload.label() + " [" +
-                         chart_.report_labels[p.report] +
+           << xml_escape(p.kernel_name + " " + p.row_text + " [" + chart_.report_labels[p.report] +
                          "]: " + std::string(display_name(p.level)) + " " + number_text(p.ai, 4) +
                          " FLOP/byte (" + std::string(to_string(p.bytes_source)) + "), " +
                          format_fixed(p.flops / 1e12, 1) + " TFLOP/s; " + p.regime)
@@ -626,7 +625,7 @@ class SvgPanel {
     out_ << "<g class=\"point-labels\" font-size=\"10\" fill=\"#333333\">\n";
     for (const ChartPoint& p : panel_.points) {
       if (p.level != MemoryLevel::kDram || faded(p) || !label_points_) continue;
-      const std::string label = seq_text(p.workload.seq_len);
+      const std::string label = p.point_text;
       const double px0 = x(p.ai), py0 = y(p.flops);
       const std::pair<double, double> offsets[] = {{8, 4}, {-8, 4}, {0, -9}, {0, 16}};
       const Anchor anchors[] = {Anchor::kStart, Anchor::kEnd, Anchor::kMiddle, Anchor::kMiddle};
