@@ -32,6 +32,10 @@ cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffer
 // Return cudaErrorNotSupported for head dims other than 64 and 128.
 cudaError_t flash_v3_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
                              cudaStream_t stream);
+// The backward's workspace (D, LSE·log2e, the FP32 dQ accumulator, all padded to 64 rows).
+std::size_t flash_v3_backward_workspace_bytes(const AttentionShape& shape);
+cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              cudaStream_t stream);
 
 // Shared by the flash backward passes (flash_common.cu).
 // D[row] = sum_c dO[row][c] * O[row][c] in FP32 over `rows` rows of width head_dim; when

@@ -11,12 +11,13 @@ namespace {
 // Grids put batch x heads in gridDim.y, whose limit is 65535.
 constexpr long long kMaxBatchHeads = 65535;
 
-enum class KernelId { kStandard, kFlashV1, kFlashV2, kUnknown };
+enum class KernelId { kStandard, kFlashV1, kFlashV2, kFlashV3, kUnknown };
 
 KernelId kernel_id(std::string_view name) {
   if (name == "standard") return KernelId::kStandard;
   if (name == "flash-v1") return KernelId::kFlashV1;
   if (name == "flash-v2") return KernelId::kFlashV2;
+  if (name == "flash-v3") return KernelId::kFlashV3;
   return KernelId::kUnknown;
 }
 
@@ -91,6 +92,8 @@ std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape
       return flash_v1_workspace_bytes(shape);
     case KernelId::kFlashV2:
       return flash_v2_workspace_bytes(shape);
+    case KernelId::kFlashV3:
+      return flash_v3_backward_workspace_bytes(shape);  // the forward needs none
     case KernelId::kUnknown:
       break;
   }
@@ -118,6 +121,9 @@ cudaError_t launch_attention(std::string_view kernel, Pass pass, const Attention
     case KernelId::kFlashV2:
       return forward ? flash_v2_forward(shape, buffers, stream)
                      : flash_v2_backward(shape, buffers, stream);
+    case KernelId::kFlashV3:
+      return forward ? flash_v3_forward(shape, buffers, stream)
+                     : flash_v3_backward(shape, buffers, stream);
     case KernelId::kUnknown:
       break;
   }

@@ -228,14 +228,17 @@ struct KernelRun {
   DeviceBuffer o, lse, d_q, d_k, d_v, workspace;
   rk::AttentionBuffers buffers;
 
-  KernelRun(const std::string& kernel, const Problem& pr) {
+  // `forward_kernel` (default: `kernel`) produces O and LSE; the workspace covers both.
+  KernelRun(const std::string& kernel, const Problem& pr, const std::string& forward_kernel = {}) {
     const std::size_t half_bytes = pr.elements * 2;
     o = DeviceBuffer(half_bytes);
     lse = DeviceBuffer(pr.rows * sizeof(float));
     d_q = DeviceBuffer(half_bytes);
     d_k = DeviceBuffer(half_bytes);
     d_v = DeviceBuffer(half_bytes);
-    workspace = DeviceBuffer(rk::workspace_bytes(kernel, pr.shape));
+    workspace = DeviceBuffer(
+        std::max(rk::workspace_bytes(kernel, pr.shape),
+                 rk::workspace_bytes(forward_kernel.empty() ? kernel : forward_kernel, pr.shape)));
     buffers = pr.inputs();
     buffers.o = o.get();
     buffers.lse = lse.as_float();
@@ -246,20 +249,23 @@ struct KernelRun {
   }
 };
 
-void check_kernel(const std::string& kernel, const rk::AttentionShape& shape) {
+// Runs `forward_kernel`'s forward (default: the kernel's own) and the kernel's backward.
+void check_kernel(const std::string& kernel, const rk::AttentionShape& shape,
+                  const std::string& forward_kernel = {}) {
+  const std::string& fwd = forward_kernel.empty() ? kernel : forward_kernel;
   const Problem& pr = problem_for(shape);
-  INFO(kernel, " ", describe(shape));
-  KernelRun run(kernel, pr);
-  const bool writes_lse = kernel != "standard";
+  INFO(kernel, " ", describe(shape), " (forward: ", fwd, ")");
+  KernelRun run(kernel, pr, fwd);
+  const bool writes_lse = fwd != "standard";
   const std::size_t n = pr.elements;
 
   ROOFLINE_REQUIRE_CUDA(rk::poison(run.o.get(), run.o.bytes(), nullptr));
   ROOFLINE_REQUIRE_CUDA(rk::poison(run.lse.get(), run.lse.bytes(), nullptr));
-  ROOFLINE_REQUIRE_CUDA(
-      rk::launch_attention(kernel, rk::Pass::kForward, shape, run.buffers, nullptr));
+  ROOFLINE_REQUIRE_CUDA(rk::launch_attention(fwd, rk::Pass::kForward, shape, run.buffers, nullptr));
   ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
   CHECK_MESSAGE(nonfinite_count(run.o.get(), n) == 0, "O has unwritten or non-finite elements");
   std::string log = kernel + " " + describe(shape) + " rel L2 kernel/fp16-emulation:";
+  if (fwd != kernel) log = kernel + " (forward " + fwd + ") " + describe(shape) + " rel L2:";
   check_tolerance("O", compare_half(run.o.get(), pr.ref_o.as_float(), n), pr.emu_err_o, n, &log);
   if (writes_lse) {
     // Poisoned (NaN) entries would show up as an infinite max error.
@@ -322,7 +328,9 @@ double relative_l2(const std::vector<std::uint16_t>& a, const std::vector<std::u
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-void check_idempotent_backward(const std::string& kernel, bool deterministic) {
+void check_idempotent_backward(const std::string& kernel, bool deterministic,
+                               const std::string& forward_kernel = {}) {
+  const std::string& fwd = forward_kernel.empty() ? kernel : forward_kernel;
   rk::AttentionShape shape;
   shape.batch = 2;
   shape.heads = 3;
@@ -331,9 +339,8 @@ void check_idempotent_backward(const std::string& kernel, bool deterministic) {
   shape.causal = true;
   const Problem& pr = problem_for(shape);
   INFO(kernel, " ", describe(shape));
-  KernelRun run(kernel, pr);
-  ROOFLINE_REQUIRE_CUDA(
-      rk::launch_attention(kernel, rk::Pass::kForward, shape, run.buffers, nullptr));
+  KernelRun run(kernel, pr, fwd);
+  ROOFLINE_REQUIRE_CUDA(rk::launch_attention(fwd, rk::Pass::kForward, shape, run.buffers, nullptr));
   ROOFLINE_REQUIRE_CUDA(
       rk::launch_attention(kernel, rk::Pass::kBackward, shape, run.buffers, nullptr));
   ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
@@ -401,6 +408,38 @@ TEST_CASE("flash-v1 matches the FP32 reference") {
 }
 TEST_CASE("flash-v2 matches the FP32 reference") {
   check_all_shapes("flash-v2");
+}
+
+namespace {
+
+// flash-v3 is built for sm_90a alone.
+bool device_is_sm90() {
+  int device = 0;
+  cudaDeviceProp prop{};
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaGetDeviceProperties(&prop, device) == cudaSuccess && prop.major == 9 &&
+         prop.minor == 0;
+}
+
+}  // namespace
+
+// The backward alone, fed by flash-v2's forward (same O and LSE contract), so that its errors
+// are its own.
+TEST_CASE("flash-v3 backward matches the FP32 reference (O and LSE from flash-v2)") {
+  if (!device_is_sm90()) {
+    MESSAGE("SKIPPED: flash-v3 needs an sm_90 GPU");
+    return;
+  }
+  for (const rk::AttentionShape& shape : test_shapes()) {
+    if (shape.head_dim == 32) {
+      KernelRun run("flash-v3", problem_for(shape), "flash-v2");
+      CHECK(rk::launch_attention("flash-v3", rk::Pass::kBackward, shape, run.buffers, nullptr) ==
+            cudaErrorNotSupported);
+      continue;
+    }
+    check_kernel("flash-v3", shape, "flash-v2");
+  }
+  check_idempotent_backward("flash-v3", false, "flash-v2");
 }
 
 TEST_CASE("backward is idempotent") {

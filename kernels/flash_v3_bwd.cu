@@ -1,0 +1,613 @@
+// flash-v3 backward: FlashAttention-3's backward pass on Hopper's warpgroup MMA (wgmma), with
+// TMA-fed, mbarrier-pipelined query tiles and warp specialisation. sm_90a only.
+//
+// What it demonstrates: all five GEMMs of the attention gradient (S = Q K^T recomputed,
+// dP = dO V^T, dV += P^T dO, dK += dS^T Q, dQ += dS K) on the wgmma roof, which on an H100/H200
+// is about 1.4x the mma.sync roof that flash-v2 is held to.
+//
+// Three launches: a preprocess that computes D = rowsum(dO ∘ O) and LSE·log2(e) into padded
+// per-head vectors (padding rows get LSE = +inf, so their P is exactly 0 without a mask) and
+// clears the FP32 dQ accumulator; the main kernel; and the conversion of dQ to FP16 (with the
+// softmax scale applied there once instead of per tile).
+//
+// Main kernel: one CTA per Bc = 128 keys of one head, 3 warpgroups. Warpgroup 0 is the
+// producer (its registers cut to 24 with setmaxnreg): one thread loads the CTA's K and V once
+// and then, for every query tile of Br = 64 rows, Q, dO (TMA, 128-byte swizzle) and the LSE
+// and D slices (TMA) into a two-stage ring guarded by full/empty mbarriers. Warpgroups 1 and 2
+// (240 registers each) own 64 keys each and keep dK and dV (64 x d, FP32) in registers for the
+// whole loop. Per query tile each issues S^T = K_w Q^T and dP^T = V_w dO^T as two wgmma groups
+// (both operands from shared memory, K-major); computes P^T = exp2(S^T·scale·log2e −
+// LSE·log2e) while dP^T is still running; issues dV += P^T dO with P^T straight from the
+// accumulator registers as the A fragment (dO read N-major through the transpose bit); forms
+// dS^T = P^T ∘ (dP^T − D) when dP^T lands; issues dK += dS^T Q the same way; and writes dS^T
+// to shared memory (swizzled, two buffers) for dQ.
+//
+// dQ strategy: FP32 atomics (float2 reductions) into a padded workspace, then one conversion
+// kernel. At d = 128 the two consumer warpgroups meet at a named barrier and each computes
+// dQ = dS K for its 64-column half over all 128 keys, so each dQ element is added once per CTA
+// (as in flash-v2). Measured against the alternative without that barrier (each warpgroup over
+// its own 64 keys, all columns in two passes, twice the atomics): 407.7 against 339.9 TFLOP/s at
+// B4 H16 N16384 d128 on the H200, so here the extra atomics cost more than the barrier. At d = 64 a
+// column half would start mid-way through a 128-byte swizzled row, a descriptor start this
+// file does not use (unverified), so each warpgroup takes its own keys over all 64 columns. Why not
+// a separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5). Why not FA3's TMA reduce-add
+// from shared memory: 32 KB more shared memory and a dedicated warp; the next step to try.
+//
+// Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
+// all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
+// are applied only on tiles that cross the diagonal or the key tail. Any N: TMA zero-fills
+// rows past the end; padded LSE makes those queries' P zero; keys past the end are masked.
+// d = 64 and 128 only: every tile here is built from 128-byte swizzled rows of 64 halves, and
+// d = 32 (64-byte rows) would need the 64-byte-swizzle variant of each operand layout.
+//
+// Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
+// gradient between the two GEMM pairs and the dQ atomics are the extra costs.
+#include <cstdint>
+
+#include <cuda.h>
+
+#include "kernels/common.cuh"
+#include "kernels/hopper/sm90.cuh"
+#include "kernels/hopper/tensor_map.hpp"
+#include "kernels/launchers.hpp"
+#include "kernels/mma.cuh"
+
+namespace roofline::kernels {
+namespace {
+
+constexpr int kV3BwdBlockKv = 128;  // keys per CTA, 64 per consumer warpgroup
+constexpr int kV3BwdBlockQ = 64;    // queries per pipeline stage
+constexpr int kV3BwdStages = 2;
+constexpr int kV3BwdThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+constexpr int kSwizzleRowBytes = 128;
+constexpr int kChunkCols = kSwizzleRowBytes / 2;  // halves per 128-byte swizzled row
+
+template <int kHeadDim>
+struct V3BwdConfig {
+  static constexpr int kChunks = kHeadDim / kChunkCols;
+  // Shared tiles are stored as kChunks column chunks of [rows][64 halves], 128B-swizzled
+  // (the TMA box layout); every tile and chunk starts on a 1024-byte boundary.
+  static constexpr int kKvChunkBytes = kV3BwdBlockKv * kSwizzleRowBytes;
+  static constexpr int kQChunkBytes = kV3BwdBlockQ * kSwizzleRowBytes;
+  static constexpr int kKvTileBytes = kChunks * kKvChunkBytes;
+  static constexpr int kQTileBytes = kChunks * kQChunkBytes;
+  static constexpr int kDsBytes = kV3BwdBlockKv * kV3BwdBlockQ * 2;  // dS^T, [key][query]
+  static constexpr int kVecBytes = kV3BwdBlockQ * 4;                 // one LSE or D slice
+  static constexpr int kOffK = 0;
+  static constexpr int kOffV = kOffK + kKvTileBytes;
+  static constexpr int kOffQ = kOffV + kKvTileBytes;
+  static constexpr int kOffDo = kOffQ + kV3BwdStages * kQTileBytes;
+  static constexpr int kOffDs = kOffDo + kV3BwdStages * kQTileBytes;
+  static constexpr int kOffLse = kOffDs + 2 * kDsBytes;
+  static constexpr int kOffDrow = kOffLse + kV3BwdStages * kVecBytes;
+  static constexpr int kOffBarriers = kOffDrow + kV3BwdStages * kVecBytes;
+  static constexpr int kNumBarriers = 1 + 2 * kV3BwdStages;
+  // + 1024: the dynamic shared memory base is only 16-byte aligned; the kernel rounds it up.
+  static constexpr int kSmemBytes = kOffBarriers + 8 * kNumBarriers + 1024;
+  static constexpr unsigned kStageTxBytes = 2 * kQTileBytes + 2 * kVecBytes;
+  static constexpr unsigned kKvTxBytes = 2 * kKvTileBytes;
+  static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory of sm_90");
+};
+
+struct V3BwdParams {
+  float* dq_accum;  // [B*H][n_pad][d], unscaled dS K sums
+  __half* d_k;
+  __half* d_v;
+  int seq_len;
+  int n_pad;  // seq_len rounded up to kV3BwdBlockQ
+  float scale;
+  float scale_log2;
+};
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define ROOFLINE_V3BWD_DEVICE 1
+#endif
+
+// ---- kernels ----
+
+constexpr int kPrepThreads = 256;
+
+// One group of kHeadDim/8 lanes per padded row: D, LSE·log2(e) (or 0 and +inf past seq_len)
+// and a zeroed dQ accumulator row.
+template <int kHeadDim>
+__global__ void __launch_bounds__(kPrepThreads)
+    flash_v3_bwd_prepare(const __half* __restrict__ o, const __half* __restrict__ d_o,
+                         const float* __restrict__ lse, float* __restrict__ lse_log2,
+                         float* __restrict__ d_rowsum, float* __restrict__ dq_accum,
+                         long long padded_rows, int seq_len, int n_pad) {
+  constexpr int kLanesPerRow = kHeadDim / 8;
+  constexpr int kRowsPerBlock = kPrepThreads / kLanesPerRow;
+  const long long row =
+      static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kLanesPerRow;
+  const int lane_in_row = threadIdx.x % kLanesPerRow;
+  const long long head = row / n_pad;
+  const int i = static_cast<int>(row - head * n_pad);
+  const bool real = row < padded_rows && i < seq_len;
+  float partial = 0.f;
+  if (real) {
+    const std::size_t offset =
+        (static_cast<std::size_t>(head) * seq_len + i) * kHeadDim + lane_in_row * 8;
+    Half8 a, b;
+    a.vec = *reinterpret_cast<const uint4*>(o + offset);
+    b.vec = *reinterpret_cast<const uint4*>(d_o + offset);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 fa = __half22float2(a.h2[k]);
+      const float2 fb = __half22float2(b.h2[k]);
+      partial = fmaf(fa.x, fb.x, fmaf(fa.y, fb.y, partial));
+    }
+  }
+  if (row < padded_rows) {
+    float4* accum = reinterpret_cast<float4*>(dq_accum + static_cast<std::size_t>(row) * kHeadDim +
+                                              lane_in_row * 8);
+    accum[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+    accum[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  // Every lane of the warp takes part in the reduction (no early return above).
+  partial = group_sum<kLanesPerRow>(partial);
+  if (row < padded_rows && lane_in_row == 0) {
+    d_rowsum[row] = partial;
+    lse_log2[row] = real ? lse[static_cast<std::size_t>(head) * seq_len + i] * kLog2e : INFINITY;
+  }
+}
+
+// dQ = half(scale · accumulator) for the rows < seq_len of each head; 8 values per thread.
+__global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum,
+                                        __half* __restrict__ d_q, long long vectors, int head_dim,
+                                        int seq_len, int n_pad, float scale) {
+  const int vectors_per_row = head_dim / 8;
+  for (long long v = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; v < vectors;
+       v += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long row = v / vectors_per_row;  // over B*H*seq_len
+    const int c = static_cast<int>(v - row * vectors_per_row) * 8;
+    const long long head = row / seq_len;
+    const long long i = row - head * seq_len;
+    const float4* src =
+        reinterpret_cast<const float4*>(dq_accum + (head * n_pad + i) * head_dim + c);
+    const float4 lo = src[0];
+    const float4 hi = src[1];
+    uint4 packed;
+    packed.x = pack_half2(lo.x * scale, lo.y * scale);
+    packed.y = pack_half2(lo.z * scale, lo.w * scale);
+    packed.z = pack_half2(hi.x * scale, hi.y * scale);
+    packed.w = pack_half2(hi.z * scale, hi.w * scale);
+    *reinterpret_cast<uint4*>(d_q + row * head_dim + c) = packed;
+  }
+}
+
+// kDqOwnKeys: each consumer warpgroup computes dQ over its own 64 keys for all d columns (one
+// 64-column pass per block; used at d = 64); otherwise over all 128 keys for its own 64-column
+// block (d = 128; the warpgroups meet at a named barrier for each other's dS^T).
+template <int kHeadDim, bool kCausal, bool kDqOwnKeys>
+__global__ void __launch_bounds__(kV3BwdThreads, 1)
+    flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
+                             const __grid_constant__ CUtensorMap map_k,
+                             const __grid_constant__ CUtensorMap map_v,
+                             const __grid_constant__ CUtensorMap map_do,
+                             const __grid_constant__ CUtensorMap map_lse,
+                             const __grid_constant__ CUtensorMap map_drow, const V3BwdParams p) {
+#ifdef ROOFLINE_V3BWD_DEVICE
+  using Cfg = V3BwdConfig<kHeadDim>;
+  using sm90::Wgmma;
+  static_assert(kDqOwnKeys || kHeadDim == 128, "split dQ columns are 64-column blocks");
+  constexpr int kDqPasses = kDqOwnKeys ? Cfg::kChunks : 1;
+  constexpr int kDqKeys = kDqOwnKeys ? kV3BwdBlockKv / 2 : kV3BwdBlockKv;
+  extern __shared__ unsigned char smem_raw[];
+  // 128-byte swizzled tiles must start on 1024-byte boundaries.
+  const uint32_t raw_base = sm90::smem_u32(smem_raw);
+  unsigned char* smem = smem_raw + (((raw_base + 1023u) & ~1023u) - raw_base);
+  const uint32_t base = sm90::smem_u32(smem);
+  const uint32_t s_k = base + Cfg::kOffK;
+  const uint32_t s_v = base + Cfg::kOffV;
+  const uint32_t s_q = base + Cfg::kOffQ;
+  const uint32_t s_do = base + Cfg::kOffDo;
+  const uint32_t s_ds = base + Cfg::kOffDs;
+  auto* bar_kv = reinterpret_cast<uint64_t*>(smem + Cfg::kOffBarriers);
+  uint64_t* bar_full = bar_kv + 1;                // [kV3BwdStages]
+  uint64_t* bar_empty = bar_full + kV3BwdStages;  // [kV3BwdStages]
+
+  const int n = p.seq_len;
+  const int tid = threadIdx.x;
+  const int kv0 = blockIdx.x * kV3BwdBlockKv;
+  const int head = blockIdx.y;
+  const int first_q_tile = kCausal ? kv0 / kV3BwdBlockQ : 0;
+  const int steps = p.n_pad / kV3BwdBlockQ - first_q_tile;
+
+  if (tid == 0) {
+    sm90::mbarrier_init(bar_kv, 1);
+    for (int s = 0; s < kV3BwdStages; ++s) {
+      sm90::mbarrier_init(bar_full + s, 1);
+      sm90::mbarrier_init(bar_empty + s, 2 * 128);  // every consumer thread releases the stage
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (tid < 128) {
+    // Producer warpgroup: one thread issues every copy; the other warps only give back their
+    // registers.
+    sm90::setmaxnreg_decrease<24>();
+    if (tid == 0) {
+      sm90::mbarrier_arrive_expect_tx(bar_kv, Cfg::kKvTxBytes);
+#pragma unroll
+      for (int c = 0; c < Cfg::kChunks; ++c) {
+        sm90::tma_load_3d(smem + Cfg::kOffK + c * Cfg::kKvChunkBytes, &map_k, bar_kv,
+                          c * kChunkCols, kv0, head);
+        sm90::tma_load_3d(smem + Cfg::kOffV + c * Cfg::kKvChunkBytes, &map_v, bar_kv,
+                          c * kChunkCols, kv0, head);
+      }
+      for (int step = 0; step < steps; ++step) {
+        const int stage = step % kV3BwdStages;
+        const int use = step / kV3BwdStages;
+        // Wait until both consumer warpgroups released this stage's previous use.
+        if (use > 0) sm90::mbarrier_wait(bar_empty + stage, (use - 1) & 1);
+        const int q0 = (first_q_tile + step) * kV3BwdBlockQ;
+        uint64_t* full = bar_full + stage;
+        sm90::mbarrier_arrive_expect_tx(full, Cfg::kStageTxBytes);
+#pragma unroll
+        for (int c = 0; c < Cfg::kChunks; ++c) {
+          const int offset = stage * Cfg::kQTileBytes + c * Cfg::kQChunkBytes;
+          sm90::tma_load_3d(smem + Cfg::kOffQ + offset, &map_q, full, c * kChunkCols, q0, head);
+          sm90::tma_load_3d(smem + Cfg::kOffDo + offset, &map_do, full, c * kChunkCols, q0, head);
+        }
+        sm90::tma_load_3d(smem + Cfg::kOffLse + stage * Cfg::kVecBytes, &map_lse, full, q0, head,
+                          0);
+        sm90::tma_load_3d(smem + Cfg::kOffDrow + stage * Cfg::kVecBytes, &map_drow, full, q0, head,
+                          0);
+      }
+    }
+    return;
+  }
+
+  sm90::setmaxnreg_increase<240>();
+  const int wg = tid / 128 - 1;  // consumer warpgroup 0 or 1: keys kv0 + 64·wg ..
+  const int t = tid % 128;
+  const int warp = t / 32;
+  const int lane = t % 32;
+  const int g = lane / 4;
+  const int tq = lane % 4;
+  const int wg_key0 = kv0 + 64 * wg;
+  // This thread's accumulator rows within a 64-row wgmma tile: r0 and r0 + 8.
+  const int r0 = 16 * warp + g;
+
+  float dk[kHeadDim / 2];
+  float dv[kHeadDim / 2];
+#pragma unroll
+  for (int i = 0; i < kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
+
+  sm90::mbarrier_wait(bar_kv, 0);
+
+  // Descriptor bases. K-major operands advance 32 bytes per 16-column step inside a 128-byte
+  // row and jump a 64-column block every 4 steps; MN-major ones advance 16 rows (2048 bytes).
+  const uint32_t a_k = s_k + wg * 64 * kSwizzleRowBytes;  // this warpgroup's 64 K rows
+  const uint32_t a_v = s_v + wg * 64 * kSwizzleRowBytes;
+  // dQ operands: this warpgroup's dS^T rows and K rows (own keys) or all 128 of them.
+  const uint32_t dq_a = s_ds + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
+  const uint32_t dq_b = s_k + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
+  float* dq_head = p.dq_accum + static_cast<std::size_t>(head) * p.n_pad * kHeadDim;
+
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step % kV3BwdStages;
+    const int q0 = (first_q_tile + step) * kV3BwdBlockQ;
+    const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
+    const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
+    sm90::mbarrier_wait(bar_full + stage, (step / kV3BwdStages) & 1);
+
+    // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
+    const bool active = !kCausal || wg_key0 <= q0 + kV3BwdBlockQ - 1;
+    uint32_t p_frag[kV3BwdBlockQ / 16][4];
+    uint32_t ds_frag[kV3BwdBlockQ / 16][4];
+    if (active) {
+      // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x 64 queries each), two commit groups so
+      // that P is computed while dP is still on the tensor cores.
+      float s[kV3BwdBlockQ / 2];
+      float dp[kV3BwdBlockQ / 2];
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+        Wgmma<64>::ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off), sm90::kmajor_desc(q_tile + q_off),
+                            kk > 0);
+      }
+      sm90::wgmma_commit();
+#pragma unroll
+      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+        Wgmma<64>::ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off), sm90::kmajor_desc(do_tile + q_off),
+                            kk > 0);
+      }
+      sm90::wgmma_commit();
+
+      // P^T from the saved LSE. Column c of the tile is query q0 + c.
+      const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kV3BwdBlockQ;
+      const float* drow =
+          reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kV3BwdBlockQ;
+      const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
+      sm90::wgmma_wait<1>();
+      sm90::fence_registers(s);
+#pragma unroll
+      for (int j = 0; j < kV3BwdBlockQ / 8; ++j) {
+        const int col = 8 * j + 2 * tq;
+        const float2 l = *reinterpret_cast<const float2*>(lse + col);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float prob = ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
+          if (needs_mask) {
+            const int key = wg_key0 + r0 + 8 * (e / 2);
+            const int query = q0 + col + e % 2;
+            if (key >= n || (kCausal && key > query)) prob = 0.f;
+          }
+          s[4 * j + e] = prob;
+        }
+      }
+      // Accumulator -> A fragment: the n8 blocks 2kk and 2kk+1 form the k16 slice kk.
+#pragma unroll
+      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          p_frag[kk][r] = pack_half2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+        }
+      }
+      // dV += P^T dO; dO is [query][d]: an N-major B operand.
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+        Wgmma<kHeadDim>::template rs<1>(
+            dv, p_frag[kk], sm90::mnmajor_desc(do_tile + kk * 2048, Cfg::kQChunkBytes), true);
+      }
+      sm90::wgmma_commit();
+
+      // dS^T = P^T (dP^T - D): dP^T's group completes before dV's (groups retire in order).
+      // P is taken from its FP16 fragment (as dV uses it) so that the FP32 copy is dead here:
+      // at d = 128 both would not fit in 240 registers beside dK and dV.
+      sm90::wgmma_wait<1>();
+      sm90::fence_registers(dp);
+#pragma unroll
+      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
+          const float2 prob = __half22float2(*reinterpret_cast<const __half2*>(&p_frag[kk][r]));
+          const float2 dr = *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
+          ds_frag[kk][r] = pack_half2(prob.x * (dp[8 * kk + 2 * r] - dr.x),
+                                      prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
+        }
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) p_frag[kk][r] = ds_frag[kk][r] = 0u;
+      }
+    }
+
+    // dS^T to shared memory as [key][query] 128-byte swizzled rows (two buffers: the other
+    // one may still be read by the previous tile's dQ GEMM of the other warpgroup).
+    // ds_frag[kk][r] holds row r0 + 8·(r % 2), queries 16·kk + 8·(r / 2) + 2·tq and + 1.
+    unsigned char* ds_buf = smem + Cfg::kOffDs + (step % 2) * Cfg::kDsBytes;
+#pragma unroll
+    for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int row = 64 * wg + r0 + 8 * (r % 2);
+        const int col = 16 * kk + 8 * (r / 2) + 2 * tq;
+        *reinterpret_cast<uint32_t*>(ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsBytes)) =
+            ds_frag[kk][r];
+      }
+    }
+    sm90::fence_proxy_async();
+
+    if (active) {
+      // dK += dS^T Q; Q is [query][d]: an N-major B operand.
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+        Wgmma<kHeadDim>::template rs<1>(
+            dk, ds_frag[kk], sm90::mnmajor_desc(q_tile + kk * 2048, Cfg::kQChunkBytes), true);
+      }
+      sm90::wgmma_commit();
+    }
+
+    // Every dS^T row that the dQ GEMM below reads has been written.
+    if (kDqOwnKeys) {
+      sm90::named_barrier_sync(1 + wg, 128);
+    } else {
+      sm90::named_barrier_sync(1, 256);
+    }
+
+    // dQ (64 queries x 64 columns per pass) = dS K: A = dS^T read M-major, B = K read N-major.
+    const uint32_t ds_tile = dq_a + (step % 2) * Cfg::kDsBytes;
+#pragma unroll
+    for (int pass = 0; pass < kDqPasses; ++pass) {
+      const int block = kDqOwnKeys ? pass : wg;  // 64-column block of dQ (and of K)
+      float dq[32];
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kDqKeys / 16; ++kk) {
+        Wgmma<64>::ss<1, 1>(
+            dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsBytes),
+            sm90::mnmajor_desc(dq_b + block * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
+            kk > 0);
+      }
+      sm90::wgmma_commit();
+      sm90::wgmma_wait<0>();
+      sm90::fence_registers(dq);
+      if (pass == 0) {
+        sm90::fence_registers(dk);
+        sm90::fence_registers(dv);
+#pragma unroll
+        for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+          sm90::fence_registers(p_frag[kk]);
+          sm90::fence_registers(ds_frag[kk]);
+        }
+        // Q, dO, LSE and D of this stage are no longer read.
+        sm90::mbarrier_arrive(bar_empty + stage);
+      }
+
+      // Rows past seq_len land in the accumulator's padding: no bounds check needed.
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        float* lo = dq_head + static_cast<std::size_t>(q0 + r0) * kHeadDim + block * kChunkCols +
+                    8 * j + 2 * tq;
+        atomicAdd(reinterpret_cast<float2*>(lo), make_float2(dq[4 * j], dq[4 * j + 1]));
+        atomicAdd(reinterpret_cast<float2*>(lo + 8 * kHeadDim),
+                  make_float2(dq[4 * j + 2], dq[4 * j + 3]));
+      }
+    }
+  }
+
+  // dK (scaled) and dV of this warpgroup's keys: rows wg_key0 + r0 (+ 8), pairs of columns.
+  const std::size_t head_rows = static_cast<std::size_t>(head) * n;
+#pragma unroll
+  for (int j = 0; j < kHeadDim / 8; ++j) {
+    const int col = 8 * j + 2 * tq;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int key = wg_key0 + r0 + 8 * h;
+      if (key < n) {
+        const std::size_t offset = (head_rows + key) * kHeadDim + col;
+        *reinterpret_cast<uint32_t*>(p.d_k + offset) =
+            pack_half2(dk[4 * j + 2 * h] * p.scale, dk[4 * j + 2 * h + 1] * p.scale);
+        *reinterpret_cast<uint32_t*>(p.d_v + offset) =
+            pack_half2(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
+      }
+    }
+  }
+#else
+  __trap();  // only sm_90a builds of this file are ever launched
+#endif
+}
+
+// ---- host ----
+
+struct V3BwdMaps {
+  CUtensorMap q, k, v, d_o, lse, drow;
+};
+
+// Q, K, V, dO as (d, N, B*H) FP16 in 64-column boxes, 128B-swizzled, rows past N read as
+// zeros; the padded LSE and D vectors as (n_pad, B*H) FP32 in 64-entry boxes.
+cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& buffers,
+                         const float* lse_log2, const float* d_rowsum, int n_pad, V3BwdMaps* maps) {
+  using sm90::TmaElement;
+  using sm90::TmaSwizzle;
+  const std::uint64_t d = static_cast<std::uint64_t>(shape.head_dim);
+  const std::uint64_t rows = static_cast<std::uint64_t>(shape.seq_len);
+  const std::uint64_t heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
+  const auto half_map = [&](CUtensorMap* map, const void* data, int box_rows) {
+    return sm90::encode_tensor_map_3d(map, TmaElement::kHalf, data, d, rows, heads, kChunkCols,
+                                      static_cast<std::uint32_t>(box_rows), TmaSwizzle::k128B);
+  };
+  const auto vector_map = [&](CUtensorMap* map, const float* data) {
+    return sm90::encode_tensor_map_3d(map, TmaElement::kFloat, data,
+                                      static_cast<std::uint64_t>(n_pad), heads, 1, kV3BwdBlockQ, 1,
+                                      TmaSwizzle::kNone);
+  };
+  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->q, buffers.q, kV3BwdBlockQ));
+  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->d_o, buffers.d_o, kV3BwdBlockQ));
+  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->k, buffers.k, kV3BwdBlockKv));
+  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->v, buffers.v, kV3BwdBlockKv));
+  ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->lse, lse_log2));
+  return vector_map(&maps->drow, d_rowsum);
+}
+
+template <int kHeadDim, bool kCausal>
+cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
+                               const V3BwdParams& params, cudaStream_t stream) {
+  using Cfg = V3BwdConfig<kHeadDim>;
+  // dQ over own keys at d = 64, split columns at d = 128 (the file header says why).
+  auto kernel = flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64>;
+  ROOFLINE_RETURN_IF_ERROR(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first.
+  const dim3 grid(ceil_div(shape.seq_len, kV3BwdBlockKv), shape.batch * shape.heads);
+  kernel<<<grid, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
+                                                           maps.lse, maps.drow, params);
+  return cudaGetLastError();
+}
+
+template <int kHeadDim>
+cudaError_t launch_v3_prepare(const AttentionBuffers& buffers, float* lse_log2, float* d_rowsum,
+                              float* dq_accum, long long padded_rows, int seq_len, int n_pad,
+                              cudaStream_t stream) {
+  constexpr int kRowsPerBlock = kPrepThreads / (kHeadDim / 8);
+  const long long blocks = (padded_rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  flash_v3_bwd_prepare<kHeadDim><<<static_cast<unsigned>(blocks), kPrepThreads, 0, stream>>>(
+      static_cast<const __half*>(buffers.o), static_cast<const __half*>(buffers.d_o), buffers.lse,
+      lse_log2, d_rowsum, dq_accum, padded_rows, seq_len, n_pad);
+  return cudaGetLastError();
+}
+
+struct V3BwdWorkspace {
+  float* lse_log2;  // [B*H][n_pad], LSE·log2(e), +inf past seq_len
+  float* d_rowsum;  // [B*H][n_pad], D = rowsum(dO ∘ O), 0 past seq_len
+  float* dq_accum;  // [B*H][n_pad][d]
+};
+
+int padded_seq_len(const AttentionShape& shape) {
+  return ceil_div(shape.seq_len, kV3BwdBlockQ) * kV3BwdBlockQ;
+}
+
+V3BwdWorkspace carve_v3_workspace(const AttentionShape& shape, void* base) {
+  const std::size_t rows = static_cast<std::size_t>(shape.batch) * shape.heads *
+                           static_cast<std::size_t>(padded_seq_len(shape));
+  auto* bytes = static_cast<unsigned char*>(base);
+  const std::size_t vec = align_up(rows * sizeof(float));
+  return {reinterpret_cast<float*>(bytes), reinterpret_cast<float*>(bytes + vec),
+          reinterpret_cast<float*>(bytes + 2 * vec)};
+}
+
+}  // namespace
+
+std::size_t flash_v3_backward_workspace_bytes(const AttentionShape& shape) {
+  const std::size_t rows = static_cast<std::size_t>(shape.batch) * shape.heads *
+                           static_cast<std::size_t>(padded_seq_len(shape));
+  return 2 * align_up(rows * sizeof(float)) + align_up(rows * shape.head_dim * sizeof(float));
+}
+
+// Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (five GEMM-sized
+// products: S recomputed, dP, dV, dK, dQ); minimum DRAM bytes = 2·B·H·N·d·(5 reads: Q, K, V,
+// O, dO + 3 writes: dQ, dK, dV) + 4·B·H·N (LSE).
+cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              cudaStream_t stream) {
+  if (shape.head_dim != 64 && shape.head_dim != 128) return cudaErrorNotSupported;
+  const V3BwdWorkspace ws = carve_v3_workspace(shape, buffers.workspace);
+  const int n_pad = padded_seq_len(shape);
+  const long long padded_rows = static_cast<long long>(shape.batch) * shape.heads * n_pad;
+  ROOFLINE_RETURN_IF_ERROR(
+      shape.head_dim == 128 ? launch_v3_prepare<128>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum,
+                                                     padded_rows, shape.seq_len, n_pad, stream)
+                            : launch_v3_prepare<64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum,
+                                                    padded_rows, shape.seq_len, n_pad, stream));
+  V3BwdMaps maps{};
+  ROOFLINE_RETURN_IF_ERROR(make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, n_pad, &maps));
+  V3BwdParams params{};
+  params.dq_accum = ws.dq_accum;
+  params.d_k = static_cast<__half*>(buffers.d_k);
+  params.d_v = static_cast<__half*>(buffers.d_v);
+  params.seq_len = shape.seq_len;
+  params.n_pad = n_pad;
+  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
+  params.scale_log2 = params.scale * kLog2e;
+  cudaError_t status = cudaErrorNotSupported;
+  if (shape.head_dim == 128) {
+    status = shape.causal ? launch_v3_backward<128, true>(shape, maps, params, stream)
+                          : launch_v3_backward<128, false>(shape, maps, params, stream);
+  } else if (shape.head_dim == 64) {
+    status = shape.causal ? launch_v3_backward<64, true>(shape, maps, params, stream)
+                          : launch_v3_backward<64, false>(shape, maps, params, stream);
+  }
+  ROOFLINE_RETURN_IF_ERROR(status);
+  const long long vectors =
+      static_cast<long long>(shape.batch) * shape.heads * shape.seq_len * (shape.head_dim / 8);
+  constexpr int kConvertThreads = 256;
+  const long long wanted = (vectors + kConvertThreads - 1) / kConvertThreads;
+  const unsigned blocks = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
+  flash_v3_bwd_convert_dq<<<blocks, kConvertThreads, 0, stream>>>(
+      ws.dq_accum, static_cast<__half*>(buffers.d_q), vectors, shape.head_dim, shape.seq_len, n_pad,
+      params.scale);
+  return cudaGetLastError();
+}
+
+}  // namespace roofline::kernels
