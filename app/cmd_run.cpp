@@ -1,6 +1,9 @@
 // `cuflash-roofline run`: measure the bundled kernels on the GPU present and judge them
 // against a spec (the device's own, or --gpu NAME as a projection).
+#include <algorithm>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -23,7 +26,11 @@ struct RunCommandOptions {
   CeilingOptions ceilings;
   int device = 0;
   int reps = 20;
+  int rounds = 5;
+  int counter_repeats = 3;
   int warmup = 3;
+  std::vector<std::string> test_slowdown;  // KERNEL=PCT
+  std::vector<std::string> test_extra_bytes;
   bool verify = false;
   bool no_counters = false;
   bool counters = false;
@@ -50,6 +57,35 @@ class ProgressLine {
   bool shown_ = false;
 };
 
+// "flash-v2=5" -> {"flash-v2", 0.05}, for the test aids; the kernel must be one this run
+// measures.
+std::map<std::string, double> parse_test_aid(const std::vector<std::string>& values,
+                                             const std::vector<std::string>& kernels,
+                                             const char* option) {
+  std::map<std::string, double> out;
+  for (const std::string& value : values) {
+    const std::size_t eq = value.find('=');
+    const std::string kernel = value.substr(0, eq);
+    const std::string pct = eq == std::string::npos ? "" : value.substr(eq + 1);
+    std::size_t used = 0;
+    double percent = std::numeric_limits<double>::quiet_NaN();
+    try {
+      percent = std::stod(pct, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (eq == std::string::npos || used == 0 || used != pct.size() || !(percent > 0) ||
+        !(percent <= 100))
+      throw InputError(std::string(option) + " takes KERNEL=PCT with 0 < PCT <= 100 (got \"" +
+                       value + "\")");
+    if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end())
+      throw InputError(std::string(option) + ": kernel \"" + kernel +
+                       "\" is not measured in this run");
+    out[kernel] = percent / 100;
+  }
+  return out;
+}
+
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   options.output.check();
   if (!options.save_counter_data.empty())
@@ -58,6 +94,11 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   const std::vector<Workload> workloads = options.sweep.workloads();
   const std::vector<std::string> kernels = options.sweep.kernel_names();
+  if (options.rounds > options.reps)
+    throw InputError("--rounds " + std::to_string(options.rounds) +
+                     " needs at least as many --reps (got " + std::to_string(options.reps) + ")");
+  const auto slowdown = parse_test_aid(options.test_slowdown, kernels, "--test-slowdown");
+  const auto extra_bytes = parse_test_aid(options.test_extra_bytes, kernels, "--test-extra-bytes");
   std::optional<std::string> requested;
   if (!options.gpu.empty()) {
     registry.find(options.gpu);  // unknown names fail before the GPU is touched
@@ -71,6 +112,10 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   gpu::RunOptions run;
   run.device = options.device;
   run.reps = options.reps;
+  run.rounds = options.rounds;
+  run.counter_repeats = options.counter_repeats;
+  run.test_slowdown = slowdown;
+  run.test_extra_bytes = extra_bytes;
   run.warmup = options.warmup;
   run.verify = options.verify;
   run.seed = options.seed;
@@ -126,8 +171,19 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   options->output.add_to(*sub, true);
   options->ceilings.add_to(*sub, false);
   sub->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
-  sub->add_option("--reps", options->reps, "Timed repetitions per point (median and spread kept)")
+  sub->add_option("--reps", options->reps,
+                  "Timed repetitions per point, over all rounds (every sample kept)")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  sub->add_option("--rounds", options->rounds,
+                  "Time the sweep in this many interleaved rounds, so that the samples span the "
+                  "run's drift (compare judges time on round medians)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  sub->add_option("--counter-repeats", options->counter_repeats,
+                  "Count each point this many times in each counter pass (median kept; the "
+                  "spread is the report's own noise for compare)")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
   sub->add_option("--warmup", options->warmup, "Untimed launches before timing")
       ->check(CLI::Range(0, 1000))
@@ -147,6 +203,18 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->check(CLI::IsMember({"roofline", "full"}))
       ->capture_default_str();
   sub->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
+  sub->add_option("--test-slowdown", options->test_slowdown,
+                  "Test aid for the CI gate: make KERNEL's timed launches PCT% slower (a "
+                  "busy-wait after each, inside the timed region)")
+      ->delimiter(',')
+      ->type_name("KERNEL=PCT")
+      ->group("Test aids (scripts/gate_check.sh)");
+  sub->add_option("--test-extra-bytes", options->test_extra_bytes,
+                  "Test aid for the CI gate: each counted range of KERNEL also reads PCT% of its "
+                  "model DRAM bytes from outside L2 (timed launches unchanged)")
+      ->delimiter(',')
+      ->type_name("KERNEL=PCT")
+      ->group("Test aids (scripts/gate_check.sh)");
   sub->add_option("--save-counter-data", options->save_counter_data,
                   "Write the raw counter-data image and its metric list to DIR (test fixtures)")
       ->type_name("DIR");

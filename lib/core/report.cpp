@@ -91,6 +91,18 @@ bool same_point(const Row& a, const Row& b) {
   return same_launch_shape(*a.launch, *b.launch);
 }
 
+std::vector<std::vector<double>> Timing::round_samples() const {
+  const std::size_t n = samples_seconds.size();
+  const std::size_t r = rounds > 1 && static_cast<std::size_t>(rounds) <= n
+                            ? static_cast<std::size_t>(rounds)
+                            : std::size_t{1};
+  std::vector<std::vector<double>> out(r);
+  for (std::size_t k = 0; k < r; ++k)
+    out[k].assign(samples_seconds.begin() + static_cast<std::ptrdiff_t>(k * n / r),
+                  samples_seconds.begin() + static_cast<std::ptrdiff_t>((k + 1) * n / r));
+  return out;
+}
+
 const GpuSpec& Report::spec_for(const Row& row) const {
   for (const GpuSpec& spec : specs)
     if (spec.key == row.spec_key) return spec;

@@ -36,6 +36,12 @@ struct Timing {
   std::vector<double> samples_seconds;  // one per timed repetition, in order
   double sm_clock_before_mhz = 0;       // 0 when unknown
   double sm_clock_after_mhz = 0;
+  // The sweep was timed in `rounds` interleaved rounds (every point once per round); round r
+  // holds samples [floor(r·n / rounds), floor((r+1)·n / rounds)) of the n samples.
+  int rounds = 1;
+
+  // The samples of each round, in order; one group when rounds <= 1 or rounds > n.
+  std::vector<std::vector<double>> round_samples() const;
 
   double median_seconds() const;
   double min_seconds() const;
@@ -62,6 +68,9 @@ struct Row {
   Prediction prediction;
   std::optional<Timing> timing;            // measured with CUDA events
   std::map<std::string, double> counters;  // measured; keys from metric_catalog.hpp
+  // When each point was counted more than once: every range's value per quantity, in order;
+  // `counters` then holds their medians. Empty for one range per point.
+  std::map<std::string, std::vector<double>> counter_samples;
   std::optional<Verification> verification;
   // A launch of another program (`profile`); absent for the bundled kernels. Without
   // launch->workload_known, `workload` is meaningless: use has_workload() and row_label().

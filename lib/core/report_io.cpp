@@ -234,6 +234,13 @@ Row read_row(const Reader& r, const json& j, const std::string& where) {
         r.fail(tw + ".samples_seconds", "must hold positive numbers");
       timing.samples_seconds.push_back(s.get<double>());
     }
+    if (auto it = t.find("rounds"); it != t.end()) {  // optional: absent means 1
+      if (!it->is_number_integer() || it->get<long long>() < 1 ||
+          it->get<long long>() >
+              std::max<long long>(1, static_cast<long long>(timing.samples_seconds.size())))
+        r.fail(tw + ".rounds", "must be an integer from 1 to the number of samples");
+      timing.rounds = static_cast<int>(it->get<long long>());
+    }
     timing.sm_clock_before_mhz = r.num(t, tw, "sm_clock_before_mhz");
     timing.sm_clock_after_mhz = r.num(t, tw, "sm_clock_after_mhz");
     if (std::isnan(timing.sm_clock_before_mhz)) timing.sm_clock_before_mhz = 0;
@@ -246,6 +253,18 @@ Row read_row(const Reader& r, const json& j, const std::string& where) {
     if (value.is_null()) continue;
     if (!value.is_number()) r.fail(where + ".counters." + key, "must be a number");
     row.counters[key] = value.get<double>();
+  }
+  if (auto it = j.find("counter_samples"); it != j.end() && !it->is_null()) {
+    const std::string cw = where + ".counter_samples";
+    if (!it->is_object()) r.fail(cw, "must be an object");
+    for (const auto& [key, values] : it->items()) {
+      if (!values.is_array() || values.empty()) r.fail(cw + "." + key, "must be a non-empty array");
+      std::vector<double>& out = row.counter_samples[key];
+      for (const json& value : values) {
+        if (!value.is_number()) r.fail(cw + "." + key, "must hold numbers");
+        out.push_back(value.get<double>());
+      }
+    }
   }
   const json& v = r.at(j, where, "verification");
   if (!v.is_null()) {
@@ -334,6 +353,7 @@ json report_to_json(const Report& report) {
     if (row.timing) {
       const Timing& t = *row.timing;
       r["timing"] = {{"samples_seconds", t.samples_seconds},
+                     {"rounds", t.rounds},
                      {"median_seconds", json_number(t.median_seconds())},
                      {"min_seconds", json_number(t.min_seconds())},
                      {"max_seconds", json_number(t.max_seconds())},
@@ -347,6 +367,14 @@ json report_to_json(const Report& report) {
     }
     r["counters"] = json::object();
     for (const auto& [key, value] : row.counters) r["counters"][key] = json_number(value);
+    if (!row.counter_samples.empty()) {
+      r["counter_samples"] = json::object();
+      for (const auto& [key, values] : row.counter_samples) {
+        json list = json::array();
+        for (double value : values) list.push_back(json_number(value));
+        r["counter_samples"][key] = std::move(list);
+      }
+    }
     if (row.verification) {
       const Verification& v = *row.verification;
       r["verification"] = {{"passed", v.passed},

@@ -4,12 +4,14 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include <cuda_profiler_api.h>
 #include <spdlog/spdlog.h>
 
 #include "kernels/attention.hpp"
+#include "kernels/test_aids.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/metric_catalog.hpp"
 #include "lib/core/model.hpp"
@@ -147,6 +149,10 @@ class SweepRunner {
     flush_.ensure(std::max<std::size_t>(2 * static_cast<std::size_t>(result.device.l2_cache_bytes),
                                         std::size_t{64} << 20));
     for (std::size_t i = 0; i < points_.size(); ++i) result.rows.push_back(measure(i));
+    for (int round = 1; round < rounds(); ++round)
+      for (std::size_t i = 0; i < points_.size(); ++i)
+        if (result.rows[i].status == RowStatus::kOk && result.rows[i].timing)
+          time_later_round(i, round, result.rows[i]);
     arena_.release();
 
     if (options_.counters == CounterMode::kOff) {
@@ -183,6 +189,7 @@ class SweepRunner {
   }
 
   void fill_inputs(std::size_t i, const Sizes& s) {
+    filled_for_ = points_[i].workload;
     const std::size_t elements = s.tensor / 2;
     // Inputs depend on the workload only, so every kernel sees the same data.
     const std::uint64_t seed = options_.seed ^ (std::uint64_t(points_[i].workload.seq_len) << 20);
@@ -216,14 +223,20 @@ class SweepRunner {
   // reads the same inputs and none writes them), outputs not poisoned (they are overwritten).
   void prepare_for_counters(std::size_t i, const Sizes& s) {
     const SweepPoint& p = points_[i];
-    if (!filled_for_ || !(*filled_for_ == p.workload)) {
-      fill_inputs(i, s);
-      filled_for_ = p.workload;
-    }
+    if (!filled_for_ || !(*filled_for_ == p.workload)) fill_inputs(i, s);
     if (s.backward)
       check_launch(k::launch_attention(p.kernel, k::Pass::kForward, shape_of(p.workload),
                                        arena_.view(), stream_.get()),
                    p);
+  }
+
+  // Test aid: bytes the counted ranges of point i also read (0 when the aid is off).
+  std::size_t extra_bytes(std::size_t i) const {
+    const auto it = options_.test_extra_bytes.find(points_[i].kernel);
+    if (it == options_.test_extra_bytes.end()) return 0;
+    const double model =
+        predict(find_kernel_model(points_[i].kernel), points_[i].workload).model_dram_bytes;
+    return static_cast<std::size_t>(std::max(0.0, it->second * model));
   }
 
   cudaError_t launch(std::size_t i) {
@@ -363,30 +376,118 @@ class SweepRunner {
         }
       }
       progress(i, "timing");
-      row.timing = time_point(i);
+      row.timing.emplace();
+      row.timing->rounds = rounds();
+      const auto slowdown = options_.test_slowdown.find(p.kernel);
+      if (slowdown != options_.test_slowdown.end()) {
+        for (int w = 0; w < options_.warmup; ++w) check_launch(launch(i), p);
+        row.message = calibrate_delay(i, slowdown->second);
+      }
+      time_round(i, 0, *row.timing);
+      if (const std::size_t extra = extra_bytes(i); extra > 0)
+        row.message += std::string(row.message.empty() ? "" : "; ") +
+                       "test aid --test-extra-bytes: each counted range also reads " +
+                       human_bytes(double(extra)) + " (" +
+                       format_fixed(100 * options_.test_extra_bytes.at(p.kernel), 1) +
+                       "% of the model's DRAM bytes) outside L2; timed launches unchanged";
     } catch (const CudaError& error) {
-      row.status =
-          error.code() == cudaErrorMemoryAllocation ? RowStatus::kTooLarge : RowStatus::kError;
-      row.message = first_line(error.what());
-      spdlog::warn("{} {}: {}", p.kernel, p.workload.label(), row.message);
-      // A sticky error leaves the context unusable; a plain one is cleared.
-      cudaGetLastError();
-      arena_.release();
-      filled_for_.reset();
-      if (cudaDeviceSynchronize() != cudaSuccess)
-        throw GpuUnavailableError("the GPU context failed after " + p.kernel + " " +
-                                  p.workload.label() + ": " + row.message);
+      fail_row(row, error);
     }
     return row;
   }
 
-  Timing time_point(std::size_t i) {
-    Timing timing;
-    for (int w = 0; w < options_.warmup; ++w) check_launch(launch(i), points_[i]);
-    timing.sm_clock_before_mhz = current_sm_clock_mhz(options_.device);
+  // A failed launch or CUDA call: the row says how, and the sweep goes on when it can.
+  void fail_row(Row& row, const CudaError& error) {
+    row.status =
+        error.code() == cudaErrorMemoryAllocation ? RowStatus::kTooLarge : RowStatus::kError;
+    row.message = first_line(error.what());
+    row.timing.reset();
+    spdlog::warn("{} {}: {}", row.kernel, row.workload.label(), row.message);
+    // A sticky error leaves the context unusable; a plain one is cleared.
+    cudaGetLastError();
+    arena_.release();
+    filled_for_.reset();
+    if (cudaDeviceSynchronize() != cudaSuccess)
+      throw GpuUnavailableError("the GPU context failed after " + row.kernel + " " +
+                                row.workload.label() + ": " + row.message);
+  }
+
+  int rounds() const { return std::clamp(options_.rounds, 1, std::max(options_.reps, 1)); }
+
+  // Repetitions of round `round`: the reps split as evenly as Timing::round_samples reads them.
+  int reps_in_round(int round) const {
+    const long long n = options_.reps;
+    const long long r = rounds();
+    return static_cast<int>((round + 1) * n / r - round * n / r);
+  }
+
+  // Rounds after the first: the point's inputs are restored (the arena may hold another
+  // point's), then it is timed again.
+  void time_later_round(std::size_t i, int round, Row& row) {
+    try {
+      if (options_.progress)
+        options_.progress("timing: round " + std::to_string(round + 1) + "/" +
+                          std::to_string(rounds()) + ", point " + std::to_string(i + 1) + "/" +
+                          std::to_string(points_.size()));
+      const Sizes s = sizes_of(points_[i], false);
+      ensure_arena(s);
+      prepare_for_counters(i, s);
+      time_round(i, round, *row.timing);
+    } catch (const CudaError& error) {
+      fail_row(row, error);
+      row.message = "round " + std::to_string(round + 1) + ": " + row.message;
+    }
+  }
+
+  // Median time of `count` launches (L2 flushed before each), optionally each followed by a
+  // busy-wait of `spin` cycles inside the timed region.
+  double median_launch_seconds(std::size_t i, int count, std::optional<long long> spin) {
     Event start, stop;
-    const bool mark = options_.profiler_api_ranges && options_.counters == CounterMode::kOff;
-    for (int r = 0; r < options_.reps; ++r) {
+    std::vector<double> seconds;
+    for (int r = 0; r < count; ++r) {
+      ROOFLINE_CUDA_CALL(k::flush_l2(flush_.get(), flush_.bytes(), stream_.get()));
+      ROOFLINE_CUDA_CALL(cudaEventRecord(start.get(), stream_.get()));
+      check_launch(launch(i), points_[i]);
+      if (spin) ROOFLINE_CUDA_CALL(k::spin_cycles(*spin, stream_.get()));
+      ROOFLINE_CUDA_CALL(cudaEventRecord(stop.get(), stream_.get()));
+      ROOFLINE_CUDA_CALL(cudaEventSynchronize(stop.get()));
+      float ms = 0;
+      ROOFLINE_CUDA_CALL(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      seconds.push_back(ms * 1e-3);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    return seconds[seconds.size() / 2];
+  }
+
+  // Test aid: the busy-wait after each timed launch that makes the point `fraction` slower,
+  // from this process's own time of the point and the gap a second launch adds.
+  std::string calibrate_delay(std::size_t i, double fraction) {
+    constexpr int kCalibrationLaunches = 7;
+    const double alone = median_launch_seconds(i, kCalibrationLaunches, std::nullopt);
+    const double gap = std::max(0.0, median_launch_seconds(i, kCalibrationLaunches, 0) - alone);
+    double clock_mhz = current_sm_clock_mhz(options_.device);
+    if (!(clock_mhz > 0)) {
+      int khz = 0;
+      ROOFLINE_CUDA_CALL(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, options_.device));
+      clock_mhz = khz / 1e3;
+    }
+    const double wait = std::max(0.0, fraction * alone - gap);
+    delay_cycles_[i] = std::llround(wait * clock_mhz * 1e6);
+    return "test aid --test-slowdown: each timed launch followed by a " +
+           format_fixed(wait * 1e6, 2) + " µs busy-wait (+" + format_fixed(100 * fraction, 1) +
+           "% of " + format_fixed(alone * 1e6, 1) + " µs, launch gap " +
+           format_fixed(gap * 1e6, 2) + " µs included)";
+  }
+
+  void time_round(std::size_t i, int round, Timing& timing) {
+    const int warmup = round == 0 ? options_.warmup : std::min(options_.warmup, 1);
+    for (int w = 0; w < warmup; ++w) check_launch(launch(i), points_[i]);
+    if (round == 0) timing.sm_clock_before_mhz = current_sm_clock_mhz(options_.device);
+    const auto delay = delay_cycles_.find(i);
+    Event start, stop;
+    const bool mark =
+        round == 0 && options_.profiler_api_ranges && options_.counters == CounterMode::kOff;
+    for (int r = 0; r < reps_in_round(round); ++r) {
       ROOFLINE_CUDA_CALL(k::flush_l2(flush_.get(), flush_.bytes(), stream_.get()));
       if (mark && r == 0) {
         ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
@@ -394,6 +495,8 @@ class SweepRunner {
       }
       ROOFLINE_CUDA_CALL(cudaEventRecord(start.get(), stream_.get()));
       check_launch(launch(i), points_[i]);
+      if (delay != delay_cycles_.end())
+        ROOFLINE_CUDA_CALL(k::spin_cycles(delay->second, stream_.get()));
       ROOFLINE_CUDA_CALL(cudaEventRecord(stop.get(), stream_.get()));
       if (mark && r == 0) {
         ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
@@ -404,8 +507,7 @@ class SweepRunner {
       ROOFLINE_CUDA_CALL(cudaEventElapsedTime(&ms, start.get(), stop.get()));
       timing.samples_seconds.push_back(ms * 1e-3);
     }
-    timing.sm_clock_after_mhz = current_sm_clock_mhz(options_.device);
-    return timing;
+    if (round == rounds() - 1) timing.sm_clock_after_mhz = current_sm_clock_mhz(options_.device);
   }
 
   static std::string unavailable_message(const ProfilerError& error) {
@@ -450,7 +552,9 @@ class SweepRunner {
       result.metrics = catalogue_metrics(result.device.chip, options_.counter_set);
       using Clock = std::chrono::steady_clock;
       const auto t_setup = Clock::now();
-      RangeProfiler profiler(options_.device, result.metrics, static_cast<int>(measured.size()));
+      const int repeats = std::max(options_.counter_repeats, 1);
+      RangeProfiler profiler(options_.device, result.metrics,
+                             static_cast<int>(measured.size()) * repeats);
       result.counter_passes = profiler.num_passes();
       const auto t_passes = Clock::now();
       std::vector<double> pass_seconds;
@@ -469,16 +573,23 @@ class SweepRunner {
           const Sizes s = sizes_of(points_[i], false);
           ensure_arena(s);
           prepare_for_counters(i, s);
-          ROOFLINE_CUDA_CALL(k::flush_l2(flush_.get(), flush_.bytes(), stream_.get()));
-          profiler.push_range(std::to_string(n));
-          check_launch(launch(i), points_[i]);
-          profiler.pop_range();
+          const std::size_t extra = extra_bytes(i);
+          if (extra > 0) extra_.ensure(extra);
+          // Range names are "point:repeat"; the point's row is measured[point].
+          for (int repeat = 0; repeat < repeats; ++repeat) {
+            ROOFLINE_CUDA_CALL(k::flush_l2(flush_.get(), flush_.bytes(), stream_.get()));
+            profiler.push_range(std::to_string(n) + ":" + std::to_string(repeat));
+            if (extra > 0) ROOFLINE_CUDA_CALL(k::flush_l2(extra_.get(), extra, stream_.get()));
+            check_launch(launch(i), points_[i]);
+            profiler.pop_range();
+          }
         }
         const bool done = profiler.end_pass();
         pass_seconds.push_back(std::chrono::duration<double>(Clock::now() - t_pass).count());
         if (done) break;
       } while (true);
       arena_.release();
+      extra_.reset();
       const auto t_decode = Clock::now();
       const std::vector<RangeValues> ranges = profiler.decode_and_evaluate();
       const auto t_end = Clock::now();
@@ -491,14 +602,25 @@ class SweepRunner {
                         join(per_pass, " + ") + " s, decode and evaluate " + since(t_decode, t_end);
       spdlog::info("counters: {} ranges in {} passes: {}", measured.size(), pass_seconds.size(),
                    counter_timing_);
-      if (ranges.size() != measured.size())
+      if (ranges.size() != measured.size() * static_cast<std::size_t>(repeats))
         throw ProfilerError(ProfilerErrorKind::kOther,
-                            "expected " + std::to_string(measured.size()) + " ranges, decoded " +
-                                std::to_string(ranges.size()));
-      for (std::size_t n = 0; n < ranges.size(); ++n) {
-        Row& row = result.rows[measured[std::stoul(ranges[n].name)]];
-        row.counters = combine_metrics(result.device.chip, options_.counter_set, result.metrics,
-                                       ranges[n].values);
+                            "expected " + std::to_string(measured.size() * repeats) +
+                                " ranges, decoded " + std::to_string(ranges.size()));
+      std::vector<std::map<std::string, std::vector<double>>> counted(measured.size());
+      for (const RangeValues& range : ranges)
+        for (const auto& [key, value] : combine_metrics(result.device.chip, options_.counter_set,
+                                                        result.metrics, range.values))
+          counted[std::stoul(range.name)][key].push_back(value);
+      for (std::size_t n = 0; n < measured.size(); ++n) {
+        Row& row = result.rows[measured[n]];
+        for (auto& [key, values] : counted[n]) {
+          std::vector<double> sorted = values;
+          std::sort(sorted.begin(), sorted.end());
+          const std::size_t mid = sorted.size() / 2;
+          row.counters[key] =
+              sorted.size() % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+          if (repeats > 1) row.counter_samples[key] = std::move(values);
+        }
         if (row.counters.size() <
             catalogue_quantities(result.device.chip, options_.counter_set).size()) {
           row.status = RowStatus::kCountersUnavailable;
@@ -512,8 +634,9 @@ class SweepRunner {
       result.counters =
           "CUPTI range profiler, counter set " + std::string(to_string(options_.counter_set)) +
           ", user ranges, user replay with an L2 flush before each measured launch; " +
-          std::to_string(result.counter_passes) + " passes for the whole sweep; chip " +
-          result.device.chip + "; " + counter_timing_;
+          std::to_string(repeats) + (repeats == 1 ? " range" : " ranges (median kept)") +
+          " per point; " + std::to_string(result.counter_passes) +
+          " passes for the whole sweep; chip " + result.device.chip + "; " + counter_timing_;
     } catch (const ProfilerError& error) {
       arena_.release();
       mark_unavailable(result, unavailable_message(error));
@@ -527,8 +650,10 @@ class SweepRunner {
   DeviceBuffer flush_;
   double* stats_ = nullptr;
   int* nonfinite_ = nullptr;
-  std::optional<Workload> filled_for_;  // whose inputs the arena holds (counter passes)
+  std::optional<Workload> filled_for_;  // whose inputs the arena holds
   std::string compute_capability_;      // of the device in use ("9.0"), for unsupported rows
+  std::map<std::size_t, long long> delay_cycles_;  // test aid: busy-wait after a point's launches
+  DeviceBuffer extra_;                             // test aid: extra bytes read in counted ranges
   std::string counter_timing_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,14 @@ enum class CounterMode {
 
 struct RunOptions {
   int device = 0;
-  int warmup = 3;
-  int reps = 20;
+  int warmup = 3;  // untimed launches before a point's first round; one before each later round
+  int reps = 20;   // timed repetitions per point, spread over the rounds
+  // The sweep is timed in this many interleaved rounds (every point once per round), so that one
+  // report's samples span the drift of its own run. At most `reps`.
+  int rounds = 5;
+  // Ranges per point in each counter pass (back to back, an L2 flush before each): the spread of
+  // a point's counts is the report's own noise for each quantity.
+  int counter_repeats = 3;
   bool verify = false;
   CounterMode counters = CounterMode::kAuto;
   CounterSet counter_set = CounterSet::kRoofline;
@@ -36,6 +43,13 @@ struct RunOptions {
   // Wrap the first timed launch of each point in cudaProfilerStart/Stop when counters are off,
   // so `ncu --profile-from-start off` sees exactly one launch per point.
   bool profiler_api_ranges = true;
+  // Test aids for checking the CI gate (scripts/gate_check.sh), by kernel name, as fractions.
+  // Slowdown: each timed launch is followed, inside the timed region, by a busy-wait of that
+  // fraction of the point's time (measured in this process before the first round, the launch
+  // gap included). Extra bytes: each counted range also reads that fraction of the point's model
+  // DRAM bytes from a buffer outside L2; the timed launches are unchanged.
+  std::map<std::string, double> test_slowdown;
+  std::map<std::string, double> test_extra_bytes;
   // Called with a short status line as the sweep goes ("[3/24] flash-v2 N=4096 causal fwd").
   std::function<void(const std::string&)> progress;
 };
