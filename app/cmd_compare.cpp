@@ -17,14 +17,15 @@ namespace roofline::app {
 namespace {
 
 constexpr const char* kCompareFooter =
-    "Verdicts (time, from the per-repetition samples):\n"
-    "  faster / slower  the median moved more than --threshold AND beyond the noise\n"
-    "                   (Mann-Whitney U at alpha 0.05 with >= 9 samples a side, else\n"
-    "                   non-overlapping [min, max] ranges)\n"
-    "  same             neither\n"
-    "  ambiguous        only one of the two; the note says which\n"
+    "Verdicts (time: each report's round medians, Welch's t on their logs with each report's\n"
+    "between-round variance plus --process-noise per report):\n"
+    "  faster / slower  the change exceeds --threshold AND p < 0.05\n"
+    "  same             the change is within --threshold\n"
+    "  ambiguous        it exceeds --threshold but not the noise\n"
     "  failed           the head row did not run correctly (incorrect, too large, error)\n"
-    "Counted bytes and FLOPs beyond --tolerance are listed; more of them is a regression.\n"
+    "Every row also gives the smallest change it could detect (80% power).\n"
+    "Counted bytes and FLOPs: more than --tolerance plus both reports' noise is a regression;\n"
+    "DRAM writes are listed, not gated.\n"
     "Exit: 0 no regression, 1 a row is slower, failed, or moves/computes more, 2 unreadable\n"
     "or incompatible reports.\n";
 
@@ -32,6 +33,7 @@ struct CompareCliOptions {
   std::vector<std::string> reports;
   double tolerance_percent = 100 * kDefaultTolerance;
   double threshold_percent = 100 * kDefaultThreshold;
+  double process_noise_percent = 100 * kDefaultProcessNoise;
   bool allow_mismatch = false;
   std::string kernel_base;
   std::string kernel_head;
@@ -68,6 +70,7 @@ int run_compare(const CompareCliOptions& options) {
   CompareOptions compare;
   compare.tolerance = options.tolerance_percent / 100;
   compare.threshold = options.threshold_percent / 100;
+  compare.noise.process_noise = options.process_noise_percent / 100;
   compare.allow_mismatch = options.allow_mismatch;
   compare.kernel_base = options.kernel_base;
   compare.kernel_head = options.kernel_head;
@@ -107,6 +110,13 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
       ->capture_default_str();
   sub->add_option("--threshold", options->threshold_percent,
                   "Time: smallest change of the median that counts, in percent")
+      ->transform(strip_percent_sign)
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("PCT")
+      ->capture_default_str();
+  sub->add_option("--process-noise", options->process_noise_percent,
+                  "Time: run-to-run noise of one report that its rounds do not show (relative "
+                  "standard deviation), in percent")
       ->transform(strip_percent_sign)
       ->check(CLI::NonNegativeNumber)
       ->type_name("PCT")

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 
 #include "lib/core/compare_format.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/metric_catalog.hpp"
+#include "lib/core/noise_model.hpp"
 #include "lib/core/statistics.hpp"
 #include "lib/core/text.hpp"
 
@@ -29,44 +29,28 @@ double counter(const Row& row, const char* id) {
 std::string device_name(const Report& report) {
   return report.context.device ? report.context.device->name : std::string();
 }
-// ---- deterministic quantities ----
-
-struct QuantityDef {
-  const char* id;
-  const char* label;
-  const char* unit;
-  std::function<double(const Row&)> value;  // NaN when not measured
-};
-
-const std::vector<QuantityDef>& quantity_defs() {
-  static const std::vector<QuantityDef> kDefs = {
-      {"dram_bytes", "DRAM bytes", "bytes",
-       [](const Row& row) {
-         return counter(row, quantity::kDramRead) + counter(row, quantity::kDramWrite);
-       }},
-      {"l2_bytes", "L2 bytes", "bytes", [](const Row& row) { return counter(row, quantity::kL2); }},
-      {"l1_bytes", "L1 bytes", "bytes", [](const Row& row) { return counter(row, quantity::kL1); }},
-      {"shared_bytes", "shared bytes", "bytes",
-       [](const Row& row) { return counter(row, quantity::kShared); }},
-      {"tensor_flops", "tensor FLOPs", "flops",
-       [](const Row& row) {
-         const double mma = counter(row, quantity::kTensorMmaSync);
-         const double wgmma = counter(row, quantity::kTensorWgmma);
-         if (std::isnan(mma) && std::isnan(wgmma)) return kNaN;
-         return (std::isnan(mma) ? 0 : mma) + (std::isnan(wgmma) ? 0 : wgmma);
-       }},
-      {"fp16_flops", "FP16 FLOPs", "flops",
-       [](const Row& row) { return counter(row, quantity::kFp16Flops); }},
-      {"fp32_flops", "FP32 FLOPs", "flops",
-       [](const Row& row) { return counter(row, quantity::kFp32Flops); }},
-  };
-  return kDefs;
-}
+// ---- counted quantities ----
 
 bool has_work_counters(const Row& row) {
   for (const QuantityDef& def : quantity_defs())
-    if (!std::isnan(def.value(row))) return true;
+    if (!std::isnan(quantity_value(def, row).value)) return true;
   return false;
+}
+
+// Sum of the FLOP quantities both rows counted; NaN when none.
+std::pair<double, double> common_flops(const Row& base, const Row& head) {
+  double b = 0, h = 0;
+  bool any = false;
+  for (const QuantityDef& def : quantity_defs()) {
+    if (!def.flops) continue;
+    const double vb = quantity_value(def, base).value;
+    const double vh = quantity_value(def, head).value;
+    if (std::isnan(vb) || std::isnan(vh)) continue;
+    b += vb;
+    h += vh;
+    any = true;
+  }
+  return any ? std::pair{b, h} : std::pair{kNaN, kNaN};
 }
 
 void compare_quantities(const Row& base, const Row& head, const CompareOptions& options,
@@ -78,24 +62,47 @@ void compare_quantities(const Row& base, const Row& head, const CompareOptions& 
                         ": bytes and FLOPs not compared");
     return;
   }
+  const auto [flops_base, flops_head] = common_flops(base, head);
+  const bool total_flops_grew = flops_base > 0 && flops_head / flops_base - 1 > options.tolerance;
   for (const QuantityDef& def : quantity_defs()) {
-    const double b = def.value(base);
-    const double h = def.value(head);
-    if (std::isnan(b) && std::isnan(h)) continue;
-    if (std::isnan(b) || std::isnan(h)) {
-      out.notes.push_back(std::string(def.label) + " measured in " +
-                          (std::isnan(b) ? "head" : "base") + " only");
+    const QuantityValue b = quantity_value(def, base);
+    const QuantityValue h = quantity_value(def, head);
+    if (std::isnan(b.value) && std::isnan(h.value)) continue;
+    if (std::isnan(b.value) || std::isnan(h.value)) {
+      out.notes.push_back(def.label + " counted in " + (std::isnan(b.value) ? "head" : "base") +
+                          " only");
       continue;
     }
     QuantityChange change;
     change.id = def.id;
     change.label = def.label;
     change.unit = def.unit;
-    change.base = b;
-    change.head = h;
-    change.relative_change = b != 0 ? h / b - 1 : (h == 0 ? 0 : kInf);
-    change.beyond_tolerance = std::fabs(change.relative_change) > options.tolerance;
-    change.increased = change.beyond_tolerance && change.relative_change > 0;
+    change.kind = def.kind;
+    change.gated = def.gated();
+    change.base = b.value;
+    change.head = h.value;
+    change.base_counts = b.counts;
+    change.head_counts = h.counts;
+    change.base_spread = b.spread;
+    change.head_spread = h.spread;
+    change.relative_change = b.value != 0 ? h.value / b.value - 1 : (h.value == 0 ? 0 : kInf);
+    change.margin = def.gated() ? quantity_margin(def, b, h, options.tolerance, options.noise)
+                                : options.tolerance;
+    change.changed = std::fabs(change.relative_change) > change.margin;
+    if (change.changed && change.relative_change > 0 && def.gated()) {
+      if (b.value == 0) {
+        out.notes.push_back(def.label +
+                            " new in head (none in base): work on another pipe, "
+                            "not a regression by itself");
+      } else if (def.flops && !total_flops_grew) {
+        out.notes.push_back(def.label + " " + signed_percent(change.relative_change) +
+                            ", but the counted FLOPs of all pipes " +
+                            signed_percent(flops_head / flops_base - 1) +
+                            ": work moved between pipes");
+      } else {
+        change.increased = true;
+      }
+    }
     out.more_work = out.more_work || change.increased;
     out.quantities.push_back(change);
   }
@@ -118,52 +125,36 @@ void compare_quantities(const Row& base, const Row& head, const CompareOptions& 
 
 TimeComparison compare_time(const Timing& base, const Timing& head, const CompareOptions& options) {
   TimeComparison t;
-  t.base_samples = base.samples_seconds.size();
-  t.head_samples = head.samples_seconds.size();
-  t.base_median_seconds = base.median_seconds();
-  t.head_median_seconds = head.median_seconds();
-  t.base_min_seconds = base.min_seconds();
-  t.base_max_seconds = base.max_seconds();
-  t.head_min_seconds = head.min_seconds();
-  t.head_max_seconds = head.max_seconds();
-  t.base_relative_spread = base.relative_spread();
-  t.head_relative_spread = head.relative_spread();
-  t.relative_change = t.head_median_seconds / t.base_median_seconds - 1;
+  t.base = time_side(base);
+  t.head = time_side(head);
+  const double floor = options.noise.process_noise;
+  const DifferenceTest test =
+      difference_test(t.base.log_center, t.head.log_center, 2 * floor * floor);
+  t.relative_change = std::expm1(test.difference);
+  t.standard_error = test.standard_error;
+  t.df = test.df;
+  t.p_value = test.p_value;
   t.exceeds_threshold = std::fabs(t.relative_change) > options.threshold;
-  t.ranges_overlap =
-      !(t.base_max_seconds < t.head_min_seconds || t.head_max_seconds < t.base_min_seconds);
-  if (t.base_samples >= static_cast<std::size_t>(kMinSamplesForUTest) &&
-      t.head_samples >= static_cast<std::size_t>(kMinSamplesForUTest)) {
-    t.test = SignificanceTest::kMannWhitney;
-    t.p_value = mann_whitney_u(base.samples_seconds, head.samples_seconds).p_value;
-  } else {
-    t.test = SignificanceTest::kRanges;
-    t.p_value = t.ranges_overlap ? 1.0 : disjoint_ranges_p_value(t.base_samples, t.head_samples);
-  }
   t.significant = t.p_value < options.alpha;
+  // The smallest slowdown detected: the threshold applies to the relative change, the test to
+  // the logs.
+  t.detectable_change = std::expm1(minimum_detectable_difference(
+      t.standard_error, t.df, options.alpha, options.power, std::log1p(options.threshold)));
 
   const std::string change = signed_percent(t.relative_change);
   const std::string threshold = percent(options.threshold);
+  const std::string noise = "±" + format_fixed(100 * t.standard_error, 1) + "%";
   if (t.exceeds_threshold && t.significant) {
     t.verdict = t.relative_change > 0 ? Verdict::kSlower : Verdict::kFaster;
-  } else if (!t.exceeds_threshold && !t.significant) {
-    t.verdict = Verdict::kSame;
   } else if (t.exceeds_threshold) {
     t.verdict = Verdict::kAmbiguous;
-    std::string why;
-    if (t.test == SignificanceTest::kMannWhitney)
-      why = "Mann–Whitney " + p_text(t.p_value);
-    else if (t.ranges_overlap)
-      why = "the [min, max] ranges overlap";
-    else
-      why = "disjoint ranges but " + std::to_string(t.base_samples) + " + " +
-            std::to_string(t.head_samples) + " samples are too few, " + p_text(t.p_value);
-    t.note =
-        change + " exceeds the " + threshold + " threshold but is within the noise (" + why + ")";
+    t.note = change + " exceeds the " + threshold + " threshold but not the noise (" + noise +
+             ", " + p_text(t.p_value) + ")";
   } else {
-    t.verdict = Verdict::kAmbiguous;
-    t.note = change + " is significant (" + test_name(t.test) + " " + p_text(t.p_value) +
-             ") but below the " + threshold + " threshold";
+    t.verdict = Verdict::kSame;
+    if (t.significant)
+      t.note = "a real change of " + change + " (" + p_text(t.p_value) + "), below the " +
+               threshold + " threshold";
   }
   return t;
 }
@@ -190,13 +181,20 @@ std::string_view to_string(Verdict verdict) {
   return "?";
 }
 
-std::string_view to_string(SignificanceTest test) {
-  return test == SignificanceTest::kMannWhitney ? "mann-whitney" : "ranges";
-}
-
 std::size_t Comparison::count(Verdict verdict) const {
   return static_cast<std::size_t>(std::count_if(
       rows.begin(), rows.end(), [&](const RowComparison& r) { return r.verdict == verdict; }));
+}
+
+std::size_t Comparison::timed_count() const {
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const RowComparison& r) { return r.time; }));
+}
+
+std::size_t Comparison::detectable_count(double level) const {
+  return static_cast<std::size_t>(std::count_if(
+      rows.begin(), rows.end(),
+      [&](const RowComparison& r) { return r.time && r.time->detectable_change <= level; }));
 }
 
 std::size_t Comparison::more_work_count() const {
@@ -301,6 +299,19 @@ Comparison compare_reports(const Report& base, const Report& head, const Compare
     }
     c.rows.push_back(std::move(row));
   }
+  auto one_round = [&](bool base_side) {
+    return std::any_of(c.rows.begin(), c.rows.end(), [&](const RowComparison& r) {
+      return r.time && (base_side ? r.time->base : r.time->head).rounds == 0;
+    });
+  };
+  std::vector<std::string> one_round_origins;
+  if (one_round(true)) one_round_origins.push_back(base_origin);
+  if (one_round(false) && !(one_round(true) && head_origin == base_origin))
+    one_round_origins.push_back(head_origin);
+  for (const std::string& origin : one_round_origins)
+    c.notes.push_back(origin +
+                      " was timed in one round: its samples show within-run noise only (run "
+                      "with --rounds 2 or more)");
   for (std::size_t i : matching.only_base)
     c.only_base.push_back({base.rows[i].kernel, base.rows[i].workload, base.rows[i].spec_key});
   for (std::size_t i : matching.only_head)

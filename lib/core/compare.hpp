@@ -1,22 +1,21 @@
 // Comparing two reports (or two kernels of one report) row by row, for CI: a verdict per row
-// and an exit code that gates the merge.
+// and an exit code that gates the merge. The noise each verdict is judged against is
+// noise_model.hpp's; the statistics are statistics.hpp's.
 //
 // What is compared:
-//   - Deterministic quantities (counted bytes per memory level and FLOPs per pipe, from
-//     Row::counters) against a relative tolerance: more than `tolerance` more of any of them is
-//     a regression. Tensor FLOPs are compared as one total (mma.sync + wgmma), so moving work
-//     from one tensor instruction to the other is reported but is not a regression.
-//   - Time, statistically, from the per-repetition samples. A change counts when it is larger
-//     than the practical `threshold` (relative change of the median) AND larger than the noise
-//     of the two runs:
-//       * both sides with >= kMinSamplesForUTest samples: a two-sided Mann–Whitney U test, normal
-//         approximation with tie correction and continuity correction (mann_whitney_u below);
-//       * otherwise the spreads [min, max] must not overlap. Disjoint ranges are a test too: for
-//         n and m samples of one distribution the chance that they do not overlap is
-//         2 / C(n+m, n), so with too few samples (fewer than 4 a side) even disjoint ranges are
-//         not significant at alpha = 0.05.
-//     Verdicts: faster / slower (both), same (neither), ambiguous (one of the two; the note
-//     says which).
+//   - Time. Each side's time is the mean log of its round medians (TimeSide); the change is
+//     exp(head − base) − 1. It is tested with Welch's t on those logs, each side's between-round
+//     variance plus the process-noise floor of both (difference_test). A change counts when it
+//     exceeds the practical `threshold` AND p < alpha:
+//       faster / slower  both;  same  |change| <= threshold (a real but smaller change gets a
+//       note);  ambiguous  |change| > threshold but p >= alpha: this pair cannot tell.
+//     Every row also gets the smallest change it could have detected with probability `power`
+//     (minimum_detectable_difference).
+//   - Counted quantities (QuantityDef), when both sides counted them: a gated quantity that
+//     grows by more than quantity_margin (tolerance + both reports' noise) is "more work", a
+//     regression, except FLOPs of one pipe when the total counted FLOPs did not grow beyond the
+//     tolerance (work moved between pipes) and any quantity the base counted as 0 (new work on
+//     another pipe): those are notes.
 //   - Rows that stopped working (base ok, head incorrect / too_large / error) are `failed`, a
 //     regression; rows that the base could not judge are `not compared`.
 //
@@ -28,24 +27,25 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/core/noise_model.hpp"
 #include "lib/core/report.hpp"
 #include "lib/core/row_match.hpp"
 #include "lib/core/statistics.hpp"
 
 namespace roofline {
 
-inline constexpr double kDefaultTolerance = 0.01;    // deterministic quantities
-inline constexpr double kDefaultThreshold = 0.05;    // time, practical significance
+inline constexpr double kDefaultTolerance = 0.01;    // counted quantities
+inline constexpr double kDefaultThreshold = 0.04;    // time, practical significance
 inline constexpr double kSignificanceLevel = 0.05;   // alpha
+inline constexpr double kDefaultPower = 0.80;        // for the detectable change
 inline constexpr double kMaxClockDifference = 0.10;  // median SM clock, base vs head
-inline constexpr int kMinSamplesForUTest = 9;        // per side
-
-// ---- comparison ------------------------------------------------------------------------------
 
 struct CompareOptions {
   double tolerance = kDefaultTolerance;
   double threshold = kDefaultThreshold;
   double alpha = kSignificanceLevel;
+  double power = kDefaultPower;
+  NoiseModel noise;
   bool allow_mismatch = false;  // compare across devices / clocks anyway (with a warning)
   // Compare two kernels: base rows of `kernel_base` against head rows of `kernel_head`,
   // matched by workload and spec. Empty: rows are matched by kernel name too. When only one is
@@ -64,38 +64,39 @@ enum class Verdict {
 };
 std::string_view to_string(Verdict verdict);  // "faster", ..., "failed", "not compared"
 
-enum class SignificanceTest { kMannWhitney, kRanges };
-std::string_view to_string(SignificanceTest test);  // "mann-whitney", "ranges"
-
 struct TimeComparison {
-  std::size_t base_samples = 0;
-  std::size_t head_samples = 0;
-  double base_median_seconds = 0;
-  double head_median_seconds = 0;
-  double base_min_seconds = 0, base_max_seconds = 0;
-  double head_min_seconds = 0, head_max_seconds = 0;
-  double base_relative_spread = 0;  // Timing::relative_spread
-  double head_relative_spread = 0;
-  double relative_change = 0;  // head median / base median − 1: positive is slower
-  SignificanceTest test = SignificanceTest::kRanges;
-  double p_value = 1;
-  bool ranges_overlap = true;
+  TimeSide base;
+  TimeSide head;
+  double relative_change = 0;  // exp(head − base log centers) − 1: positive is slower
+  double standard_error = 0;   // of the log difference (about the relative change's)
+  double df = kInfiniteDf;     // Welch–Satterthwaite
+  double p_value = 1;          // two-sided
   bool exceeds_threshold = false;
   bool significant = false;
+  // Smallest slowdown (relative) this pair detects with probability `power` (never below the
+  // threshold).
+  double detectable_change = 0;
   Verdict verdict = Verdict::kSame;
-  std::string note;  // for ambiguous: which half of the rule failed
+  std::string note;  // ambiguous: why; same: a real change below the threshold
 };
 
-// One deterministic quantity, base vs head.
+// One counted quantity, base vs head.
 struct QuantityChange {
-  std::string id;     // "dram_bytes", "l2_bytes", "tensor_flops", "fp32_flops", ...
-  std::string label;  // "DRAM bytes"
+  std::string id;     // QuantityDef::id
+  std::string label;  // "L2 bytes"
   std::string unit;   // "bytes", "flops"
+  QuantityKind kind = QuantityKind::kExact;
+  bool gated = true;
   double base = 0;
   double head = 0;
+  std::size_t base_counts = 1;  // ranges behind each value
+  std::size_t head_counts = 1;
+  double base_spread = 0;  // (max − min) / value over those ranges
+  double head_spread = 0;
   double relative_change = 0;  // head / base − 1; +inf when base is 0 and head is not
-  bool beyond_tolerance = false;
-  bool increased = false;  // beyond tolerance and more: a regression
+  double margin = 0;           // relative growth beyond which a gated quantity counts as more
+  bool changed = false;        // |relative_change| beyond the margin (tolerance when not gated)
+  bool increased = false;      // more work: a regression
 };
 
 struct RowComparison {
@@ -110,7 +111,7 @@ struct RowComparison {
   std::optional<TimeComparison> time;
   std::vector<QuantityChange> quantities;  // every quantity both sides measured
   std::vector<std::string> notes;          // pipe shifts, quantities measured on one side only
-  bool more_work = false;                  // a quantity increased beyond tolerance
+  bool more_work = false;                  // a gated quantity increased beyond its margin
   bool regressed = false;                  // slower, failed, or more_work
 };
 
@@ -132,8 +133,12 @@ struct Comparison {
   std::vector<UnmatchedRow> only_base;
   std::vector<UnmatchedRow> only_head;
   std::vector<std::string> warnings;  // mismatches compared anyway (--allow-mismatch)
+  std::vector<std::string> notes;     // about the method, e.g. a report timed in one round
 
   std::size_t count(Verdict verdict) const;
+  // Rows with a time comparison, and how many of them could detect a change of `level`.
+  std::size_t timed_count() const;
+  std::size_t detectable_count(double level) const;
   std::size_t more_work_count() const;
   bool regressed() const;
   int exit_code() const;  // 1 when any row regressed, else 0

@@ -1,8 +1,10 @@
 #include "lib/core/compare_format.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "lib/core/statistics.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {
@@ -35,9 +37,6 @@ std::string time_text(double seconds) {
   if (seconds < 1) return format_fixed(seconds * 1e3, 3) + " ms";
   return format_fixed(seconds, 3) + " s";
 }
-std::string test_name(SignificanceTest test) {
-  return test == SignificanceTest::kMannWhitney ? "Mann–Whitney" : "ranges";
-}
 std::string row_name(const std::string& kernel, const Workload& workload) {
   return kernel + " " + workload.label();
 }
@@ -52,16 +51,19 @@ std::string time_cell(double median_seconds, double spread) {
 }
 
 std::string noise_cell(const TimeComparison& t) {
-  if (t.test == SignificanceTest::kMannWhitney) return "U " + p_text(t.p_value);
-  if (t.ranges_overlap) return "ranges overlap";
-  return "ranges disjoint, " + p_text(t.p_value);
+  return "±" + format_fixed(100 * t.standard_error, 1) + "%, " + p_text(t.p_value);
+}
+
+std::string detectable_cell(const TimeComparison& t) {
+  if (std::isnan(t.detectable_change)) return "-";
+  return "≥" + format_fixed(100 * t.detectable_change, 1) + "%";
 }
 
 std::string quantities_cell(const RowComparison& row) {
   if (row.quantities.empty()) return "-";
   std::vector<std::string> parts;
   for (const QuantityChange& q : row.quantities)
-    if (q.beyond_tolerance) parts.push_back(q.label + " " + signed_percent(q.relative_change));
+    if (q.changed) parts.push_back(q.label + " " + signed_percent(q.relative_change));
   return parts.empty() ? "=" : join(parts, ", ");
 }
 
@@ -87,13 +89,33 @@ std::string summary_line(const Comparison& c) {
   return out;
 }
 
+std::string detectable_line(const Comparison& c) {
+  const std::size_t timed = c.timed_count();
+  if (timed == 0) return "";
+  std::vector<double> changes;
+  for (const RowComparison& row : c.rows)
+    if (row.time) changes.push_back(row.time->detectable_change);
+  std::sort(changes.begin(), changes.end());
+  // The smallest whole percent that at least 90% of the rows could detect.
+  const std::size_t rank = (9 * timed + 9) / 10 - 1;
+  const double level = std::ceil(100 * changes[rank] - 1e-9) / 100;
+  return "this pair could detect a change of " + percent(level) + " or more on " +
+         std::to_string(c.detectable_count(level)) + " of " + std::to_string(timed) +
+         " rows (median " + format_fixed(100 * median(changes), 1) + "%, largest " +
+         format_fixed(100 * changes.back(), 1) + "%; α " + format_fixed(c.options.alpha, 2) +
+         ", power " + percent(c.options.power) + ")";
+}
+
 std::string method_line(const Comparison& c) {
-  return "time: median of the repetitions; a change counts when it exceeds " +
-         percent(c.options.threshold) +
-         " and the noise (Mann–Whitney U, α = " + format_fixed(c.options.alpha, 2) + ", from " +
-         std::to_string(kMinSamplesForUTest) +
-         " samples a side; else disjoint [min, max] ranges). Bytes and FLOPs: counted, " +
-         percent(c.options.tolerance) + " tolerance; more is a regression.";
+  return "time: mean log of the round medians, Welch's t with each report's between-round "
+         "variance and a process noise of " +
+         percent(c.options.noise.process_noise) + " per report; a change counts when it exceeds " +
+         percent(c.options.threshold) + " and p < " + format_fixed(c.options.alpha, 2) +
+         ". Bytes and FLOPs: counted; more than " + percent(c.options.tolerance) +
+         " plus both reports' noise (cache-dependent bytes: their spread, " +
+         percent(c.options.noise.cache_floor) + " and " +
+         format_si(c.options.noise.cache_floor_bytes) +
+         "B a side) is a regression; DRAM writes are listed, not gated.";
 }
 
 std::string side_text(const std::string& origin, const std::string& device, double clock_mhz) {

@@ -4,6 +4,7 @@
 
 #include "lib/core/compare_writers.hpp"
 #include "lib/core/json_write.hpp"
+#include "lib/core/statistics.hpp"
 
 namespace roofline {
 
@@ -11,7 +12,7 @@ std::string render_compare_json(const Comparison& c) {
   using nlohmann::json;
   json root;
   root["kind"] = "cuflash-roofline compare";
-  root["schema_version"] = 1;
+  root["schema_version"] = 2;
   root["base"] = {{"file", c.base_origin},
                   {"device", c.base_device.empty() ? json(nullptr) : json(c.base_device)},
                   {"median_sm_clock_mhz", json_number(c.base_sm_clock_mhz)}};
@@ -21,7 +22,10 @@ std::string render_compare_json(const Comparison& c) {
   root["options"] = {{"tolerance", c.options.tolerance},
                      {"threshold", c.options.threshold},
                      {"alpha", c.options.alpha},
-                     {"min_samples_for_u_test", kMinSamplesForUTest},
+                     {"power", c.options.power},
+                     {"process_noise", c.options.noise.process_noise},
+                     {"cache_floor", c.options.noise.cache_floor},
+                     {"cache_floor_bytes", c.options.noise.cache_floor_bytes},
                      {"allow_mismatch", c.options.allow_mismatch},
                      {"kernel_base", c.options.kernel_base},
                      {"kernel_head", c.options.kernel_head}};
@@ -35,10 +39,22 @@ std::string render_compare_json(const Comparison& c) {
   summary["more_work"] = c.more_work_count();
   summary["only_base"] = c.only_base.size();
   summary["only_head"] = c.only_head.size();
+  summary["timed"] = c.timed_count();
+  {
+    std::vector<double> detectable;
+    for (const RowComparison& row : c.rows)
+      if (row.time) detectable.push_back(row.time->detectable_change);
+    summary["detectable_change_median"] =
+        detectable.empty() ? json(nullptr) : json_number(median(detectable));
+    summary["detectable_change_max"] =
+        detectable.empty() ? json(nullptr)
+                           : json_number(*std::max_element(detectable.begin(), detectable.end()));
+  }
   summary["regressed"] = c.regressed();
   summary["exit_code"] = c.exit_code();
   root["summary"] = summary;
   root["warnings"] = c.warnings;
+  root["notes"] = c.notes;
   root["rows"] = json::array();
   for (const RowComparison& row : c.rows) {
     json r = {{"kernel_base", row.kernel_base},
@@ -52,22 +68,26 @@ std::string render_compare_json(const Comparison& c) {
               {"notes", row.notes}};
     if (row.time) {
       const TimeComparison& t = *row.time;
-      r["time"] = {{"base_samples", t.base_samples},
-                   {"head_samples", t.head_samples},
-                   {"base_median_seconds", json_number(t.base_median_seconds)},
-                   {"head_median_seconds", json_number(t.head_median_seconds)},
-                   {"base_min_seconds", json_number(t.base_min_seconds)},
-                   {"base_max_seconds", json_number(t.base_max_seconds)},
-                   {"head_min_seconds", json_number(t.head_min_seconds)},
-                   {"head_max_seconds", json_number(t.head_max_seconds)},
-                   {"base_relative_spread", json_number(t.base_relative_spread)},
-                   {"head_relative_spread", json_number(t.head_relative_spread)},
+      auto side = [](const TimeSide& s) {
+        return json{{"samples", s.samples},
+                    {"rounds", s.rounds},
+                    {"median_seconds", json_number(s.median_seconds)},
+                    {"min_seconds", json_number(s.min_seconds)},
+                    {"max_seconds", json_number(s.max_seconds)},
+                    {"relative_spread", json_number(s.relative_spread)},
+                    {"log_center", json_number(s.log_center.value)},
+                    {"log_center_variance", json_number(s.log_center.variance)},
+                    {"df", json_number(s.log_center.df)}};
+      };
+      r["time"] = {{"base", side(t.base)},
+                   {"head", side(t.head)},
                    {"relative_change", json_number(t.relative_change)},
-                   {"test", to_string(t.test)},
+                   {"standard_error", json_number(t.standard_error)},
+                   {"df", json_number(t.df)},
                    {"p_value", json_number(t.p_value)},
-                   {"ranges_overlap", t.ranges_overlap},
                    {"exceeds_threshold", t.exceeds_threshold},
                    {"significant", t.significant},
+                   {"detectable_change", json_number(t.detectable_change)},
                    {"verdict", to_string(t.verdict)},
                    {"note", t.note}};
     } else {
@@ -77,10 +97,17 @@ std::string render_compare_json(const Comparison& c) {
     for (const QuantityChange& q : row.quantities)
       r["quantities"].push_back({{"id", q.id},
                                  {"unit", q.unit},
+                                 {"kind", to_string(q.kind)},
+                                 {"gated", q.gated},
                                  {"base", json_number(q.base)},
                                  {"head", json_number(q.head)},
+                                 {"base_counts", q.base_counts},
+                                 {"head_counts", q.head_counts},
+                                 {"base_spread", json_number(q.base_spread)},
+                                 {"head_spread", json_number(q.head_spread)},
                                  {"relative_change", json_number(q.relative_change)},
-                                 {"beyond_tolerance", q.beyond_tolerance},
+                                 {"margin", json_number(q.margin)},
+                                 {"changed", q.changed},
                                  {"increased", q.increased}});
     root["rows"].push_back(std::move(r));
   }

@@ -50,23 +50,27 @@ std::string render_compare_markdown(const Comparison& c) {
       << "`\n\n";
   for (const std::string& warning : c.warnings)
     out << "> ⚠️ " << markdown_escape(warning) << "\n\n";
+  for (const std::string& note : c.notes) out << "> " << markdown_escape(note) << "\n\n";
   out << summary_line(c) << "\n\n";
+  if (const std::string line = detectable_line(c); !line.empty()) out << line << "\n\n";
 
   auto table = [&](const std::vector<const RowComparison*>& rows) {
-    out << "| verdict | kernel | workload | base | head | change | noise | bytes / FLOPs | note |\n"
-        << "|---|---|---|---:|---:|---:|---|---|---|\n";
+    out << "| verdict | kernel | workload | base | head | change | noise | detects | bytes / FLOPs "
+           "| "
+           "note |\n"
+        << "|---|---|---|---:|---:|---:|---|---:|---|---|\n";
     for (const RowComparison* row : rows) {
       out << "| " << verdict_badge(*row) << " | " << markdown_escape(kernel_cell(*row)) << " | "
           << markdown_escape(row->workload.label()) << " | ";
       if (row->time) {
         const TimeComparison& t = *row->time;
-        out << time_cell(t.base_median_seconds, t.base_relative_spread) << " | "
-            << time_cell(t.head_median_seconds, t.head_relative_spread) << " | "
+        out << time_cell(t.base.median_seconds, t.base.relative_spread) << " | "
+            << time_cell(t.head.median_seconds, t.head.relative_spread) << " | "
             << (row->verdict == Verdict::kSlower ? "**" + signed_percent(t.relative_change) + "**"
                                                  : signed_percent(t.relative_change))
-            << " | " << markdown_escape(noise_cell(t)) << " | ";
+            << " | " << markdown_escape(noise_cell(t)) << " | " << detectable_cell(t) << " | ";
       } else {
-        out << "- | - | - | - | ";
+        out << "- | - | - | - | - | ";
       }
       std::string quantities = markdown_escape(quantities_cell(*row));
       if (row->more_work) quantities = "**" + quantities + "**";

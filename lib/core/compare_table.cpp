@@ -14,21 +14,24 @@ std::string render_compare_table(const Comparison& c) {
       << "base: " << side_text(c.base_origin, c.base_device, c.base_sm_clock_mhz) << "\n"
       << "head: " << side_text(c.head_origin, c.head_device, c.head_sm_clock_mhz) << "\n";
   for (const std::string& warning : c.warnings) out << "warning: " << warning << "\n";
+  for (const std::string& note : c.notes) out << "note: " << note << "\n";
 
-  const std::vector<std::string> header = {"kernel", "workload", "base",        "head", "change",
-                                           "noise",  "verdict",  "bytes/FLOPs", "note"};
-  const std::vector<bool> right = {false, false, true, true, true, false, false, false, false};
+  const std::vector<std::string> header = {"kernel", "workload", "base",    "head",        "change",
+                                           "noise",  "detects",  "verdict", "bytes/FLOPs", "note"};
+  const std::vector<bool> right = {false, false, true,  true,  true,
+                                   false, true,  false, false, false};
   std::vector<std::vector<std::string>> cells;
   for (const RowComparison& row : c.rows) {
     std::vector<std::string> line = {kernel_cell(row), row.workload.label()};
     if (row.time) {
       const TimeComparison& t = *row.time;
-      line.push_back(time_cell(t.base_median_seconds, t.base_relative_spread));
-      line.push_back(time_cell(t.head_median_seconds, t.head_relative_spread));
+      line.push_back(time_cell(t.base.median_seconds, t.base.relative_spread));
+      line.push_back(time_cell(t.head.median_seconds, t.head.relative_spread));
       line.push_back(signed_percent(t.relative_change));
       line.push_back(noise_cell(t));
+      line.push_back(detectable_cell(t));
     } else {
-      line.insert(line.end(), {"-", "-", "-", "-"});
+      line.insert(line.end(), {"-", "-", "-", "-", "-"});
     }
     std::string verdict(to_string(row.verdict));
     if (row.regressed) verdict += " !";
@@ -60,6 +63,7 @@ std::string render_compare_table(const Comparison& c) {
   out << method_line(c) << "\n";
   if (c.regressed()) out << "!: regressed (slower, failed, or more bytes or FLOPs)\n";
   out << summary_line(c) << "\n";
+  if (const std::string line = detectable_line(c); !line.empty()) out << line << "\n";
   out << (c.regressed() ? "result: regression (exit 1)" : "result: no regression (exit 0)") << "\n";
   return out.str();
 }

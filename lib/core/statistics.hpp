@@ -1,31 +1,63 @@
-// Statistics for comparing measurements: pure functions on samples, no report types.
+// Statistics for comparing measurements: pure functions on samples and distributions, no report
+// types. Used by the noise model (noise_model.hpp) and the verdicts (compare.hpp).
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace roofline {
 
-// Median; NaN for an empty sample.
-double median(std::vector<double> values);
+inline constexpr double kInfiniteDf = std::numeric_limits<double>::infinity();
 
-struct MannWhitneyResult {
-  double u = 0;        // U of the first sample: pairs (a, b) with a > b, ties counting 1/2
-  double z = 0;        // standardised, continuity-corrected; sign: positive when a tends larger
-  double p_value = 1;  // two-sided
+// Median (the mean of the two middle values for an even count); NaN for an empty sample.
+double median(std::vector<double> values);
+// Arithmetic mean; NaN for an empty sample.
+double mean(const std::vector<double>& values);
+// Unbiased sample variance (n − 1 in the denominator); NaN for fewer than two values.
+double sample_variance(const std::vector<double>& values);
+
+// Standard normal distribution: P(Z <= z), and its inverse for 0 < p < 1.
+double normal_cdf(double z);
+double normal_quantile(double p);
+
+// Regularised incomplete beta function I_x(a, b), a, b > 0, 0 <= x <= 1 (continued fraction).
+double incomplete_beta(double a, double b, double x);
+
+// Student's t distribution with `df` > 0 degrees of freedom (kInfiniteDf: the normal):
+// P(T <= t), and its inverse for 0 < p < 1.
+double student_t_cdf(double t, double df);
+double student_t_quantile(double p, double df);
+
+// An estimate with the variance of its error and that variance's degrees of freedom
+// (kInfiniteDf for a variance known in advance).
+struct Estimate {
+  double value = 0;
+  double variance = 0;
+  double df = kInfiniteDf;
 };
 
-// Two-sided Mann–Whitney U test (Wilcoxon rank-sum) with the normal approximation:
-//   ranks of the pooled samples, ties given their average rank;
-//   U = R_a − n(n+1)/2;  mean n·m/2;
-//   variance n·m/12 · ((N+1) − Σ(t³ − t) / (N(N−1))), N = n+m, t = size of each tie group;
-//   z = (|U − mean| − 1/2) / sd (continuity correction, not below 0);  p = erfc(z / √2).
-// p = 1 when either sample is empty or every value is tied. Adequate from about 8 samples a
-// side.
-MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector<double>& b);
+// Estimate of a mean from a sample: the sample mean, variance s²/n with n − 1 degrees of
+// freedom. One value: variance 0 with 0 degrees of freedom (unknown noise).
+Estimate mean_estimate(const std::vector<double>& values);
 
-// Probability that n and m samples of one continuous distribution have disjoint [min, max]
-// ranges: 2 / C(n+m, n). 1 when either side is empty.
-double disjoint_ranges_p_value(std::size_t n, std::size_t m);
+// Test of head.value − base.value against 0 when the two errors are independent and
+// `extra_variance` (known, e.g. a noise floor) adds to them: Welch's t with the
+// Welch–Satterthwaite degrees of freedom (terms with infinite df add to the variance only).
+struct DifferenceTest {
+  double difference = 0;      // head − base
+  double standard_error = 0;  // sqrt of the summed variances
+  double df = kInfiniteDf;
+  double t = 0;        // difference / standard_error (0 when both are 0)
+  double p_value = 1;  // two-sided
+};
+DifferenceTest difference_test(const Estimate& base, const Estimate& head,
+                               double extra_variance = 0);
+
+// Smallest true difference that a difference_test with this standard error and df detects with
+// probability `power`, when detection needs both p < alpha and |difference| > threshold:
+//   max(threshold, t(1 − alpha/2) · se) + t(power) · se.
+double minimum_detectable_difference(double standard_error, double df, double alpha, double power,
+                                     double threshold);
 
 }  // namespace roofline
