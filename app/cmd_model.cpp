@@ -39,7 +39,7 @@ int run_model(const ModelOptions& options, const GlobalOptions& global) {
         row.kernel = kernel;
         row.workload = workload;
         row.spec_key = spec.key;
-        row.prediction = predict(find_kernel_model(kernel), workload);
+        row.prediction = predict(find_kernel_model(kernel), workload, spec);
         row.message =
             unsupported_reason(find_kernel_model(kernel), workload, spec.compute_capability);
         if (!row.message.empty()) row.status = RowStatus::kUnsupported;

@@ -11,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/model.hpp"
 #include "lib/core/output.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/device.hpp"
@@ -140,6 +141,9 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   report.specs.push_back(choice.spec);
   for (Row& row : result.rows) {
     row.spec_key = choice.spec.key;
+    // The model's DRAM bytes for the GPU the kernels ran on (its L2 and SMs): what the counters
+    // should see, and the base a projection scales from.
+    row.prediction = predict(find_kernel_model(row.kernel), row.workload, choice.measured);
     report.rows.push_back(std::move(row));
   }
   options.ceilings.apply(report, calibrations);

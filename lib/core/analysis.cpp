@@ -60,8 +60,8 @@ PathChoice choose_path(const Row& row, const KernelModel* model) {
   if (model == nullptr)
     return {ComputePath::kTensorFp16, TensorInstruction::kNone, row.prediction.model_flops,
             Source::kModel, "unknown kernel: tensor FP16 assumed"};
-  return {model->path, model->instruction, row.prediction.model_flops, Source::kModel,
-          "model: the kernel's path"};
+  return {model->path, model->instruction_for(row.workload.head_dim), row.prediction.model_flops,
+          Source::kModel, "model: the kernel's path"};
 }
 
 const KernelModel* try_model(const std::string& name) {
@@ -84,7 +84,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   a.path_note = choice.note;
   if (choice.instruction == TensorInstruction::kNone && model != nullptr &&
       choice.path == model->path && choice.source == Source::kModel)
-    a.ceiling = binding_ceiling(*model, spec);
+    a.ceiling = binding_ceiling(*model, spec, row.workload.head_dim);
   else
     a.ceiling = spec.ceiling(choice.path, choice.instruction);
   if (a.ceiling == nullptr && choice.instruction != TensorInstruction::kNone) {

@@ -1,5 +1,5 @@
-// The analytic model of each bundled kernel family, term by term, after the seed document
-// ("Roofline analysis", sections 3 and 4), counted in bytes (2 per FP16 element) and FLOPs
+// The analytic model of each bundled kernel family, term by term, after the CuFlash-Attn v0.3.0
+// roofline analysis (its sections 3 and 4), counted in bytes (2 per FP16 element) and FLOPs
 // (an FMA is 2).
 //
 // Three FLOP counts are kept apart:
@@ -7,10 +7,15 @@
 //     causal, backward 2.5× forward. What users compare TFLOP/s with.
 //   - model: what this kernel family actually computes (standard attention's cuBLAS GEMMs
 //     compute the whole N×N square even under a causal mask; flash kernels compute whole
-//     diagonal tiles; the seed's 5·N² softmax term).
+//     diagonal tiles; the v0.3.0 analysis's 5·N² softmax term).
 //   - measured (not here): what the counters saw, in lib/gpu.
-// Bytes: the model's DRAM traffic (every tensor the algorithm streams, K/V once per query tile
-// for flash), and the compulsory lower bound (each input read once, each output written once).
+// DRAM bytes, three ways:
+//   - no reuse: the v0.3.0 analysis's formulas, every tensor streamed from DRAM each time the
+//     algorithm reads it (K/V once per query tile for flash); an upper bound.
+//   - cache-aware: the same streams given the L2 capacity and SM count of the GPU the kernel is
+//     judged for (cache_model.hpp): which re-reads L2 serves. What `model` and
+//     `run --no-counters` judge with, when a spec is given.
+//   - compulsory: each input of the kernel read once, each output written once; a lower bound.
 #pragma once
 
 #include <string>
@@ -50,6 +55,21 @@ struct KernelModel {
   std::vector<int> head_dims = {32, 64, 128};
   std::string head_dim_limit = "";  // why other head dims are missing (one clause)
   bool has_backward = true;
+  // CTAs resident per SM (from the kernels' __launch_bounds__ and shared memory on sm_90), per
+  // pass: how many tiles share L2 at a time in the cache-aware model.
+  int fwd_ctas_per_sm = 1;
+  int bwd_ctas_per_sm = 1;
+  // The tensor-core kernel computes whole 32-row warp blocks of a query tile and whole key tiles
+  // past N (rows past N read as zeros): the FLOPs the counters see at small N.
+  bool computes_padding = false;
+  // Where the kernel's instruction depends on the head dimension: the one used at d <= 64
+  // (kNone: `instruction` at every d).
+  TensorInstruction instruction_small_d = TensorInstruction::kNone;
+
+  TensorInstruction instruction_for(int head_dim) const {
+    return head_dim <= 64 && instruction_small_d != TensorInstruction::kNone ? instruction_small_d
+                                                                             : instruction;
+  }
 
   const TileShape& tiles(int head_dim) const {
     return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
@@ -70,13 +90,22 @@ struct ModelTerm {
 struct Prediction {
   double algorithmic_flops = 0;
   double model_flops = 0;
+  // The model's DRAM estimate: cache-aware when predicted for a spec, else the no-reuse bound.
   double model_dram_bytes = 0;
+  std::string dram_model;  // which of the two, and the cache it assumed
+  double no_reuse_dram_bytes = 0;
   double compulsory_dram_bytes = 0;
+  std::string compulsory_formula;
   std::vector<ModelTerm> flop_terms;
-  std::vector<ModelTerm> byte_terms;
+  std::vector<ModelTerm> byte_terms;              // no-reuse terms
+  std::vector<ModelTerm> cache_aware_byte_terms;  // empty without a spec
 };
 
+// Without a spec: DRAM bytes are the no-reuse bound.
 Prediction predict(const KernelModel& kernel, const Workload& workload);
+// With the spec of the GPU the kernel is judged for: cache-aware DRAM bytes (its L2 capacity
+// and SM count).
+Prediction predict(const KernelModel& kernel, const Workload& workload, const GpuSpec& spec);
 
 // Empty when `kernel` runs `workload` on a GPU of compute capability `compute_capability`
 // ("9.0"; empty when unknown, which checks the shape alone), else one sentence saying why not.
@@ -88,6 +117,7 @@ double algorithmic_flops(const Workload& workload);
 
 // The ceiling a kernel is judged against on a spec: its path, with its tensor instruction
 // where the spec distinguishes them. nullptr when the spec has no ceiling for the path.
-const ComputeCeiling* binding_ceiling(const KernelModel& kernel, const GpuSpec& spec);
+const ComputeCeiling* binding_ceiling(const KernelModel& kernel, const GpuSpec& spec,
+                                      int head_dim = 128);
 
 }  // namespace roofline

@@ -222,6 +222,17 @@ Row read_row(const Reader& r, const json& j, const std::string& where) {
   row.prediction.compulsory_dram_bytes = r.num(m, mw, "compulsory_dram_bytes");
   row.prediction.flop_terms = read_terms(r, r.at(m, mw, "flop_terms"), mw + ".flop_terms", "flops");
   row.prediction.byte_terms = read_terms(r, r.at(m, mw, "byte_terms"), mw + ".byte_terms", "bytes");
+  // Added with the cache-aware model; reports written before it lack them (then the DRAM
+  // estimate was the no-reuse bound).
+  row.prediction.no_reuse_dram_bytes = m.contains("no_reuse_dram_bytes")
+                                           ? r.num(m, mw, "no_reuse_dram_bytes")
+                                           : row.prediction.model_dram_bytes;
+  if (m.contains("dram_model")) row.prediction.dram_model = r.str(m, mw, "dram_model");
+  if (m.contains("compulsory_formula"))
+    row.prediction.compulsory_formula = r.str(m, mw, "compulsory_formula");
+  if (m.contains("cache_aware_byte_terms"))
+    row.prediction.cache_aware_byte_terms = read_terms(r, r.at(m, mw, "cache_aware_byte_terms"),
+                                                       mw + ".cache_aware_byte_terms", "bytes");
 
   const json& t = r.at(j, where, "timing");
   if (!t.is_null()) {
@@ -347,9 +358,13 @@ json report_to_json(const Report& report) {
     r["model"] = {{"algorithmic_flops", p.algorithmic_flops},
                   {"flops", p.model_flops},
                   {"dram_bytes", p.model_dram_bytes},
+                  {"dram_model", p.dram_model},
+                  {"no_reuse_dram_bytes", p.no_reuse_dram_bytes},
                   {"compulsory_dram_bytes", p.compulsory_dram_bytes},
+                  {"compulsory_formula", p.compulsory_formula},
                   {"flop_terms", terms_json(p.flop_terms, "flops")},
-                  {"byte_terms", terms_json(p.byte_terms, "bytes")}};
+                  {"byte_terms", terms_json(p.byte_terms, "bytes")},
+                  {"cache_aware_byte_terms", terms_json(p.cache_aware_byte_terms, "bytes")}};
     if (row.timing) {
       const Timing& t = *row.timing;
       r["timing"] = {{"samples_seconds", t.samples_seconds},

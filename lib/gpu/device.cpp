@@ -125,6 +125,7 @@ SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, i
                        const std::optional<std::string>& requested) {
   const GpuSpec* own = registry.find_for_device(device.name);
   SpecChoice choice;
+  choice.measured = own != nullptr ? *own : derived_spec(device, ordinal);
   if (requested) {
     choice.spec = registry.find(*requested);
     choice.projection = own == nullptr || own->key != choice.spec.key;
@@ -133,11 +134,8 @@ SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, i
                     choice.spec.name + " peaks";
     return choice;
   }
-  if (own != nullptr) {
-    choice.spec = *own;
-    return choice;
-  }
-  choice.spec = derived_spec(device, ordinal);
+  choice.spec = choice.measured;
+  if (own != nullptr) return choice;
   choice.note = "no spec file names \"" + device.name +
                 "\": judged against peaks derived from its properties (approximate); pass "
                 "--spec FILE (or --gpu NAME) for a reviewed spec";

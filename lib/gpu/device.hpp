@@ -17,6 +17,7 @@ DeviceInfo detect_device(int ordinal);
 struct SpecChoice {
   GpuSpec spec;
   bool projection = false;  // judged against another GPU than the one measured
+  GpuSpec measured;         // the device's own spec (derived when no file names it)
   std::string note;         // what to tell the user (empty when nothing to say)
 };
 SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, int ordinal,

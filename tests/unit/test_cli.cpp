@@ -8,7 +8,7 @@
 
 using namespace roofline;
 
-TEST_CASE("cli: model reproduces the seed's FLOP column and A100 ridge") {
+TEST_CASE("cli: model reproduces the v0.3.0 analysis's FLOP column and A100 ridge") {
   const CliResult r = cli({"model", "--gpu", "a100", "--no-causal", "--json", "-"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);

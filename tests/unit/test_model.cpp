@@ -26,8 +26,9 @@ std::string validation_error(const Workload& w) {
 }
 }  // namespace
 
-TEST_CASE("model: the seed's theoretical FLOP column is the non-causal count") {
-  // Seed §5.1 labels these rows causal, but 2.15, 34.4, 137.4, 549.8 GFLOP are 4·B·H·N²·d.
+TEST_CASE("model: the v0.3.0 analysis's theoretical FLOP column is the non-causal count") {
+  // The v0.3.0 analysis's §5.1 labels these rows causal, but 2.15, 34.4, 137.4, 549.8 GFLOP are
+  // 4·B·H·N²·d.
   CHECK(algorithmic_flops(seed_workload(1024, false)) / 1e9 ==
         doctest::Approx(2.147).epsilon(1e-3));
   CHECK(algorithmic_flops(seed_workload(4096, false)) / 1e9 ==
@@ -44,7 +45,7 @@ TEST_CASE("model: the seed's theoretical FLOP column is the non-causal count") {
 
 TEST_CASE("model: standard attention, term by term") {
   const Prediction p = predict(find_kernel_model("standard"), seed_workload(1024, false));
-  // FLOPs: two N×N×d GEMMs (4·B·H·N²·d) plus the seed's 5·B·H·N² for softmax.
+  // FLOPs: two N×N×d GEMMs (4·B·H·N²·d) plus the v0.3.0 analysis's 5·B·H·N² for softmax.
   CHECK(p.model_flops == 2147483648.0 + 41943040.0);
   // Bytes: Q, K, V, O (4 × 1 MiB) and S, P each written and read (4 × 16 MiB).
   CHECK(p.model_dram_bytes == 4194304.0 + 67108864.0);
@@ -75,12 +76,17 @@ TEST_CASE("model: flash attention reloads K and V once per query tile") {
   CHECK(causal.model_dram_bytes == 2097152.0 + 16777216.0 * 36 / 64 + 32768.0);
 }
 
-TEST_CASE("model: ragged N counts only real rows") {
-  const KernelModel& flash = find_kernel_model("flash-v2");
-  const Prediction p = predict(flash, seed_workload(1000, false));
-  CHECK(p.model_flops == 4.0 * 8 * 1000 * 1000 * 64);
-  const Prediction one = predict(flash, seed_workload(1, true));
-  CHECK(one.model_flops == 4.0 * 8 * 64);
+TEST_CASE("model: ragged N: flash-v1 counts real rows, flash-v2 the padding it computes") {
+  const KernelModel& v1 = find_kernel_model("flash-v1");
+  CHECK(predict(v1, seed_workload(1000, false)).model_flops == 4.0 * 8 * 1000 * 1000 * 64);
+  CHECK(predict(v1, seed_workload(1, true)).model_flops == 4.0 * 8 * 64);
+  // flash-v2 computes whole 32-row warp blocks and whole 64-key tiles (the counters at N = 1
+  // on the H200 saw 32 × Bc scores per head): N = 1000 → 1024 × 1024, N = 1 → 32 × 64.
+  const KernelModel& v2 = find_kernel_model("flash-v2");
+  CHECK(predict(v2, seed_workload(1000, false)).model_flops == 4.0 * 8 * 1024 * 1024 * 64);
+  CHECK(predict(v2, seed_workload(1, true)).model_flops == 4.0 * 8 * 32 * 64 * 64);
+  // Bytes never count padding.
+  CHECK(predict(v2, seed_workload(1, true)).no_reuse_dram_bytes == 4.0 * 8 * 64 * 2 + 8 * 4);
 }
 
 TEST_CASE("model: backward passes") {
@@ -92,7 +98,8 @@ TEST_CASE("model: backward passes") {
   const Prediction v1 =
       predict(find_kernel_model("flash-v1"), seed_workload(4096, false, Pass::kBackward));
   CHECK(v1.model_flops == doctest::Approx(1.4 * v1.algorithmic_flops));
-  CHECK(flash.compulsory_dram_bytes == 7 * 8 * 4096.0 * 64 * 2);
+  // Q, K, V, O, dO and LSE read, dQ, dK, dV written.
+  CHECK(flash.compulsory_dram_bytes == 8 * 8 * 4096.0 * 64 * 2 + 8 * 4096.0 * 4);
   const Prediction standard =
       predict(find_kernel_model("standard"), seed_workload(4096, false, Pass::kBackward));
   CHECK(standard.model_flops == 8.0 * 8 * 4096 * 4096 * 64 + 4.0 * 8 * 4096 * 4096);

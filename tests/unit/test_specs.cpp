@@ -52,7 +52,7 @@ TEST_CASE("specs: every shipped file loads, with sources and the ceilings the to
   }
 }
 
-TEST_CASE("specs: short names resolve to the datasheet parts the seed uses") {
+TEST_CASE("specs: short names resolve to the datasheet parts the v0.3.0 analysis uses") {
   const SpecRegistry registry = shipped();
   const GpuSpec& a100 = registry.find("a100");
   CHECK(a100.key == "a100-sxm4-80gb");
@@ -71,7 +71,7 @@ TEST_CASE("specs: short names resolve to the datasheet parts the seed uses") {
   CHECK(v100.ceiling(ComputePath::kFp16CudaCore)->peak_tflops == doctest::Approx(31.4));
 }
 
-TEST_CASE("specs: ridge points of the seed's section 2") {
+TEST_CASE("specs: ridge points of the v0.3.0 analysis's section 2") {
   const SpecRegistry registry = shipped();
   auto ridge = [&](const char* name) {
     const GpuSpec& spec = registry.find(name);

@@ -1,0 +1,53 @@
+// How much of a kernel's re-read traffic an L2 cache of a given capacity serves: the pieces the
+// cache-aware DRAM model (model.cpp) is built from. Pure functions, bytes in and bytes out.
+//
+// The picture: a grid of CTAs, `ctas_per_head` per head, launched head after head (the tile
+// index is blockIdx.x, the head blockIdx.y), `resident_ctas` of them on the GPU at a time. Every
+// CTA of a head streams a prefix of the same per-head operand (K and V for a query-tile CTA,
+// Q, dO, LSE and D for a key-tile CTA), from its first row, at about the same pace as the
+// others. So the CTAs of one head that are resident together share each row while it is in
+// L2: the group reads it from DRAM once. A later group of CTAs of the same head (the next
+// "wave") finds the rows still in L2 only if what the whole GPU touched in between, about one
+// wave's footprint, fits.
+//
+// L2 capacity for reuse: data read by every SM may be held in both halves of a partitioned L2
+// (A100, H100, H200), so between half of it and all of it is usable. A footprint below half the
+// L2 is taken to hit, one above the whole L2 to miss (LRU-like streaming evicts the oldest
+// lines first), and the hit fraction falls linearly in between.
+#pragma once
+
+#include <functional>
+
+namespace roofline {
+
+// Fraction of re-reads served by L2 when `footprint_bytes` were touched since the last use.
+double l2_hit_fraction(double footprint_bytes, double l2_bytes);
+
+struct StreamedOperand {
+  long long heads = 1;          // B·H
+  long long ctas_per_head = 1;  // grid.x
+  long long resident_ctas = 1;  // SMs × CTAs per SM
+  // Rows of the operand the CTA at launch position x (0-based, within its head) streams. Must
+  // not increase with x (the kernels launch their longest CTAs first).
+  std::function<double(long long x)> rows;
+  double read_row_bytes = 0;  // read-only bytes per streamed row
+  double rmw_row_bytes = 0;   // accumulator bytes per row: read, and written back when evicted
+  double own_cta_bytes = 0;   // each CTA's own traffic (its tile in and out): adds to footprints
+  // First touch of the accumulator: fraction that misses (it was just cleared by another
+  // kernel, so it may still be in L2).
+  double rmw_first_touch_miss = 1;
+};
+
+struct StreamedTraffic {
+  double read_bytes = 0;
+  double write_bytes = 0;
+  double waves = 0;               // groups of resident CTAs
+  double max_wave_footprint = 0;  // bytes, the largest of one wave
+  double first_touch_bytes = 0;   // what a perfect cache would still read (each row once)
+};
+
+// DRAM traffic of the streamed operand under the picture above (waves in launch order; only the
+// head a wave shares with the previous one can reuse its rows).
+StreamedTraffic stream_through_l2(const StreamedOperand& operand, double l2_bytes);
+
+}  // namespace roofline
