@@ -13,6 +13,7 @@
 #include "lib/core/errors.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/output.hpp"
+#include "lib/core/text.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/device.hpp"
 #include "lib/gpu/runner.hpp"
@@ -87,6 +88,19 @@ std::map<std::string, double> parse_test_aid(const std::vector<std::string>& val
   return out;
 }
 
+// "no point of the sweep could run: 3 too_large (standard B100000 H64 N4096 d64 causal fwd:
+// needs ...)": the statuses counted, the first row's reason.
+std::string nothing_ran(const std::vector<Row>& rows) {
+  std::map<std::string, int> by_status;
+  for (const Row& row : rows) ++by_status[std::string(to_string(row.status))];
+  std::vector<std::string> counts;
+  for (const auto& [status, count] : by_status)
+    counts.push_back(std::to_string(count) + " " + status);
+  const Row& first = rows.front();
+  return "no point of the sweep could run: " + join(counts, ", ") + " (first: " + first.kernel +
+         " " + first.workload.label() + ": " + first_line(first.message) + ")";
+}
+
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   options.output.check();
   if (!options.save_counter_data.empty())
@@ -130,6 +144,9 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
 
   gpu::RunResult result = gpu::run_sweep(points, run);
   progress.reset();
+  if (!result.rows.empty() && std::none_of(result.rows.begin(), result.rows.end(),
+                                           [](const Row& row) { return row.timing.has_value(); }))
+    throw InputError(nothing_ran(result.rows));
 
   Report report;
   report.context = make_context("run");

@@ -382,8 +382,8 @@ cudaError_t standard_forward(const AttentionShape& shape, const AttentionBuffers
 }
 
 // Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (four GEMMs here: the
-// forward's P is reused, so S is not recomputed); minimum DRAM bytes = 2·B·H·N·d·(5 reads +
-// 3 writes); this kernel also moves P, dP and dS (about 10·B·H·N² bytes).
+// forward's P is reused, so S is not recomputed); compulsory DRAM bytes = 2·B·H·N·d·(4 reads:
+// Q, K, V, dO + 3 writes: dQ, dK, dV); it also moves P, dP, dS (≈ 7·2·B·H·N² bytes).
 cudaError_t standard_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream) {
   cudaError_t status = cudaSuccess;

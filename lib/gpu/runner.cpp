@@ -16,6 +16,7 @@
 #include "lib/core/metric_catalog.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/text.hpp"
+#include "lib/core/verification.hpp"
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device.hpp"
 #include "lib/gpu/device_memory.hpp"
@@ -293,31 +294,17 @@ class SweepRunner {
       outputs = {{"dq", &arena_.d_q, exact.d_q, fp16.d_q},
                  {"dk", &arena_.d_k, exact.d_k, fp16.d_k},
                  {"dv", &arena_.d_v, exact.d_v, fp16.d_v}};
-    Verification v;
-    v.passed = true;
-    double worst_ratio = -1;
+    std::vector<OutputErrors> errors;
     for (const Output& out : outputs) {
       const std::size_t count = s.tensor / 2;
       const auto kernel_err = error_stats(out.test->get(), nullptr, out.ref, count);
       const auto fp16_err = error_stats(nullptr, out.ref16, out.ref, count);
-      const double rel = kernel_err[1] / std::max(kernel_err[2], 1e-30);
-      const double rel16 = fp16_err[1] / std::max(fp16_err[2], 1e-30);
-      // flash-attention's rule: at most 2× the error of a plain FP16 implementation.
-      const bool ok =
-          std::isfinite(rel) && rel <= 2 * rel16 + 1e-6 && kernel_err[0] <= 2 * fp16_err[0] + 1e-5;
-      const double ratio = rel / std::max(rel16, 1e-30);
-      if (!ok || ratio > worst_ratio) {
-        if (!ok || v.passed) {
-          worst_ratio = ratio;
-          v.relative_l2_error = rel;
-          v.max_abs_error = kernel_err[0];
-          v.fp16_relative_l2_error = rel16;
-          v.fp16_max_abs_error = fp16_err[0];
-          v.worst_output = out.name;
-        }
-      }
-      v.passed = v.passed && ok;
+      errors.push_back(
+          {out.name, count, kernel_err[0], kernel_err[1], kernel_err[2], fp16_err[0], fp16_err[1]});
     }
+    // flash-attention's rule (at most 2× the error of a plain FP16 implementation) with an
+    // absolute floor scaled to the outputs' magnitude (lib/core/verification.hpp).
+    const Verification v = judge_verification(errors);
     return v;
   }
 
@@ -369,10 +356,7 @@ class SweepRunner {
         row.verification = verify(i, s);
         if (!row.verification->passed) {
           row.status = RowStatus::kIncorrect;
-          row.message = "error " + format_fixed(row.verification->relative_l2_error * 1e3, 3) +
-                        "e-3 in " + row.verification->worst_output +
-                        " exceeds 2× the FP16 reference's " +
-                        format_fixed(row.verification->fp16_relative_l2_error * 1e3, 3) + "e-3";
+          row.message = describe_failure(*row.verification);
         }
       }
       progress(i, "timing");
