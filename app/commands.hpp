@@ -22,5 +22,6 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_compare(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_plot(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_metrics(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code);
 
 }  // namespace roofline::app

@@ -3,7 +3,7 @@
 # counters with Nsight Compute, compare the cost with ncu's, benchmark against PyTorch.
 #
 #   scripts/device_check.sh [stages...]
-#   stages (default all, in this order): build test sanitize fixture fidelity cost bench
+#   stages (default all, in this order): build test sanitize fixture fidelity cost calibrate bench
 #
 # Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
 # tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
@@ -17,7 +17,7 @@ work="${WORK_DIR:-/tmp/device-check}"
 rm -rf "$work"
 mkdir -p "$final" "$work"
 out="$work"
-stages="${*:-build test sanitize fixture fidelity cost bench}"
+stages="${*:-build test sanitize fixture fidelity cost calibrate bench}"
 build="${BUILD_DIR:-$repo/build/device}"
 export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
 export PYTHONUNBUFFERED=1
@@ -120,6 +120,39 @@ print(f"  ncu our-list / ours: {met / ours:.1f}x whole run, {(met - plain) / max
 PY
 fi
 
+if has calibrate; then
+  # Measured ceilings, twice (agreement between runs), each with its wall time; then one
+  # sweep judged against them.
+  for i in 1 2; do
+    t=$(seconds)
+    "$tool" calibrate -o "$out/calibration_$i.json" >"$out/calibrate_$i.txt" 2>"$out/calibrate_$i.err"
+    note "calibrate run $i: rc=$? in $(elapsed "$t") s (whole process)"
+  done
+  cat "$out/calibrate_1.txt" | tee -a "$summary"
+  python3 - "$out/calibration_1.json" "$out/calibration_2.json" <<'PY' | tee -a "$summary"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"calibration agreement ({a['device']['name']}, spec {a['spec']}):")
+print(f"  {'kernel':<12} {'run 1':>10} {'run 2':>10} {'unit':<8} {'diff':>7}  {'MHz 1':>6} {'MHz 2':>6}")
+rate = lambda m: m["work"] / sorted(m["samples_seconds"])[len(m["samples_seconds"]) // 2]
+mb = {m["id"]: m for m in b["measurements"]}
+for m in a["measurements"]:
+    n = mb.get(m["id"])
+    if n is None:
+        continue
+    unit, scale = ("TFLOP/s", 1e12) if m["unit"] == "flops" else ("GB/s", 1e9)
+    r1, r2 = rate(m) / scale, rate(n) / scale
+    print(f"  {m['id']:<12} {r1:10.1f} {r2:10.1f} {unit:<8} {100 * (r2 - r1) / r1:+6.2f}%"
+          f"  {m['sm_clock_mhz']:6.0f} {n['sm_clock_mhz']:6.0f}")
+print(f"  durations: {a['duration_seconds']:.1f} s, {b['duration_seconds']:.1f} s (measuring only)")
+PY
+  "$tool" run --no-counters --seq 16384 --kernel flash-v2,standard --no-causal --ceilings calibrated \
+    --calibration "$out/calibration_1.json" --json "$out/run_calibrated.json" \
+    >"$out/run_calibrated.txt" 2>&1
+  note "run --ceilings calibrated: rc=$?"
+  cat "$out/run_calibrated.txt" | tee -a "$summary"
+fi
+
 if has bench; then
   t=$(seconds)
   "$tool" run --no-counters --reps 10 --batch 1 --heads 8 --head-dim 64 --pass fwd,bwd \
@@ -135,6 +168,7 @@ fi
 cp "$summary" "$final/summary.txt"
 [ -f "$out/gh100_seed_sweep.tar.xz" ] && cp "$out/gh100_seed_sweep.tar.xz" "$final/"
 [ -f "$out/bench.json" ] && cp "$out/bench.json" "$final/"
+[ -f "$out/calibration_1.json" ] && cp "$out/calibration_1.json" "$final/"
 (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude='*.ncu-rep' --exclude='fixture' --exclude='*.tar.xz' .)
 echo "==== summary ===="
 cat "$summary"

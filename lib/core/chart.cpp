@@ -215,8 +215,9 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
         const ComputeCeiling* other = mine ? twin->ceiling(mine->path, mine->instruction) : nullptr;
         if (other != nullptr && other->peak_tflops != mine->peak_tflops &&
             positive(other->peak_tflops * 1e12))
-          panel.compute.push_back({other->id() + "@" + which, other->label() + " (" + which + ")",
-                                   other->peak_tflops * 1e12, false});
+          panel.compute.push_back({other->id() + (which == "spec sheet" ? "@sheet" : "@calibrated"),
+                                   other->label() + " (" + which + ")", other->peak_tflops * 1e12,
+                                   false});
       }
     }
     for (std::size_t c = 0; c < panel.compute.size(); ++c) {

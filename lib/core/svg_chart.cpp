@@ -658,9 +658,17 @@ class SvgPanel {
     heading("Roofs");
     for (const MemoryRoof& roof : panel_.memory) {
       const bool dram = roof.level == MemoryLevel::kDram;
+      const bool twin = !roof.twin.empty();
       out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 26)
-           << "\" y2=\"" << px(ly) << "\" stroke=\"" << (dram ? "#1f1f1f" : "#555555")
-           << "\" stroke-width=\"" << (dram ? 2.2 : 1.6) << "\"";
+           << "\" y2=\"" << px(ly) << "\" stroke=\""
+           << (twin   ? "#8a8a8a"
+               : dram ? "#1f1f1f"
+                      : "#555555")
+           << "\" stroke-width=\""
+           << (twin   ? 1.2
+               : dram ? 2.2
+                      : 1.6)
+           << "\"";
       if (*memory_dash(roof.level))
         out_ << " stroke-dasharray=\"" << memory_dash(roof.level) << "\"";
       out_ << "/>\n";

@@ -1,0 +1,328 @@
+// Micro-kernels for `calibrate` (see calibration.hpp): one roof each, exact work counts.
+//
+// Memory kernels stream 16-byte vectors with ld.global.cg (cached in L2 only) in a grid-stride
+// loop, so the L1 never serves a repeat and the buffer size alone picks DRAM or L2. Compute
+// kernels keep several independent dependency chains per thread (enough to hide the pipe's
+// latency at full occupancy) on register operands, so nothing but the pipe limits them; the
+// results feed a store that only happens when the value is impossible, which keeps the
+// compiler from removing the work without adding memory traffic.
+#include <cstdint>
+
+#include "kernels/calibration.hpp"
+#include "kernels/common.cuh"
+
+namespace roofline::kernels {
+namespace {
+
+constexpr int kMemoryThreads = 512;
+constexpr int kComputeThreads = 256;
+constexpr int kFmaChains = 8;           // independent FFMA/HFMA2 chains per thread
+constexpr int kFmaUnroll = 16;          // FMAs per chain per loop trip
+constexpr int kMmaChains = 4;           // independent accumulators per warp
+constexpr int kMmaUnroll = 8;           // mma.sync per chain per loop trip
+constexpr int kSharedBytes = 32768;     // shared buffer per block
+constexpr int kSharedLoadsPerTrip = 8;  // 16-byte loads per thread per loop trip
+constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;
+constexpr int kChunkShift = kMicroKernelChunkShift;
+
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Block 0's thread 0 brackets the kernel with the SM cycle counter and the global timer.
+struct ClockProbe {
+  unsigned long long cycles0 = 0, ns0 = 0;
+  __device__ __forceinline__ void start() {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      ns0 = global_timer_ns();
+      cycles0 = clock64();
+    }
+  }
+  __device__ __forceinline__ void stop(unsigned long long* out) {
+    if (out != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
+      const unsigned long long cycles = clock64() - cycles0;
+      out[1] = global_timer_ns() - ns0;
+      out[0] = cycles;
+    }
+  }
+};
+
+__device__ __forceinline__ uint4 load_cg(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// Element i of the working set lies in chunk i >> kChunkShift, which starts at element
+// chunk << chunk_shift of the buffer (chunk_shift == kChunkShift: contiguous).
+__device__ __forceinline__ std::size_t spread(std::size_t i, int chunk_shift) {
+  return ((i >> kChunkShift) << chunk_shift) | (i & ((std::size_t{1} << kChunkShift) - 1));
+}
+
+__global__ void __launch_bounds__(kMemoryThreads)
+    stream_read_kernel(const uint4* src, std::size_t count, int chunk_shift, long long passes,
+                       unsigned long long* clock, unsigned int* sink) {
+  ClockProbe probe;
+  probe.start();
+  unsigned int acc = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (long long pass = 0; pass < passes; ++pass) {
+    std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+    // Four loads in flight per thread before their results are used.
+    for (; i + 3 * stride < count; i += 4 * stride) {
+      const uint4 a = load_cg(src + spread(i, chunk_shift)),
+                  b = load_cg(src + spread(i + stride, chunk_shift)),
+                  c = load_cg(src + spread(i + 2 * stride, chunk_shift)),
+                  d = load_cg(src + spread(i + 3 * stride, chunk_shift));
+      acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^
+             d.z ^ d.w;
+    }
+    for (; i < count; i += stride) {
+      const uint4 a = load_cg(src + spread(i, chunk_shift));
+      acc ^= a.x ^ a.y ^ a.z ^ a.w;
+    }
+  }
+  probe.stop(clock);
+  if (acc == 0x9E3779B9u && sink != nullptr) *sink = acc;
+}
+
+__global__ void __launch_bounds__(kMemoryThreads)
+    stream_copy_kernel(const uint4* src, uint4* dst, std::size_t count, long long passes,
+                       unsigned long long* clock) {
+  ClockProbe probe;
+  probe.start();
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (long long pass = 0; pass < passes; ++pass) {
+    std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+    for (; i + stride < count; i += 2 * stride) {
+      const uint4 a = load_cg(src + i), b = load_cg(src + i + stride);
+      dst[i] = a;
+      dst[i + stride] = b;
+    }
+    for (; i < count; i += stride) dst[i] = load_cg(src + i);
+  }
+  probe.stop(clock);
+}
+
+// `step` (bytes per trip) and `mask` (buffer bytes - 1) are kernel arguments so that the
+// compiler cannot see that every trip reads the same addresses and merge the loads.
+__global__ void __launch_bounds__(kComputeThreads)
+    shared_read_kernel(long long trips, std::uint32_t step, std::uint32_t mask,
+                       unsigned long long* clock, unsigned int* sink) {
+  __shared__ uint4 buffer[kSharedBytes / 16];
+  for (int i = threadIdx.x; i < kSharedBytes / 16; i += blockDim.x)
+    buffer[i] = make_uint4(i, i * 3u, i * 5u, i * 7u);
+  __syncthreads();
+  ClockProbe probe;
+  probe.start();
+  const std::uint32_t base = static_cast<std::uint32_t>(__cvta_generic_to_shared(buffer));
+  // A warp reads 512 consecutive bytes per load: every bank once per 128-byte phase.
+  std::uint32_t offset = threadIdx.x * 16u;
+  unsigned int acc = 0;
+  for (long long trip = 0; trip < trips; ++trip) {
+#pragma unroll
+    for (int k = 0; k < kSharedLoadsPerTrip; ++k) {
+      unsigned int x, y, z, w;
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+                   : "r"(base + ((offset + k * kComputeThreads * 16u) & mask)));
+      acc ^= x ^ y ^ z ^ w;
+    }
+    offset += step;
+  }
+  probe.stop(clock);
+  if (acc == 0x9E3779B9u && sink != nullptr) *sink = acc;
+}
+
+__global__ void __launch_bounds__(kComputeThreads)
+    fp32_fma_kernel(long long trips, float seed, unsigned long long* clock, unsigned int* sink) {
+  ClockProbe probe;
+  probe.start();
+  float x[kFmaChains];
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) x[c] = seed + static_cast<float>(threadIdx.x + c);
+  const float a = 0.999f + seed * 1e-9f, b = 1e-4f * seed;
+  for (long long trip = 0; trip < trips; ++trip) {
+#pragma unroll
+    for (int u = 0; u < kFmaUnroll; ++u)
+#pragma unroll
+      for (int c = 0; c < kFmaChains; ++c) x[c] = fmaf(x[c], a, b);
+  }
+  probe.stop(clock);
+  float sum = 0;
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) sum += x[c];
+  if (sum == -1.2345f && sink != nullptr) *sink = __float_as_uint(sum);
+}
+
+__global__ void __launch_bounds__(kComputeThreads)
+    fp16_fma_kernel(long long trips, float seed, unsigned long long* clock, unsigned int* sink) {
+  ClockProbe probe;
+  probe.start();
+  __half2 x[kFmaChains];
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c)
+    x[c] = __floats2half2_rn(seed + 0.001f * static_cast<float>(threadIdx.x + c), seed);
+  const __half2 a = __floats2half2_rn(0.999f, 0.998f + seed * 1e-6f);
+  const __half2 b = __floats2half2_rn(1e-3f * seed, 2e-3f);
+  for (long long trip = 0; trip < trips; ++trip) {
+#pragma unroll
+    for (int u = 0; u < kFmaUnroll; ++u)
+#pragma unroll
+      for (int c = 0; c < kFmaChains; ++c) x[c] = __hfma2(x[c], a, b);
+  }
+  probe.stop(clock);
+  float sum = 0;
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) sum += __low2float(x[c]) + __high2float(x[c]);
+  if (sum == -1.2345f && sink != nullptr) *sink = __float_as_uint(sum);
+}
+
+__global__ void __launch_bounds__(kComputeThreads)
+    mma_sync_kernel(long long trips, float seed, unsigned long long* clock, unsigned int* sink) {
+  ClockProbe probe;
+  probe.start();
+  // Operand fragments from the thread index: values the compiler cannot know.
+  const __half2 h = __floats2half2_rn(seed * 1e-3f * static_cast<float>(threadIdx.x % 7), 0.5f);
+  const std::uint32_t bits = *reinterpret_cast<const std::uint32_t*>(&h);
+  const std::uint32_t a0 = bits, a1 = bits ^ 0x00010000u, a2 = bits ^ 0x1u, a3 = bits;
+  const std::uint32_t b0 = bits ^ 0x00020000u, b1 = bits;
+  float d[kMmaChains][4];
+#pragma unroll
+  for (int c = 0; c < kMmaChains; ++c)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) d[c][j] = 0.f;
+  for (long long trip = 0; trip < trips; ++trip) {
+#pragma unroll
+    for (int u = 0; u < kMmaUnroll; ++u)
+#pragma unroll
+      for (int c = 0; c < kMmaChains; ++c)
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+  probe.stop(clock);
+  float sum = 0;
+#pragma unroll
+  for (int c = 0; c < kMmaChains; ++c) sum += d[c][0] + d[c][1] + d[c][2] + d[c][3];
+  if (sum == -1.2345f && sink != nullptr) *sink = __float_as_uint(sum);
+}
+
+constexpr float kSeed = 1.0f;
+
+template <typename Kernel>
+cudaError_t blocks_per_sm(Kernel kernel, int threads, int* blocks) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, 0);
+}
+
+}  // namespace
+
+int micro_kernel_threads(MicroKernel kernel) {
+  switch (kernel) {
+    case MicroKernel::kDramRead:
+    case MicroKernel::kDramCopy:
+    case MicroKernel::kL2Read:
+      return kMemoryThreads;
+    case MicroKernel::kWgmma:
+      return wgmma_micro_kernel_threads();
+    default:
+      return kComputeThreads;
+  }
+}
+
+cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks) {
+  const int threads = micro_kernel_threads(kernel);
+  switch (kernel) {
+    case MicroKernel::kDramRead:
+    case MicroKernel::kL2Read:
+      return blocks_per_sm(stream_read_kernel, threads, blocks);
+    case MicroKernel::kDramCopy:
+      return blocks_per_sm(stream_copy_kernel, threads, blocks);
+    case MicroKernel::kSharedRead:
+      return blocks_per_sm(shared_read_kernel, threads, blocks);
+    case MicroKernel::kFp32Fma:
+      return blocks_per_sm(fp32_fma_kernel, threads, blocks);
+    case MicroKernel::kFp16Fma:
+      return blocks_per_sm(fp16_fma_kernel, threads, blocks);
+    case MicroKernel::kMmaSync:
+      return blocks_per_sm(mma_sync_kernel, threads, blocks);
+    case MicroKernel::kWgmma:
+      return wgmma_micro_kernel_blocks_per_sm(blocks);
+  }
+  return cudaErrorInvalidValue;
+}
+
+double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args) {
+  const double threads = static_cast<double>(args.blocks) * micro_kernel_threads(kernel);
+  const double trips = static_cast<double>(args.iterations);
+  const double bytes = static_cast<double>(args.bytes / 16 * 16);
+  switch (kernel) {
+    case MicroKernel::kDramRead:
+    case MicroKernel::kL2Read:
+      return bytes * trips;
+    case MicroKernel::kDramCopy:
+      return 2 * bytes * trips;
+    case MicroKernel::kSharedRead:
+      return threads * trips * kSharedLoadsPerTrip * 16;
+    case MicroKernel::kFp32Fma:
+      return threads * trips * kFmaUnroll * kFmaChains * 2;
+    case MicroKernel::kFp16Fma:
+      return threads * trips * kFmaUnroll * kFmaChains * 4;
+    case MicroKernel::kMmaSync:
+      return threads / 32 * trips * kMmaUnroll * kMmaChains * kMmaFlops;
+    case MicroKernel::kWgmma:
+      return wgmma_micro_kernel_flops(args);
+  }
+  return 0;
+}
+
+cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,
+                                cudaStream_t stream) {
+  if (args.blocks <= 0 || args.iterations <= 0) return cudaErrorInvalidValue;
+  const int threads = micro_kernel_threads(kernel);
+  const auto* src = static_cast<const uint4*>(args.src);
+  const std::size_t count = args.bytes / 16;
+  switch (kernel) {
+    case MicroKernel::kDramRead:
+    case MicroKernel::kL2Read:
+      if (src == nullptr || count == 0) return cudaErrorInvalidValue;
+      if (args.chunk_shift < kChunkShift) return cudaErrorInvalidValue;
+      stream_read_kernel<<<args.blocks, threads, 0, stream>>>(
+          src, count, args.chunk_shift, args.iterations, args.clock, args.sink);
+      break;
+    case MicroKernel::kDramCopy:
+      if (src == nullptr || args.dst == nullptr || count == 0) return cudaErrorInvalidValue;
+      stream_copy_kernel<<<args.blocks, threads, 0, stream>>>(src, static_cast<uint4*>(args.dst),
+                                                              count, args.iterations, args.clock);
+      break;
+    case MicroKernel::kSharedRead:
+      shared_read_kernel<<<args.blocks, threads, 0, stream>>>(
+          args.iterations, 16u * kComputeThreads * kSharedLoadsPerTrip, kSharedBytes - 1u,
+          args.clock, args.sink);
+      break;
+    case MicroKernel::kFp32Fma:
+      fp32_fma_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock,
+                                                           args.sink);
+      break;
+    case MicroKernel::kFp16Fma:
+      fp16_fma_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock,
+                                                           args.sink);
+      break;
+    case MicroKernel::kMmaSync:
+      mma_sync_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock,
+                                                           args.sink);
+      break;
+    case MicroKernel::kWgmma:
+      return launch_wgmma_micro_kernel(args, stream);
+  }
+  ROOFLINE_RETURN_IF_LAUNCH_FAILED();
+  return cudaSuccess;
+}
+
+}  // namespace roofline::kernels

@@ -1,0 +1,185 @@
+#include "lib/gpu/calibration_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/calibration.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/text.hpp"
+#include "lib/gpu/cuda_check.hpp"
+#include "lib/gpu/device_memory.hpp"
+
+namespace roofline::gpu {
+namespace {
+
+using kernels::MicroKernel;
+
+struct Plan {
+  MicroKernel kernel;
+  const char* id;
+  const char* target;
+  bool flops;
+  std::string method;
+};
+
+std::string mib(std::size_t bytes) {
+  return format_fixed(static_cast<double>(bytes) / (1 << 20), 0) + " MiB";
+}
+
+// One launch timed with events; returns seconds and the SM clock (MHz) block 0 measured.
+struct Sample {
+  double seconds = 0;
+  double clock_mhz = 0;
+};
+
+class Timer {
+ public:
+  Timer(const Stream& stream, const DeviceBuffer& clock) : stream_(stream), clock_(clock) {}
+
+  Sample run(MicroKernel kernel, const kernels::MicroKernelArgs& args) {
+    ROOFLINE_CUDA_CALL(cudaEventRecord(start_.get(), stream_.get()));
+    ROOFLINE_CUDA_CALL(kernels::launch_micro_kernel(kernel, args, stream_.get()));
+    ROOFLINE_CUDA_CALL(cudaEventRecord(stop_.get(), stream_.get()));
+    ROOFLINE_CUDA_CALL(cudaEventSynchronize(stop_.get()));
+    float ms = 0;
+    ROOFLINE_CUDA_CALL(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    unsigned long long probe[2] = {0, 0};
+    ROOFLINE_CUDA_CALL(cudaMemcpy(probe, clock_.get(), sizeof probe, cudaMemcpyDeviceToHost));
+    Sample sample;
+    sample.seconds = static_cast<double>(ms) * 1e-3;
+    // cycles per nanosecond × 1000 = MHz
+    if (probe[1] > 0)
+      sample.clock_mhz = static_cast<double>(probe[0]) / static_cast<double>(probe[1]) * 1e3;
+    return sample;
+  }
+
+ private:
+  const Stream& stream_;
+  const DeviceBuffer& clock_;
+  Event start_, stop_;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& device,
+                             const std::string& spec_key) {
+  if (options.reps < 1) throw InputError("--reps must be at least 1");
+  const auto wall_start = std::chrono::steady_clock::now();
+  ROOFLINE_CUDA_CALL(cudaSetDevice(options.device));
+  int sms = 0, l2_bytes = 0;
+  ROOFLINE_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
+  ROOFLINE_CUDA_CALL(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, options.device));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ROOFLINE_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total_bytes));
+
+  // DRAM: two buffers of at least 1 GiB and 16 L2 sizes each, so no pass finds its data in L2.
+  // L2: a quarter of the L2, read over and over (the far half of a split L2 included).
+  const std::size_t l2 = static_cast<std::size_t>(std::max(l2_bytes, 1 << 20));
+  std::size_t dram_bytes = std::max<std::size_t>(std::size_t{1} << 30, 16 * l2);
+  dram_bytes = std::min(dram_bytes, free_bytes / 4) / 4096 * 4096;
+  constexpr std::size_t kChunkBytes = std::size_t{16} << kernels::kMicroKernelChunkShift;
+  const std::size_t l2_read_bytes = l2 / 4 / kChunkBytes * kChunkBytes;
+  if (dram_bytes < 4 * l2 || l2_read_bytes == 0)
+    throw GpuUnavailableError("calibrate: " + mib(free_bytes) +
+                              " of free device memory is too little for the DRAM micro-kernel");
+  DeviceBuffer src(dram_bytes), dst(dram_bytes), clock(2 * sizeof(unsigned long long)),
+      sink(sizeof(unsigned int));
+  ROOFLINE_CUDA_CALL(cudaMemset(src.get(), 0x5A, dram_bytes));
+  ROOFLINE_CUDA_CALL(cudaMemset(dst.get(), 0, dram_bytes));
+  ROOFLINE_CUDA_CALL(cudaMemset(clock.get(), 0, clock.bytes()));
+  ROOFLINE_CUDA_CALL(cudaDeviceSynchronize());
+  Stream stream;
+  Timer timer(stream, clock);
+
+  const std::vector<Plan> plans = {
+      {MicroKernel::kDramRead, "dram_read", "dram", false,
+       "16-byte ld.global.cg over " + mib(dram_bytes) + " (read only)"},
+      {MicroKernel::kDramCopy, "dram_copy", "dram", false,
+       "16-byte ld.global.cg + st.global, " + mib(dram_bytes) + " to " + mib(dram_bytes) +
+           " (read + write)"},
+      {MicroKernel::kL2Read, "l2_read", "l2", false,
+       "16-byte ld.global.cg over " + mib(l2_read_bytes) +
+           " resident in L2 (64 KiB chunks spread over " + mib(dram_bytes) + "), repeated"},
+      {MicroKernel::kSharedRead, "shared_read", "l1", false,
+       "conflict-free 16-byte ld.shared, 32 KiB per block"},
+      {MicroKernel::kFp32Fma, "fp32_ffma", "fp32", true, "8 independent FFMA chains per thread"},
+      {MicroKernel::kFp16Fma, "fp16_hfma2", "fp16_cuda_core", true,
+       "8 independent HFMA2 chains per thread"},
+      {MicroKernel::kMmaSync, "mma_sync", "tensor_fp16.mma_sync", true,
+       "4 independent mma.sync.m16n8k16 f32.f16.f16.f32 chains per warp"},
+      {MicroKernel::kWgmma, "wgmma", "tensor_fp16.wgmma", true,
+       "wgmma.mma_async m64n256k16 f32.f16.f16 from shared memory, 2 warpgroups per SM"},
+  };
+
+  CalibrationOverlay overlay;
+  overlay.spec_key = spec_key;
+  overlay.device = device;
+  for (const Plan& plan : plans) {
+    int per_sm = 0;
+    ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
+    if (per_sm <= 0) {
+      if (options.progress) options.progress(std::string(plan.id) + ": not on this device");
+      continue;
+    }
+    kernels::MicroKernelArgs args;
+    args.blocks = per_sm * sms;
+    args.clock = clock.as<unsigned long long>();
+    args.sink = sink.as<unsigned int>();
+    args.src = src.get();
+    args.dst = dst.get();
+    args.bytes = plan.kernel == MicroKernel::kL2Read ? l2_read_bytes : dram_bytes;
+    if (plan.kernel == MicroKernel::kL2Read)
+      while ((l2_read_bytes << (args.chunk_shift + 1 - kernels::kMicroKernelChunkShift)) <=
+             dram_bytes)
+        ++args.chunk_shift;
+    // Size the launch: grow the loop count until a launch takes a quarter of the target, then
+    // scale it to the target (the first launches also warm the clocks up).
+    args.iterations = 1;
+    double seconds = timer.run(plan.kernel, args).seconds;
+    while (seconds < options.sample_seconds / 4 && args.iterations < (1LL << 40)) {
+      const double grow = seconds > 0 ? options.sample_seconds / 2 / seconds : 16;
+      args.iterations = static_cast<long long>(
+          std::ceil(static_cast<double>(args.iterations) * std::clamp(grow, 2.0, 64.0)));
+      seconds = timer.run(plan.kernel, args).seconds;
+    }
+    args.iterations = std::max<long long>(
+        1, std::llround(static_cast<double>(args.iterations) * options.sample_seconds / seconds));
+    timer.run(plan.kernel, args);  // warm-up at the final size
+
+    CalibrationMeasurement m;
+    m.id = plan.id;
+    m.target = plan.target;
+    m.method = plan.method;
+    m.flops = plan.flops;
+    m.work = kernels::micro_kernel_work(plan.kernel, args);
+    std::vector<double> clocks;
+    for (int rep = 0; rep < options.reps; ++rep) {
+      const Sample sample = timer.run(plan.kernel, args);
+      m.samples_seconds.push_back(sample.seconds);
+      if (sample.clock_mhz > 0) clocks.push_back(sample.clock_mhz);
+    }
+    m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
+    if (options.progress)
+      options.progress(std::string(plan.id) + ": " +
+                       format_fixed(m.rate_per_second() / (m.flops ? 1e12 : 1e9), 1) +
+                       (m.flops ? " TFLOP/s" : " GB/s") + " at " + format_fixed(m.sm_clock_mhz, 0) +
+                       " MHz");
+    overlay.measurements.push_back(std::move(m));
+  }
+  overlay.duration_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  derive_ceilings(overlay);
+  return overlay;
+}
+
+}  // namespace roofline::gpu

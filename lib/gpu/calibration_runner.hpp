@@ -1,0 +1,26 @@
+// `calibrate`: runs the micro-kernels of kernels/calibration.hpp on one device, at whatever
+// clock it runs (clocks are never changed), and returns the overlay of lib/core/calibration.hpp.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "lib/core/calibration.hpp"
+#include "lib/core/report.hpp"
+
+namespace roofline::gpu {
+
+struct CalibrateOptions {
+  int device = 0;
+  int reps = 10;                 // timed launches per micro-kernel (the median is kept)
+  double sample_seconds = 0.02;  // each launch is sized to run about this long
+  std::function<void(const std::string&)> progress;  // one line per micro-kernel; may be empty
+};
+
+// Measures every roof the device has a micro-kernel for (wgmma only on compute capability 9.0
+// with sm_90a code) and derives the ceilings. `spec_key` names the spec the result calibrates.
+// Throws GpuUnavailableError without a device, gpu::CudaError when a CUDA call fails.
+CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& device,
+                             const std::string& spec_key);
+
+}  // namespace roofline::gpu

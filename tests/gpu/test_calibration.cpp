@@ -1,0 +1,83 @@
+// `calibrate` on a real GPU: every micro-kernel runs, its work count is plausible against the
+// physical limits of the device's spec at the clock it ran at, and the overlay round-trips and
+// applies to that spec. No speed is asserted. Skipped (exit code 77) without a CUDA device.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/core/calibration.hpp"
+#include "lib/core/roofline.hpp"
+#include "lib/gpu/calibration_runner.hpp"
+#include "lib/gpu/device.hpp"
+
+using namespace roofline;
+
+TEST_CASE("calibrate: every roof measured, within the device's physical limits") {
+  SpecRegistry registry;
+  registry.add_directory(default_specs_dir());
+  const DeviceInfo device = gpu::detect_device(0);
+  const gpu::SpecChoice choice = gpu::choose_spec(registry, device, 0, std::nullopt);
+  gpu::CalibrateOptions options;
+  options.reps = 3;
+  options.sample_seconds = 0.005;
+  CalibrationOverlay overlay = gpu::calibrate(options, device, choice.spec.key);
+  overlay.tool_version = "test";
+  overlay.time_utc = "now";
+  CHECK(overlay.spec_key == choice.spec.key);
+  CHECK(overlay.duration_seconds > 0);
+
+  std::vector<std::string> expected = {"dram_read", "dram_copy",  "l2_read", "shared_read",
+                                       "fp32_ffma", "fp16_hfma2", "mma_sync"};
+  if (device.compute_capability == "9.0") expected.push_back("wgmma");
+  REQUIRE(overlay.measurements.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const CalibrationMeasurement& m = overlay.measurements[i];
+    CAPTURE(m.id);
+    CHECK(m.id == expected[i]);
+    CHECK(m.samples_seconds.size() == 3);
+    CHECK(m.rate_per_second() > 0);
+    // The SM clock block 0 measured is a real clock.
+    CHECK(m.sm_clock_mhz > 200);
+    CHECK(m.sm_clock_mhz < 4000);
+  }
+  // Against the device's own spec: a roof measured above the sheet's figure (at the clock it
+  // ran at, for compute) by more than a few percent means a wrong work count.
+  if (!choice.projection && choice.note.empty()) {
+    const GpuSpec& sheet = choice.spec;
+    for (const MemoryLevelSpec& level : overlay.memory)
+      if (const MemoryLevelSpec* s = sheet.level(level.level)) {
+        CAPTURE(to_string(level.level));
+        CHECK(level.bandwidth_gbps < 1.05 * s->bandwidth_gbps);
+        CHECK(level.bandwidth_gbps > 0.2 * s->bandwidth_gbps);
+      }
+    for (const ComputeCeiling& ceiling : overlay.compute)
+      if (const ComputeCeiling* s = sheet.ceiling(ceiling.path, ceiling.instruction)) {
+        CAPTURE(ceiling.id());
+        const double limit =
+            peak_at_clock(s->peak_tflops, s->clock_mhz * 1e6, ceiling.clock_mhz * 1e6);
+        CHECK(ceiling.peak_tflops < 1.05 * limit);
+        CHECK(ceiling.peak_tflops > 0.2 * limit);
+      }
+  }
+  // DRAM and L2 are levels of the overlay; the L2 read beats DRAM.
+  const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");
+  const GpuSpec calibrated = apply_calibration(choice.spec, reread);
+  REQUIRE(calibrated.level(MemoryLevel::kL2) != nullptr);
+  CHECK(calibrated.level(MemoryLevel::kL2)->bandwidth_gbps > calibrated.dram().bandwidth_gbps);
+  CHECK(calibrated.ceiling(ComputePath::kTensorFp16, TensorInstruction::kMmaSync)
+            ->source.find("calibrated on") == 0);
+}
+
+int main(int argc, char** argv) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("SKIPPED: no CUDA device (gpu_calibration_tests)\n");
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
