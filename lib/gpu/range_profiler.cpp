@@ -929,6 +929,197 @@ const std::vector<std::uint8_t>& RangeProfiler::counter_data_image() const {
   return impl_->counter_data;
 }
 
+// =============================================================================================
+// KernelRangeProfiler
+
+namespace {
+// Ranges one start()..stop() can hold: one kernel, or the kernel nodes of a graph launch.
+constexpr std::size_t kMaxRangesPerStart = 512;
+}  // namespace
+
+struct KernelRangeProfiler::Impl {
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (object != nullptr) {
+      if (started) {
+        auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(
+            CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+        stop.pRangeProfilerObject = object;
+        cuptiRangeProfilerStop(&stop);
+      }
+      auto disable = make_params<CUpti_RangeProfiler_Disable_Params>(
+          CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+      disable.pRangeProfilerObject = object;
+      cuptiRangeProfilerDisable(&disable);
+      object = nullptr;
+    }
+    host.reset();
+    lease.reset();
+    if (owns_guard) g_range_profiler_alive.store(false);
+  }
+
+  void open(CUcontext ctx, int cu_device, const std::vector<std::string>& metric_names) {
+    if (g_range_profiler_alive.exchange(true)) {
+      throw ProfilerError(ProfilerErrorKind::kMultipleSubscribers,
+                          "a range profiler already exists in this process; CUPTI allows one "
+                          "profiling session at a time");
+    }
+    owns_guard = true;
+    context = ctx;
+    metrics = metric_names;
+    lease = std::make_unique<ProfilerInitLease>();
+    require_device_supported(static_cast<CUdevice>(cu_device));
+    chip = chip_name_of(cu_device);
+    require_supported_chip(chip);
+    availability = counter_availability(context);
+    host = std::make_unique<HostObject>(chip, &availability);
+    config = build_config(*host, chip, metrics);
+    passes = passes_of(config);
+
+    auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(
+        CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+    enable.ctx = context;
+    ROOFLINE_CUPTI_CALL(cuptiRangeProfilerEnable(&enable));
+    object = enable.pRangeProfilerObject;
+
+    auto names = c_strings(metrics);
+    auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    size.pRangeProfilerObject = object;
+    size.pMetricNames = names.data();
+    size.numMetrics = names.size();
+    size.maxNumOfRanges = kMaxRangesPerStart;
+    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(kMaxRangesPerStart);
+    ROOFLINE_CUPTI_CALL(cuptiRangeProfilerGetCounterDataSize(&size));
+    counter_data.assign(size.counterDataSize, 0);
+    initialize_image();
+
+    auto set = make_params<CUpti_RangeProfiler_SetConfig_Params>(
+        CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+    set.pRangeProfilerObject = object;
+    set.configSize = config.size();
+    set.pConfig = config.data();
+    set.counterDataImageSize = counter_data.size();
+    set.pCounterDataImage = counter_data.data();
+    set.range = CUPTI_AutoRange;
+    set.replayMode = CUPTI_KernelReplay;
+    set.maxRangesPerPass = kMaxRangesPerStart;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 1;
+    ROOFLINE_CUPTI_CALL(cuptiRangeProfilerSetConfig(&set));
+  }
+
+  void initialize_image() {
+    auto init = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+    init.pRangeProfilerObject = object;
+    init.counterDataSize = counter_data.size();
+    init.pCounterData = counter_data.data();
+    ROOFLINE_CUPTI_CALL(cuptiRangeProfilerCounterDataImageInitialize(&init));
+  }
+
+  std::string chip;
+  std::vector<std::string> metrics;
+  int passes = 0;
+  std::unique_ptr<ProfilerInitLease> lease;
+  std::vector<std::uint8_t> availability;
+  std::unique_ptr<HostObject> host;
+  std::vector<std::uint8_t> config;
+  std::vector<std::uint8_t> counter_data;
+  CUcontext context = nullptr;
+  CUpti_RangeProfiler_Object* object = nullptr;
+  bool started = false;
+  bool owns_guard = false;
+};
+
+KernelRangeProfiler::KernelRangeProfiler(void* context, int device,
+                                         const std::vector<std::string>& metrics)
+    : impl_(new Impl) {
+  try {
+    impl_->open(static_cast<CUcontext>(context), device, metrics);
+  } catch (...) {
+    delete impl_;
+    impl_ = nullptr;
+    throw;
+  }
+}
+
+KernelRangeProfiler::~KernelRangeProfiler() {
+  delete impl_;
+}
+
+KernelRangeProfiler::KernelRangeProfiler(KernelRangeProfiler&& other) noexcept
+    : impl_(std::exchange(other.impl_, nullptr)) {}
+
+KernelRangeProfiler& KernelRangeProfiler::operator=(KernelRangeProfiler&& other) noexcept {
+  if (this != &other) {
+    delete impl_;
+    impl_ = std::exchange(other.impl_, nullptr);
+  }
+  return *this;
+}
+
+int KernelRangeProfiler::num_passes() const {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  return impl_->passes;
+}
+
+const std::string& KernelRangeProfiler::chip() const {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  return impl_->chip;
+}
+
+void KernelRangeProfiler::start() {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  if (impl_->started) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "KernelRangeProfiler::start called twice without stop_and_evaluate");
+  }
+  auto start =
+      make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  start.pRangeProfilerObject = impl_->object;
+  ROOFLINE_CUPTI_CALL(cuptiRangeProfilerStart(&start));
+  impl_->started = true;
+}
+
+std::vector<RangeValues> KernelRangeProfiler::stop_and_evaluate() {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  Impl& s = *impl_;
+  if (!s.started) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "KernelRangeProfiler::stop_and_evaluate called without start");
+  }
+  auto stop =
+      make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  stop.pRangeProfilerObject = s.object;
+  s.started = false;
+  ROOFLINE_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
+  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(
+      CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  decode.pRangeProfilerObject = s.object;
+  ROOFLINE_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
+  if (decode.numOfRangeDropped > 0) {
+    s.initialize_image();
+    throw ProfilerError(ProfilerErrorKind::kOther, std::to_string(decode.numOfRangeDropped) +
+                                                       " kernel ranges were dropped: more than " +
+                                                       std::to_string(kMaxRangesPerStart) +
+                                                       " kernels in one launch");
+  }
+  std::vector<RangeValues> values = evaluate_image(*s.host, s.counter_data, s.metrics,
+                                                   /*checked=*/false);
+  s.initialize_image();
+  return values;
+}
+
+std::string chip_name_of_loaded_device(int device) {
+  ProfilerInitLease lease;
+  return chip_name_of(device);
+}
+
 }  // namespace roofline::gpu
 
 #undef ROOFLINE_CUPTI_CALL

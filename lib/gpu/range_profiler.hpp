@@ -8,6 +8,9 @@
 //   - RangeProfiler: the target half. User ranges (push/pop around each measured launch, so a
 //     multi-kernel workload is one range) and user replay (the caller re-runs the whole
 //     begin_pass()..end_pass() block once per pass, flushing L2 before each measured launch).
+//   - KernelRangeProfiler: the target half for another program's kernels (the injection
+//     library): auto range (one range per kernel launch) and kernel replay (CUPTI replays a
+//     multi-pass config inside the launch), on a context the program owns.
 #pragma once
 
 #include <cstdint>
@@ -121,5 +124,37 @@ class RangeProfiler {
   struct Impl;
   Impl* impl_;
 };
+
+// Target half on a context the caller does not own, one kernel at a time: start() before a
+// launch, stop_and_evaluate() after it. Auto range makes each kernel launched in between one
+// range and serialises it; kernel replay runs a multi-pass config by saving and restoring the
+// memory the kernel writes and re-running it inside the launch (caches are not reset between
+// passes). Makes no CUDA runtime call: `context` is a CUcontext, `device` its CUdevice, both
+// from the driver that launched the kernel. One per process at a time (as RangeProfiler).
+class KernelRangeProfiler {
+ public:
+  // Throws ProfilerError: kUnsupportedDevice, kInsufficientPrivileges, kMultipleSubscribers,
+  // kUnknownMetric, or kOther.
+  KernelRangeProfiler(void* context, int device, const std::vector<std::string>& metrics);
+  ~KernelRangeProfiler();
+  KernelRangeProfiler(KernelRangeProfiler&&) noexcept;
+  KernelRangeProfiler& operator=(KernelRangeProfiler&&) noexcept;
+  KernelRangeProfiler(const KernelRangeProfiler&) = delete;
+  KernelRangeProfiler& operator=(const KernelRangeProfiler&) = delete;
+
+  int num_passes() const;
+  const std::string& chip() const;
+  void start();
+  // Stop, decode and evaluate: one RangeValues per kernel launched since start() (none when
+  // nothing ran), in launch order.
+  std::vector<RangeValues> stop_and_evaluate();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// Chip name of a CUdevice whose driver is loaded and initialised (no runtime call).
+std::string chip_name_of_loaded_device(int device);
 
 }  // namespace roofline::gpu
