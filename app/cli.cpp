@@ -49,6 +49,7 @@ int run_cli(const std::vector<std::string>& args) {
   int exit_code = 0;
   setup_model(root, global, &exit_code);
   setup_run(root, global, &exit_code);
+  setup_profile(root, global, &exit_code);
   setup_compare(root, global, &exit_code);
   setup_plot(root, global, &exit_code);
   setup_specs(root, global, &exit_code);

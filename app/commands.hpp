@@ -23,5 +23,6 @@ void setup_compare(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_plot(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_metrics(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code);
 
 }  // namespace roofline::app

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/launch.hpp"
 #include "lib/core/workload.hpp"
 
 namespace roofline {
@@ -13,5 +14,8 @@ nlohmann::json json_number(double value);
 
 // {"batch", "heads", "seq_len", "head_dim", "causal", "pass", "dtype"}
 nlohmann::json workload_json(const Workload& workload);
+
+// Every field of a profiled launch (KernelLaunch), under its own name.
+nlohmann::json launch_json(const KernelLaunch& launch);
 
 }  // namespace roofline

@@ -93,23 +93,6 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
   return out;
 }
 
-json launch_json(const KernelLaunch& l) {
-  return {{"mangled_name", l.mangled_name},
-          {"demangled_name", l.demangled_name},
-          {"nvtx_range", l.nvtx_range},
-          {"grid", l.grid},
-          {"block", l.block},
-          {"registers_per_thread", l.registers_per_thread},
-          {"static_shared_bytes", l.static_shared_bytes},
-          {"dynamic_shared_bytes", l.dynamic_shared_bytes},
-          {"index", l.index},
-          {"stream_id", l.stream_id},
-          {"process_id", l.process_id},
-          {"process", l.process},
-          {"graph", l.graph},
-          {"workload_known", l.workload_known}};
-}
-
 // Reads with errors that name the report file and the key path.
 class Reader {
  public:

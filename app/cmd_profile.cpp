@@ -1,0 +1,175 @@
+// `cuflash-roofline profile [options] -- PROGRAM [ARGS...]`: run another program with the
+// injection library (lib/inject), one row per profiled kernel launch, judged like our own
+// kernels. The program never links our code; each of its processes that uses CUDA writes a
+// record file (profile_protocol.hpp) that is read back here into one report.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include "app/profile_process.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/output.hpp"
+#include "lib/core/profile_protocol.hpp"
+
+namespace roofline::app {
+namespace {
+
+struct ProfileCommandOptions {
+  std::vector<std::string> command;
+  std::string counter_set = "roofline";
+  std::string cache = "cold";
+  std::string kernel_regex;
+  std::int64_t launch_skip = 0;
+  std::int64_t launch_count = -1;
+  std::string injection;
+  std::string gpu;
+  OutputOptions output;
+};
+
+std::vector<ProcessRecords> read_records(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+  std::vector<ProcessRecords> out;
+  for (const auto& file : files)
+    out.push_back(read_process_records(read_text_file(file), file.filename().string()));
+  // Parents before children, each process's rows in launch order.
+  std::sort(out.begin(), out.end(), [](const ProcessRecords& a, const ProcessRecords& b) {
+    return a.process_id < b.process_id;
+  });
+  return out;
+}
+
+int exit_code_of(ProfileErrorKind kind) {
+  return kind == ProfileErrorKind::kInternal ? static_cast<int>(ExitCode::kInternal)
+                                             : static_cast<int>(ExitCode::kNoGpu);
+}
+
+int run_profile(const ProfileCommandOptions& options, const GlobalOptions& global) {
+  options.output.check();
+  const SpecRegistry registry = global.specs.load();
+  if (!options.gpu.empty()) registry.find(options.gpu);  // unknown names fail first
+  const std::string program = resolve_program(options.command.front());
+  const std::filesystem::path injection = find_injection_library(options.injection);
+
+  ProfileOptions profile;
+  profile.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
+  profile.cache = options.cache == "warm" ? CacheControl::kWarm : CacheControl::kCold;
+  profile.kernel_regex = options.kernel_regex;
+  profile.launch_skip = options.launch_skip;
+  profile.launch_count = options.launch_count;
+
+  TempDir records_dir;
+  std::map<std::string, std::string> environment = to_environment(profile);
+  environment["CUDA_INJECTION64_PATH"] = injection.string();
+  environment[profile_env::kOutputDir] = records_dir.path().string();
+  const ChildStatus status = run_program(program, options.command, environment);
+  const std::vector<ProcessRecords> processes = read_records(records_dir.path());
+
+  Report report;
+  report.context = make_context("profile");
+  const ProcessRecords::Error* fatal = nullptr;
+  const ProcessRecords* with_device = nullptr;
+  std::size_t rows = 0;
+  for (const ProcessRecords& p : processes) {
+    for (const ProcessRecords::Error& error : p.errors) {
+      spdlog::warn("process {} ({}): {}", p.process_id, p.process, error.message);
+      if (fatal == nullptr) fatal = &error;
+    }
+    if (p.device && with_device == nullptr) with_device = &p;
+    rows += p.rows.size();
+  }
+  if (rows > 0 && with_device != nullptr) {
+    const DeviceInfo& device = *with_device->device;
+    const GpuSpec* own = registry.find_for_device(device.name);
+    const GpuSpec* spec = options.gpu.empty() ? own : &registry.find(options.gpu);
+    if (spec == nullptr)
+      throw InputError("no spec file names \"" + device.name +
+                       "\": pass --gpu NAME or --spec FILE to judge its kernels");
+    report.context.device = device;
+    report.context.projection = own == nullptr || own->key != spec->key;
+    report.context.metrics = with_device->metrics;
+    report.context.counter_passes = with_device->counter_passes;
+    report.context.counters = "CUPTI range profiler in " + options.command.front() +
+                              ": auto range (one range per kernel launch), kernel replay, " +
+                              std::to_string(with_device->counter_passes) +
+                              " pass(es), counter set " + with_device->counter_set + ", cache " +
+                              options.cache;
+    report.specs.push_back(*spec);
+    for (const ProcessRecords& p : processes)
+      for (Row row : p.rows) {
+        row.spec_key = spec->key;
+        report.rows.push_back(std::move(row));
+      }
+    options.output.emit(report);
+  }
+
+  if (fatal != nullptr) {
+    const std::string message = "profile: " + fatal->message;
+    if (exit_code_of(fatal->kind) == static_cast<int>(ExitCode::kInternal))
+      throw std::runtime_error(message);
+    throw GpuUnavailableError(message);
+  }
+  const std::string written =
+      rows > 0 ? "; the " + std::to_string(rows) + " launches profiled before are written" : "";
+  if (!status.ok()) throw InputError(options.command.front() + " " + status.describe() + written);
+  if (processes.empty())
+    throw InputError(options.command.front() +
+                     " never initialised CUDA: no process loaded the injection library");
+  if (rows == 0) {
+    std::int64_t launches = 0;
+    for (const ProcessRecords& p : processes) launches += p.launches;
+    throw InputError(launches == 0 ? options.command.front() + " launched no CUDA kernel"
+                                   : "none of the " + std::to_string(launches) +
+                                         " kernel launches matched the filters");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) {
+  auto options = std::make_shared<ProfileCommandOptions>();
+  CLI::App* sub = root.add_subcommand(
+      "profile",
+      "Run a CUDA program and place each of its kernel launches on the roofline "
+      "(cuflash-roofline profile [options] -- PROGRAM [ARGS...])");
+  sub->add_option("--counter-set", options->counter_set,
+                  "roofline: one pass, no instrumentation; full: adds CUDA-core FLOPs and "
+                  "shared-memory bytes (kernel replay, 3 passes, instrumented)")
+      ->check(CLI::IsMember({"roofline", "full"}))
+      ->capture_default_str();
+  sub->add_option("--cache", options->cache,
+                  "cold: flush L2 before each profiled launch (as ncu --cache-control all); "
+                  "warm: leave the caches as the program left them")
+      ->check(CLI::IsMember({"cold", "warm"}))
+      ->capture_default_str();
+  sub->add_option("--kernel-regex", options->kernel_regex,
+                  "Profile only kernels whose demangled name matches (ECMAScript, search)")
+      ->type_name("REGEX");
+  sub->add_option("--launch-skip", options->launch_skip, "Skip the first N matching launches")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--launch-count", options->launch_count,
+                  "Profile at most N matching launches (-1: all)")
+      ->check(CLI::Range(std::int64_t{-1}, std::numeric_limits<std::int64_t>::max()))
+      ->capture_default_str();
+  sub->add_option("--injection", options->injection,
+                  "The injection library (default: next to this executable)")
+      ->type_name("PATH");
+  sub->add_option("--gpu", options->gpu,
+                  "Judge against this GPU's spec (default: the device's own)")
+      ->type_name("NAME");
+  options->output.add_to(*sub, true);
+  sub->add_option("command", options->command, "The program and its arguments, after --")
+      ->required()
+      ->type_name("PROGRAM [ARGS...]");
+  sub->callback([options, &global, exit_code] { *exit_code = run_profile(*options, global); });
+}
+
+}  // namespace roofline::app

@@ -1,0 +1,242 @@
+#include "lib/core/profile_protocol.hpp"
+
+#include <cstdlib>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/errors.hpp"
+#include "lib/core/json_write.hpp"
+#include "lib/core/text.hpp"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+std::string line_of(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::int64_t integer_variable(const char* name, std::int64_t fallback, std::int64_t minimum) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || value < minimum)
+    throw InputError(std::string(name) + "=" + text +
+                     ": must be an integer >= " + std::to_string(minimum));
+  return value;
+}
+
+KernelLaunch launch_from(const json& l) {
+  KernelLaunch launch;
+  launch.mangled_name = l.at("mangled_name").get<std::string>();
+  launch.demangled_name = l.at("demangled_name").get<std::string>();
+  launch.nvtx_range = l.at("nvtx_range").get<std::string>();
+  launch.grid = l.at("grid").get<std::array<int, 3>>();
+  launch.block = l.at("block").get<std::array<int, 3>>();
+  launch.registers_per_thread = l.at("registers_per_thread").get<int>();
+  launch.static_shared_bytes = l.at("static_shared_bytes").get<std::int64_t>();
+  launch.dynamic_shared_bytes = l.at("dynamic_shared_bytes").get<std::int64_t>();
+  launch.index = l.at("index").get<std::int64_t>();
+  launch.stream_id = l.at("stream_id").get<std::int64_t>();
+  launch.process_id = l.at("process_id").get<int>();
+  launch.process = l.at("process").get<std::string>();
+  launch.graph = l.at("graph").get<bool>();
+  return launch;
+}
+
+Row row_from(const json& j) {
+  Row row;
+  row.launch = launch_from(j.at("launch"));
+  KernelLaunch& launch = *row.launch;
+  row.kernel = short_kernel_name(launch.demangled_name);
+  auto status = parse_row_status(j.at("status").get<std::string>());
+  if (!status) throw InputError("unknown status " + j.at("status").dump());
+  row.status = *status;
+  row.message = j.at("message").get<std::string>();
+  for (const auto& [key, value] : j.at("counters").items())
+    if (value.is_number()) row.counters[key] = value.get<double>();
+  if (auto t = row.counters.find(quantity::kGpuTime); t != row.counters.end() && t->second > 0)
+    row.timing = Timing{{t->second}, 0, 0};
+  if (auto workload = workload_in_range_name(launch.nvtx_range)) {
+    row.workload = *workload;
+    launch.workload_known = true;
+  }
+  return row;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> to_environment(const ProfileOptions& options) {
+  return {{profile_env::kCounterSet, std::string(to_string(options.counter_set))},
+          {profile_env::kCache, options.cache == CacheControl::kCold ? "cold" : "warm"},
+          {profile_env::kKernelRegex, options.kernel_regex},
+          {profile_env::kLaunchSkip, std::to_string(options.launch_skip)},
+          {profile_env::kLaunchCount, std::to_string(options.launch_count)}};
+}
+
+ProfileOptions options_from_environment() {
+  ProfileOptions options;
+  if (const char* set = std::getenv(profile_env::kCounterSet); set != nullptr && *set != '\0') {
+    if (std::string(set) == "full")
+      options.counter_set = CounterSet::kFull;
+    else if (std::string(set) != "roofline")
+      throw InputError(std::string(profile_env::kCounterSet) + "=" + set +
+                       ": must be roofline or full");
+  }
+  if (const char* cache = std::getenv(profile_env::kCache); cache != nullptr && *cache != '\0') {
+    if (std::string(cache) == "warm")
+      options.cache = CacheControl::kWarm;
+    else if (std::string(cache) != "cold")
+      throw InputError(std::string(profile_env::kCache) + "=" + cache + ": must be cold or warm");
+  }
+  if (const char* regex = std::getenv(profile_env::kKernelRegex)) options.kernel_regex = regex;
+  options.launch_skip = integer_variable(profile_env::kLaunchSkip, 0, 0);
+  options.launch_count = integer_variable(profile_env::kLaunchCount, -1, -1);
+  return options;
+}
+
+std::string_view to_string(ProfileErrorKind kind) {
+  switch (kind) {
+    case ProfileErrorKind::kNoDevice:
+      return "no_device";
+    case ProfileErrorKind::kNotPermitted:
+      return "not_permitted";
+    case ProfileErrorKind::kOtherProfiler:
+      return "other_profiler";
+    case ProfileErrorKind::kUnsupported:
+      return "unsupported";
+    case ProfileErrorKind::kInternal:
+      return "internal";
+  }
+  return "internal";
+}
+
+std::optional<ProfileErrorKind> parse_profile_error_kind(std::string_view text) {
+  for (ProfileErrorKind kind : {ProfileErrorKind::kNoDevice, ProfileErrorKind::kNotPermitted,
+                                ProfileErrorKind::kOtherProfiler, ProfileErrorKind::kUnsupported,
+                                ProfileErrorKind::kInternal})
+    if (to_string(kind) == text) return kind;
+  return std::nullopt;
+}
+
+ProcessRecords read_process_records(const std::string& text, const std::string& origin) {
+  ProcessRecords out;
+  const std::vector<std::string> lines = split(text, '\n');
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.empty()) continue;
+    const bool last = i + 1 == lines.size();  // no newline after it: cut short
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::parse_error&) {
+      if (last) break;
+      throw InputError(origin + ":" + std::to_string(i + 1) + ": not a JSON record");
+    }
+    try {
+      const std::string type = j.at("type").get<std::string>();
+      if (type == "process") {
+        out.process_id = j.at("pid").get<int>();
+        out.parent_id = j.at("ppid").get<int>();
+        out.process = j.at("process").get<std::string>();
+      } else if (type == "device") {
+        DeviceInfo d;
+        d.name = j.at("name").get<std::string>();
+        d.chip = j.at("chip").get<std::string>();
+        d.compute_capability = j.at("compute_capability").get<std::string>();
+        d.sm_count = j.at("sm_count").get<int>();
+        d.memory_bytes = j.at("memory_bytes").get<std::int64_t>();
+        d.l2_cache_bytes = j.at("l2_cache_bytes").get<std::int64_t>();
+        d.driver_version = j.at("driver_version").get<std::string>();
+        d.runtime_version = j.at("runtime_version").get<std::string>();
+        out.device = d;
+        out.counter_set = j.at("counter_set").get<std::string>();
+        out.metrics = j.at("metrics").get<std::vector<std::string>>();
+        out.counter_passes = j.at("passes").get<int>();
+      } else if (type == "launch") {
+        out.rows.push_back(row_from(j));
+      } else if (type == "error") {
+        auto kind = parse_profile_error_kind(j.at("kind").get<std::string>());
+        if (!kind) throw InputError("unknown error kind " + j.at("kind").dump());
+        out.errors.push_back({*kind, j.at("message").get<std::string>()});
+      } else if (type == "end") {
+        out.ended = true;
+        out.launches = j.at("launches").get<std::int64_t>();
+        out.profiled = j.at("profiled").get<std::int64_t>();
+      } else {
+        throw InputError("unknown record type \"" + type + "\"");
+      }
+    } catch (const json::exception& error) {
+      throw InputError(origin + ":" + std::to_string(i + 1) + ": " + first_line(error.what()));
+    } catch (const InputError& error) {
+      throw InputError(origin + ":" + std::to_string(i + 1) + ": " + error.what());
+    }
+  }
+  return out;
+}
+
+std::string process_record(int pid, int ppid, const std::string& process) {
+  return line_of({{"type", "process"}, {"pid", pid}, {"ppid", ppid}, {"process", process}});
+}
+
+std::string device_record(const DeviceInfo& d, const std::string& counter_set,
+                          const std::vector<std::string>& metrics, int passes) {
+  return line_of({{"type", "device"},
+                  {"name", d.name},
+                  {"chip", d.chip},
+                  {"compute_capability", d.compute_capability},
+                  {"sm_count", d.sm_count},
+                  {"memory_bytes", d.memory_bytes},
+                  {"l2_cache_bytes", d.l2_cache_bytes},
+                  {"driver_version", d.driver_version},
+                  {"runtime_version", d.runtime_version},
+                  {"counter_set", counter_set},
+                  {"metrics", metrics},
+                  {"passes", passes}});
+}
+
+std::string launch_record(const KernelLaunch& launch, RowStatus status, const std::string& message,
+                          const std::map<std::string, double>& counters) {
+  json c = json::object();
+  for (const auto& [key, value] : counters) c[key] = json_number(value);
+  return line_of({{"type", "launch"},
+                  {"launch", launch_json(launch)},
+                  {"status", to_string(status)},
+                  {"message", message},
+                  {"counters", c}});
+}
+
+std::string error_record(ProfileErrorKind kind, const std::string& message) {
+  return line_of({{"type", "error"}, {"kind", to_string(kind)}, {"message", message}});
+}
+
+std::string end_record(std::int64_t launches, std::int64_t profiled) {
+  return line_of({{"type", "end"}, {"launches", launches}, {"profiled", profiled}});
+}
+
+std::optional<Workload> workload_in_range_name(const std::string& nvtx_range) {
+  static const std::regex kLabel(R"(B(\d+) H(\d+) N(\d+) d(\d+) (causal|full) (fwd|bwd))");
+  std::optional<Workload> found;
+  for (auto it = std::sregex_iterator(nvtx_range.begin(), nvtx_range.end(), kLabel);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    Workload w;
+    try {
+      w.batch = std::stoi(m[1]);
+      w.heads = std::stoi(m[2]);
+      w.seq_len = std::stoi(m[3]);
+      w.head_dim = std::stoi(m[4]);
+    } catch (const std::exception&) {
+      continue;  // out of range: not a workload
+    }
+    w.causal = m[5] == "causal";
+    w.pass = m[6] == "fwd" ? Pass::kForward : Pass::kBackward;
+    found = w;  // the last match is the innermost range
+  }
+  return found;
+}
+
+}  // namespace roofline

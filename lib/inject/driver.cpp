@@ -1,0 +1,70 @@
+#include "lib/inject/driver.hpp"
+
+#include <dlfcn.h>
+
+namespace roofline::inject {
+namespace {
+
+template <class Fn>
+bool resolve(void* library, const char* symbol, Fn* out, std::string* missing) {
+  *out = reinterpret_cast<Fn>(dlsym(library, symbol));
+  if (*out == nullptr && missing->empty()) *missing = symbol;
+  return *out != nullptr;
+}
+
+}  // namespace
+
+std::string Driver::describe(const char* call, CUresult result) const {
+  const char* text = nullptr;
+  if (get_error_string == nullptr || get_error_string(result, &text) != CUDA_SUCCESS) text = "";
+  return std::string(call) + " failed: " + (text != nullptr ? text : "") + " (" +
+         std::to_string(static_cast<int>(result)) + ")";
+}
+
+const Driver* loaded_driver(std::string* why) {
+  static const Driver* driver = nullptr;
+  static std::string reason;
+  static bool tried = false;
+  if (tried) {
+    if (driver == nullptr) *why = reason;
+    return driver;
+  }
+  tried = true;
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) {
+    reason = "the CUDA driver (libcuda.so.1) is not loaded in this process: no usable GPU";
+    *why = reason;
+    return nullptr;
+  }
+  static Driver d;
+  std::string missing;
+  resolve(library, "cuCtxGetDevice", &d.ctx_get_device, &missing);
+  resolve(library, "cuCtxPushCurrent_v2", &d.ctx_push_current, &missing);
+  resolve(library, "cuCtxPopCurrent_v2", &d.ctx_pop_current, &missing);
+  resolve(library, "cuDeviceGetName", &d.device_get_name, &missing);
+  resolve(library, "cuDeviceGetAttribute", &d.device_get_attribute, &missing);
+  resolve(library, "cuDeviceTotalMem_v2", &d.device_total_mem, &missing);
+  resolve(library, "cuDriverGetVersion", &d.driver_get_version, &missing);
+  resolve(library, "cuFuncGetAttribute", &d.func_get_attribute, &missing);
+  resolve(library, "cuModuleLoadData", &d.module_load_data, &missing);
+  resolve(library, "cuModuleUnload", &d.module_unload, &missing);
+  resolve(library, "cuModuleGetFunction", &d.module_get_function, &missing);
+  resolve(library, "cuLaunchKernel", &d.launch_kernel, &missing);
+  resolve(library, "cuMemAlloc_v2", &d.mem_alloc, &missing);
+  resolve(library, "cuMemFree_v2", &d.mem_free, &missing);
+  resolve(library, "cuMemsetD32_v2", &d.memset_d32, &missing);
+  resolve(library, "cuStreamSynchronize", &d.stream_synchronize, &missing);
+  resolve(library, "cuStreamIsCapturing", &d.stream_is_capturing, &missing);
+  resolve(library, "cuStreamGetId", &d.stream_get_id, &missing);
+  resolve(library, "cuGetErrorString", &d.get_error_string, &missing);
+  if (!missing.empty()) {
+    reason =
+        "the loaded CUDA driver has no " + missing + ": a driver for CUDA 12 or newer is needed";
+    *why = reason;
+    return nullptr;
+  }
+  driver = &d;
+  return driver;
+}
+
+}  // namespace roofline::inject

@@ -1,0 +1,42 @@
+// The CUDA driver functions the injection library calls, looked up in the libcuda that loaded
+// it (dlopen with RTLD_NOLOAD), so that the library has no link dependency on libcuda: it can
+// be loaded into a process on a machine without a driver and fail there with a message.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace roofline::inject {
+
+struct Driver {
+  CUresult (*ctx_get_device)(CUdevice*) = nullptr;
+  CUresult (*ctx_push_current)(CUcontext) = nullptr;
+  CUresult (*ctx_pop_current)(CUcontext*) = nullptr;
+  CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
+  CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+  CUresult (*device_total_mem)(size_t*, CUdevice) = nullptr;
+  CUresult (*driver_get_version)(int*) = nullptr;
+  CUresult (*func_get_attribute)(int*, CUfunction_attribute, CUfunction) = nullptr;
+  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
+  CUresult (*module_unload)(CUmodule) = nullptr;
+  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*mem_free)(CUdeviceptr) = nullptr;
+  CUresult (*memset_d32)(CUdeviceptr, unsigned, size_t) = nullptr;
+  CUresult (*stream_synchronize)(CUstream) = nullptr;
+  CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
+  CUresult (*stream_get_id)(CUstream, unsigned long long*) = nullptr;
+  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+
+  // "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)"
+  std::string describe(const char* call, CUresult result) const;
+};
+
+// The driver already loaded in this process, or nullptr with `why` filled: no libcuda loaded
+// (the library was not loaded by the CUDA driver) or a function missing (driver too old).
+const Driver* loaded_driver(std::string* why);
+
+}  // namespace roofline::inject

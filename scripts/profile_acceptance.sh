@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# `cuflash-roofline profile` on a GPU machine, in one call: build, the profile GPU tests, then
+# PyTorch SDPA (flash, cuDNN, unfused; scripts/sdpa_program.py) over the seed sweep profiled by
+# us and by Nsight Compute: per-kernel agreement, the time each adds, one chart with the
+# bundled kernels beside PyTorch's, and compare between flash-v2 and PyTorch's flash kernel.
+#
+#   scripts/profile_acceptance.sh [build]
+#
+# Writes under $OUT (or out/profile-acceptance/): summary.txt (tables last), logs.tar.xz,
+# chart.svg, profile.json. Never changes clocks: ncu runs with --clock-control none.
+set -u -o pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+final="${OUT:-$repo/out/profile-acceptance}"
+out="${WORK_DIR:-/tmp/profile-acceptance}"
+rm -rf "$out"
+mkdir -p "$final" "$out"
+build="${BUILD_DIR:-$repo/build/device}"
+export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
+export PYTHONUNBUFFERED=1
+summary="$out/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+seconds() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$(seconds) - $1:.2f}')"; }
+tool="$build/app/cuflash-roofline"
+program=(python3 scripts/sdpa_program.py)
+finish() {
+  cp "$summary" "$final/" 2>/dev/null
+  for f in chart.svg profile.json; do [ -f "$out/$f" ] && cp "$out/$f" "$final/"; done
+  (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude='*.ncu-rep' .)
+}
+trap finish EXIT
+
+if [ "${1:-build}" = build ]; then
+  t=$(seconds)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1
+  rc=$?
+  note "build: rc=$rc in $(elapsed "$t") s"
+  # Keep going: whatever built is still measured.
+  [ $rc -ne 0 ] && grep -E "error|Error" "$out/build.log" | head -30 | tee -a "$summary"
+fi
+
+t=$(seconds)
+ctest --test-dir "$build" --output-on-failure -R 'gpu.profile|unit.*profile|launch' \
+  >"$out/ctest.log" 2>&1
+note "ctest (profile tests): rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+grep -E "Failed|Not Run|\*\*\*|ERROR|error:" "$out/ctest.log" | head -30 | tee -a "$summary"
+
+# Cost: the program alone, under profile, under ncu --set roofline, under ncu --metrics with
+# our default list (that run is also the reference for agreement: caches flushed per kernel).
+metrics=$("$tool" metrics --chip GH100 --list)
+t=$(seconds); "${program[@]}" >"$out/alone.log" 2>&1; rc=$?; alone=$(elapsed "$t")
+note "program alone: rc=$rc $alone s"
+t=$(seconds)
+"$tool" profile --json "$out/profile.json" -- "${program[@]}" >"$out/profile.txt" 2>"$out/profile.err"
+rc=$?; ours=$(elapsed "$t")
+note "profile: rc=$rc $ours s; $(tail -1 "$out/profile.err")"
+t=$(seconds)
+ncu --clock-control none --cache-control all --metrics "$metrics" --csv --page raw \
+  "${program[@]}" >"$out/ncu_metrics.csv" 2>"$out/ncu_metrics.err"
+rc=$?; ncu_metrics=$(elapsed "$t")
+note "ncu --metrics (our list): rc=$rc $ncu_metrics s"
+t=$(seconds)
+ncu --clock-control none --set roofline -f -o "$out/ncu_roofline" "${program[@]}" \
+  >"$out/ncu_roofline.log" 2>&1
+rc=$?; ncu_roofline=$(elapsed "$t")
+note "ncu --set roofline: rc=$rc $ncu_roofline s"
+
+# One chart and one comparison with the bundled kernels (the seed sweep).
+"$tool" run --json "$out/bundled.json" >"$out/bundled.txt" 2>&1
+note "bundled run: rc=$?"
+"$tool" plot "$out/bundled.json" "$out/profile.json" -o "$out/chart.svg" >"$out/plot.log" 2>&1
+note "plot: rc=$? $(grep -c 'class="point"' "$out/chart.svg" 2>/dev/null) points"
+flash=$(python3 -c "
+import json,sys
+from collections import Counter
+names=Counter(r['kernel'] for r in json.load(open('$out/profile.json'))['rows'] if 'flash_fwd' in r['kernel'])
+print(names.most_common(1)[0][0] if names else '')")
+"$tool" compare "$out/bundled.json" "$out/profile.json" --kernel-base flash-v2 \
+  --kernel-head "$flash" --allow-mismatch >"$out/compare.txt" 2>&1
+note "compare flash-v2 -> $flash: rc=$?"
+
+{
+  echo
+  echo "== cost (seed sweep of PyTorch SDPA, whole-process wall time)"
+  python3 - "$alone" "$ours" "$ncu_roofline" "$ncu_metrics" <<'PY'
+import sys
+alone, ours, roof, met = map(float, sys.argv[1:])
+add = lambda x: x - alone
+print(f"  program alone                       {alone:7.2f} s")
+print(f"  cuflash-roofline profile            {ours:7.2f} s   added {add(ours):6.2f} s")
+print(f"  ncu --set roofline                  {roof:7.2f} s   added {add(roof):6.2f} s")
+print(f"  ncu --metrics (our list)            {met:7.2f} s   added {add(met):6.2f} s")
+print(f"  added by ours / added by ncu --set roofline: {add(ours) / add(roof):.3f} (goal <= 0.2)")
+print(f"  added by ours / added by ncu --metrics:      {add(ours) / add(met):.3f} (goal < 1)")
+PY
+  echo
+  echo "== agreement with ncu --clock-control none --cache-control all, per kernel"
+  python3 scripts/profile_vs_ncu.py "$out/profile.json" "$out/ncu_metrics.csv"
+  echo
+  echo "== profile table"
+  cat "$out/profile.txt"
+  echo
+  echo "== compare flash-v2 (bundled) -> $flash (PyTorch)"
+  cat "$out/compare.txt"
+  echo
+  echo "== ctest"
+  tail -15 "$out/ctest.log"
+} >>"$summary" 2>&1
+cat "$summary"

@@ -1,0 +1,191 @@
+// A small CUDA program for the `profile` GPU test: kernels whose work is known exactly, launched
+// as real programs launch them. It checks its own results (exit 1 when wrong), so a test sees
+// that profiling left them unchanged.
+//
+//   axpy     y = a*x + y over 2^25 floats: reads 2·4·2^25 B, writes 4·2^25 B, 2·2^25 FP32
+//            FLOPs; launched from two host threads on two streams, under NVTX ranges.
+//   gemm     C = A·B, 512^3, FP16 inputs, FP32 accumulate, through WMMA (mma.sync):
+//            2·512^3 tensor FLOPs.
+//   graph    one axpy captured into a CUDA graph and launched as a graph.
+//   child    with --spawn-child, the program re-runs itself (--child) in a child process
+//            that launches one axpy, before it initialises CUDA itself.
+//
+// Prints "profile_target: ok" and exits 0 when every result is right.
+#include <mma.h>
+#include <nvtx3/nvToolsExt.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+namespace {
+
+constexpr int kAxpyN = 1 << 25;
+constexpr int kGemmN = 512;
+
+#define CHECK_CUDA(call)                                                                    \
+  do {                                                                                      \
+    cudaError_t status_ = (call);                                                           \
+    if (status_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "profile_target: %s: %s\n", #call, cudaGetErrorString(status_)); \
+      std::exit(2);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+__global__ void axpy(float a, const float* x, float* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+
+// One warp per 16x16 tile of C; row-major A (M×K), column-major B (K×N), row-major C.
+__global__ void wmma_gemm(const __half* a, const __half* b, float* c, int n) {
+  using namespace nvcuda;
+  const int tile_row = blockIdx.y;
+  const int tile_col = blockIdx.x;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  for (int k = 0; k < n; k += 16) {
+    wmma::load_matrix_sync(fa, a + tile_row * 16 * n + k, n);
+    wmma::load_matrix_sync(fb, b + tile_col * 16 * n + k, n);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(c + tile_row * 16 * n + tile_col * 16, acc, n, wmma::mem_row_major);
+}
+
+bool run_axpy(cudaStream_t stream, const char* range, float a) {
+  float *x = nullptr, *y = nullptr;
+  CHECK_CUDA(cudaMalloc(&x, kAxpyN * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&y, kAxpyN * sizeof(float)));
+  std::vector<float> hx(kAxpyN), hy(kAxpyN);
+  for (int i = 0; i < kAxpyN; ++i) {
+    hx[i] = static_cast<float>(i % 1000) * 0.5f;
+    hy[i] = static_cast<float>(i % 7);
+  }
+  CHECK_CUDA(cudaMemcpyAsync(x, hx.data(), kAxpyN * sizeof(float), cudaMemcpyHostToDevice, stream));
+  CHECK_CUDA(cudaMemcpyAsync(y, hy.data(), kAxpyN * sizeof(float), cudaMemcpyHostToDevice, stream));
+  nvtxRangePushA(range);
+  axpy<<<(kAxpyN + 255) / 256, 256, 0, stream>>>(a, x, y, kAxpyN);
+  nvtxRangePop();
+  CHECK_CUDA(cudaGetLastError());
+  std::vector<float> out(kAxpyN);
+  CHECK_CUDA(
+      cudaMemcpyAsync(out.data(), y, kAxpyN * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  bool ok = true;
+  for (int i = 0; i < kAxpyN && ok; i += 997) ok = out[i] == a * hx[i] + hy[i];
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(y));
+  return ok;
+}
+
+bool run_gemm() {
+  const int n = kGemmN;
+  std::vector<__half> ha(n * n), hb(n * n);
+  std::vector<float> fa(n * n), fb(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    fa[i] = static_cast<float>((i * 7) % 5) - 2.0f;  // small integers: exact in FP16 and FP32
+    fb[i] = static_cast<float>((i * 3) % 7) - 3.0f;
+    ha[i] = __float2half(fa[i]);
+    hb[i] = __float2half(fb[i]);
+  }
+  __half *a = nullptr, *b = nullptr;
+  float* c = nullptr;
+  CHECK_CUDA(cudaMalloc(&a, n * n * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&b, n * n * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&c, n * n * sizeof(float)));
+  CHECK_CUDA(cudaMemcpy(a, ha.data(), n * n * sizeof(__half), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(b, hb.data(), n * n * sizeof(__half), cudaMemcpyHostToDevice));
+  wmma_gemm<<<dim3(n / 16, n / 16), 32>>>(a, b, c, n);
+  CHECK_CUDA(cudaGetLastError());
+  std::vector<float> hc(n * n);
+  CHECK_CUDA(cudaMemcpy(hc.data(), c, n * n * sizeof(float), cudaMemcpyDeviceToHost));
+  bool ok = true;
+  for (int row = 0; row < n && ok; row += 37)
+    for (int col = 0; col < n && ok; col += 41) {
+      float expect = 0;
+      for (int k = 0; k < n; ++k) expect += fa[row * n + k] * fb[col * n + k];
+      ok = hc[row * n + col] == expect;
+    }
+  CHECK_CUDA(cudaFree(a));
+  CHECK_CUDA(cudaFree(b));
+  CHECK_CUDA(cudaFree(c));
+  return ok;
+}
+
+bool run_graph() {
+  float *x = nullptr, *y = nullptr;
+  CHECK_CUDA(cudaMalloc(&x, kAxpyN * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&y, kAxpyN * sizeof(float)));
+  CHECK_CUDA(cudaMemset(x, 0, kAxpyN * sizeof(float)));
+  CHECK_CUDA(cudaMemset(y, 0, kAxpyN * sizeof(float)));
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  axpy<<<(kAxpyN + 255) / 256, 256, 0, stream>>>(1.0f, x, y, kAxpyN);
+  CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK_CUDA(cudaGraphLaunch(exec, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  float first = -1;
+  CHECK_CUDA(cudaMemcpy(&first, y, sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaGraphExecDestroy(exec));
+  CHECK_CUDA(cudaGraphDestroy(graph));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(y));
+  return first == 0.0f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool child = argc > 1 && std::strcmp(argv[1], "--child") == 0;
+  const bool spawn = argc > 1 && std::strcmp(argv[1], "--spawn-child") == 0;
+  if (child) {
+    const bool ok = run_axpy(nullptr, "child axpy", 3.0f);
+    std::printf("profile_target child: %s\n", ok ? "ok" : "WRONG");
+    return ok ? 0 : 1;
+  }
+  pid_t pid = -1;
+  if (spawn) {
+    pid = fork();
+    if (pid == 0) {
+      execl("/proc/self/exe", argv[0], "--child", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  bool ok = true;
+  cudaStream_t streams[2];
+  for (cudaStream_t& s : streams) CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaFree(nullptr));
+  bool thread_ok[2] = {false, false};
+  std::thread threads[2] = {
+      std::thread([&] { thread_ok[0] = run_axpy(streams[0], "thread 0", 2.0f); }),
+      std::thread([&] { thread_ok[1] = run_axpy(streams[1], "thread 1", -1.5f); })};
+  for (std::thread& t : threads) t.join();
+  ok = ok && thread_ok[0] && thread_ok[1];
+  nvtxRangePushA("gemm");
+  ok = run_gemm() && ok;
+  nvtxRangePop();
+  ok = run_graph() && ok;
+  for (cudaStream_t s : streams) CHECK_CUDA(cudaStreamDestroy(s));
+  if (pid > 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  std::printf("profile_target: %s\n", ok ? "ok" : "WRONG");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,115 @@
+// `cuflash-roofline profile` on a real GPU: profile_target.cu's kernels, whose work is known,
+// measured through the injection library. Skipped (exit code 77) without a CUDA device.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <set>
+
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+using nlohmann::json;
+
+namespace {
+
+constexpr double kAxpyN = 1 << 25;
+constexpr double kGemmN = 512;
+
+json profile(const std::vector<std::string>& options, const std::vector<std::string>& program) {
+  TempDir dir;
+  const std::string out = (dir.path / "profile.json").string();
+  std::vector<std::string> args = {"profile", "--injection", ROOFLINE_INJECTION_LIBRARY, "--json",
+                                   out};
+  args.insert(args.end(), options.begin(), options.end());
+  args.push_back("--");
+  args.insert(args.end(), program.begin(), program.end());
+  const CliResult r = cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);  // profile_target exits 1 when a result is wrong
+  return json::parse(read_text(out));
+}
+
+std::vector<json> rows_of(const json& report, const std::string& kernel) {
+  std::vector<json> out;
+  for (const json& row : report["rows"])
+    if (row["kernel"].get<std::string>().find(kernel) != std::string::npos) out.push_back(row);
+  return out;
+}
+
+double counter(const json& row, const char* name) {
+  const json& value = row["counters"][name];
+  return value.is_number() ? value.get<double>() : -1;
+}
+
+}  // namespace
+
+TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, a child") {
+  const json report = profile({}, {ROOFLINE_PROFILE_TARGET, "--spawn-child"});
+  CHECK(report["context"]["command"] == "profile");
+  const std::vector<json> gemm = rows_of(report, "wmma_gemm");
+  REQUIRE(gemm.size() == 1);
+  const int parent = gemm[0]["launch"]["process_id"].get<int>();
+  std::vector<json> axpy;
+  int graphs = 0, children = 0;
+  for (const json& row : report["rows"]) {
+    if (!row["launch"]["graph"].get<bool>()) {
+      if (row["kernel"].get<std::string>().find("axpy") != std::string::npos) axpy.push_back(row);
+      continue;
+    }
+    // The graph holds one axpy node: one row for the launch, or one per node.
+    ++graphs;
+    CHECK(row["status"] == "ok");
+    CHECK(row["message"].get<std::string>().find("CUDA graph") != std::string::npos);
+    CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+  }
+  REQUIRE(axpy.size() == 3);  // two threads, the child
+  std::set<std::string> ranges;
+  for (const json& row : axpy) {
+    CAPTURE(row.dump());
+    CHECK(row["status"] == "ok");
+    CHECK(row["launch"]["grid"][0] == (1 << 25) / 256);
+    CHECK(row["launch"]["block"][0] == 256);
+    CHECK(row["launch"]["registers_per_thread"].get<int>() > 0);
+    ranges.insert(row["launch"]["nvtx_range"].get<std::string>());
+    if (row["launch"]["process_id"].get<int>() != parent) ++children;
+    // Cold L2: x and y read from DRAM once, y written; the SMs ask L2 for all three.
+    CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+    CHECK(counter(row, "dram_read_bytes") == doctest::Approx(2 * 4 * kAxpyN).epsilon(0.02));
+    CHECK(counter(row, "tensor_mma_sync_flops") == 0);
+    CHECK(counter(row, "gpu_time_seconds") > 0);
+  }
+  CHECK(graphs >= 1);
+  CHECK(children == 1);
+  CHECK(ranges == std::set<std::string>{"thread 0", "thread 1", "child axpy"});
+  CHECK(gemm[0]["launch"]["nvtx_range"] == "gemm");
+  CHECK(counter(gemm[0], "tensor_mma_sync_flops") ==
+        doctest::Approx(2 * kGemmN * kGemmN * kGemmN).epsilon(1e-6));
+  CHECK(gemm[0]["analysis"]["regime"].get<std::string>().find("bound") != std::string::npos);
+}
+
+TEST_CASE("profile: filters, the full counter set and a warm cache") {
+  // The second axpy launch only, with CUDA-core FLOPs counted (kernel replay, 3 passes).
+  const json report = profile({"--kernel-regex", "axpy", "--launch-skip", "1", "--launch-count",
+                               "1", "--counter-set", "full", "--cache", "warm"},
+                              {ROOFLINE_PROFILE_TARGET});
+  REQUIRE(report["rows"].size() == 1);
+  const json& row = report["rows"][0];
+  CHECK(row["kernel"].get<std::string>().find("axpy") != std::string::npos);
+  CHECK(report["context"]["counter_passes"].get<int>() > 1);
+  CHECK(counter(row, "fp32_flops") == doctest::Approx(2 * kAxpyN).epsilon(1e-6));
+  CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+}
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}

@@ -1,0 +1,228 @@
+// `profile` without a GPU: the record protocol, the options passed through the environment,
+// and every fault path of the command. Stand-in programs are shell scripts that write the
+// records the injection library would write (they load no CUDA, so the library is never
+// loaded: --injection points at any file).
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "lib/core/errors.hpp"
+#include "lib/core/metric_catalog.hpp"
+#include "lib/core/profile_protocol.hpp"
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+
+namespace {
+
+KernelLaunch sample_launch(std::int64_t index, const std::string& nvtx = "") {
+  KernelLaunch l;
+  l.mangled_name = "_Z3addPfS_i";
+  l.demangled_name = "add(float*, float*, int)";
+  l.nvtx_range = nvtx;
+  l.grid = {256, 1, 1};
+  l.block = {128, 1, 1};
+  l.registers_per_thread = 16;
+  l.index = index;
+  l.process_id = 77;
+  l.process = "app";
+  return l;
+}
+
+DeviceInfo h200() {
+  return DeviceInfo{"NVIDIA H200", "GH100", "9.0", 132, 150754820096, 62914560, "CUDA 13.0", ""};
+}
+
+std::string records_of_one_launch() {
+  return process_record(77, 1, "app") +
+         device_record(h200(), "roofline", catalogue_metrics("GH100", CounterSet::kRoofline), 1) +
+         launch_record(sample_launch(4, "epoch / B2 H4 N512 d64 causal fwd"), RowStatus::kOk, "",
+                       {{quantity::kGpuTime, 1e-5},
+                        {quantity::kDramRead, 2e6},
+                        {quantity::kDramWrite, 1e6},
+                        {quantity::kL2, 3e6},
+                        {quantity::kTensorMmaSync, 0}});
+}
+
+// An executable shell script in `dir`.
+std::string script(const TempDir& dir, const std::string& name, const std::string& body) {
+  const auto path = dir.path / name;
+  write_text(path, "#!/bin/sh\n" + body + "\n");
+  ::chmod(path.c_str(), 0755);
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("profile records: a launch record becomes a row with its launch and counters") {
+  const ProcessRecords p = read_process_records(records_of_one_launch(), "77.jsonl");
+  CHECK(p.process_id == 77);
+  CHECK(p.parent_id == 1);
+  REQUIRE(p.device.has_value());
+  CHECK(p.device->name == "NVIDIA H200");
+  CHECK(p.counter_passes == 1);
+  REQUIRE(p.rows.size() == 1);
+  const Row& row = p.rows[0];
+  CHECK(row.kernel == "add");
+  REQUIRE(row.launch.has_value());
+  CHECK(row.launch->index == 4);
+  CHECK(row.counters.at(quantity::kDramRead) == 2e6);
+  REQUIRE(row.timing.has_value());
+  CHECK(row.timing->median_seconds() == doctest::Approx(1e-5));
+  // The NVTX range named a workload: the row has it.
+  CHECK(row.launch->workload_known);
+  CHECK(row.workload.seq_len == 512);
+  CHECK(row.workload.causal);
+  CHECK_FALSE(p.ended);
+}
+
+TEST_CASE("profile records: a cut-short last line is dropped, a bad line is an error") {
+  const std::string text = records_of_one_launch() + end_record(9, 1);
+  const ProcessRecords whole = read_process_records(text, "f");
+  CHECK(whole.ended);
+  CHECK(whole.launches == 9);
+  const ProcessRecords cut = read_process_records(text.substr(0, text.size() - 10), "f");
+  CHECK_FALSE(cut.ended);
+  CHECK(cut.rows.size() == 1);
+  CHECK_THROWS_WITH_AS(read_process_records("{\"type\":\"process\"\nnot json\n{}\n", "f"),
+                       "f:1: not a JSON record", InputError);
+  CHECK_THROWS_WITH_AS(read_process_records("{\"type\":\"launch\"}\n", "f"),
+                       doctest::Contains("f:1: "), InputError);
+  CHECK_THROWS_WITH_AS(read_process_records("{\"type\":\"weird\"}\n", "f"),
+                       "f:1: unknown record type \"weird\"", InputError);
+}
+
+TEST_CASE("profile records: workloads in NVTX range names") {
+  CHECK_FALSE(workload_in_range_name("").has_value());
+  CHECK_FALSE(workload_in_range_name("forward pass").has_value());
+  const auto w = workload_in_range_name("B4 H16 N8192 d128 full bwd / B1 H8 N1024 d64 causal fwd");
+  REQUIRE(w.has_value());
+  CHECK(w->batch == 1);  // the innermost range
+  CHECK(w->seq_len == 1024);
+  CHECK(w->pass == Pass::kForward);
+  CHECK_FALSE(workload_in_range_name("B1 H8 N99999999999999 d64 full fwd").has_value());
+}
+
+TEST_CASE("profile options travel through the environment") {
+  ProfileOptions options;
+  options.counter_set = CounterSet::kFull;
+  options.cache = CacheControl::kWarm;
+  options.kernel_regex = "flash.*fwd";
+  options.launch_skip = 3;
+  options.launch_count = 5;
+  for (const auto& [name, value] : to_environment(options))
+    ::setenv(name.c_str(), value.c_str(), 1);
+  const ProfileOptions back = options_from_environment();
+  CHECK(back.counter_set == CounterSet::kFull);
+  CHECK(back.cache == CacheControl::kWarm);
+  CHECK(back.kernel_regex == "flash.*fwd");
+  CHECK(back.launch_skip == 3);
+  CHECK(back.launch_count == 5);
+  ::setenv(profile_env::kLaunchSkip, "-2", 1);
+  CHECK_THROWS_WITH_AS(options_from_environment(),
+                       "CUFLASH_ROOFLINE_PROFILE_SKIP=-2: must be an integer >= 0", InputError);
+  ::setenv(profile_env::kCache, "lukewarm", 1);
+  CHECK_THROWS_AS(options_from_environment(), InputError);
+  for (const auto& [name, value] : to_environment(ProfileOptions{})) ::unsetenv(name.c_str());
+}
+
+TEST_CASE("cli: profile fault paths that need no GPU") {
+  TempDir dir;
+  const std::string fake_injection = (dir.path / "libfake.so").string();
+  write_text(fake_injection, "");
+  auto profile = [&](std::vector<std::string> tail) {
+    std::vector<std::string> args = {"profile", "--injection", fake_injection};
+    args.insert(args.end(), tail.begin(), tail.end());
+    return cli(args);
+  };
+
+  SUBCASE("no program") {
+    const CliResult r = cli({"profile"});
+    CHECK(r.code == 2);
+  }
+  SUBCASE("program not found") {
+    const CliResult r = profile({"--", (dir.path / "missing").string()});
+    CHECK(r.code == 2);
+    CHECK(r.err == "error: " + (dir.path / "missing").string() + ": not found\n");
+    CHECK(profile({"--", "no-such-program-on-path-xyz"}).code == 2);
+  }
+  SUBCASE("program not executable") {
+    write_text(dir.path / "plain.txt", "hello");
+    const CliResult r = profile({"--", (dir.path / "plain.txt").string()});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("not executable") != std::string::npos);
+  }
+  SUBCASE("injection library missing") {
+    const CliResult r =
+        cli({"profile", "--injection", (dir.path / "nope.so").string(), "--", "/bin/true"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--injection") != std::string::npos);
+  }
+  SUBCASE("a program that never uses CUDA") {
+    const CliResult r = profile({"--", "/bin/true"});
+    CHECK(r.code == 2);
+    CHECK(r.err ==
+          "error: /bin/true never initialised CUDA: no process loaded the injection "
+          "library\n");
+  }
+  SUBCASE("a program that fails") {
+    const CliResult r = profile({"--", script(dir, "fail.sh", "exit 3")});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("exited with status 3") != std::string::npos);
+  }
+  SUBCASE("a program that launches no kernel") {
+    write_text(dir.path / "records", process_record(1, 1, "app") + end_record(0, 0));
+    const CliResult r =
+        profile({"--", script(dir, "idle.sh",
+                              "cat " + (dir.path / "records").string() +
+                                  " > \"$CUFLASH_ROOFLINE_PROFILE_DIR/$$.jsonl\"")});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("launched no CUDA kernel") != std::string::npos);
+  }
+  SUBCASE("counters not permitted") {
+    write_text(dir.path / "records",
+               process_record(1, 1, "app") +
+                   error_record(ProfileErrorKind::kNotPermitted,
+                                "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: see "
+                                "https://developer.nvidia.com/ERR_NVGPUCTRPERM"));
+    const CliResult r =
+        profile({"--", script(dir, "denied.sh",
+                              "cat " + (dir.path / "records").string() +
+                                  " > \"$CUFLASH_ROOFLINE_PROFILE_DIR/$$.jsonl\"")});
+    CHECK(r.code == 3);
+    CHECK(r.err.find("ERR_NVGPUCTRPERM") != std::string::npos);
+  }
+  SUBCASE("a crash: its status reported, rows measured before written") {
+    write_text(dir.path / "records", records_of_one_launch());
+    const std::string json = (dir.path / "out.json").string();
+    const CliResult r =
+        profile({"--json", json, "--",
+                 script(dir, "crash.sh",
+                        "cat " + (dir.path / "records").string() +
+                            " > \"$CUFLASH_ROOFLINE_PROFILE_DIR/$$.jsonl\"; kill -SEGV $$")});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("was killed by signal 11 (SIGSEGV); the 1 launches profiled before are "
+                     "written") != std::string::npos);
+    const auto j = nlohmann::json::parse(read_text(json));
+    REQUIRE(j["rows"].size() == 1);
+    CHECK(j["context"]["command"] == "profile");
+    CHECK(j["rows"][0]["launch"]["grid"][0] == 256);
+    CHECK(j["rows"][0]["spec"] == "h200-sxm");
+  }
+  SUBCASE("child processes: one report, rows tagged with their process") {
+    write_text(dir.path / "records", records_of_one_launch());
+    const std::string records = (dir.path / "records").string();
+    const std::string out = "\"$CUFLASH_ROOFLINE_PROFILE_DIR\"";
+    const std::string body = "cat " + records + " > " + out + "/$$.jsonl\n" +
+                             "sh -c 'sed s/77/78/g " + records + " > " + out + "/$$.jsonl'\nexit 0";
+    const CliResult r = profile({"--json", "-", "--", script(dir, "parent.sh", body)});
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["rows"].size() == 2);
+    CHECK(j["rows"][0]["launch"]["process_id"] == 77);
+    CHECK(j["rows"][1]["launch"]["process_id"] == 78);
+  }
+}
