@@ -3,10 +3,12 @@
 // It only reads: a read-modify-write flush leaves L2 full of dirty lines whose write-backs
 // land in the next kernel's DRAM counters. The sum is written only when it equals a value
 // the caller never passes, so that the loads are kept and nothing is stored.
-extern "C" __global__ void cuflash_roofline_flush_l2(const unsigned* buffer, unsigned long long words,
-                                                     unsigned never, unsigned* sink) {
+extern "C" __global__ void cuflash_roofline_flush_l2(const unsigned* buffer,
+                                                     unsigned long long words, unsigned never,
+                                                     unsigned* sink) {
   unsigned sum = 0;
-  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+  for (unsigned long long i =
+           blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
        i < words; i += static_cast<unsigned long long>(gridDim.x) * blockDim.x)
     sum += __ldcg(buffer + i);  // cache in L2 only: displaces the program's lines
   if (sum == never) *sink = sum;
