@@ -1,8 +1,9 @@
 // The L2 flush that `profile --cache cold` runs before each profiled launch, compiled to PTX
 // and loaded by the injection library through the driver API into the program's context.
 // It only reads: a read-modify-write flush leaves L2 full of dirty lines whose write-backs
-// land in the next kernel's DRAM counters. The sum is written only when it equals a value
-// the caller never passes, so that the loads are kept and nothing is stored.
+// land in the next kernel's DRAM counters. The sum is stored only when it equals `never`,
+// which the caller makes impossible (the buffer holds zeros, `never` is 1): the compiler must
+// keep the loads, and nothing is written.
 extern "C" __global__ void cuflash_roofline_flush_l2(const unsigned* buffer,
                                                      unsigned long long words, unsigned never,
                                                      unsigned* sink) {
