@@ -179,27 +179,41 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   float row_max[2] = {-INFINITY, -INFINITY};
   float row_sum[2] = {0.f, 0.f};  // this thread's share; the quad is summed at the end
 
-  // S = Q · K(stage)ᵀ, issued and committed (not waited for).
+  // S = Q · K(stage)ᵀ, issued and committed (not waited for). Descriptors are computed (and
+  // pinned) before the batch opens: ordinary instructions that define a wgmma operand inside an
+  // open batch make ptxas serialise the batch.
   auto issue_qk = [&](int stage) {
+    constexpr int kSteps = kHeadDim / 16;
+    uint64_t a[kSteps], b[kSteps];
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+      const uint32_t column_offset = (kk % 4) * 32;  // 16 halves per k-step
+      a[kk] = sm90::kmajor_desc(q_base + (kk / 4) * Cfg::kQBlockBytes + column_offset);
+      b[kk] = sm90::kmajor_desc(k_base + stage * Cfg::kKvBytes + (kk / 4) * Cfg::kKvBlockBytes +
+                                column_offset);
+    }
+    sm90::fence_registers(a);
+    sm90::fence_registers(b);
     sm90::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-      const uint32_t column_offset = (kk % 4) * 32;  // 16 halves per k-step
-      const uint64_t a = sm90::kmajor_desc(q_base + (kk / 4) * Cfg::kQBlockBytes + column_offset);
-      const uint64_t b = sm90::kmajor_desc(k_base + stage * Cfg::kKvBytes +
-                                           (kk / 4) * Cfg::kKvBlockBytes + column_offset);
-      Wgmma<Cfg::kBlockKv>::template ss<0, 0>(s_acc, a, b, kk > 0);
+    for (int kk = 0; kk < kSteps; ++kk) {
+      Wgmma<Cfg::kBlockKv>::template ss<0, 0>(s_acc, a[kk], b[kk], kk > 0);
     }
     sm90::wgmma_commit();
   };
   // O += P · V(stage), issued and committed.
   auto issue_pv = [&](int stage) {
+    uint64_t b[kPvSteps];
+#pragma unroll
+    for (int kk = 0; kk < kPvSteps; ++kk) {
+      b[kk] =
+          sm90::mnmajor_desc(v_base + stage * Cfg::kKvBytes + kk * 16 * 128, Cfg::kKvBlockBytes);
+    }
+    sm90::fence_registers(b);
     sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
-      const uint64_t b =
-          sm90::mnmajor_desc(v_base + stage * Cfg::kKvBytes + kk * 16 * 128, Cfg::kKvBlockBytes);
-      Wgmma<kHeadDim>::template rs<1>(o_acc, p_frag[kk], b, true);
+      Wgmma<kHeadDim>::template rs<1>(o_acc, p_frag[kk], b[kk], true);
     }
     sm90::wgmma_commit();
   };
@@ -303,6 +317,11 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
 #pragma unroll
       for (int r = 0; r < 4; ++r) p_frag[kk][r] = p_next[kk][r];
     }
+    // Pin the rescale and the copy here: sunk below the next S = Q·Kᵀ issue, they would write
+    // P·V's operands while that batch is open, and ptxas would serialise the wgmma pipeline.
+    sm90::fence_registers(o_acc);
+#pragma unroll
+    for (int kk = 0; kk < kPvSteps; ++kk) sm90::fence_registers(p_frag[kk]);
   }
   {
     const int last = num_kv_tiles - 1;

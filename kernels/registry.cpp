@@ -55,6 +55,14 @@ const std::vector<KernelInfo>& kernel_catalog() {
        {128, 64, 64, 128},
        {128, 64, 64, 128},
        {128, 32, 32, 128}},
+      // flash-v3 runs on sm_90 only (built as sm_90a), d = 64 and 128; two consumer
+      // warpgroups of 64 query rows, 128-key K/V stages (flash_v3_fwd.cu).
+      {"flash-v3",
+       "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
+       true,
+       {128, 128, 64, 128},
+       {128, 128, 64, 128},
+       {128, 128, 64, 128}},
   };
   return catalog;
 }

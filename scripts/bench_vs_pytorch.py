@@ -101,10 +101,10 @@ def main():
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
-    kernels = ["standard", "flash-v1", "flash-v2"]
+    kernels = ["standard", "flash-v1", "flash-v2", "flash-v3"]
     torch_impls = ["flash", "cudnn", "unfused"]
     header = ["B", "H", "d", "N", "causal", "pass"] + kernels + ["torch-" + i for i in torch_impls] + [
-        "v2/flash", "std/unfused"]
+        "v2/flash", "v3/cudnn", "std/unfused"]
     print("TFLOP/s (FlashAttention convention), median of %d; %s" %
           (args.reps, torch.cuda.get_device_name(0)))
     print("  ".join("%9s" % h for h in header))
@@ -127,6 +127,7 @@ def main():
 
         row = [b, h, d, n, "yes" if causal else "no", pas] + [rates[k] for k in kernels] + [
             rates["torch-" + i] for i in torch_impls] + [ratio("flash-v2", "torch-flash"),
+                                                         ratio("flash-v3", "torch-cudnn"),
                                                          ratio("standard", "torch-unfused")]
         table.append({"workload": key, "ms": cells, "tflops": rates})
         print("  ".join(("%9.1f" % c if isinstance(c, float) and c >= 10 else

@@ -112,6 +112,11 @@ __device__ __forceinline__ void fence_registers(uint32_t (&d)[kCount]) {
 #pragma unroll
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
+template <int kCount>
+__device__ __forceinline__ void fence_registers(uint64_t (&d)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+l"(d[i])::"memory");
+}
 
 // wgmma.mma_async m64nNk16, FP16 inputs, FP32 accumulators d[N/2] (layout above).
 //   ss<kTransA, kTransB>(d, desc_a, desc_b, accumulate): A and B from shared memory;

@@ -387,6 +387,24 @@ const std::vector<KernelModel>& kernel_models() {
          {128, 64, 64, 128},
          {128, 64, 64, 128},
          {128, 32, 32, 128}},
+        // flash-v3: forward 128 query rows per CTA (two consumer warpgroups of 64 rows), 128
+        // keys per K/V stage (kernels/flash_v3_fwd.cu); backward 128 keys per CTA, 64-query
+        // tiles, dQ by FP32 atomics (kernels/flash_v3_bwd.cu). No d = 32: the d = 32 tiles only
+        // keep the model's arithmetic defined for `model` rows, which say `unsupported`.
+        {"flash-v3",
+         KernelFamily::kFlash,
+         "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
+         ComputePath::kTensorFp16,
+         TensorInstruction::kWgmma,
+         {128, 128, 64, 128},
+         {128, 128, 64, 128},
+         {128, 128, 64, 128},
+         /*bwd_separate_dq_pass=*/false,
+         /*required_compute_capability=*/"9.0",
+         /*head_dims=*/{64, 128},
+         /*head_dim_limit=*/
+         "its 128-byte swizzled TMA and wgmma tiles need rows of 64 or 128 halves",
+         /*has_backward=*/true},
     };
     // What the cache-aware model and the counted FLOPs need, set by name.
     auto named = [&models](std::string_view name) -> KernelModel& {
@@ -402,6 +420,9 @@ const std::vector<KernelModel>& kernel_models() {
     named("flash-v2").fwd_ctas_per_sm = 2;
     named("flash-v2").bwd_ctas_per_sm = 1;
     named("flash-v2").computes_padding = true;
+    // flash-v3: __launch_bounds__(384, 1) and 160 KB of shared memory (d = 128) forward.
+    named("flash-v3").fwd_ctas_per_sm = 1;
+    named("flash-v3").bwd_ctas_per_sm = 1;
     return models;
   }();
   return kModels;

@@ -79,7 +79,7 @@ struct KernelModel {
 const std::vector<KernelModel>& kernel_models();
 // Throws InputError naming the known kernels.
 const KernelModel& find_kernel_model(std::string_view name);
-std::string known_kernel_names();  // "standard, flash-v1, flash-v2"
+std::string known_kernel_names();  // "standard, flash-v1, flash-v2, flash-v3"
 
 struct ModelTerm {
   std::string name;     // "K, V reloaded per query tile"

@@ -291,8 +291,13 @@ void check_kernel(const std::string& kernel, const rk::AttentionShape& shape,
   std::printf("%s\n", log.c_str());
 }
 
-void check_all_shapes(const std::string& kernel) {
-  for (const rk::AttentionShape& shape : test_shapes()) check_kernel(kernel, shape);
+// Every shape of the grid whose head dim is in `head_dims`.
+void check_all_shapes(const std::string& kernel,
+                      const std::vector<int>& head_dims = {32, 64, 128}) {
+  for (const rk::AttentionShape& shape : test_shapes()) {
+    if (std::find(head_dims.begin(), head_dims.end(), shape.head_dim) != head_dims.end())
+      check_kernel(kernel, shape);
+  }
 }
 
 std::vector<std::uint16_t> download_half(const DeviceBuffer& b) {
@@ -440,6 +445,21 @@ TEST_CASE("flash-v3 backward matches the FP32 reference (O and LSE from flash-v2
     check_kernel("flash-v3", shape, "flash-v2");
   }
   check_idempotent_backward("flash-v3", false, "flash-v2");
+}
+
+// flash-v3 end to end: its own forward (O, LSE) feeding its own backward. No d = 32.
+TEST_CASE("flash-v3 matches the FP32 reference (sm_90 only)") {
+  if (!device_is_sm90()) {
+    MESSAGE("SKIPPED: flash-v3 needs an sm_90 GPU");
+    return;
+  }
+  check_all_shapes("flash-v3", {64, 128});
+  for (const rk::AttentionShape& shape : test_shapes()) {
+    if (shape.head_dim != 32) continue;
+    KernelRun run("flash-v3", problem_for(shape));
+    CHECK(rk::launch_attention("flash-v3", rk::Pass::kForward, shape, run.buffers, nullptr) ==
+          cudaErrorNotSupported);
+  }
 }
 
 TEST_CASE("backward is idempotent") {

@@ -12,11 +12,19 @@ TEST_CASE("cli: model reproduces the v0.3.0 analysis's FLOP column and A100 ridg
   const CliResult r = cli({"model", "--gpu", "a100", "--no-causal", "--json", "-"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j["rows"].size() == 4 * 3);  // 4 N × 3 kernels, non-causal only
+  REQUIRE(j["rows"].size() == 4 * 4);  // 4 N × 4 kernels, non-causal only
   std::vector<double> gflops;
-  for (const auto& row : j["rows"])
+  for (const auto& row : j["rows"]) {
     if (row["kernel"] == "flash-v2")
       gflops.push_back(row["model"]["algorithmic_flops"].get<double>() / 1e9);
+    // flash-v3 is built for sm_90a: on an A100 spec its rows say so instead of a verdict.
+    if (row["kernel"] == "flash-v3") {
+      CHECK(row["status"] == "unsupported");
+      CHECK(row["message"] == "flash-v3 is built for compute capability 9.0 only (this GPU: 8.0)");
+    } else {
+      CHECK(row["status"] == "ok");
+    }
+  }
   REQUIRE(gflops.size() == 4);
   CHECK(format_fixed(gflops[0], 2) == "2.15");
   CHECK(format_fixed(gflops[1], 1) == "34.4");
@@ -39,7 +47,7 @@ TEST_CASE("cli: several GPUs and both passes") {
   const CliResult r =
       cli({"model", "--gpu", "a100,h100,v100", "--seq", "2048", "--pass", "fwd,bwd", "--csv", "-"});
   REQUIRE(r.code == 0);
-  CHECK(split(r.out, '\n').size() == 1 + 3 * 2 * 2 * 3 + 1);
+  CHECK(split(r.out, '\n').size() == 1 + 3 * 2 * 2 * 4 + 1);  // GPUs × masks × passes × kernels
 }
 
 TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
@@ -57,7 +65,7 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
       {{"model", "--head-dim", "48", "--json", out},
        "error: head-dim must be 32, 64 or 128 (got 48)"},
       {{"model", "--kernel", "flash-v9", "--json", out},
-       "error: unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2"},
+       "error: unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2, flash-v3"},
       {{"model", "--pass", "sideways", "--json", out},
        "error: --pass must be fwd or bwd (got \"sideways\")"},
       {{"model", "--json", (dir.path / "missing" / "r.json").string()},

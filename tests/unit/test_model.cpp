@@ -121,7 +121,7 @@ TEST_CASE("model: workload validation messages") {
   w.head_dim = 48;
   CHECK(validation_error(w) == "head-dim must be 32, 64 or 128 (got 48)");
   CHECK_THROWS_WITH_AS(find_kernel_model("flash-v9"),
-                       "unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2",
+                       "unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2, flash-v3",
                        InputError);
 }
 
