@@ -16,6 +16,9 @@
 //     back, the softmax of S(j) runs while the P·V product is still in flight, and O is rescaled
 //     once that product has landed. The two consumers are not synchronised with each other, so
 //     one warpgroup's softmax also overlaps the other's GEMMs as the scheduler interleaves them.
+//     Caveat: as written (P(j) copied into the array P·V reads), ptxas serialises the wgmma
+//     pipeline (warning C7513, a WARPGROUP.DEPBAR after every HGMMA), so only the overlap
+//     between the two warpgroups happens; NOTES.md has the measured cost and the fix.
 //   - epilogue: O is normalised, rounded to FP16, written into the consumer's own (no longer
 //     needed) rows of the Q tile in the same swizzle, and stored by TMA, which clips rows past
 //     N; the LSE (natural log of the softmax denominator of scaled S) goes out from registers.
