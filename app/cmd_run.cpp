@@ -156,6 +156,11 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   report.context.metrics = result.metrics;
   report.context.counter_passes = result.counter_passes;
   report.specs.push_back(choice.spec);
+  if (choice.projection) {
+    // The GPU measured on: what a projection scales from (analysis.hpp).
+    report.context.measured_spec = choice.measured.key;
+    if (choice.measured.key != choice.spec.key) report.specs.push_back(choice.measured);
+  }
   for (Row& row : result.rows) {
     row.spec_key = choice.spec.key;
     // The model's DRAM bytes for the GPU the kernels ran on (its L2 and SMs): what the counters

@@ -218,4 +218,92 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   return a;
 }
 
+namespace {
+
+const GpuSpec* find_spec(const Report& report, const std::string& key) {
+  for (const GpuSpec& spec : report.specs)
+    if (spec.key == key) return &spec;
+  return nullptr;
+}
+
+RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& target) {
+  const RowAnalysis here = analyze(row, measured_on, false);
+  Row p = row;
+  std::vector<std::string> notes;
+  // DRAM bytes for the target's L2.
+  const KernelModel* model = try_model(row.kernel);
+  bool dram_scaled = false;
+  if (model != nullptr) {
+    const Prediction there = predict(*model, row.workload, target);
+    const Prediction measured_model = predict(*model, row.workload, measured_on);
+    const double scale = there.model_dram_bytes / measured_model.model_dram_bytes;
+    p.prediction = there;
+    for (const char* id : {quantity::kDramRead, quantity::kDramWrite})
+      if (auto it = p.counters.find(id); it != p.counters.end() && std::isfinite(scale)) {
+        it->second *= scale;
+        dram_scaled = true;
+      }
+    if (dram_scaled && std::fabs(scale - 1) > 1e-9)
+      notes.push_back("DRAM bytes × " + format_fixed(scale, 2) + " for " +
+                      format_fixed(static_cast<double>(target.l2_cache_bytes) / 1e6, 0) +
+                      " MB of L2");
+  }
+  // The measured clocks are not the target's.
+  p.counters.erase(quantity::kSmClock);
+  // The target's floor with these counts, then the time at the measured fraction of the bound.
+  Row untimed = p;
+  untimed.timing.reset();
+  const RowAnalysis floor = analyze(untimed, target, true);
+  double fraction = here.fraction_of_bound;
+  if (!(fraction > 0)) {
+    fraction = 1;
+    notes.push_back("no bound on " + measured_on.name + ": projected at the target's bound");
+  } else if (fraction > 1) {
+    fraction = 1;
+  } else {
+    notes.push_back("at " + format_fixed(100 * fraction, 0) + "% of the bound, as measured on " +
+                    measured_on.name);
+  }
+  const double projected_time = floor.time_floor_seconds / fraction;
+  const double measured_time = row.timing->median_seconds();
+  if (std::isfinite(projected_time) && projected_time > 0 && measured_time > 0) {
+    const double factor = projected_time / measured_time;
+    for (double& sample : p.timing->samples_seconds) sample *= factor;
+  }
+  p.timing->sm_clock_before_mhz = 0;
+  p.timing->sm_clock_after_mhz = 0;
+  RowAnalysis a = analyze(p, target, true);
+  a.projected = true;
+  a.time_source = Source::kProjected;
+  for (LevelAnalysis& level : a.levels)
+    if (level.level == MemoryLevel::kDram && dram_scaled) level.bytes_source = Source::kProjected;
+  // A pipe the target does not have.
+  if (here.ceiling != nullptr && a.ceiling != nullptr &&
+      here.ceiling->instruction != TensorInstruction::kNone &&
+      a.ceiling->instruction != here.ceiling->instruction)
+    notes.push_back(target.name + " has no " + std::string(to_string(here.ceiling->instruction)) +
+                    ": the work falls back to " + a.ceiling->label() + " at " +
+                    format_fixed(a.ceiling->peak_tflops, 1) + " TFLOP/s (" +
+                    format_fixed(here.ceiling->peak_tflops, 1) + " on " + measured_on.name + ", ×" +
+                    format_fixed(here.ceiling->peak_tflops / a.ceiling->peak_tflops, 2) +
+                    " the time at the roof)");
+  a.projection_note = "projected from " + measured_on.name + ": " + join(notes, "; ");
+  return a;
+}
+
+}  // namespace
+
+RowAnalysis analyze(const Row& row, const Report& report) {
+  const GpuSpec& spec = report.spec_for(row);
+  const bool projection = report.context.projection;
+  const GpuSpec* measured = projection && !report.context.measured_spec.empty()
+                                ? find_spec(report, report.context.measured_spec)
+                                : nullptr;
+  const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();
+  const bool verdict =
+      row.status == RowStatus::kOk || row.status == RowStatus::kCountersUnavailable;
+  if (measured == nullptr || !timed || !verdict) return analyze(row, spec, projection);
+  return project(row, *measured, spec);
+}
+
 }  // namespace roofline

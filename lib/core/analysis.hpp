@@ -61,10 +61,28 @@ struct RowAnalysis {
   double dram_bytes_vs_compulsory = 0;
 
   std::vector<std::string> warnings;
+
+  // Projection (analyze(row, report) on a report measured on another GPU): time, rates and
+  // re-estimated DRAM bytes are `projected`; the note says how.
+  bool projected = false;
+  std::string projection_note;
 };
 
 // `projection`: measured on another GPU than `spec` describes; a point above a roof is then
 // expected and not warned about.
 RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection = false);
+
+// The row judged against its spec in `report`. When the report is a projection that names the
+// spec of the GPU it was measured on (context.measured_spec), a timed row is projected:
+//   - FLOPs per pipe as counted; L2 and L1 bytes as counted (same kernel, same tiles);
+//   - DRAM bytes × (cache-aware model on the target ÷ on the measured GPU): the target's L2;
+//   - time = the target's roofline floor ÷ the fraction of the bound reached when measured
+//     (at most 1). The gap to the roof (latency, occupancy, instruction overhead) belongs to
+//     the kernel's code and tiles, which both GPUs run; the roofs are what differ. So no
+//     utilisation of the target can exceed 100%, and a compute-bound kernel projects to the
+//     measured FLOP/s × the ratio of the two pipes' peaks;
+//   - a pipe the target lacks (wgmma on an A100) falls back to the target's ceiling for the
+//     path, and the note says which and at what cost.
+RowAnalysis analyze(const Row& row, const Report& report);
 
 }  // namespace roofline

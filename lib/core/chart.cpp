@@ -125,7 +125,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
       const std::string note = describe_source(report);
       if (std::find(panel.notes.begin(), panel.notes.end(), note) == panel.notes.end())
         panel.notes.push_back(note);
-      const RowAnalysis a = analyze(row, *panel.spec, report.context.projection);
+      const RowAnalysis a = analyze(row, report);
       if (!a.has_verdict) continue;
       if (a.ceiling != nullptr && positive(a.ceiling->peak_tflops * 1e12) &&
           judged_ids[panel_of[r][i]].insert(a.ceiling->id()).second)

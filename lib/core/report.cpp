@@ -33,6 +33,8 @@ std::string_view to_string(Source source) {
       return "model";
     case Source::kSpec:
       return "spec";
+    case Source::kProjected:
+      return "projected";
   }
   return "?";
 }

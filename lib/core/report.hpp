@@ -18,7 +18,8 @@ namespace roofline {
 inline constexpr int kReportSchemaVersion = 1;
 
 // Where a number came from.
-enum class Source { kMeasured, kModel, kSpec };
+// kProjected: derived from measurements on another GPU (analysis.hpp, analyze(row, report)).
+enum class Source { kMeasured, kModel, kSpec, kProjected };
 std::string_view to_string(Source source);
 
 enum class RowStatus {
@@ -103,6 +104,7 @@ struct ReportContext {
   std::string time_utc;              // ISO 8601
   std::optional<DeviceInfo> device;  // absent for `model`
   bool projection = false;           // measured on one GPU, judged against another's spec
+  std::string measured_spec;         // projection: key (in specs) of the GPU measured on
   std::string counters;              // provenance: "cupti range profiler ..." or why none
   std::vector<std::string> metrics;  // hardware metric names collected
   int counter_passes = 0;

@@ -23,6 +23,7 @@ json tagged(double value, Source source) {
 }
 
 Source derived(Source a, Source b) {
+  if (a == Source::kProjected || b == Source::kProjected) return Source::kProjected;
   return a == Source::kMeasured || b == Source::kMeasured ? Source::kMeasured : Source::kModel;
 }
 
@@ -36,6 +37,8 @@ json terms_json(const std::vector<ModelTerm>& terms, const char* unit) {
 json analysis_json(const Row& row, const RowAnalysis& a) {
   json out;
   out["has_verdict"] = a.has_verdict;
+  out["projected"] = a.projected;
+  if (a.projected) out["projection_note"] = a.projection_note;
   out["time_seconds"] = tagged(a.time_seconds, a.time_source);
   out["flops"] = tagged(a.flops, a.flops_source);
   out["algorithmic_flops"] = tagged(a.algorithmic_flops, Source::kModel);
@@ -304,14 +307,16 @@ json report_to_json(const Report& report) {
   root["schema_version"] = report.schema_version;
   root["tool"] = {{"name", "cuflash-roofline"}, {"version", report.context.tool_version}};
   const ReportContext& c = report.context;
-  json context = {{"command", c.command},
-                  {"host", c.host},
-                  {"time_utc", c.time_utc},
-                  {"projection", c.projection},
-                  {"counters", c.counters},
-                  {"metrics", c.metrics},
-                  {"counter_passes", c.counter_passes},
-                  {"ceilings", c.ceilings}};
+  json context = {
+      {"command", c.command},
+      {"host", c.host},
+      {"time_utc", c.time_utc},
+      {"projection", c.projection},
+      {"measured_spec", c.measured_spec.empty() ? json(nullptr) : json(c.measured_spec)},
+      {"counters", c.counters},
+      {"metrics", c.metrics},
+      {"counter_passes", c.counter_passes},
+      {"ceilings", c.ceilings}};
   if (c.device) {
     const DeviceInfo& d = *c.device;
     context["device"] = {{"name", d.name},
@@ -384,7 +389,7 @@ json report_to_json(const Report& report) {
     } else {
       r["verification"] = nullptr;
     }
-    r["analysis"] = analysis_json(row, analyze(row, report.spec_for(row), c.projection));
+    r["analysis"] = analysis_json(row, analyze(row, report));
     root["rows"].push_back(std::move(r));
   }
   return root;
@@ -410,6 +415,10 @@ Report report_from_json(const json& root, const std::string& origin) {
   report.context.host = r.str(c, "context", "host");
   report.context.time_utc = r.str(c, "context", "time_utc");
   report.context.projection = r.boolean(c, "context", "projection");
+  // Added with projections; absent from older reports (then a projection judged measured
+  // values against the target's peaks directly).
+  if (c.contains("measured_spec") && !c.at("measured_spec").is_null())
+    report.context.measured_spec = r.str(c, "context", "measured_spec");
   report.context.counters = r.str(c, "context", "counters");
   report.context.counter_passes = r.integer(c, "context", "counter_passes");
   // Reports written before calibration existed were judged against the spec sheet.
@@ -521,7 +530,7 @@ std::string render_csv(const Report& report) {
   std::ostringstream out;
   out << join(csv_columns(), ",") << "\n";
   for (const Row& row : report.rows) {
-    const RowAnalysis a = analyze(row, report.spec_for(row), report.context.projection);
+    const RowAnalysis a = analyze(row, report);
     auto level = [&](MemoryLevel wanted) -> const LevelAnalysis* {
       for (const LevelAnalysis& l : a.levels)
         if (l.level == wanted) return &l;
@@ -626,8 +635,9 @@ std::string render_table(const Report& report, const TableOptions& options) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;
   bool any_model = false;
+  bool any_projected = false;
   for (const Row& row : report.rows) {
-    const RowAnalysis a = analyze(row, report.spec_for(row), c.projection);
+    const RowAnalysis a = analyze(row, report);
     const Workload& w = row.workload;
     // A profiled launch without an attention workload shows its shape, and counted FLOPs.
     const bool known = has_workload(row);
@@ -639,7 +649,10 @@ std::string render_table(const Report& report, const TableOptions& options) {
     const double tflops = known ? a.algorithmic_flops_per_second : a.flops_per_second;
     auto mark = [&](Source s) {
       if (s == Source::kModel) any_model = true;
-      return s == Source::kModel ? std::string("*") : std::string();
+      if (s == Source::kProjected) any_projected = true;
+      return s == Source::kModel       ? std::string("*")
+             : s == Source::kProjected ? std::string("~")
+                                       : std::string();
     };
     if (!a.has_verdict) {
       rows.push_back({row.kernel, workload, std::string(to_string(row.status)), "", "", "", "", "",
@@ -664,6 +677,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
         format_fixed(a.attainable_flops_per_second / 1e12, 1),
         format_fixed(100 * a.fraction_of_bound, 0) + "%",
     });
+    if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
     for (const std::string& warning : a.warnings)
       notes.push_back(row.kernel + " " + row_label(row) + ": " + warning);
     if (row.status == RowStatus::kCountersUnavailable && !row.message.empty())
@@ -691,6 +705,9 @@ std::string render_table(const Report& report, const TableOptions& options) {
   out << "GFLOP and TFLOP/s: FlashAttention convention (4·B·H·N²·d forward, halved when causal, "
          "backward 2.5×). AI and regime: FLOPs on the kernel's own pipe over DRAM bytes.\n";
   if (any_model) out << "* model: not measured (analytic model or roofline floor)\n";
+  if (any_projected)
+    out << "~ projected: counted on the GPU measured, placed on this spec's roofs (README, "
+           "projection)\n";
   for (const std::string& note : notes) out << "warning: " << note << "\n";
   return out.str();
 }

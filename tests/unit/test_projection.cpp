@@ -1,0 +1,100 @@
+// Projection: counts measured on one GPU placed on another's roofs (analysis.hpp). Invariants
+// for every pair of spec files, on the rows counted on the H200 (tests/data/reports).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "lib/core/analysis.hpp"
+#include "lib/core/report_io.hpp"
+
+using namespace roofline;
+
+namespace {
+
+const std::filesystem::path kRecorded =
+    std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "h200_counted_40_workloads.json";
+
+SpecRegistry all_specs() {
+  SpecRegistry registry;
+  registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
+  return registry;
+}
+
+// The recorded rows as if measured on `measured` and judged against `target`.
+Report projection(const Report& recorded, const GpuSpec& measured, const GpuSpec& target) {
+  Report r = recorded;
+  r.specs = {target, measured};
+  r.context.projection = true;
+  r.context.measured_spec = measured.key;
+  for (Row& row : r.rows) row.spec_key = target.key;
+  return r;
+}
+
+bool at_most_one(double x) {
+  return std::isnan(x) || x <= 1 + 1e-9;
+}
+
+}  // namespace
+
+TEST_CASE("projection: no utilisation above 100% for any pair of spec files") {
+  const Report recorded = read_report_file(kRecorded);
+  const SpecRegistry registry = all_specs();
+  int projected = 0;
+  for (const GpuSpec& measured : registry.all())
+    for (const GpuSpec& target : registry.all()) {
+      if (measured.key == target.key) continue;
+      const Report report = projection(recorded, measured, target);
+      for (const Row& row : report.rows) {
+        const RowAnalysis a = analyze(row, report);
+        if (!a.has_verdict) continue;
+        CAPTURE(measured.key + " -> " + target.key + ": " + row.kernel + " " +
+                row.workload.label());
+        CHECK(a.projected);
+        CHECK(a.time_source == Source::kProjected);
+        CHECK(at_most_one(a.compute_utilisation));
+        CHECK(at_most_one(a.fraction_of_bound));
+        for (const LevelAnalysis& level : a.levels) CHECK(at_most_one(level.bandwidth_utilisation));
+        CHECK(a.projection_note.find("projected from " + measured.name) == 0);
+        ++projected;
+      }
+    }
+  CHECK(projected > 1000);
+}
+
+TEST_CASE("projection: H200 to H100 SXM, compute-bound rows scale by the pipes' peaks") {
+  const Report recorded = read_report_file(kRecorded);
+  const SpecRegistry registry = all_specs();
+  const GpuSpec& h200 = registry.find("h200");
+  const GpuSpec& h100 = registry.find("h100");
+  const Report report = projection(recorded, h200, h100);
+  int checked = 0;
+  for (const Row& row : report.rows) {
+    const RowAnalysis here = analyze(row, h200);
+    const RowAnalysis there = analyze(row, report);
+    if (!here.has_verdict || !here.compute_bound || !there.compute_bound) continue;
+    if (!(here.fraction_of_bound <= 1)) continue;  // above the roof here: clamped to the bound
+    CAPTURE(row.kernel + " " + row.workload.label());
+    const double expected =
+        here.flops_per_second * there.ceiling->peak_tflops / here.ceiling->peak_tflops;
+    CHECK(there.flops_per_second == doctest::Approx(expected).epsilon(0.02));
+    ++checked;
+  }
+  CHECK(checked > 40);
+}
+
+TEST_CASE("projection: a wgmma kernel on an A100 says which pipe it falls back to") {
+  const Report recorded = read_report_file(kRecorded);
+  const SpecRegistry registry = all_specs();
+  const Report report = projection(recorded, registry.find("h200"), registry.find("a100"));
+  bool seen = false;
+  for (const Row& row : report.rows) {
+    if (row.kernel != "standard" || row.workload.head_dim != 128 || row.status != RowStatus::kOk)
+      continue;
+    const RowAnalysis a = analyze(row, report);
+    CAPTURE(a.projection_note);
+    CHECK(a.projection_note.find("has no wgmma: the work falls back to") != std::string::npos);
+    seen = true;
+  }
+  CHECK(seen);
+}
