@@ -3,7 +3,8 @@
 # counters with Nsight Compute, compare the cost with ncu's, benchmark against PyTorch.
 #
 #   scripts/device_check.sh [stages...]
-#   stages (default all, in this order): build test sanitize fixture fidelity cost calibrate bench
+#   stages (default all, in this order):
+#     build test sanitize fixture fidelity cost calibrate verdicts corners profile bench
 #
 # Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
 # tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
@@ -17,7 +18,7 @@ work="${WORK_DIR:-/tmp/device-check}"
 rm -rf "$work"
 mkdir -p "$final" "$work"
 out="$work"
-stages="${*:-build test sanitize fixture fidelity cost calibrate bench}"
+stages="${*:-build test sanitize fixture fidelity cost calibrate verdicts corners profile bench}"
 build="${BUILD_DIR:-$repo/build/device}"
 export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
 export PYTHONUNBUFFERED=1
@@ -151,6 +152,35 @@ PY
     >"$out/run_calibrated.txt" 2>&1
   note "run --ceilings calibrated: rc=$?"
   cat "$out/run_calibrated.txt" | tee -a "$summary"
+fi
+
+if has verdicts; then
+  # Issue 9's acceptance: the --no-counters regime against the counted one, and the
+  # cache-aware model's DRAM bytes against the counted ones, on 40 workloads off the seed sweep.
+  t=$(seconds)
+  python3 scripts/model_vs_counters.py --tool "$tool" --out "$out/verdicts" \
+    >"$out/verdicts.txt" 2>&1
+  note "verdicts (scripts/model_vs_counters.py): rc=$? in $(elapsed "$t") s"
+  tail -4 "$out/verdicts.txt" | tee -a "$summary"
+fi
+
+if has corners; then
+  # Verification at exact zeros (dK = 0 at N = 1) and a sweep of which no point can run.
+  "$tool" run --verify --seq 1 --pass bwd --reps 3 >"$out/corner_n1.txt" 2>&1
+  note "run --verify --seq 1 --pass bwd: rc=$? (expect 0); $(grep -c incorrect "$out/corner_n1.txt") rows incorrect"
+  "$tool" run --seq 4096 --batch 100000 --heads 64 --kernel standard --json "$out/none.json" \
+    >"$out/corner_none.txt" 2>"$out/corner_none.err"
+  note "run where no point fits: rc=$? (expect 2); $(head -1 "$out/corner_none.err"); json written: $([ -e "$out/none.json" ] && echo yes || echo no)"
+fi
+
+if has profile; then
+  # Issue 12's acceptance without its `ncu --set roofline` leg when PROFILE_SKIP_NCU_ROOFLINE=1.
+  t=$(seconds)
+  OUT="$out/profile" WORK_DIR=/tmp/profile-acceptance BUILD_DIR="$build" \
+    bash scripts/profile_acceptance.sh nobuild >"$out/profile.log" 2>&1
+  note "profile acceptance: rc=$? in $(elapsed "$t") s"
+  sed -n '/== cost/,/== profile table/p' "$out/profile/summary.txt" 2>/dev/null | tee -a "$summary"
+  grep -E "^(ctest|profile|program|ncu|plot|compare)" "$out/profile/summary.txt" | tee -a "$summary"
 fi
 
 if has bench; then
