@@ -295,9 +295,10 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
 
 RowAnalysis analyze(const Row& row, const Report& report) {
   const GpuSpec& spec = report.spec_for(row);
-  const bool projection = report.context.projection;
-  const GpuSpec* measured = projection && !report.context.measured_spec.empty()
-                                ? find_spec(report, report.context.measured_spec)
+  const ReportContext& context = report.context_of(row);  // its own, in a merged report
+  const bool projection = context.projection;
+  const GpuSpec* measured = projection && !context.measured_spec.empty()
+                                ? find_spec(report, context.measured_spec)
                                 : nullptr;
   const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();
   const bool verdict =

@@ -8,6 +8,7 @@
 
 #include "lib/core/analysis.hpp"
 #include "lib/core/chart_labels.hpp"
+#include "lib/core/merge.hpp"
 #include "lib/core/row_match.hpp"
 
 namespace roofline {
@@ -38,8 +39,7 @@ const GpuSpec* find_spec(const Report& report, const std::string& key) {
   return nullptr;
 }
 
-std::string describe_source(const Report& report) {
-  const ReportContext& c = report.context;
+std::string describe_source(const ReportContext& c) {
   if (!c.device) return "analytic model: each point is the roofline time floor";
   std::string out = "measured on " + c.device->name;
   if (c.projection) out += ", projected onto this spec";
@@ -81,9 +81,10 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
                                                       : "report " + std::to_string(r + 1));
   auto label_of = [&](std::size_t r) { return chart.report_labels[r]; };
 
-  // Which panel (spec) each row is drawn in: its own spec, or, when it is matched with a row of
-  // the previous report, that row's panel, so that arrows stay within one chart.
-  std::map<std::string, std::size_t> panel_of_key;
+  // Which panel each row is drawn in: its own spec's (and, in a merged report of several
+  // devices, its device's), or, when it is matched with a row of the previous report, that
+  // row's panel, so that arrows stay within one chart.
+  std::map<std::pair<std::string, std::string>, std::size_t> panel_of_key;
   std::vector<std::vector<std::size_t>> panel_of(reports.size());
   std::vector<std::vector<const GpuSpec*>> spec_of(reports.size());
   for (std::size_t r = 0; r < reports.size(); ++r) {
@@ -100,11 +101,15 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
         panel_of[r][i] = *inherited[i];
         continue;
       }
-      const std::string& key = report.rows[i].spec_key;
+      const std::string& spec_key = report.rows[i].spec_key;
+      const std::string device =
+          report.origins.empty() ? std::string() : device_name_of(report, report.rows[i]);
+      const auto key = std::pair{spec_key, device};
       auto it = panel_of_key.find(key);
       if (it == panel_of_key.end()) {
         ChartPanel panel;
-        panel.spec = find_spec(report, key);
+        panel.spec = find_spec(report, spec_key);
+        panel.device = device;
         if (panel.spec == nullptr) report.spec_for(report.rows[i]);  // throws, naming the row
         it = panel_of_key.emplace(key, chart.panels.size()).first;
         chart.panels.push_back(std::move(panel));
@@ -122,7 +127,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
     for (std::size_t i = 0; i < report.rows.size(); ++i) {
       const Row& row = report.rows[i];
       ChartPanel& panel = chart.panels[panel_of[r][i]];
-      const std::string note = describe_source(report);
+      const std::string note = describe_source(report.context_of(row));
       if (std::find(panel.notes.begin(), panel.notes.end(), note) == panel.notes.end())
         panel.notes.push_back(note);
       const RowAnalysis a = analyze(row, report);

@@ -1,7 +1,7 @@
 // The roofline chart as data, independent of how it is drawn: panels (one per GPU spec the rows
-// are judged against), their memory slopes and compute roofs, ridge points, one point per row
-// and memory level, arrows between matched rows, and the axis ranges. svg_chart and
-// terminal_chart draw it.
+// are judged against, and per device in a merged report of several devices), their memory slopes
+// and compute roofs, ridge points, one point per row and memory level, arrows between matched rows,
+// and the axis ranges. svg_chart and terminal_chart draw it.
 //
 // Both axes are log-log: x is arithmetic intensity in FLOP/byte, y is performance in FLOP/s.
 // Axis ranges are whole decades covering every point, every ridge point and every ceiling.
@@ -69,7 +69,10 @@ struct ChartArrow {
 };
 
 struct ChartPanel {
-  const GpuSpec* spec = nullptr;     // points into the reports given to build_chart
+  const GpuSpec* spec = nullptr;  // points into the reports given to build_chart
+  // The device of a panel of a merged report that holds several devices ("" otherwise: rows of
+  // every device judged against `spec` share the panel).
+  std::string device;
   std::vector<MemoryRoof> memory;    // ascending bandwidth
   std::vector<ComputeRoof> compute;  // judged first, then context; descending peak within each
   std::vector<RidgeMark> ridges;

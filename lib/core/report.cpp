@@ -112,6 +112,14 @@ const GpuSpec& Report::spec_for(const Row& row) const {
                    row.spec_key + "\" that the report does not carry");
 }
 
+const ReportContext& Report::context_of(const Row& row) const {
+  if (!row.origin) return context;
+  if (*row.origin >= origins.size())
+    throw InputError("report row " + row.kernel + " " + row.workload.label() + " names origin " +
+                     std::to_string(*row.origin) + " of " + std::to_string(origins.size()));
+  return origins[*row.origin];
+}
+
 ReportContext make_context(std::string command) {
   ReportContext context;
   context.command = std::move(command);

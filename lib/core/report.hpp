@@ -76,6 +76,9 @@ struct Row {
   // A launch of another program (`profile`); absent for the bundled kernels. Without
   // launch->workload_known, `workload` is meaningless: use has_workload() and row_label().
   std::optional<KernelLaunch> launch;
+  // Index into Report::origins when the report gathers rows measured in different contexts
+  // (merge of several devices or hosts); absent: Report::context describes the row.
+  std::optional<std::size_t> origin;
 };
 
 // False for a profiled launch whose NVTX range named no attention workload.
@@ -95,6 +98,8 @@ struct DeviceInfo {
   std::int64_t l2_cache_bytes = 0;
   std::string driver_version;
   std::string runtime_version;
+
+  friend bool operator==(const DeviceInfo&, const DeviceInfo&) = default;
 };
 
 struct ReportContext {
@@ -117,9 +122,15 @@ struct Report {
   ReportContext context;
   std::vector<GpuSpec> specs;  // every spec a row refers to, embedded whole
   std::vector<Row> rows;
+  // Contexts that rows refer to by Row::origin: empty unless rows come from several devices or
+  // hosts (merge_reports). Report::context then says where the report was assembled.
+  std::vector<ReportContext> origins;
 
   // Throws InputError when the row names a spec the report does not carry.
   const GpuSpec& spec_for(const Row& row) const;
+  // Where the row was measured: its origin, else the report's context. Throws InputError for an
+  // origin index the report does not carry.
+  const ReportContext& context_of(const Row& row) const;
 };
 
 // Context fields every command fills the same way: host, time, tool version.

@@ -9,6 +9,7 @@
 #include "lib/core/analysis.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/json_write.hpp"
+#include "lib/core/merge.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/roofline.hpp"
 #include "lib/core/text.hpp"
@@ -300,13 +301,7 @@ std::string bytes_text(double bytes) {
   return std::isnan(bytes) ? "-" : format_si(bytes) + "B";
 }
 
-}  // namespace
-
-json report_to_json(const Report& report) {
-  json root;
-  root["schema_version"] = report.schema_version;
-  root["tool"] = {{"name", "cuflash-roofline"}, {"version", report.context.tool_version}};
-  const ReportContext& c = report.context;
+json context_json(const ReportContext& c) {
   json context = {
       {"command", c.command},
       {"host", c.host},
@@ -330,7 +325,61 @@ json report_to_json(const Report& report) {
   } else {
     context["device"] = nullptr;
   }
-  root["context"] = context;
+  return context;
+}
+
+// Reads a context object (report or origin) at `where`; the tool version is not in it.
+ReportContext read_context(const Reader& r, const json& c, const std::string& where) {
+  ReportContext context;
+  context.command = r.str(c, where, "command");
+  context.host = r.str(c, where, "host");
+  context.time_utc = r.str(c, where, "time_utc");
+  context.projection = r.boolean(c, where, "projection");
+  // Added with projections; absent from older reports (then a projection judged measured
+  // values against the target's peaks directly).
+  if (c.contains("measured_spec") && !c.at("measured_spec").is_null())
+    context.measured_spec = r.str(c, where, "measured_spec");
+  context.counters = r.str(c, where, "counters");
+  context.counter_passes = r.integer(c, where, "counter_passes");
+  // Reports written before calibration existed were judged against the spec sheet.
+  context.ceilings = c.contains("ceilings") ? r.str(c, where, "ceilings") : "spec";
+  if (context.ceilings != "spec" && context.ceilings != "calibrated")
+    r.fail(where + ".ceilings", "must be \"spec\" or \"calibrated\"");
+  for (const json& m : r.at(c, where, "metrics"))
+    if (m.is_string()) context.metrics.push_back(m.get<std::string>());
+  const json& d = r.at(c, where, "device");
+  if (!d.is_null()) {
+    const std::string dw = where + ".device";
+    DeviceInfo info;
+    info.name = r.str(d, dw, "name");
+    info.chip = r.str(d, dw, "chip");
+    info.compute_capability = r.str(d, dw, "compute_capability");
+    info.sm_count = r.integer(d, dw, "sm_count");
+    info.memory_bytes = static_cast<std::int64_t>(r.num(d, dw, "memory_bytes"));
+    info.l2_cache_bytes = static_cast<std::int64_t>(r.num(d, dw, "l2_cache_bytes"));
+    info.driver_version = r.str(d, dw, "driver_version");
+    info.runtime_version = r.str(d, dw, "runtime_version");
+    context.device = info;
+  }
+  return context;
+}
+
+}  // namespace
+
+json report_to_json(const Report& report) {
+  json root;
+  root["schema_version"] = report.schema_version;
+  root["tool"] = {{"name", "cuflash-roofline"}, {"version", report.context.tool_version}};
+  const ReportContext& c = report.context;
+  root["context"] = context_json(c);
+  if (!report.origins.empty()) {
+    root["origins"] = json::array();
+    for (const ReportContext& o : report.origins) {
+      json origin = context_json(o);
+      origin["tool_version"] = o.tool_version;
+      root["origins"].push_back(std::move(origin));
+    }
+  }
   root["specs"] = json::object();
   for (const GpuSpec& spec : report.specs) root["specs"][spec.key] = to_json(spec);
   root["rows"] = json::array();
@@ -389,6 +438,7 @@ json report_to_json(const Report& report) {
     } else {
       r["verification"] = nullptr;
     }
+    if (row.origin) r["origin"] = *row.origin;
     r["analysis"] = analysis_json(row, analyze(row, report));
     root["rows"].push_back(std::move(r));
   }
@@ -410,37 +460,18 @@ Report report_from_json(const json& root, const std::string& origin) {
                      " is not supported (this tool reads " + std::to_string(kReportSchemaVersion) +
                      ")");
   Report report;
-  const json& c = r.at(root, "", "context");
-  report.context.command = r.str(c, "context", "command");
-  report.context.host = r.str(c, "context", "host");
-  report.context.time_utc = r.str(c, "context", "time_utc");
-  report.context.projection = r.boolean(c, "context", "projection");
-  // Added with projections; absent from older reports (then a projection judged measured
-  // values against the target's peaks directly).
-  if (c.contains("measured_spec") && !c.at("measured_spec").is_null())
-    report.context.measured_spec = r.str(c, "context", "measured_spec");
-  report.context.counters = r.str(c, "context", "counters");
-  report.context.counter_passes = r.integer(c, "context", "counter_passes");
-  // Reports written before calibration existed were judged against the spec sheet.
-  report.context.ceilings = c.contains("ceilings") ? r.str(c, "context", "ceilings") : "spec";
-  if (report.context.ceilings != "spec" && report.context.ceilings != "calibrated")
-    r.fail("context.ceilings", "must be \"spec\" or \"calibrated\"");
-  for (const json& m : r.at(c, "context", "metrics"))
-    if (m.is_string()) report.context.metrics.push_back(m.get<std::string>());
+  report.context = read_context(r, r.at(root, "", "context"), "context");
   const json& tool = r.at(root, "", "tool");
   report.context.tool_version = r.str(tool, "tool", "version");
-  const json& d = r.at(c, "context", "device");
-  if (!d.is_null()) {
-    DeviceInfo info;
-    info.name = r.str(d, "context.device", "name");
-    info.chip = r.str(d, "context.device", "chip");
-    info.compute_capability = r.str(d, "context.device", "compute_capability");
-    info.sm_count = r.integer(d, "context.device", "sm_count");
-    info.memory_bytes = static_cast<std::int64_t>(r.num(d, "context.device", "memory_bytes"));
-    info.l2_cache_bytes = static_cast<std::int64_t>(r.num(d, "context.device", "l2_cache_bytes"));
-    info.driver_version = r.str(d, "context.device", "driver_version");
-    info.runtime_version = r.str(d, "context.device", "runtime_version");
-    report.context.device = info;
+  if (root.contains("origins")) {
+    const json& origins = root["origins"];
+    if (!origins.is_array()) r.fail("origins", "must be an array");
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+      const std::string where = "origins[" + std::to_string(i) + "]";
+      ReportContext context = read_context(r, origins[i], where);
+      context.tool_version = r.str(origins[i], where, "tool_version");
+      report.origins.push_back(std::move(context));
+    }
   }
   const json& specs = r.at(root, "", "specs");
   if (!specs.is_object()) r.fail("specs", "must be an object");
@@ -453,7 +484,15 @@ Report report_from_json(const json& root, const std::string& origin) {
   const json& rows = r.at(root, "", "rows");
   if (!rows.is_array()) r.fail("rows", "must be an array");
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    Row row = read_row(r, rows[i], "rows[" + std::to_string(i) + "]");
+    const std::string where = "rows[" + std::to_string(i) + "]";
+    Row row = read_row(r, rows[i], where);
+    if (rows[i].contains("origin")) {
+      const json& o = rows[i]["origin"];
+      if (!o.is_number_unsigned() || o.get<std::uint64_t>() >= report.origins.size())
+        r.fail(where + ".origin", "must index the report's origins (it has " +
+                                      std::to_string(report.origins.size()) + ")");
+      row.origin = o.get<std::size_t>();
+    }
     report.spec_for(row);  // throws when the row names a spec the report does not carry
     report.rows.push_back(std::move(row));
   }
@@ -515,6 +554,7 @@ const std::vector<std::string>& csv_columns() {
                                                     "time_min_s",
                                                     "time_max_s",
                                                     "message",
+                                                    "device",
                                                     "process_id",
                                                     "launch_index",
                                                     "grid",
@@ -530,6 +570,7 @@ std::string render_csv(const Report& report) {
   std::ostringstream out;
   out << join(csv_columns(), ",") << "\n";
   for (const Row& row : report.rows) {
+    const ReportContext& context = report.context_of(row);
     const RowAnalysis a = analyze(row, report);
     auto level = [&](MemoryLevel wanted) -> const LevelAnalysis* {
       for (const LevelAnalysis& l : a.levels)
@@ -584,7 +625,8 @@ std::string render_csv(const Report& report) {
                                       csv_number(row.timing ? row.timing->median_seconds() : nan),
                                       csv_number(row.timing ? row.timing->min_seconds() : nan),
                                       csv_number(row.timing ? row.timing->max_seconds() : nan),
-                                      csv_escape(row.message)};
+                                      csv_escape(row.message),
+                                      csv_escape(context.device ? context.device->name : "")};
     if (row.launch) {
       const KernelLaunch& l = *row.launch;
       auto dims = [](const std::array<int, 3>& d) {
@@ -605,6 +647,15 @@ std::string render_csv(const Report& report) {
 }
 
 std::string render_table(const Report& report, const TableOptions& options) {
+  if (!report.origins.empty()) {
+    // Rows from several devices or hosts: one table per context, in order of first appearance.
+    std::string out;
+    for (const Report& part : split_by_origin(report)) {
+      if (!out.empty()) out += "\n";
+      out += render_table(part, options);
+    }
+    return out;
+  }
   std::ostringstream out;
   const ReportContext& c = report.context;
   // Header: what judged what.

@@ -213,16 +213,22 @@ class SvgPanel {
 
   void draw() {
     const GpuSpec& spec = *panel_.spec;
-    out_ << "<g class=\"panel\" id=\"panel-" << xml_escape(spec.key) << "\" data-spec=\""
-         << xml_escape(spec.key) << "\" data-x-min=\"" << si(std::pow(10.0, panel_.lx0))
-         << "\" data-x-max=\"" << si(std::pow(10.0, panel_.lx1)) << "\" data-y-min=\""
-         << si(std::pow(10.0, panel_.ly0)) << "\" data-y-max=\"" << si(std::pow(10.0, panel_.ly1))
-         << "\" data-plot-left=\"" << px(kPlotLeft) << "\" data-plot-top=\"" << px(top_)
-         << "\" data-plot-width=\"" << px(kPlotWidth) << "\" data-plot-height=\"" << px(kPlotHeight)
-         << "\">\n";
+    // Panel ids stay unique when one spec has a panel per device (merged reports).
+    const std::size_t index = static_cast<std::size_t>(&panel_ - chart_.panels.data());
+    out_ << "<g class=\"panel\" id=\"panel-" << xml_escape(spec.key)
+         << (panel_.device.empty() ? std::string() : "-" + std::to_string(index + 1))
+         << "\" data-spec=\"" << xml_escape(spec.key) << "\"";
+    if (!panel_.device.empty()) out_ << " data-device=\"" << xml_escape(panel_.device) << "\"";
+    out_ << " data-x-min=\"" << si(std::pow(10.0, panel_.lx0)) << "\" data-x-max=\""
+         << si(std::pow(10.0, panel_.lx1)) << "\" data-y-min=\"" << si(std::pow(10.0, panel_.ly0))
+         << "\" data-y-max=\"" << si(std::pow(10.0, panel_.ly1)) << "\" data-plot-left=\""
+         << px(kPlotLeft) << "\" data-plot-top=\"" << px(top_) << "\" data-plot-width=\""
+         << px(kPlotWidth) << "\" data-plot-height=\"" << px(kPlotHeight) << "\">\n";
     out_ << "<text class=\"title\" x=\"" << px(kPlotLeft) << "\" y=\"" << px(offset_y_ + 30)
          << "\" font-size=\"17\" font-weight=\"bold\">Roofline: " << xml_escape(spec.name) << " ["
-         << xml_escape(spec.key) << "]</text>\n";
+         << xml_escape(spec.key) << "]"
+         << (panel_.device.empty() ? "" : ", measured on " + xml_escape(panel_.device))
+         << "</text>\n";
     out_ << "<text class=\"subtitle\" x=\"" << px(kPlotLeft) << "\" y=\"" << px(offset_y_ + 52)
          << "\" font-size=\"12\" fill=\"#555555\">" << xml_escape(join(panel_.notes, "; "))
          << "</text>\n";

@@ -164,7 +164,8 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
 
   // Frame: y labels (TFLOP/s) on decade rows, x ticks on decade columns.
   std::ostringstream out;
-  out << "Roofline: " << panel.spec->name << " [" << panel.spec->key << "], log-log\n";
+  out << "Roofline: " << panel.spec->name << " [" << panel.spec->key << "]"
+      << (panel.device.empty() ? "" : ", measured on " + panel.device) << ", log-log\n";
   if (!panel.notes.empty()) out << join(panel.notes, "; ") << "\n";
   constexpr int kLabelWidth = 8;
   std::map<int, std::string> y_labels;
