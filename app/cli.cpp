@@ -42,6 +42,7 @@ int run_cli(const std::vector<std::string>& args) {
   root.set_version_flag("--version", std::string("cuflash-roofline ") + kToolVersion);
   root.require_subcommand(1);
   GlobalOptions global;
+  global.args = args;
   global.specs.add_to(root);
   root.add_flag("-v,--verbose", global.verbosity, "More log output on stderr (-vv for trace)");
   root.add_flag("-q,--quiet", global.quiet, "Only errors on stderr");

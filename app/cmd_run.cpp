@@ -1,6 +1,7 @@
 // `cuflash-roofline run`: measure the bundled kernels on the GPU present and judge them
 // against a spec (the device's own, or --gpu NAME as a projection).
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -10,9 +11,11 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "app/fanout.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/output.hpp"
+#include "lib/core/partition.hpp"
 #include "lib/core/text.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/device.hpp"
@@ -39,7 +42,127 @@ struct RunCommandOptions {
   std::uint64_t seed = 20240607;
   std::string save_counter_data;
   std::string counter_set = "roofline";
+  std::string devices;  // --devices: fan out over these GPUs
+  std::string shard;    // --shard I/N
+  std::string points;   // --points (internal: a --devices worker's share of the sweep)
 };
+
+// The sweep points to measure: the whole sweep, this shard's points (partitioned by the model's
+// cost on a fixed spec, the same on every machine), or a worker's --points.
+std::vector<std::size_t> selected_points(const RunCommandOptions& options,
+                                         const std::vector<gpu::SweepPoint>& sweep,
+                                         const SpecRegistry& registry) {
+  std::vector<std::size_t> selected;
+  if (!options.points.empty()) return parse_points(options.points, sweep.size());
+  if (options.shard.empty()) {
+    for (std::size_t i = 0; i < sweep.size(); ++i) selected.push_back(i);
+    return selected;
+  }
+  const Shard shard = parse_shard(options.shard);
+  const GpuSpec& reference = registry.find(kShardCostSpec);
+  std::vector<double> costs;
+  for (const gpu::SweepPoint& p : sweep)
+    costs.push_back(estimated_point_seconds(p.kernel, p.workload, reference));
+  const std::vector<std::size_t> bins = balance_costs(costs, static_cast<std::size_t>(shard.count));
+  for (std::size_t i = 0; i < sweep.size(); ++i)
+    if (bins[i] == static_cast<std::size_t>(shard.index)) selected.push_back(i);
+  return selected;
+}
+
+// A temporary directory removed with everything in it.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "cuflash-roofline-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw InputError("cannot create a temporary directory in " +
+                       std::filesystem::temp_directory_path().string());
+    path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code error;
+    std::filesystem::remove_all(path, error);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
+// --devices: one worker process per GPU, the selected points split so that they finish together
+// (model cost estimates on the chosen spec), one report at the end. A worker that fails leaves
+// error rows naming its device and why; the report is written all the same. Exit code 0 when at
+// least one worker succeeded, else the first worker's (4 for a signal).
+int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
+                const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
+                const std::vector<std::size_t>& selected) {
+  if (!options.save_counter_data.empty())
+    throw InputError("--save-counter-data records one process's counters: not with --devices");
+  const std::vector<int> devices = parse_devices(options.devices, gpu::device_count());
+  const DeviceInfo first = gpu::detect_device(devices.front());
+  for (int device : devices) gpu::detect_device(device);  // every ordinal exists
+  std::optional<std::string> requested;
+  if (!options.gpu.empty()) requested = options.gpu;
+  const gpu::SpecChoice choice = gpu::choose_spec(registry, first, devices.front(), requested);
+
+  std::vector<Row> sweep_rows;
+  for (const gpu::SweepPoint& p : sweep) {
+    Row row;
+    row.kernel = p.kernel;
+    row.workload = p.workload;
+    row.spec_key = choice.spec.key;
+    row.prediction = predict(find_kernel_model(p.kernel), p.workload);
+    sweep_rows.push_back(std::move(row));
+  }
+  std::vector<double> costs;
+  for (std::size_t i : selected)
+    costs.push_back(estimated_point_seconds(sweep[i].kernel, sweep[i].workload, choice.spec));
+  const std::vector<std::size_t> bins = balance_costs(costs, devices.size());
+
+  ScratchDir scratch;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::vector<std::string> base = worker_base_args(global.args);
+  std::vector<WorkerJob> jobs;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    WorkerJob job;
+    job.device = devices[d];
+    for (std::size_t k = 0; k < selected.size(); ++k)
+      if (bins[k] == d) job.points.push_back(selected[k]);
+    if (job.points.empty()) continue;
+    const std::string name = "device-" + std::to_string(job.device);
+    job.report = scratch.path / (name + ".json");
+    job.log = scratch.path / (name + ".log");
+    job.argv = {self};
+    job.argv.insert(job.argv.end(), base.begin(), base.end());
+    for (const std::string& arg :
+         {std::string("--device"), std::to_string(job.device), std::string("--points"),
+          points_text(job.points), std::string("--json"), job.report.string()})
+      job.argv.push_back(arg);
+    spdlog::info("device {}: {} of {} points", job.device, job.points.size(), selected.size());
+    jobs.push_back(std::move(job));
+  }
+  std::vector<WorkerResult> results = run_workers(jobs, sweep_rows);
+  int exit_code = -1;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (results[j].failure.empty()) {
+      exit_code = 0;
+    } else {
+      spdlog::error("device {}: {}", jobs[j].device, results[j].failure);
+      if (exit_code < 0)
+        exit_code = results[j].exit_code > 0 && results[j].exit_code < 5
+                        ? results[j].exit_code
+                        : static_cast<int>(ExitCode::kInternal);
+    }
+  }
+  ReportContext fallback = make_context("run");
+  fallback.device = first;
+  fallback.projection = choice.projection;
+  fallback.counters = "none: every worker failed";
+  Report report =
+      gather_workers(jobs, std::move(results), sweep_rows, choice.spec.key, choice.spec, fallback);
+  // The workers applied --ceilings / --calibration themselves.
+  options.output.emit(report);
+  return std::max(exit_code, 0);
+}
 
 // "\r[3/24] ..." on a tty, nothing otherwise; the line is cleared when the sweep ends.
 class ProgressLine {
@@ -117,9 +240,13 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
     requested = options.gpu;
   }
 
-  std::vector<gpu::SweepPoint> points;
+  std::vector<gpu::SweepPoint> sweep;
   for (const Workload& workload : workloads)
-    for (const std::string& kernel : kernels) points.push_back({kernel, workload});
+    for (const std::string& kernel : kernels) sweep.push_back({kernel, workload});
+  const std::vector<std::size_t> selected = selected_points(options, sweep, registry);
+  if (!options.devices.empty()) return run_devices(options, global, registry, sweep, selected);
+  std::vector<gpu::SweepPoint> points;
+  for (std::size_t i : selected) points.push_back(sweep[i]);
 
   gpu::RunOptions run;
   run.device = options.device;
@@ -142,7 +269,13 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   gpu::SpecChoice choice = gpu::choose_spec(registry, device, options.device, requested);
   if (!choice.note.empty()) spdlog::warn("{}", choice.note);
 
-  gpu::RunResult result = gpu::run_sweep(points, run);
+  gpu::RunResult result;
+  if (points.empty()) {  // a shard with no points: an empty report, the GPU left alone
+    result.device = device;
+    result.counters = "none: no point in this shard";
+  } else {
+    result = gpu::run_sweep(points, run);
+  }
   progress.reset();
   if (!result.rows.empty() && std::none_of(result.rows.begin(), result.rows.end(),
                                            [](const Row& row) { return row.timing.has_value(); }))
@@ -193,7 +326,20 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   options->sweep.add_to(*sub);
   options->output.add_to(*sub, true);
   options->ceilings.add_to(*sub, false);
-  sub->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
+  auto* device =
+      sub->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
+  sub->add_option("--devices", options->devices,
+                  "Spread the sweep over these GPUs, one worker process each, one report "
+                  "(ordinals such as 0,1, or all)")
+      ->type_name("LIST|all")
+      ->excludes(device);
+  auto* shard = sub->add_option("--shard", options->shard,
+                                "Measure only shard I of N (0 <= I < N) of the sweep, the same "
+                                "split on every machine; `merge` joins the shards' reports")
+                    ->type_name("I/N");
+  sub->add_option("--points", options->points, "A --devices worker's share of the sweep")
+      ->group("")
+      ->excludes(shard);
   sub->add_option("--reps", options->reps,
                   "Timed repetitions per point, over all rounds (every sample kept)")
       ->check(CLI::Range(1, 100000))

@@ -13,6 +13,7 @@ struct GlobalOptions {
   SpecOptions specs;
   int verbosity = 0;
   bool quiet = false;
+  std::vector<std::string> args;  // the whole command line (run --devices restarts itself)
 };
 
 // Each setup function adds a subcommand; the callback stores the exit code in *exit_code.

@@ -93,7 +93,7 @@ struct Nvml {
 
 }  // namespace
 
-DeviceInfo detect_device(int ordinal) {
+int device_count() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
@@ -102,6 +102,11 @@ DeviceInfo detect_device(int ordinal) {
     throw GpuUnavailableError("no usable GPU (" + reason +
                               "); `cuflash-roofline model` works without a GPU");
   }
+  return count;
+}
+
+DeviceInfo detect_device(int ordinal) {
+  const int count = device_count();
   if (ordinal < 0 || ordinal >= count)
     throw InputError("--device " + std::to_string(ordinal) + " does not exist (" +
                      std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") + ")");

@@ -8,6 +8,10 @@
 
 namespace roofline::gpu {
 
+// Number of CUDA devices. Throws GpuUnavailableError (exit 3) when there is no driver or no
+// device; never touches CUPTI.
+int device_count();
+
 // Identity of CUDA device `ordinal`. Throws GpuUnavailableError (exit 3) with one sentence when
 // there is no driver or no such device; never touches CUPTI.
 DeviceInfo detect_device(int ordinal);

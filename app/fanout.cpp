@@ -1,0 +1,248 @@
+#include "app/fanout.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "lib/core/errors.hpp"
+#include "lib/core/merge.hpp"
+#include "lib/core/report_io.hpp"
+#include "lib/core/text.hpp"
+
+extern char** environ;
+
+namespace roofline::app {
+namespace {
+
+// A whole number of at most 9 digits; nullopt otherwise.
+std::optional<long> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stol(text);
+}
+
+// The last non-empty line of a worker's stderr, at most 300 bytes, control characters shown
+// as '?' (it becomes part of a row's message).
+std::string last_line(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  for (char& c : last)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return last;
+}
+
+// Child process started with posix_spawn; waited for by wait().
+class Process {
+ public:
+  // Throws std::runtime_error with the reason when the program cannot be started.
+  Process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    std::vector<char*> pointers;
+    for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
+    pointers.push_back(nullptr);
+    const int status = posix_spawn(&pid_, pointers[0], &actions, nullptr, pointers.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (status != 0)
+      throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(status));
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process() {
+    if (pid_ > 0) wait();  // never leave a zombie behind
+  }
+  // The exit code, or 128 + the signal that ended it.
+  int wait() {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return 128;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Empty when the report holds exactly `points` of the sweep, in order; else why not.
+std::string check_rows(const Report& report, const std::vector<std::size_t>& points,
+                       const std::vector<Row>& sweep_rows) {
+  if (report.rows.size() != points.size())
+    return "its report has " + std::to_string(report.rows.size()) + " rows for " +
+           std::to_string(points.size()) + " points";
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Row& expected = sweep_rows[points[i]];
+    const Row& got = report.rows[i];
+    if (got.kernel != expected.kernel || !(got.workload == expected.workload))
+      return "its report has " + got.kernel + " " + got.workload.label() + " where " +
+             expected.kernel + " " + expected.workload.label() + " was asked for";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<int> parse_devices(const std::string& text, int available) {
+  std::vector<int> devices;
+  if (text == "all") {
+    for (int d = 0; d < available; ++d) devices.push_back(d);
+    if (devices.empty()) throw InputError("--devices all: no CUDA device");
+    return devices;
+  }
+  for (const std::string& part : split(text, ',')) {
+    const auto ordinal = whole_number(part);
+    if (!ordinal)
+      throw InputError("--devices must be \"all\" or ordinals such as 0,1 (got \"" +
+                       text.substr(0, 40) + "\")");
+    if (std::find(devices.begin(), devices.end(), *ordinal) != devices.end())
+      throw InputError("--devices names device " + part + " twice");
+    devices.push_back(static_cast<int>(*ordinal));
+  }
+  return devices;
+}
+
+std::vector<std::size_t> parse_points(const std::string& text, std::size_t count) {
+  std::vector<std::size_t> points;
+  if (text.empty()) return points;
+  for (const std::string& part : split(text, ',')) {
+    const auto index = whole_number(part);
+    if (!index || static_cast<std::size_t>(*index) >= count ||
+        (!points.empty() && static_cast<std::size_t>(*index) <= points.back()))
+      throw InputError("--points must be ascending sweep indices below " + std::to_string(count) +
+                       " (got \"" + text.substr(0, 40) + "\")");
+    points.push_back(static_cast<std::size_t>(*index));
+  }
+  return points;
+}
+
+std::string points_text(const std::vector<std::size_t>& points) {
+  std::vector<std::string> parts;
+  for (std::size_t p : points) parts.push_back(std::to_string(p));
+  return join(parts, ",");
+}
+
+std::vector<std::string> worker_base_args(const std::vector<std::string>& args) {
+  static const std::set<std::string> kWithValue = {
+      "--devices", "--shard", "--device", "--points",
+      "--json",    "--csv",   "--svg",    "--save-counter-data"};
+  static const std::set<std::string> kFlags = {"--plot"};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const std::string name = arg.substr(0, arg.find('='));
+    if (kFlags.count(arg)) continue;
+    if (kWithValue.count(name)) {
+      if (name == arg) ++i;  // "--opt VALUE": skip the value too
+      continue;
+    }
+    out.push_back(arg);
+  }
+  return out;
+}
+
+std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
+                                      const std::vector<Row>& sweep_rows) {
+  std::vector<WorkerResult> results(jobs.size());
+  std::vector<std::unique_ptr<Process>> processes(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    try {
+      processes[j] = std::make_unique<Process>(jobs[j].argv, jobs[j].log);
+    } catch (const std::runtime_error& error) {
+      results[j].exit_code = static_cast<int>(ExitCode::kInternal);
+      results[j].failure = error.what();
+    }
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (!processes[j]) continue;
+    WorkerResult& result = results[j];
+    result.exit_code = processes[j]->wait();
+    if (result.exit_code != 0) {
+      const std::string line = last_line(jobs[j].log);
+      result.failure = "worker exited with code " + std::to_string(result.exit_code) +
+                       (line.empty() ? "" : ": " + line);
+      continue;
+    }
+    try {
+      Report report = read_report_file(jobs[j].report);
+      const std::string wrong = check_rows(report, jobs[j].points, sweep_rows);
+      if (!wrong.empty()) {
+        result.failure = "worker " + wrong;
+        continue;
+      }
+      result.report = std::move(report);
+    } catch (const InputError& error) {
+      result.failure = "worker wrote no usable report (" + first_line(error.what()) + ")";
+    }
+  }
+  return results;
+}
+
+Report gather_workers(const std::vector<WorkerJob>& jobs, std::vector<WorkerResult> results,
+                      const std::vector<Row>& sweep_rows, const std::string& spec_key,
+                      const GpuSpec& spec, const ReportContext& fallback) {
+  std::vector<Report> reports;
+  std::vector<std::string> names;
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (results[j].report) {
+      reports.push_back(std::move(*results[j].report));
+      names.push_back("device " + std::to_string(jobs[j].device));
+    }
+  Report gathered;
+  if (reports.empty()) {
+    gathered.context = fallback;
+  } else {
+    gathered = merge_reports(reports, names);
+  }
+  if (std::none_of(gathered.specs.begin(), gathered.specs.end(),
+                   [&](const GpuSpec& s) { return s.key == spec_key; }))
+    gathered.specs.push_back(spec);
+
+  // Sweep order: each row's sweep index, by kernel and workload (unique within a sweep).
+  std::vector<std::pair<std::size_t, Row>> ordered;
+  for (Row& row : gathered.rows) {
+    std::size_t index = 0;
+    while (index < sweep_rows.size() &&
+           !(sweep_rows[index].kernel == row.kernel && sweep_rows[index].workload == row.workload))
+      ++index;
+    ordered.emplace_back(index, std::move(row));
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (results[j].failure.empty()) continue;
+    for (std::size_t point : jobs[j].points) {
+      Row row = sweep_rows[point];
+      row.spec_key = spec_key;
+      row.status = RowStatus::kError;
+      row.message = "device " + std::to_string(jobs[j].device) + ": " + results[j].failure;
+      row.origin.reset();
+      row.timing.reset();  // nothing was measured
+      row.counters.clear();
+      row.verification.reset();
+      ordered.emplace_back(point, std::move(row));
+    }
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  gathered.rows.clear();
+  for (auto& [index, row] : ordered) gathered.rows.push_back(std::move(row));
+  return gathered;
+}
+
+}  // namespace roofline::app

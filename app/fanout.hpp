@@ -1,0 +1,58 @@
+// `run --devices`: one worker process per GPU (CUPTI allows one profiler per process), each
+// running its share of the sweep and writing a report; the parent gathers them into one.
+// Nothing here touches CUDA: the workers are this same program, started with `run --device K
+// --points I,J,...`, so the code is tested anywhere with stand-in worker commands.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/core/report.hpp"
+
+namespace roofline::app {
+
+// "0,1,3" or "all" (then `available` devices 0..available−1). Throws InputError for anything
+// else: empty, repeated, negative or non-numeric ordinals.
+std::vector<int> parse_devices(const std::string& text, int available);
+
+// The indices of "--points 0,5,7": ascending, distinct, each below `count`; InputError else.
+std::vector<std::size_t> parse_points(const std::string& text, std::size_t count);
+std::string points_text(const std::vector<std::size_t>& points);
+
+// `args` (a `run` command line, global options included) without the options a worker must not
+// inherit: the fan-out itself (--devices, --shard, --device, --points) and every output (--json,
+// --csv, --svg, --plot, --save-counter-data); both "--opt VALUE" and "--opt=VALUE" forms.
+std::vector<std::string> worker_base_args(const std::vector<std::string>& args);
+
+struct WorkerJob {
+  int device = 0;
+  std::vector<std::size_t> points;  // indices into the sweep, ascending
+  std::vector<std::string> argv;    // the whole command, program first
+  std::filesystem::path report;     // where the worker writes its JSON report
+  std::filesystem::path log;        // where its stderr goes
+};
+
+struct WorkerResult {
+  int exit_code = 0;             // the worker's, or 128 + signal
+  std::optional<Report> report;  // read back when the worker succeeded and the report is sound
+  std::string failure;           // why there is no report: one line
+};
+
+// Starts every job at once (stdout to /dev/null, stderr to job.log), waits for all of them, and
+// reads each report back. A job that cannot start, fails, or writes a report whose rows are not
+// exactly its points (kernel and workload, in order) gets a failure line instead of a report.
+// `sweep_rows` gives kernel and workload per sweep index.
+std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
+                                      const std::vector<Row>& sweep_rows);
+
+// One report from the workers' reports: merged (merge_reports), rows in sweep order, and for
+// every point of a failed worker an `error` row (with the model's prediction from
+// `sweep_rows`, judged against `spec_key`) whose message says which device failed and why.
+// `fallback` is the context when no worker produced a report.
+Report gather_workers(const std::vector<WorkerJob>& jobs, std::vector<WorkerResult> results,
+                      const std::vector<Row>& sweep_rows, const std::string& spec_key,
+                      const GpuSpec& spec, const ReportContext& fallback);
+
+}  // namespace roofline::app
