@@ -36,6 +36,7 @@ bool same_contents(const Row& a, const Row& b) {
       !same_number(p.compulsory_dram_bytes, q.compulsory_dram_bytes) ||
       !same_terms(p.flop_terms, q.flop_terms) || !same_terms(p.byte_terms, q.byte_terms))
     return false;
+  if (a.launch != b.launch) return false;
   if (a.timing.has_value() != b.timing.has_value()) return false;
   if (a.timing) {
     const Timing &s = *a.timing, &t = *b.timing;
@@ -62,18 +63,28 @@ bool same_contents(const Row& a, const Row& b) {
   return true;
 }
 
-using RowKey =
-    std::tuple<std::string, int, int, int, int, bool, int, std::string, std::string, std::string>;
+// Kernel, workload, spec, device; a profiled launch adds its process and launch index.
+using RowKey = std::tuple<std::string, int, int, int, int, bool, int, std::string, std::string,
+                          std::string, std::int64_t, std::int64_t>;
 
 RowKey key_of(const Row& row, const std::string& device) {
   const Workload& w = row.workload;
-  return {
-      row.kernel, w.batch,      w.heads, w.seq_len, w.head_dim, w.causal, static_cast<int>(w.pass),
-      w.dtype,    row.spec_key, device};
+  return {row.kernel,
+          w.batch,
+          w.heads,
+          w.seq_len,
+          w.head_dim,
+          w.causal,
+          static_cast<int>(w.pass),
+          w.dtype,
+          row.spec_key,
+          device,
+          row.launch ? row.launch->process_id : -1,
+          row.launch ? row.launch->index : -1};
 }
 
 std::string describe(const Row& row, const std::string& device) {
-  return row.kernel + " " + row.workload.label() + " on spec " + row.spec_key +
+  return row.kernel + " " + row_label(row) + " on spec " + row.spec_key +
          (device.empty() ? " (model)" : " measured on " + device);
 }
 

@@ -5,8 +5,9 @@
 //   - Every input has the current schema version (the reader already refuses others).
 //   - Specs are united by key; one key with different contents is a conflict.
 //   - A row is identified by kernel, workload, spec key and the name of the device it was
-//     measured on ("" for the analytic model). Two rows with one identity and the same contents
-//     collapse into one; different contents are a conflict.
+//     measured on ("" for the analytic model); a profiled launch also by process and index.
+//     Two rows with one identity and the same contents collapse into one; different contents
+//     are a conflict.
 //   - Contexts that describe the same place (same host, device, tool version, projection, metric
 //     list, pass count and ceilings; time, command and the counters' provenance text may differ)
 //     are one: when every row has the same place the result is a plain report with the first

@@ -115,7 +115,7 @@ const GpuSpec& Report::spec_for(const Row& row) const {
 const ReportContext& Report::context_of(const Row& row) const {
   if (!row.origin) return context;
   if (*row.origin >= origins.size())
-    throw InputError("report row " + row.kernel + " " + row.workload.label() + " names origin " +
+    throw InputError("report row " + row.kernel + " " + row_label(row) + " names origin " +
                      std::to_string(*row.origin) + " of " + std::to_string(origins.size()));
   return origins[*row.origin];
 }
