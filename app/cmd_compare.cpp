@@ -9,6 +9,7 @@
 #include "app/commands.hpp"
 #include "lib/core/compare.hpp"
 #include "lib/core/compare_writers.hpp"
+#include "lib/core/device_compare.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"
@@ -39,6 +40,7 @@ struct CompareCliOptions {
   std::string kernel_head;
   std::string markdown_path;
   std::string json_path;
+  bool across_devices = false;
 };
 
 // "5%" and "5" both mean five percent.
@@ -66,6 +68,13 @@ int run_compare(const CompareCliOptions& options) {
   const std::string& head_path = options.reports.back();
   const Report base = read_report_file(base_path);
   const Report head = one_report ? base : read_report_file(head_path);
+
+  if (options.across_devices) {
+    if (one_report || !options.markdown_path.empty() || !options.json_path.empty())
+      throw InputError("--across-devices compares two reports and writes a table only");
+    std::cout << render_device_comparison_table(compare_devices(base, head, base_path, head_path));
+    return 0;
+  }
 
   CompareOptions compare;
   compare.tolerance = options.tolerance_percent / 100;
@@ -134,6 +143,9 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
   sub->add_option("--json", options->json_path,
                   "Write the comparison as JSON to PATH (- for stdout)")
       ->type_name("PATH|-");
+  sub->add_flag("--across-devices", options->across_devices,
+                "The same sweep on two GPU types: time, speed-up and roof per row side by side "
+                "(exit 0; not a regression verdict)");
   sub->callback([options, exit_code] { *exit_code = run_compare(*options); });
 }
 

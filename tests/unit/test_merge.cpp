@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/device_compare.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/merge.hpp"
 #include "lib/core/report_io.hpp"
@@ -114,8 +115,8 @@ TEST_CASE("merge: two GPU types keep their own context through JSON and CSV") {
   const std::vector<std::string> lines = split(render_csv(back), '\n');
   REQUIRE(lines.size() == merged.rows.size() + 2);  // header, rows, final empty piece
   const std::vector<std::string> header = split(lines[0], ',');
-  const auto column = static_cast<std::size_t>(
-      std::find(header.begin(), header.end(), "device") - header.begin());
+  const auto column =
+      static_cast<std::size_t>(std::find(header.begin(), header.end(), "device") - header.begin());
   REQUIRE(column < header.size());
   for (std::size_t i = 0; i < merged.rows.size(); ++i) {
     CAPTURE(lines[i + 1]);
@@ -171,4 +172,28 @@ TEST_CASE("merge: the command writes one file, refuses conflicts with exit 2 and
   CHECK(!std::filesystem::exists(conflict));
   r = cli({"merge", kReports + "base.json"});
   CHECK(r.code == 2);  // -o is required
+}
+
+TEST_CASE("compare --across-devices: speed-up and roof per row, side by side, exit 0") {
+  const Report a100 = fixture("head_a100.json");
+  const Report h100 = fixture("base.json");
+  const DeviceComparison c = compare_devices(a100, h100, "a100.json", "h100.json");
+  CHECK(c.base_device == "NVIDIA A100-SXM4-80GB");
+  CHECK(c.head_device == "NVIDIA H100 80GB HBM3");
+  REQUIRE(c.rows.size() == a100.rows.size());  // every A100 row has an H100 partner
+  CHECK(c.only_head == h100.rows.size() - a100.rows.size());
+  for (const DeviceRowComparison& row : c.rows) {
+    CAPTURE(row.kernel + " " + row.workload);
+    CHECK(row.speedup == doctest::Approx(row.base.seconds / row.head.seconds));
+    CHECK(row.base.regime.find("-bound") != std::string::npos);
+    CHECK(row.head.regime.find("-bound") != std::string::npos);
+  }
+  const CliResult r =
+      cli({"compare", "--across-devices", kReports + "head_a100.json", kReports + "base.json"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("speed-up") != std::string::npos);
+  CHECK(r.out.find("x  ") != std::string::npos);
+  CHECK(cli({"compare", "--across-devices", kReports + "base.json", "--kernel-base", "flash-v1",
+             "--kernel-head", "flash-v2"})
+            .code == 2);
 }
