@@ -110,7 +110,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
     row.kernel = p.kernel;
     row.workload = p.workload;
     row.spec_key = choice.spec.key;
-    row.prediction = predict(find_kernel_model(p.kernel), p.workload);
+    row.prediction = predict(find_kernel_model(p.kernel), p.workload, choice.measured);
     sweep_rows.push_back(std::move(row));
   }
   std::vector<double> costs;
