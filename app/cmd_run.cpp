@@ -142,7 +142,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   gpu::SpecChoice choice = gpu::choose_spec(registry, device, options.device, requested);
   if (!choice.note.empty()) spdlog::warn("{}", choice.note);
 
-  gpu::RunResult result = gpu::run_sweep(points, run);
+  gpu::RunResult result = gpu::run_sweep(points, run, device);
   progress.reset();
   if (!result.rows.empty() && std::none_of(result.rows.begin(), result.rows.end(),
                                            [](const Row& row) { return row.timing.has_value(); }))
