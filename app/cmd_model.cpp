@@ -17,7 +17,7 @@ struct ModelOptions {
 };
 
 int run_model(const ModelOptions& options, const GlobalOptions& global) {
-  options.output.check();
+  options.output.check(global.specs.files);
   const SpecRegistry registry = global.specs.load();
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   const std::vector<Workload> workloads = options.sweep.workloads();

@@ -102,7 +102,7 @@ std::string nothing_ran(const std::vector<Row>& rows) {
 }
 
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
-  options.output.check();
+  options.output.check(global.specs.files);
   if (!options.save_counter_data.empty())
     check_output_path(options.save_counter_data + "/fixture.json");
   const SpecRegistry registry = global.specs.load();
