@@ -28,7 +28,10 @@ struct PlotCliOptions {
 int run_plot(const PlotCliOptions& options) {
   if (options.svg_path == "-" && options.ascii)
     throw InputError("-o - and --plot cannot both write to stdout");
-  check_output_paths({{"-o", options.svg_path}}, options.reports);
+  std::vector<std::string> inputs = options.reports;
+  inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
+                options.ceilings.calibrations.end());
+  check_output_paths({{"-o", options.svg_path}}, inputs);
   if (!options.svg_path.empty()) check_output_path(options.svg_path);
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   std::vector<Report> reports;

@@ -102,7 +102,10 @@ std::string nothing_ran(const std::vector<Row>& rows) {
 }
 
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
-  options.output.check(global.specs.files);
+  std::vector<std::string> inputs = global.specs.files;  // never overwritten by an output
+  inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
+                options.ceilings.calibrations.end());
+  options.output.check(inputs);
   if (!options.save_counter_data.empty())
     check_output_path(options.save_counter_data + "/fixture.json");
   const SpecRegistry registry = global.specs.load();
