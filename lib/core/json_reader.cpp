@@ -228,23 +228,26 @@ bool JsonReader::boolean(const json& object, std::string_view path, const char* 
 
 std::int64_t JsonReader::integer(const json& object, std::string_view path, const char* key,
                                  std::int64_t min, std::int64_t max) const {
-  const json& value = member(object, path, key);
-  const std::string where = key_path(path, key);
+  return integer_value(member(object, path, key), key_path(path, key), min, max);
+}
+
+std::int64_t JsonReader::integer_value(const json& value, std::string_view path, std::int64_t min,
+                                       std::int64_t max) const {
   const std::string range =
       "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
   if (value.is_number_unsigned()) {
     const auto number = value.get<std::uint64_t>();
     if (number > static_cast<std::uint64_t>(max) ||
         (min > 0 && number < static_cast<std::uint64_t>(min)))
-      fail(where, range + " (got " + std::to_string(number) + ")");
+      fail(path, range + " (got " + std::to_string(number) + ")");
     return static_cast<std::int64_t>(number);
   }
   if (value.is_number_integer()) {
     const auto number = value.get<std::int64_t>();
-    if (number < min || number > max) fail(where, range + " (got " + std::to_string(number) + ")");
+    if (number < min || number > max) fail(path, range + " (got " + std::to_string(number) + ")");
     return number;
   }
-  fail(where, range);
+  fail(path, range);
 }
 
 double JsonReader::number(const json& object, std::string_view path, const char* key,

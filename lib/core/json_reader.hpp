@@ -59,6 +59,9 @@ class JsonReader {
   // An integer in [min, max], checked before narrowing (so 2^32 + 1 is never read as 1).
   std::int64_t integer(const nlohmann::json& object, std::string_view path, const char* key,
                        std::int64_t min, std::int64_t max) const;
+  // `value` itself (not a member) as an integer in [min, max].
+  std::int64_t integer_value(const nlohmann::json& value, std::string_view path, std::int64_t min,
+                             std::int64_t max) const;
   // A finite number within `bound`.
   double number(const nlohmann::json& object, std::string_view path, const char* key,
                 const Bound& bound) const;

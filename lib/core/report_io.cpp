@@ -146,10 +146,8 @@ KernelLaunch read_launch(const JsonReader& r, const json& l, const std::string& 
     const std::string path = key_path(where, key);
     if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
     auto& out = std::string_view(key) == "grid" ? launch.grid : launch.block;
-    for (std::size_t i = 0; i < 3; ++i) {
-      const json holder = {{"n", d[i]}};  // reuse the range-checked member read
-      out[i] = static_cast<int>(r.integer(holder, index_path(path, i), "n", 1, kIntMax));
-    }
+    for (std::size_t i = 0; i < 3; ++i)
+      out[i] = static_cast<int>(r.integer_value(d[i], index_path(path, i), 1, kIntMax));
   }
   launch.registers_per_thread =
       static_cast<int>(r.integer(l, where, "registers_per_thread", 0, kMaxRegistersPerThread));
