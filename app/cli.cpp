@@ -1,5 +1,6 @@
 #include "app/cli.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -70,17 +71,30 @@ int run_cli(const std::vector<std::string>& args) {
     return root.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return root.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 lists the extra arguments of the reversed vector, last first: name them in order.
+    std::vector<std::string> extras = root.remaining(true);
+    std::sort(extras.begin(), extras.end(), [&](const std::string& a, const std::string& b) {
+      return std::find(args.begin(), args.end(), a) < std::find(args.begin(), args.end(), b);
+    });
+    std::cerr << "error: "
+              << one_line(extras.empty() ? e.what()
+                                         : "The following argument" +
+                                               std::string(extras.size() > 1 ? "s were" : " was") +
+                                               " not expected: " + join(extras, " "))
+              << " (see --help)\n";
+    return static_cast<int>(ExitCode::kUsage);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "error: " << first_line(e.what()) << " (see --help)\n";
+    std::cerr << "error: " << one_line(e.what()) << " (see --help)\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const InputError& e) {
-    std::cerr << "error: " << first_line(e.what()) << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const GpuUnavailableError& e) {
-    std::cerr << "error: " << first_line(e.what()) << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return static_cast<int>(ExitCode::kNoGpu);
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << first_line(e.what()) << "\n";
+    std::cerr << "internal error: " << one_line(e.what()) << "\n";
     return static_cast<int>(ExitCode::kInternal);
   }
 }

@@ -1,6 +1,8 @@
 // `cuflash-roofline compare BASE.json HEAD.json`: row-by-row verdicts between two reports (or two
 // kernels of one report) and an exit code that gates CI. The statistics live in
 // lib/core/compare.hpp; this file parses, reads, and writes.
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -13,6 +15,7 @@
 #include "lib/core/errors.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"
+#include "lib/core/text.hpp"
 
 namespace roofline::app {
 namespace {
@@ -49,9 +52,24 @@ std::string strip_percent_sign(std::string value) {
   return value;
 }
 
+// A finite, non-negative percentage of at most 1e6 (CLI::NonNegativeNumber lets NaN through,
+// and a NaN threshold would judge every pair "same").
+const CLI::Validator kPercent(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(value) &&
+                      value >= 0 && value <= 1e6;
+      return ok ? std::string()
+                : "must be a percentage from 0 to 1000000 (got " + quote_text(text) + ")";
+    },
+    "PCT");
+
 int run_compare(const CompareCliOptions& options) {
   if (options.markdown_path == "-" && options.json_path == "-")
     throw InputError("--markdown - and --json - cannot both write to stdout");
+  check_output_paths({{"--markdown", options.markdown_path}, {"--json", options.json_path}},
+                     options.reports);
   for (const std::string* path : {&options.markdown_path, &options.json_path})
     if (!path->empty()) check_output_path(*path);
   const bool one_report = options.reports.size() == 1;
@@ -114,13 +132,13 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
   sub->add_option("--tolerance", options->tolerance_percent,
                   "Counted bytes and FLOPs: allowed relative change, in percent")
       ->transform(strip_percent_sign)
-      ->check(CLI::NonNegativeNumber)
+      ->check(kPercent)
       ->type_name("PCT")
       ->capture_default_str();
   sub->add_option("--threshold", options->threshold_percent,
                   "Time: smallest change of the median that counts, in percent")
       ->transform(strip_percent_sign)
-      ->check(CLI::NonNegativeNumber)
+      ->check(kPercent)
       ->type_name("PCT")
       ->capture_default_str();
   sub->add_option("--process-noise", options->process_noise_percent,
@@ -139,10 +157,12 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
       ->type_name("NAME");
   sub->add_option("--markdown", options->markdown_path,
                   "Write a Markdown summary (pull-request comment) to PATH (- for stdout)")
-      ->type_name("PATH|-");
+      ->type_name("PATH|-")
+      ->check(kNonEmptyPath);
   sub->add_option("--json", options->json_path,
                   "Write the comparison as JSON to PATH (- for stdout)")
-      ->type_name("PATH|-");
+      ->type_name("PATH|-")
+      ->check(kNonEmptyPath);
   sub->add_flag("--across-devices", options->across_devices,
                 "The same sweep on two GPU types: time, speed-up and roof per row side by side "
                 "(exit 0; not a regression verdict)");

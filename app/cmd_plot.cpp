@@ -28,6 +28,10 @@ struct PlotCliOptions {
 int run_plot(const PlotCliOptions& options) {
   if (options.svg_path == "-" && options.ascii)
     throw InputError("-o - and --plot cannot both write to stdout");
+  std::vector<std::string> inputs = options.reports;
+  inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
+                options.ceilings.calibrations.end());
+  check_output_paths({{"-o", options.svg_path}}, inputs);
   if (!options.svg_path.empty()) check_output_path(options.svg_path);
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   std::vector<Report> reports;
@@ -64,7 +68,8 @@ void setup_plot(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code)
       ->required()
       ->type_name("REPORT.json");
   sub->add_option("-o,--output", options->svg_path, "Write the chart as SVG to PATH")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->check(kNonEmptyPath);
   sub->add_flag("--plot", options->ascii, "Print the chart in the terminal (also without -o)");
   sub->add_option("--kernel-base", options->kernel_base,
                   "Arrows from this kernel's points (with --kernel-head), within each report")

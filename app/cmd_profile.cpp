@@ -51,7 +51,7 @@ int exit_code_of(ProfileErrorKind kind) {
 }
 
 int run_profile(const ProfileCommandOptions& options, const GlobalOptions& global) {
-  options.output.check();
+  options.output.check(global.specs.files);  // no output may overwrite a --spec file
   const SpecRegistry registry = global.specs.load();
   if (!options.gpu.empty()) registry.find(options.gpu);  // unknown names fail first
   const std::string program = resolve_program(options.command.front());

@@ -225,7 +225,10 @@ std::string nothing_ran(const std::vector<Row>& rows) {
 }
 
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
-  options.output.check();
+  std::vector<std::string> inputs = global.specs.files;  // never overwritten by an output
+  inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
+                options.ceilings.calibrations.end());
+  options.output.check(inputs);
   if (!options.save_counter_data.empty())
     check_output_path(options.save_counter_data + "/fixture.json");
   const SpecRegistry registry = global.specs.load();
@@ -274,7 +277,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
     result.device = device;
     result.counters = "none: no point in this shard";
   } else {
-    result = gpu::run_sweep(points, run);
+    result = gpu::run_sweep(points, run, device);
   }
   progress.reset();
   if (!result.rows.empty() && std::none_of(result.rows.begin(), result.rows.end(),

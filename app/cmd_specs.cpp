@@ -79,9 +79,9 @@ int run_validate(const std::vector<std::string>& files) {
       GpuSpec spec = load_gpu_spec_file(file);
       std::string name = spec.name;
       registry.add(std::move(spec));  // also catches aliases shared between the given files
-      std::cout << "ok: " << file << " (" << name << ")\n";
+      std::cout << "ok: " << one_line(file) << " (" << one_line(name) << ")\n";
     } catch (const InputError& error) {
-      std::cerr << "error: " << error.what() << "\n";
+      std::cerr << "error: " << one_line(error.what()) << "\n";
       ++failures;
     }
   }

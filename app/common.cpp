@@ -1,7 +1,9 @@
 #include "app/common.hpp"
 
 #include <unistd.h>
+#include <algorithm>
 #include <iostream>
+#include <limits>
 
 #include "lib/core/calibration.hpp"
 #include "lib/core/errors.hpp"
@@ -10,6 +12,7 @@
 #include "lib/core/report_io.hpp"
 #include "lib/core/svg_chart.hpp"
 #include "lib/core/terminal_chart.hpp"
+#include "lib/core/text.hpp"
 
 namespace roofline::app {
 
@@ -30,14 +33,65 @@ SpecRegistry SpecOptions::load() const {
   return registry;
 }
 
+namespace {
+
+// Decimal integers only: CLI11 alone also takes 0x400, 0b1 and 1e3.
+const CLI::Validator kDecimal(
+    [](std::string& text) -> std::string {
+      std::size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+      const bool ok = text.size() > start && text.size() - start <= 10 &&
+                      std::all_of(text.begin() + static_cast<std::ptrdiff_t>(start), text.end(),
+                                  [](char c) { return c >= '0' && c <= '9'; });
+      return ok ? std::string() : "must be a decimal integer (got " + quote_text(text) + ")";
+    },
+    "INT");
+
+// "1024,4096": decimal integers, no empty item, each given once.
+std::vector<int> parse_int_list(const std::string& option, const std::string& text) {
+  std::vector<int> out;
+  for (std::string item : split(text, ',')) {
+    if (item.empty())
+      throw CLI::ValidationError(option, "empty item in " + quote_text(text) + " (write N,N,...)");
+    const std::string error = kDecimal(item);
+    if (!error.empty()) throw CLI::ValidationError(option, error);
+    const long long value = std::stoll(item);
+    if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
+      throw CLI::ValidationError(option, quote_text(item) + " is out of range");
+    if (std::find(out.begin(), out.end(), static_cast<int>(value)) != out.end())
+      throw CLI::ValidationError(option, item + " is given twice");
+    out.push_back(static_cast<int>(value));
+  }
+  return out;
+}
+
+// Names given twice would produce duplicate rows.
+void require_distinct(const std::string& option, const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[i] == names[j])
+        throw InputError(option + ": " + quote_text(names[i]) + " is given twice");
+}
+
+}  // namespace
+
+const CLI::Validator kNonEmptyPath(
+    [](std::string& text) { return text.empty() ? std::string("a path must not be empty") : ""; },
+    "PATH");
+
 void SweepOptions::add_to(CLI::App& app) {
-  app.add_option("--seq", seq_lens, "Sequence lengths N (comma-separated)")
-      ->delimiter(',')
+  std::string seq_default;
+  for (int n : seq_lens) seq_default += (seq_default.empty() ? "" : ",") + std::to_string(n);
+  // Parsed here rather than with CLI11's delimiter, which drops empty items ("1,,2").
+  app.add_option_function<std::string>(
+         "--seq", [this](const std::string& text) { seq_lens = parse_int_list("--seq", text); },
+         "Sequence lengths N (comma-separated)")
       ->type_name("N,...")
+      ->default_str(seq_default);
+  app.add_option("--batch", batch, "Batch size B")->check(kDecimal)->capture_default_str();
+  app.add_option("--heads", heads, "Attention heads H")->check(kDecimal)->capture_default_str();
+  app.add_option("--head-dim", head_dim, "Head dimension d: 32, 64 or 128")
+      ->check(kDecimal)
       ->capture_default_str();
-  app.add_option("--batch", batch, "Batch size B")->capture_default_str();
-  app.add_option("--heads", heads, "Attention heads H")->capture_default_str();
-  app.add_option("--head-dim", head_dim, "Head dimension d: 32, 64 or 128")->capture_default_str();
   auto* causal = app.add_flag("--causal", causal_only, "Causal workloads only");
   auto* non_causal = app.add_flag("--no-causal", non_causal_only, "Non-causal workloads only");
   causal->excludes(non_causal);
@@ -56,6 +110,7 @@ std::vector<Workload> SweepOptions::workloads() const {
   if (!non_causal_only) causal_values.push_back(true);
   if (!causal_only) causal_values.push_back(false);
   if (seq_lens.empty()) throw InputError("--seq needs at least one sequence length");
+  require_distinct("--pass", passes);
   for (const std::string& pass_name : passes) {
     auto pass = parse_pass(pass_name);
     if (!pass) throw InputError("--pass must be fwd or bwd (got \"" + pass_name + "\")");
@@ -82,24 +137,30 @@ std::vector<std::string> SweepOptions::kernel_names() const {
     return all;
   }
   for (const std::string& name : kernels) find_kernel_model(name);  // throws with the list
+  require_distinct("--kernel", kernels);
   return kernels;
 }
 
 void OutputOptions::add_to(CLI::App& app, bool with_plots) {
   app.add_option("--json", json_path, "Write the report as JSON to PATH (- for stdout)")
-      ->type_name("PATH|-");
+      ->type_name("PATH|-")
+      ->check(kNonEmptyPath);
   app.add_option("--csv", csv_path, "Write the report as CSV to PATH (- for stdout)")
-      ->type_name("PATH|-");
+      ->type_name("PATH|-")
+      ->check(kNonEmptyPath);
   if (with_plots) {
-    app.add_option("--svg", svg_path, "Draw the roofline chart as SVG to PATH")->type_name("PATH");
+    app.add_option("--svg", svg_path, "Draw the roofline chart as SVG to PATH")
+        ->type_name("PATH")
+        ->check(kNonEmptyPath);
     app.add_flag("--plot", ascii_plot, "Print a roofline chart in the terminal");
   }
 }
 
-void OutputOptions::check() const {
+void OutputOptions::check(const std::vector<std::string>& inputs) const {
   if (json_path == "-" && csv_path == "-")
     throw InputError("--json - and --csv - cannot both write to stdout");
   if (svg_path == "-") throw InputError("--svg needs a file path");
+  check_output_paths({{"--json", json_path}, {"--csv", csv_path}, {"--svg", svg_path}}, inputs);
   for (const std::string* path : {&json_path, &csv_path, &svg_path})
     if (!path->empty()) check_output_path(*path);
 }

@@ -46,8 +46,9 @@ struct OutputOptions {
   std::string svg_path;
   bool ascii_plot = false;
   void add_to(CLI::App& app, bool with_plots);
-  // Fails early (InputError) when a path cannot be written, before any work.
-  void check() const;
+  // Fails early (InputError) when a path cannot be written, two outputs are the same file or
+  // an output is one of `inputs`, before any work.
+  void check(const std::vector<std::string>& inputs) const;
   // Writes every requested output; prints the table to stdout unless stdout already got JSON
   // or CSV.
   void emit(const Report& report) const;
@@ -66,6 +67,9 @@ struct CeilingOptions {
   // Applies the choice to `report`.
   void apply(Report& report, const std::vector<CalibrationOverlay>& overlays) const;
 };
+
+// Rejects an empty PATH argument (`--json ''` would otherwise mean "no output").
+extern const CLI::Validator kNonEmptyPath;
 
 bool stderr_is_tty();
 bool stdout_is_tty();

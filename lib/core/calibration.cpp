@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/core/errors.hpp"
+#include "lib/core/json_reader.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/text.hpp"
 
@@ -186,7 +187,7 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
     read.fail("format", std::string("missing or not \"") + kFormatName +
                             "\" (not a file written by `cuflash-roofline calibrate`?)");
   const json& version = read.member(root, "", "format_version");
-  if (!version.is_number_integer() || version.get<int>() != kCalibrationFormatVersion)
+  if (!version.is_number_integer() || version.get<std::int64_t>() != kCalibrationFormatVersion)
     read.fail("format_version", version.dump() + " is not supported (this tool reads " +
                                     std::to_string(kCalibrationFormatVersion) + ")");
   CalibrationOverlay overlay;
@@ -232,12 +233,12 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
                   {"aliases", json::array()},
                   {"device_names", json::array()},
                   {"chip", "x"},
-                  {"compute_capability", "x"},
+                  {"compute_capability", "0.0"},
                   {"sm_count", 1},
-                  {"boost_clock_mhz", 1},
-                  {"base_clock_mhz", 1},
-                  {"l2_cache_bytes", 1},
-                  {"memory_bytes", 1},
+                  {"boost_clock_mhz", 1000},
+                  {"base_clock_mhz", 1000},
+                  {"l2_cache_bytes", std::int64_t{1} << 20},
+                  {"memory_bytes", std::int64_t{1} << 30},
                   {"tdp_watts", 1},
                   {"sources",
                    {{"sm_count", "-"},
@@ -261,7 +262,7 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   const bool has_ceiling = !as_spec["compute_ceilings"].empty();
   if (!has_ceiling)
     as_spec["compute_ceilings"].push_back(
-        {{"path", "fp64"}, {"peak_tflops", 1}, {"clock_mhz", 1}, {"source", "placeholder"}});
+        {{"path", "fp64"}, {"peak_tflops", 1}, {"clock_mhz", 1000}, {"source", "placeholder"}});
   GpuSpec parsed = parse_gpu_spec(as_spec, origin);
   if (!has_dram)
     parsed.memory.erase(std::remove_if(parsed.memory.begin(), parsed.memory.end(),
@@ -276,14 +277,7 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
 }
 
 CalibrationOverlay load_calibration_file(const std::filesystem::path& file) {
-  const std::string text = read_text_file(file);
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    throw InputError(file.string() + ": not valid JSON (" + first_line(error.what()) + ")");
-  }
-  return parse_calibration(root, file.string());
+  return parse_calibration(read_json_file(file), file.string());
 }
 
 bool calibrates(const CalibrationOverlay& overlay, const GpuSpec& spec) {

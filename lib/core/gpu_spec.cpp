@@ -3,12 +3,12 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "lib/core/errors.hpp"
+#include "lib/core/json_reader.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {
@@ -18,72 +18,6 @@ using nlohmann::json;
 
 constexpr const char* kIdentityNumbers[] = {"sm_count",       "boost_clock_mhz", "base_clock_mhz",
                                             "l2_cache_bytes", "memory_bytes",    "tdp_watts"};
-
-// Reads one spec object and reports the first problem as "<origin>: <key path>: <what>".
-class SpecReader {
- public:
-  explicit SpecReader(std::string origin) : origin_(std::move(origin)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw InputError(origin_ + ": " + key + ": " + what);
-  }
-
-  void only_keys(const json& object, const std::string& where,
-                 std::initializer_list<const char*> allowed) const {
-    for (const auto& [key, value] : object.items()) {
-      const bool known = std::any_of(allowed.begin(), allowed.end(),
-                                     [&](const char* name) { return key == name; });
-      if (!known) fail(where + key, "unknown key");
-    }
-  }
-
-  const json& member(const json& object, const std::string& where, const char* key) const {
-    auto it = object.find(key);
-    if (it == object.end()) fail(where + key, "missing");
-    return *it;
-  }
-
-  std::string string(const json& object, const std::string& where, const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_string()) fail(where + key, "must be a string");
-    std::string text = value.get<std::string>();
-    if (text.empty()) fail(where + key, "must not be empty");
-    return text;
-  }
-
-  double positive(const json& object, const std::string& where, const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_number()) fail(where + key, "must be a number");
-    double number = value.get<double>();
-    if (!(number > 0)) fail(where + key, "must be positive (got " + value.dump() + ")");
-    return number;
-  }
-
-  std::int64_t positive_integer(const json& object, const std::string& where,
-                                const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_number_integer()) fail(where + key, "must be an integer");
-    std::int64_t number = value.get<std::int64_t>();
-    if (number <= 0) fail(where + key, "must be positive (got " + value.dump() + ")");
-    return number;
-  }
-
-  std::vector<std::string> strings(const json& object, const std::string& where,
-                                   const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_array()) fail(where + key, "must be an array of strings");
-    std::vector<std::string> out;
-    for (const json& item : value) {
-      if (!item.is_string() || item.get<std::string>().empty())
-        fail(where + key, "must be an array of non-empty strings");
-      out.push_back(item.get<std::string>());
-    }
-    return out;
-  }
-
- private:
-  std::string origin_;
-};
 
 }  // namespace
 
@@ -171,6 +105,24 @@ std::optional<TensorInstruction> parse_tensor_instruction(std::string_view text)
   return std::nullopt;
 }
 
+std::optional<std::pair<int, int>> parse_compute_capability(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  auto digits = [](std::string_view part, int* out) {
+    if (part.empty() || part.size() > 2) return false;
+    *out = 0;
+    for (char c : part) {
+      if (c < '0' || c > '9') return false;
+      *out = *out * 10 + (c - '0');
+    }
+    return true;
+  };
+  std::pair<int, int> cc;
+  if (!digits(text.substr(0, dot), &cc.first) || !digits(text.substr(dot + 1), &cc.second))
+    return std::nullopt;
+  return cc;
+}
+
 std::string ComputeCeiling::id() const {
   std::string out(to_string(path));
   if (instruction != TensorInstruction::kNone) out += "." + std::string(to_string(instruction));
@@ -236,7 +188,7 @@ const ComputeCeiling* GpuSpec::ceiling(ComputePath path, TensorInstruction instr
 }
 
 GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
-  SpecReader read(origin);
+  const JsonReader read(origin);
   if (!root.is_object()) read.fail("(top level)", "must be a JSON object");
   read.only_keys(root, "",
                  {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
@@ -250,40 +202,45 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   spec.device_names = read.strings(root, "", "device_names");
   spec.chip = read.string(root, "", "chip");
   spec.compute_capability = read.string(root, "", "compute_capability");
-  spec.sm_count = static_cast<int>(read.positive_integer(root, "", "sm_count"));
-  spec.boost_clock_mhz = read.positive(root, "", "boost_clock_mhz");
-  spec.base_clock_mhz = read.positive(root, "", "base_clock_mhz");
-  spec.l2_cache_bytes = read.positive_integer(root, "", "l2_cache_bytes");
-  spec.memory_bytes = read.positive_integer(root, "", "memory_bytes");
-  spec.tdp_watts = read.positive(root, "", "tdp_watts");
+  if (!parse_compute_capability(spec.compute_capability))
+    read.fail("compute_capability", "must be MAJOR.MINOR, e.g. \"9.0\" (got " +
+                                        quote_text(spec.compute_capability) + ")");
+  spec.sm_count = static_cast<int>(read.integer(root, "", "sm_count", 1, kMaxSmCount));
+  spec.boost_clock_mhz = read.number(root, "", "boost_clock_mhz", kClockMhz);
+  spec.base_clock_mhz = read.number(root, "", "base_clock_mhz", kClockMhz);
+  spec.l2_cache_bytes = read.integer(root, "", "l2_cache_bytes", kMinL2Bytes, kMaxL2Bytes);
+  spec.memory_bytes = read.integer(root, "", "memory_bytes", kMinMemoryBytes, kMaxMemoryBytes);
+  spec.tdp_watts = read.number(root, "", "tdp_watts", kTdpWatts);
   if (spec.base_clock_mhz > spec.boost_clock_mhz)
     read.fail("base_clock_mhz", "must not exceed boost_clock_mhz");
   if (root.contains("calibrated_from"))
     spec.calibrated_from = read.string(root, "", "calibrated_from");
 
   const json& sources = read.member(root, "", "sources");
-  if (!sources.is_object()) read.fail("sources", "must be an object");
+  read.require_object(sources, "sources");
   for (const auto& [key, value] : sources.items()) {
     const bool known = std::any_of(std::begin(kIdentityNumbers), std::end(kIdentityNumbers),
                                    [&](const char* name) { return key == name; });
-    if (!known) read.fail("sources." + key, "unknown key");
+    if (!known) read.fail(key_path("sources", key), "unknown key");
   }
-  for (const char* key : kIdentityNumbers)
-    spec.sources[key] = read.string(sources, "sources.", key);
+  for (const char* key : kIdentityNumbers) spec.sources[key] = read.string(sources, "sources", key);
 
   const json& levels = read.member(root, "", "memory_levels");
   if (!levels.is_array() || levels.empty()) read.fail("memory_levels", "must be a non-empty array");
   for (std::size_t i = 0; i < levels.size(); ++i) {
-    const std::string where = "memory_levels[" + std::to_string(i) + "].";
+    const std::string where = index_path("memory_levels", i);
     const json& entry = levels[i];
-    if (!entry.is_object()) read.fail(where.substr(0, where.size() - 1), "must be an object");
+    read.require_object(entry, where);
     read.only_keys(entry, where, {"level", "bandwidth_gbps", "source"});
-    std::string level_name = read.string(entry, where, "level");
+    const std::string level_name = read.string(entry, where, "level");
     auto level = parse_memory_level(level_name);
-    if (!level) read.fail(where + "level", "must be dram, l2 or l1 (got \"" + level_name + "\")");
-    if (spec.level(*level) != nullptr) read.fail(where + "level", "duplicate level " + level_name);
-    spec.memory.push_back({*level, read.positive(entry, where, "bandwidth_gbps"),
-                           read.string(entry, where, "source")});
+    if (!level)
+      read.fail(key_path(where, "level"),
+                "must be dram, l2 or l1 (got " + quote_text(level_name) + ")");
+    if (spec.level(*level) != nullptr)
+      read.fail(key_path(where, "level"), "duplicate level " + level_name);
+    const double bandwidth = read.number(entry, where, "bandwidth_gbps", kBandwidthGbps);
+    spec.memory.push_back({*level, bandwidth, read.string(entry, where, "source")});
   }
   if (spec.level(MemoryLevel::kDram) == nullptr) read.fail("memory_levels", "no dram entry");
 
@@ -291,42 +248,35 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   if (!ceilings.is_array() || ceilings.empty())
     read.fail("compute_ceilings", "must be a non-empty array");
   for (std::size_t i = 0; i < ceilings.size(); ++i) {
-    const std::string where = "compute_ceilings[" + std::to_string(i) + "].";
+    const std::string where = index_path("compute_ceilings", i);
     const json& entry = ceilings[i];
-    if (!entry.is_object()) read.fail(where.substr(0, where.size() - 1), "must be an object");
+    read.require_object(entry, where);
     read.only_keys(entry, where, {"path", "instruction", "peak_tflops", "clock_mhz", "source"});
-    std::string path_name = read.string(entry, where, "path");
+    const std::string path_name = read.string(entry, where, "path");
     auto path = parse_compute_path(path_name);
-    if (!path) read.fail(where + "path", "unknown compute path \"" + path_name + "\"");
+    if (!path) read.fail(key_path(where, "path"), "unknown compute path " + quote_text(path_name));
     TensorInstruction instruction = TensorInstruction::kNone;
-    if (entry.contains("instruction")) {
-      std::string text = read.string(entry, where, "instruction");
+    if (read.optional_member(entry, where, "instruction") != nullptr) {
+      const std::string text = read.string(entry, where, "instruction");
       auto parsed = parse_tensor_instruction(text);
-      if (!parsed) read.fail(where + "instruction", "must be mma_sync, wgmma or tcgen05");
-      if (!is_tensor(*path)) read.fail(where + "instruction", "only tensor paths have one");
+      if (!parsed) read.fail(key_path(where, "instruction"), "must be mma_sync, wgmma or tcgen05");
+      if (!is_tensor(*path))
+        read.fail(key_path(where, "instruction"), "only tensor paths have one");
       instruction = *parsed;
     }
-    ComputeCeiling ceiling{*path, instruction, read.positive(entry, where, "peak_tflops"),
-                           read.positive(entry, where, "clock_mhz"),
-                           read.string(entry, where, "source")};
+    const double peak = read.number(entry, where, "peak_tflops", kPeakTflops);
+    const double clock = read.number(entry, where, "clock_mhz", kClockMhz);
+    ComputeCeiling ceiling{*path, instruction, peak, clock, read.string(entry, where, "source")};
     for (const ComputeCeiling& other : spec.compute)
       if (other.id() == ceiling.id())
-        read.fail(where + "path", "duplicate ceiling " + ceiling.id());
+        read.fail(key_path(where, "path"), "duplicate ceiling " + ceiling.id());
     spec.compute.push_back(std::move(ceiling));
   }
   return spec;
 }
 
 GpuSpec load_gpu_spec_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file.string() + ": cannot open spec file");
-  json root;
-  try {
-    root = json::parse(in);
-  } catch (const json::parse_error& error) {
-    throw InputError(file.string() + ": not valid JSON (" + first_line(error.what()) + ")");
-  }
-  return parse_gpu_spec(root, file.string());
+  return parse_gpu_spec(read_json_file(file), file.string());
 }
 
 json to_json(const GpuSpec& spec) {
@@ -384,7 +334,7 @@ void SpecRegistry::add(GpuSpec spec) {
   names.push_back(spec.name);
   for (const std::string& name : names) {
     if (const GpuSpec* other = try_find(name); other != nullptr && other->key != spec.key) {
-      throw InputError(spec.file + ": aliases: \"" + name + "\" is already used by " +
+      throw InputError(spec.file + ": aliases: " + quote_text(name) + " is already used by " +
                        (other->file.empty() ? other->key : other->file));
     }
   }
@@ -408,7 +358,7 @@ const GpuSpec* SpecRegistry::try_find(std::string_view name) const {
 
 const GpuSpec& SpecRegistry::find(std::string_view name) const {
   if (const GpuSpec* spec = try_find(name)) return *spec;
-  throw InputError("unknown GPU \"" + std::string(name) + "\"; known: " + known_names());
+  throw InputError("unknown GPU " + quote_text(name) + "; known: " + known_names());
 }
 
 const GpuSpec* SpecRegistry::find_for_device(std::string_view device_name) const {

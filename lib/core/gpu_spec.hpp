@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -41,6 +42,9 @@ bool is_tensor(ComputePath path);
 enum class TensorInstruction { kNone, kMmaSync, kWgmma, kTcgen05 };
 std::string_view to_string(TensorInstruction instruction);  // "", "mma_sync", "wgmma", "tcgen05"
 std::optional<TensorInstruction> parse_tensor_instruction(std::string_view text);
+
+// "9.0" -> {9, 0}; nullopt unless MAJOR.MINOR with one or two digits each.
+std::optional<std::pair<int, int>> parse_compute_capability(std::string_view text);
 
 struct MemoryLevelSpec {
   MemoryLevel level;

@@ -90,14 +90,16 @@ std::string row_label(const Row& row);
 bool same_point(const Row& a, const Row& b);
 
 struct DeviceInfo {
-  std::string name;  // "NVIDIA H200"
-  std::string chip;  // "GH100" (from CUPTI), may be empty
-  std::string compute_capability;
+  std::string name;                // "NVIDIA H200"
+  std::string chip;                // "GH100" (from CUPTI), may be empty
+  std::string compute_capability;  // "9.0": cc_major.cc_minor
   int sm_count = 0;
   std::int64_t memory_bytes = 0;
   std::int64_t l2_cache_bytes = 0;
   std::string driver_version;
   std::string runtime_version;
+  int cc_major = 0;  // compute capability as numbers, for comparisons
+  int cc_minor = 0;
 
   friend bool operator==(const DeviceInfo&, const DeviceInfo&) = default;
 };

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "lib/core/analysis.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/json_reader.hpp"
 #include "lib/core/json_write.hpp"
 #include "lib/core/merge.hpp"
 #include "lib/core/output.hpp"
@@ -97,190 +101,193 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
   return out;
 }
 
-// Reads with errors that name the report file and the key path.
-class Reader {
- public:
-  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
-  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-    throw InputError(origin_ + ": " + where + ": " + what);
-  }
-  const json& at(const json& j, const std::string& where, const char* key) const {
-    if (!j.is_object()) fail(where, "must be an object");
-    auto it = j.find(key);
-    if (it == j.end()) fail(where.empty() ? key : where + "." + key, "missing");
-    return *it;
-  }
-  double num(const json& j, const std::string& where, const char* key) const {
-    const json& v = at(j, where, key);
-    if (v.is_null()) return std::nan("");
-    if (!v.is_number()) fail(where + "." + key, "must be a number");
-    return v.get<double>();
-  }
-  int integer(const json& j, const std::string& where, const char* key) const {
-    const json& v = at(j, where, key);
-    if (!v.is_number_integer()) fail(where + "." + key, "must be an integer");
-    return v.get<int>();
-  }
-  std::int64_t int64(const json& j, const std::string& where, const char* key) const {
-    const json& v = at(j, where, key);
-    if (!v.is_number_integer()) fail(where + "." + key, "must be an integer");
-    return v.get<std::int64_t>();
-  }
-  std::string str(const json& j, const std::string& where, const char* key) const {
-    const json& v = at(j, where, key);
-    if (!v.is_string()) fail(where + "." + key, "must be a string");
-    return v.get<std::string>();
-  }
-  bool boolean(const json& j, const std::string& where, const char* key) const {
-    const json& v = at(j, where, key);
-    if (!v.is_boolean()) fail(where + "." + key, "must be true or false");
-    return v.get<bool>();
-  }
-
- private:
-  std::string origin_;
-};
-
-std::vector<ModelTerm> read_terms(const Reader& r, const json& j, const std::string& where,
-                                  const char* unit) {
+std::vector<ModelTerm> read_terms(const JsonReader& r, const json& model, const std::string& where,
+                                  const char* key, const char* unit, const Bound& bound) {
+  const json& j = r.member(model, where, key);
+  const std::string path = key_path(where, key);
+  r.require_array(j, path);
   std::vector<ModelTerm> terms;
-  if (!j.is_array()) r.fail(where, "must be an array");
   for (std::size_t i = 0; i < j.size(); ++i) {
-    const std::string w = where + "[" + std::to_string(i) + "]";
-    terms.push_back({r.str(j[i], w, "name"), r.str(j[i], w, "formula"), r.num(j[i], w, unit)});
+    const std::string w = index_path(path, i);
+    terms.push_back({r.string(j[i], w, "name", true), r.string(j[i], w, "formula", true),
+                     r.number_or_nan(j[i], w, unit, bound)});
   }
   return terms;
 }
 
-Row read_row(const Reader& r, const json& j, const std::string& where) {
-  Row row;
-  row.kernel = r.str(j, where, "kernel");
-  // "launch" is absent or null for the bundled kernels' rows.
-  if (auto l = j.find("launch"); l != j.end() && !l->is_null()) {
-    const std::string lw = where + ".launch";
-    KernelLaunch launch;
-    launch.mangled_name = r.str(*l, lw, "mangled_name");
-    launch.demangled_name = r.str(*l, lw, "demangled_name");
-    launch.nvtx_range = r.str(*l, lw, "nvtx_range");
-    for (const char* key : {"grid", "block"}) {
-      const json& d = r.at(*l, lw, key);
-      if (!d.is_array() || d.size() != 3 ||
-          !std::all_of(d.begin(), d.end(), [](const json& x) { return x.is_number_integer(); }))
-        r.fail(lw + "." + key, "must be three integers");
-      (std::string(key) == "grid" ? launch.grid : launch.block) = d.get<std::array<int, 3>>();
-    }
-    launch.registers_per_thread = r.integer(*l, lw, "registers_per_thread");
-    launch.static_shared_bytes = r.int64(*l, lw, "static_shared_bytes");
-    launch.dynamic_shared_bytes = r.int64(*l, lw, "dynamic_shared_bytes");
-    launch.index = r.int64(*l, lw, "index");
-    launch.stream_id = r.int64(*l, lw, "stream_id");
-    launch.process_id = r.integer(*l, lw, "process_id");
-    launch.process = r.str(*l, lw, "process");
-    launch.graph = r.boolean(*l, lw, "graph");
-    launch.workload_known = r.boolean(*l, lw, "workload_known");
-    row.launch = std::move(launch);
+Workload read_workload(const JsonReader& r, const json& j, const std::string& where) {
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  Workload w;
+  w.batch = static_cast<int>(r.integer(j, where, "batch", 1, kIntMax));
+  w.heads = static_cast<int>(r.integer(j, where, "heads", 1, kIntMax));
+  w.seq_len = static_cast<int>(r.integer(j, where, "seq_len", 1, kIntMax));
+  w.head_dim = static_cast<int>(r.integer(j, where, "head_dim", 1, kIntMax));
+  w.causal = r.boolean(j, where, "causal");
+  auto pass = parse_pass(r.string(j, where, "pass", true));
+  if (!pass) r.fail(key_path(where, "pass"), "must be fwd or bwd");
+  w.pass = *pass;
+  w.dtype = r.string(j, where, "dtype", true);
+  try {
+    w.validate();  // the same rules as the command line's
+  } catch (const InputError& error) {
+    r.fail(where, error.what());
   }
-  const json& w = r.at(j, where, "workload");
-  if (w.is_null()) {
-    if (has_workload(row)) r.fail(where + ".workload", "null only for a launch without workload");
-  } else {
-    const std::string ww = where + ".workload";
-    row.workload.batch = r.integer(w, ww, "batch");
-    row.workload.heads = r.integer(w, ww, "heads");
-    row.workload.seq_len = r.integer(w, ww, "seq_len");
-    row.workload.head_dim = r.integer(w, ww, "head_dim");
-    row.workload.causal = r.boolean(w, ww, "causal");
-    auto pass = parse_pass(r.str(w, ww, "pass"));
-    if (!pass) r.fail(ww + ".pass", "must be fwd or bwd");
-    row.workload.pass = *pass;
-    row.workload.dtype = r.str(w, ww, "dtype");
-  }
-  row.spec_key = r.str(j, where, "spec");
-  auto status = parse_row_status(r.str(j, where, "status"));
-  if (!status) r.fail(where + ".status", "unknown status");
-  row.status = *status;
-  row.message = r.str(j, where, "message");
+  return w;
+}
 
-  const json& m = r.at(j, where, "model");
-  const std::string mw = where + ".model";
-  row.prediction.algorithmic_flops = r.num(m, mw, "algorithmic_flops");
-  row.prediction.model_flops = r.num(m, mw, "flops");
-  row.prediction.model_dram_bytes = r.num(m, mw, "dram_bytes");
-  row.prediction.compulsory_dram_bytes = r.num(m, mw, "compulsory_dram_bytes");
-  row.prediction.flop_terms = read_terms(r, r.at(m, mw, "flop_terms"), mw + ".flop_terms", "flops");
-  row.prediction.byte_terms = read_terms(r, r.at(m, mw, "byte_terms"), mw + ".byte_terms", "bytes");
+KernelLaunch read_launch(const JsonReader& r, const json& l, const std::string& where) {
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+  KernelLaunch launch;
+  launch.mangled_name = r.string(l, where, "mangled_name");
+  launch.demangled_name = r.string(l, where, "demangled_name");
+  launch.nvtx_range = r.string(l, where, "nvtx_range", true);
+  for (const char* key : {"grid", "block"}) {
+    const json& d = r.member(l, where, key);
+    const std::string path = key_path(where, key);
+    if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
+    auto& out = std::string_view(key) == "grid" ? launch.grid : launch.block;
+    for (std::size_t i = 0; i < 3; ++i)
+      out[i] = static_cast<int>(r.integer_value(d[i], index_path(path, i), 1, kIntMax));
+  }
+  launch.registers_per_thread =
+      static_cast<int>(r.integer(l, where, "registers_per_thread", 0, kMaxRegistersPerThread));
+  launch.static_shared_bytes = r.integer(l, where, "static_shared_bytes", 0, kMaxSharedBytes);
+  launch.dynamic_shared_bytes = r.integer(l, where, "dynamic_shared_bytes", 0, kMaxSharedBytes);
+  launch.index = r.integer(l, where, "index", 0, kInt64Max);
+  launch.stream_id = r.integer(l, where, "stream_id", 0, kInt64Max);
+  launch.process_id = static_cast<int>(r.integer(l, where, "process_id", 0, kIntMax));
+  launch.process = r.string(l, where, "process", true);
+  launch.graph = r.boolean(l, where, "graph");
+  launch.workload_known = r.boolean(l, where, "workload_known");
+  return launch;
+}
+
+Row read_row(const JsonReader& r, const json& j, const std::string& where) {
+  r.require_object(j, where);
+  Row row;
+  row.kernel = r.string(j, where, "kernel");
+  // "launch" is absent or null for the bundled kernels' rows.
+  if (const json* l = r.optional_member(j, where, "launch"); l != nullptr && !l->is_null())
+    row.launch = read_launch(r, *l, key_path(where, "launch"));
+  const json& w = r.member(j, where, "workload");
+  if (w.is_null()) {
+    if (has_workload(row))
+      r.fail(key_path(where, "workload"), "null only for a launch without workload");
+  } else {
+    row.workload = read_workload(r, w, key_path(where, "workload"));
+  }
+  row.spec_key = r.string(j, where, "spec");
+  auto status = parse_row_status(r.string(j, where, "status", true));
+  if (!status) r.fail(key_path(where, "status"), "unknown status");
+  row.status = *status;
+  row.message = r.string(j, where, "message", true);
+
+  const std::string mw = key_path(where, "model");
+  const json& m = r.member(j, where, "model");
+  row.prediction.algorithmic_flops = r.number_or_nan(m, mw, "algorithmic_flops", kFlops);
+  row.prediction.model_flops = r.number_or_nan(m, mw, "flops", kFlops);
+  row.prediction.model_dram_bytes = r.number_or_nan(m, mw, "dram_bytes", kBytes);
+  row.prediction.compulsory_dram_bytes = r.number_or_nan(m, mw, "compulsory_dram_bytes", kBytes);
+  row.prediction.flop_terms = read_terms(r, m, mw, "flop_terms", "flops", kFlops);
+  row.prediction.byte_terms = read_terms(r, m, mw, "byte_terms", "bytes", kBytes);
   // Added with the cache-aware model; reports written before it lack them (then the DRAM
   // estimate was the no-reuse bound).
-  row.prediction.no_reuse_dram_bytes = m.contains("no_reuse_dram_bytes")
-                                           ? r.num(m, mw, "no_reuse_dram_bytes")
+  row.prediction.no_reuse_dram_bytes = r.optional_member(m, mw, "no_reuse_dram_bytes") != nullptr
+                                           ? r.number_or_nan(m, mw, "no_reuse_dram_bytes", kBytes)
                                            : row.prediction.model_dram_bytes;
-  if (m.contains("dram_model")) row.prediction.dram_model = r.str(m, mw, "dram_model");
-  if (m.contains("compulsory_formula"))
-    row.prediction.compulsory_formula = r.str(m, mw, "compulsory_formula");
-  if (m.contains("cache_aware_byte_terms"))
-    row.prediction.cache_aware_byte_terms = read_terms(r, r.at(m, mw, "cache_aware_byte_terms"),
-                                                       mw + ".cache_aware_byte_terms", "bytes");
+  if (r.optional_member(m, mw, "dram_model") != nullptr)
+    row.prediction.dram_model = r.string(m, mw, "dram_model", true);
+  if (r.optional_member(m, mw, "compulsory_formula") != nullptr)
+    row.prediction.compulsory_formula = r.string(m, mw, "compulsory_formula", true);
+  if (r.optional_member(m, mw, "cache_aware_byte_terms") != nullptr)
+    row.prediction.cache_aware_byte_terms =
+        read_terms(r, m, mw, "cache_aware_byte_terms", "bytes", kBytes);
 
-  const json& t = r.at(j, where, "timing");
+  const json& t = r.member(j, where, "timing");
   if (!t.is_null()) {
     Timing timing;
-    const std::string tw = where + ".timing";
-    const json& samples = r.at(t, tw, "samples_seconds");
-    if (!samples.is_array()) r.fail(tw + ".samples_seconds", "must be an array");
-    for (const json& s : samples) {
-      if (!s.is_number() || !(s.get<double>() > 0))
-        r.fail(tw + ".samples_seconds", "must hold positive numbers");
-      timing.samples_seconds.push_back(s.get<double>());
-    }
-    if (auto it = t.find("rounds"); it != t.end()) {  // optional: absent means 1
-      if (!it->is_number_integer() || it->get<long long>() < 1 ||
-          it->get<long long>() >
-              std::max<long long>(1, static_cast<long long>(timing.samples_seconds.size())))
-        r.fail(tw + ".rounds", "must be an integer from 1 to the number of samples");
-      timing.rounds = static_cast<int>(it->get<long long>());
-    }
-    timing.sm_clock_before_mhz = r.num(t, tw, "sm_clock_before_mhz");
-    timing.sm_clock_after_mhz = r.num(t, tw, "sm_clock_after_mhz");
+    const std::string tw = key_path(where, "timing");
+    const json& samples = r.member(t, tw, "samples_seconds");
+    const std::string sw = key_path(tw, "samples_seconds");
+    r.require_array(samples, sw);
+    if (samples.empty()) r.fail(sw, "must hold at least one sample");
+    if (samples.size() > static_cast<std::size_t>(kMaxSamples))
+      r.fail(sw, "must hold at most " + std::to_string(kMaxSamples) + " samples");
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      timing.samples_seconds.push_back(
+          r.number_value(samples[i], index_path(sw, i), kSampleSeconds));
+    if (r.optional_member(t, tw, "rounds") != nullptr)  // optional: absent means 1
+      timing.rounds = static_cast<int>(r.integer(
+          t, tw, "rounds", 1,
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(timing.samples_seconds.size()))));
+    timing.sm_clock_before_mhz = r.number_or_nan(t, tw, "sm_clock_before_mhz", kMeasuredClockMhz);
+    timing.sm_clock_after_mhz = r.number_or_nan(t, tw, "sm_clock_after_mhz", kMeasuredClockMhz);
     if (std::isnan(timing.sm_clock_before_mhz)) timing.sm_clock_before_mhz = 0;
     if (std::isnan(timing.sm_clock_after_mhz)) timing.sm_clock_after_mhz = 0;
     row.timing = std::move(timing);
   }
-  const json& c = r.at(j, where, "counters");
-  if (!c.is_object()) r.fail(where + ".counters", "must be an object");
+  const json& c = r.member(j, where, "counters");
+  const std::string cw = key_path(where, "counters");
+  r.require_object(c, cw);
   for (const auto& [key, value] : c.items()) {
     if (value.is_null()) continue;
-    if (!value.is_number()) r.fail(where + ".counters." + key, "must be a number");
-    row.counters[key] = value.get<double>();
+    row.counters[key] = r.number_value(value, key_path(cw, key), kCounterValue);
   }
-  if (auto it = j.find("counter_samples"); it != j.end() && !it->is_null()) {
-    const std::string cw = where + ".counter_samples";
-    if (!it->is_object()) r.fail(cw, "must be an object");
-    for (const auto& [key, values] : it->items()) {
-      if (!values.is_array() || values.empty()) r.fail(cw + "." + key, "must be a non-empty array");
+  if (const json* samples = r.optional_member(j, where, "counter_samples");
+      samples != nullptr && !samples->is_null()) {
+    const std::string sw = key_path(where, "counter_samples");
+    r.require_object(*samples, sw);
+    for (const auto& [key, values] : samples->items()) {
+      const std::string kw = key_path(sw, key);
+      if (!values.is_array() || values.empty()) r.fail(kw, "must be a non-empty array");
+      if (values.size() > static_cast<std::size_t>(kMaxSamples))
+        r.fail(kw, "must hold at most " + std::to_string(kMaxSamples) + " samples");
       std::vector<double>& out = row.counter_samples[key];
-      for (const json& value : values) {
-        if (!value.is_number()) r.fail(cw + "." + key, "must hold numbers");
-        out.push_back(value.get<double>());
-      }
+      for (std::size_t i = 0; i < values.size(); ++i)
+        out.push_back(r.number_value(values[i], index_path(kw, i), kCounterValue));
     }
   }
-  const json& v = r.at(j, where, "verification");
+  const json& v = r.member(j, where, "verification");
   if (!v.is_null()) {
-    const std::string vw = where + ".verification";
+    const std::string vw = key_path(where, "verification");
     Verification ver;
     ver.passed = r.boolean(v, vw, "passed");
-    ver.relative_l2_error = r.num(v, vw, "relative_l2_error");
-    ver.max_abs_error = r.num(v, vw, "max_abs_error");
-    ver.fp16_relative_l2_error = r.num(v, vw, "fp16_relative_l2_error");
-    ver.fp16_max_abs_error = r.num(v, vw, "fp16_max_abs_error");
-    ver.worst_output = r.str(v, vw, "worst_output");
+    ver.relative_l2_error = r.number_or_nan(v, vw, "relative_l2_error", kErrorNorm);
+    ver.max_abs_error = r.number_or_nan(v, vw, "max_abs_error", kErrorNorm);
+    ver.fp16_relative_l2_error = r.number_or_nan(v, vw, "fp16_relative_l2_error", kErrorNorm);
+    ver.fp16_max_abs_error = r.number_or_nan(v, vw, "fp16_max_abs_error", kErrorNorm);
+    ver.worst_output = r.string(v, vw, "worst_output", true);
     row.verification = ver;
   }
   return row;
 }
 
+DeviceInfo read_device(const JsonReader& r, const json& d, const std::string& where) {
+  DeviceInfo info;
+  info.name = r.string(d, where, "name");
+  info.chip = r.string(d, where, "chip", true);
+  info.compute_capability = r.string(d, where, "compute_capability");
+  const auto cc = parse_compute_capability(info.compute_capability);
+  if (!cc)
+    r.fail(key_path(where, "compute_capability"),
+           "must be MAJOR.MINOR, e.g. \"9.0\" (got " + quote_text(info.compute_capability) + ")");
+  info.cc_major = cc->first;
+  info.cc_minor = cc->second;
+  info.sm_count = static_cast<int>(r.integer(d, where, "sm_count", 1, kMaxSmCount));
+  info.memory_bytes = r.integer(d, where, "memory_bytes", kMinMemoryBytes, kMaxMemoryBytes);
+  info.l2_cache_bytes = r.integer(d, where, "l2_cache_bytes", kMinL2Bytes, kMaxL2Bytes);
+  info.driver_version = r.string(d, where, "driver_version", true);
+  info.runtime_version = r.string(d, where, "runtime_version", true);
+  return info;
+}
+
+std::string shortened(const std::string& text, std::size_t max_bytes) {
+  return text.size() <= max_bytes ? text : text.substr(0, max_bytes) + "...";
+}
+
 std::string csv_escape(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";
   for (char c : text) {
     if (c == '"') out += '"';
@@ -329,38 +336,34 @@ json context_json(const ReportContext& c) {
 }
 
 // Reads a context object (report or origin) at `where`; the tool version is not in it.
-ReportContext read_context(const Reader& r, const json& c, const std::string& where) {
+ReportContext read_context(const JsonReader& r, const json& c, const std::string& where) {
   ReportContext context;
-  context.command = r.str(c, where, "command");
-  context.host = r.str(c, where, "host");
-  context.time_utc = r.str(c, where, "time_utc");
+  context.command = r.string(c, where, "command");
+  context.host = r.string(c, where, "host", true);
+  context.time_utc = r.string(c, where, "time_utc", true);
   context.projection = r.boolean(c, where, "projection");
   // Added with projections; absent from older reports (then a projection judged measured
   // values against the target's peaks directly).
-  if (c.contains("measured_spec") && !c.at("measured_spec").is_null())
-    context.measured_spec = r.str(c, where, "measured_spec");
-  context.counters = r.str(c, where, "counters");
-  context.counter_passes = r.integer(c, where, "counter_passes");
+  if (const json* measured = r.optional_member(c, where, "measured_spec");
+      measured != nullptr && !measured->is_null())
+    context.measured_spec = r.string(c, where, "measured_spec");
+  context.counters = r.string(c, where, "counters", true);
+  context.counter_passes =
+      static_cast<int>(r.integer(c, where, "counter_passes", 0, kMaxCounterPasses));
   // Reports written before calibration existed were judged against the spec sheet.
-  context.ceilings = c.contains("ceilings") ? r.str(c, where, "ceilings") : "spec";
+  context.ceilings =
+      r.optional_member(c, where, "ceilings") != nullptr ? r.string(c, where, "ceilings") : "spec";
   if (context.ceilings != "spec" && context.ceilings != "calibrated")
-    r.fail(where + ".ceilings", "must be \"spec\" or \"calibrated\"");
-  for (const json& m : r.at(c, where, "metrics"))
-    if (m.is_string()) context.metrics.push_back(m.get<std::string>());
-  const json& d = r.at(c, where, "device");
-  if (!d.is_null()) {
-    const std::string dw = where + ".device";
-    DeviceInfo info;
-    info.name = r.str(d, dw, "name");
-    info.chip = r.str(d, dw, "chip");
-    info.compute_capability = r.str(d, dw, "compute_capability");
-    info.sm_count = r.integer(d, dw, "sm_count");
-    info.memory_bytes = static_cast<std::int64_t>(r.num(d, dw, "memory_bytes"));
-    info.l2_cache_bytes = static_cast<std::int64_t>(r.num(d, dw, "l2_cache_bytes"));
-    info.driver_version = r.str(d, dw, "driver_version");
-    info.runtime_version = r.str(d, dw, "runtime_version");
-    context.device = info;
+    r.fail(key_path(where, "ceilings"), "must be \"spec\" or \"calibrated\"");
+  const std::string metrics_path = key_path(where, "metrics");
+  const json& metrics = r.member(c, where, "metrics");
+  r.require_array(metrics, metrics_path);
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    if (!metrics[i].is_string()) r.fail(index_path(metrics_path, i), "must be a string");
+    context.metrics.push_back(metrics[i].get<std::string>());
   }
+  const json& d = r.member(c, where, "device");
+  if (!d.is_null()) context.device = read_device(r, d, key_path(where, "device"));
   return context;
 }
 
@@ -446,68 +449,81 @@ json report_to_json(const Report& report) {
 }
 
 std::string render_json(const Report& report) {
-  return report_to_json(report).dump(2) + "\n";
+  // Invalid UTF-8 (a host or device name) becomes U+FFFD rather than an exception.
+  return report_to_json(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Report report_from_json(const json& root, const std::string& origin) {
-  Reader r(origin);
+  const JsonReader r(origin);
   if (!root.is_object()) r.fail("(top level)", "not a cuflash-roofline report");
-  if (!root.contains("schema_version"))
-    r.fail("schema_version", "missing (not a cuflash-roofline report?)");
-  const json& version = root["schema_version"];
-  if (!version.is_number_integer() || version.get<int>() != kReportSchemaVersion)
-    throw InputError(origin + ": schema_version " + version.dump() +
-                     " is not supported (this tool reads " + std::to_string(kReportSchemaVersion) +
-                     ")");
+  const json* version = r.optional_member(root, "", "schema_version");
+  if (version == nullptr) r.fail("schema_version", "missing (not a cuflash-roofline report?)");
+  const bool supported =
+      (version->is_number_unsigned() || version->is_number_integer()) &&
+      version->get<std::int64_t>() == kReportSchemaVersion &&
+      !(version->is_number_unsigned() && version->get<std::uint64_t>() != kReportSchemaVersion);
+  if (!supported)
+    throw InputError(one_line(origin + ": schema_version " + shortened(version->dump(), 40) +
+                              " is not supported (this tool reads " +
+                              std::to_string(kReportSchemaVersion) + ")"));
   Report report;
-  report.context = read_context(r, r.at(root, "", "context"), "context");
-  const json& tool = r.at(root, "", "tool");
-  report.context.tool_version = r.str(tool, "tool", "version");
-  if (root.contains("origins")) {
-    const json& origins = root["origins"];
-    if (!origins.is_array()) r.fail("origins", "must be an array");
-    for (std::size_t i = 0; i < origins.size(); ++i) {
-      const std::string where = "origins[" + std::to_string(i) + "]";
-      ReportContext context = read_context(r, origins[i], where);
-      context.tool_version = r.str(origins[i], where, "tool_version");
+  report.context = read_context(r, r.member(root, "", "context"), "context");
+  const json& tool = r.member(root, "", "tool");
+  report.context.tool_version = r.string(tool, "tool", "version");
+  if (const json* origins = r.optional_member(root, "", "origins"); origins != nullptr) {
+    r.require_array(*origins, "origins");
+    for (std::size_t i = 0; i < origins->size(); ++i) {
+      const std::string where = index_path("origins", i);
+      ReportContext context = read_context(r, (*origins)[i], where);
+      context.tool_version = r.string((*origins)[i], where, "tool_version");
       report.origins.push_back(std::move(context));
     }
   }
-  const json& specs = r.at(root, "", "specs");
-  if (!specs.is_object()) r.fail("specs", "must be an object");
+  const json& specs = r.member(root, "", "specs");
+  r.require_object(specs, "specs");
   for (const auto& [key, value] : specs.items()) {
-    GpuSpec spec = parse_gpu_spec(value, origin + ": specs." + key);
+    GpuSpec spec = parse_gpu_spec(value, origin + ": " + key_path("specs", key));
     spec.key = key;
     spec.file.clear();
     report.specs.push_back(std::move(spec));
   }
-  const json& rows = r.at(root, "", "rows");
-  if (!rows.is_array()) r.fail("rows", "must be an array");
+  const json& rows = r.member(root, "", "rows");
+  r.require_array(rows, "rows");
+  // A row is (kernel, point, spec): a second copy would hide from compare's matching.
+  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> seen;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::string where = "rows[" + std::to_string(i) + "]";
+    const std::string where = index_path("rows", i);
     Row row = read_row(r, rows[i], where);
-    if (rows[i].contains("origin")) {
-      const json& o = rows[i]["origin"];
-      if (!o.is_number_unsigned() || o.get<std::uint64_t>() >= report.origins.size())
-        r.fail(where + ".origin", "must index the report's origins (it has " +
-                                      std::to_string(report.origins.size()) + ")");
-      row.origin = o.get<std::size_t>();
+    if (const json* o = r.optional_member(rows[i], where, "origin"); o != nullptr) {
+      if (!o->is_number_unsigned() || o->get<std::uint64_t>() >= report.origins.size())
+        r.fail(key_path(where, "origin"), "must index the report's origins (it has " +
+                                              std::to_string(report.origins.size()) + ")");
+      row.origin = o->get<std::size_t>();
     }
-    report.spec_for(row);  // throws when the row names a spec the report does not carry
+    const bool known = std::any_of(report.specs.begin(), report.specs.end(),
+                                   [&](const GpuSpec& spec) { return spec.key == row.spec_key; });
+    if (!known)
+      r.fail(key_path(where, "spec"),
+             quote_text(row.spec_key) + " is not among the report's specs");
+    // A profiled launch is its own point: its process and launch index tell it apart; rows of
+    // a merged report are told apart by their origin (device and host) too.
+    std::string point =
+        row_label(row) + (row.launch ? " pid " + std::to_string(row.launch->process_id) + " #" +
+                                           std::to_string(row.launch->index)
+                                     : "");
+    if (row.origin) point += " origin " + std::to_string(*row.origin);
+    auto [it, inserted] = seen.try_emplace({row.kernel, point, row.spec_key}, i);
+    if (!inserted)
+      r.fail(where, "duplicate of rows[" + std::to_string(it->second) + "] (" +
+                        quote_text(row.kernel) + " " + row_label(row) + " on " +
+                        quote_text(row.spec_key) + ")");
     report.rows.push_back(std::move(row));
   }
   return report;
 }
 
 Report read_report_file(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    throw InputError(path.string() + ": not valid JSON (" + first_line(error.what()) + ")");
-  }
-  return report_from_json(root, path.string());
+  return report_from_json(read_json_file(path), path.string());
 }
 
 const std::vector<std::string>& csv_columns() {
@@ -663,20 +679,22 @@ std::string render_table(const Report& report, const TableOptions& options) {
   for (const GpuSpec& spec : report.specs) {
     const bool judges = std::any_of(report.rows.begin(), report.rows.end(),
                                     [&](const Row& row) { return row.spec_key == spec.key; });
-    if (judges || report.rows.empty()) spec_names.push_back(spec.name + " [" + spec.key + "]");
+    if (judges || report.rows.empty())
+      spec_names.push_back(one_line(spec.name) + " [" + one_line(spec.key) + "]");
   }
-  out << "cuflash-roofline " << c.command << " — judged against " << join(spec_names, ", ")
+  out << "cuflash-roofline " << one_line(c.command) << " — judged against "
+      << join(spec_names, ", ")
       << (c.ceilings == "calibrated" ? " (measured ceilings: `calibrate`)" : "") << "\n";
   if (c.device)
-    out << "measured on " << c.device->name << " (" << c.device->sm_count << " SMs, CC "
-        << c.device->compute_capability << ")"
+    out << "measured on " << one_line(c.device->name) << " (" << c.device->sm_count << " SMs, CC "
+        << one_line(c.device->compute_capability) << ")"
         << (c.projection
                 ? " — PROJECTION: measured on this device, judged against another GPU's peaks"
                 : "")
         << "\n";
   else
     out << "analytic model only: no GPU was used; time is the roofline floor\n";
-  if (!c.counters.empty()) out << "counters: " << c.counters << "\n";
+  if (!c.counters.empty()) out << "counters: " << one_line(c.counters) << "\n";
 
   const std::vector<std::string> header = {
       "kernel",  "workload",  "time",    "GFLOP",  "TFLOP/s",        "DRAM bytes",    "DRAM GB/s",
@@ -738,12 +756,12 @@ std::string render_table(const Report& report, const TableOptions& options) {
   for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);
   for (const auto& cells : rows)
     for (std::size_t i = 0; i < cells.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(cells[i]));
+      widths[i] = std::max(widths[i], display_width(one_line(cells[i])));
   auto line = [&](const std::vector<std::string>& cells, bool is_header) {
     std::string text;
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (i > 0) text += "  ";
-      std::string cell = pad(cells[i], widths[i], right[i] && !is_header);
+      std::string cell = pad(one_line(cells[i]), widths[i], right[i] && !is_header);
       if (options.color && !is_header && i == 10 && !cells[i].empty())
         cell = (cells[i].rfind("memory", 0) == 0 ? "\033[33m" : "\033[32m") + cell + "\033[0m";
       text += cell;
@@ -759,7 +777,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
   if (any_projected)
     out << "~ projected: counted on the GPU measured, placed on this spec's roofs (README, "
            "projection)\n";
-  for (const std::string& note : notes) out << "warning: " << note << "\n";
+  for (const std::string& note : notes) out << "warning: " << one_line(note) << "\n";
   return out.str();
 }
 

@@ -12,6 +12,13 @@ std::string to_lower(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 std::vector<std::string> split(std::string_view text, char separator);
 std::string first_line(std::string_view text);
+// `text` on one line: control characters (newline, ESC, NUL, DEL, ...) written as \n, \t, \r
+// or \xNN, C1 controls as \u00NN (so applying it twice changes nothing). Every error message passes
+// through it.
+std::string one_line(std::string_view text);
+// `text` echoed in a message: one_line()'d, in double quotes, cut to `max_bytes` with "..."
+// (at a UTF-8 boundary).
+std::string quote_text(std::string_view text, std::size_t max_bytes = 80);
 // Display width of UTF-8 text: one column per code point.
 std::size_t display_width(std::string_view text);
 // `text` padded with spaces to `width` columns, on the left when `right` (right-aligned).

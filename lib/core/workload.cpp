@@ -1,6 +1,10 @@
 #include "lib/core/workload.hpp"
 
+#include <cstdint>
+
 #include "lib/core/errors.hpp"
+#include "lib/core/limits.hpp"
+#include "lib/core/text.hpp"
 
 namespace roofline {
 
@@ -22,9 +26,22 @@ void Workload::validate() const {
   positive("batch", batch);
   positive("heads", heads);
   positive("seq", seq_len);
+  if (seq_len > kMaxSeqLen)
+    throw InputError("seq must be at most " + std::to_string(kMaxSeqLen) + " (got " +
+                     std::to_string(seq_len) + ")");
   if (head_dim != 32 && head_dim != 64 && head_dim != 128)
     throw InputError("head-dim must be 32, 64 or 128 (got " + std::to_string(head_dim) + ")");
-  if (dtype != "fp16") throw InputError("dtype must be fp16 (got " + dtype + ")");
+  if (dtype != "fp16") throw InputError("dtype must be fp16 (got " + quote_text(dtype) + ")");
+  // In 64 bits, checked after each factor: batch and heads are below 2^31, seq at most 2^24 and
+  // head_dim at most 128, so no step exceeds 2^63.
+  std::int64_t elements = std::int64_t{batch} * heads;
+  const bool too_large = elements > kMaxTensorElements ||
+                         (elements *= seq_len) > kMaxTensorElements ||
+                         (elements *= head_dim) > kMaxTensorElements;
+  if (too_large)
+    throw InputError("batch x heads x seq x head-dim must be at most " +
+                     std::to_string(kMaxTensorElements) +
+                     " elements per tensor (2^36, 128 GiB in FP16; got " + label() + ")");
 }
 
 std::string Workload::label() const {

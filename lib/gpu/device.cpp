@@ -38,9 +38,8 @@ ArchRates arch_rates(int major, int minor) {
 }
 
 GpuSpec derived_spec(const DeviceInfo& device, int ordinal) {
-  const std::size_t dot = device.compute_capability.find('.');
-  const int major = std::stoi(device.compute_capability.substr(0, dot));
-  const int minor = std::stoi(device.compute_capability.substr(dot + 1));
+  const int major = device.cc_major;
+  const int minor = device.cc_minor;
   const double clock_mhz = attribute(cudaDevAttrClockRate, ordinal) / 1e3;
   const double memory_clock_hz = attribute(cudaDevAttrMemoryClockRate, ordinal) * 1e3;
   const double bus_bytes = attribute(cudaDevAttrGlobalMemoryBusWidth, ordinal) / 8.0;
@@ -114,6 +113,8 @@ DeviceInfo detect_device(int ordinal) {
   ROOFLINE_CUDA_CALL(cudaGetDeviceProperties(&prop, ordinal));
   DeviceInfo info;
   info.name = prop.name;
+  info.cc_major = prop.major;
+  info.cc_minor = prop.minor;
   info.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
   info.sm_count = prop.multiProcessorCount;
   info.memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);

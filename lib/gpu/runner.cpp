@@ -131,21 +131,17 @@ std::string human_bytes(double bytes) {
 
 class SweepRunner {
  public:
-  SweepRunner(const std::vector<SweepPoint>& points, const RunOptions& options)
-      : points_(points), options_(options) {
-    ROOFLINE_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&stats_), 3 * sizeof(double)));
-    ROOFLINE_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&nonfinite_), sizeof(int)));
-  }
-  ~SweepRunner() {
-    cudaFree(stats_);
-    cudaFree(nonfinite_);
-  }
-  SweepRunner(const SweepRunner&) = delete;
-  SweepRunner& operator=(const SweepRunner&) = delete;
+  SweepRunner(const std::vector<SweepPoint>& points, const RunOptions& options,
+              const DeviceInfo& device)
+      : points_(points),
+        options_(options),
+        device_(device),
+        stats_(3 * sizeof(double)),
+        nonfinite_(sizeof(int)) {}
 
   RunResult run() {
     RunResult result;
-    result.device = detect_device(options_.device);
+    result.device = device_;
     compute_capability_ = result.device.compute_capability;
     flush_.ensure(std::max<std::size_t>(2 * static_cast<std::size_t>(result.device.l2_cache_bytes),
                                         std::size_t{64} << 20));
@@ -247,10 +243,11 @@ class SweepRunner {
   }
 
   int count_nonfinite(const DeviceBuffer& buffer, std::size_t bytes) {
-    ROOFLINE_CUDA_CALL(k::count_nonfinite_half(buffer.get(), bytes / 2, nonfinite_, stream_.get()));
-    int count = 0;
     ROOFLINE_CUDA_CALL(
-        cudaMemcpyAsync(&count, nonfinite_, sizeof count, cudaMemcpyDeviceToHost, stream_.get()));
+        k::count_nonfinite_half(buffer.get(), bytes / 2, nonfinite_.as<int>(), stream_.get()));
+    int count = 0;
+    ROOFLINE_CUDA_CALL(cudaMemcpyAsync(&count, nonfinite_.get(), sizeof count,
+                                       cudaMemcpyDeviceToHost, stream_.get()));
     ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
     return count;
   }
@@ -258,12 +255,14 @@ class SweepRunner {
   std::array<double, 3> error_stats(const void* test_half, const float* test_float,
                                     const float* ref, std::size_t count) {
     if (test_half != nullptr)
-      ROOFLINE_CUDA_CALL(k::compare_half_to_float(test_half, ref, count, stats_, stream_.get()));
+      ROOFLINE_CUDA_CALL(
+          k::compare_half_to_float(test_half, ref, count, stats_.as<double>(), stream_.get()));
     else
-      ROOFLINE_CUDA_CALL(k::compare_float_to_float(test_float, ref, count, stats_, stream_.get()));
+      ROOFLINE_CUDA_CALL(
+          k::compare_float_to_float(test_float, ref, count, stats_.as<double>(), stream_.get()));
     std::array<double, 3> out{};
-    ROOFLINE_CUDA_CALL(
-        cudaMemcpyAsync(out.data(), stats_, sizeof out, cudaMemcpyDeviceToHost, stream_.get()));
+    ROOFLINE_CUDA_CALL(cudaMemcpyAsync(out.data(), stats_.get(), sizeof out, cudaMemcpyDeviceToHost,
+                                       stream_.get()));
     ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
     return out;
   }
@@ -517,10 +516,7 @@ class SweepRunner {
       result.counters = "none: no point ran";
       return;
     }
-    const std::size_t dot = result.device.compute_capability.find('.');
-    const int major = std::stoi(result.device.compute_capability.substr(0, dot));
-    const int minor = std::stoi(result.device.compute_capability.substr(dot + 1));
-    if (major * 10 + minor < 75) {
+    if (result.device.cc_major * 10 + result.device.cc_minor < 75) {
       mark_unavailable(result, "compute capability " + result.device.compute_capability +
                                    " is below 7.5, which the CUPTI range profiler needs");
       return;
@@ -629,11 +625,12 @@ class SweepRunner {
 
   const std::vector<SweepPoint>& points_;
   const RunOptions& options_;
+  const DeviceInfo device_;
   Stream stream_;
   Arena arena_;
   DeviceBuffer flush_;
-  double* stats_ = nullptr;
-  int* nonfinite_ = nullptr;
+  DeviceBuffer stats_;                  // 3 doubles: max error, error and reference norms
+  DeviceBuffer nonfinite_;              // 1 int: count of NaN/Inf outputs
   std::optional<Workload> filled_for_;  // whose inputs the arena holds
   std::string compute_capability_;      // of the device in use ("9.0"), for unsupported rows
   std::map<std::size_t, long long> delay_cycles_;  // test aid: busy-wait after a point's launches
@@ -643,12 +640,16 @@ class SweepRunner {
 
 }  // namespace
 
+RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options,
+                    const DeviceInfo& device) {
+  ROOFLINE_CUDA_CALL(cudaSetDevice(options.device));
+  SweepRunner runner(points, options, device);
+  return runner.run();
+}
+
 RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options) {
   // Detect first: no driver or no device must fail before any other CUDA or CUPTI call.
-  detect_device(options.device);
-  ROOFLINE_CUDA_CALL(cudaSetDevice(options.device));
-  SweepRunner runner(points, options);
-  return runner.run();
+  return run_sweep(points, options, detect_device(options.device));
 }
 
 }  // namespace roofline::gpu

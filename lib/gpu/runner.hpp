@@ -68,8 +68,13 @@ struct RunResult {
   std::vector<std::size_t> range_rows;
 };
 
-// Throws GpuUnavailableError when there is no usable GPU (before any CUPTI call), and
-// when counters were required but none could be measured.
+// Measures on `device`, which detect_device(options.device) returned (the caller detects once
+// and reuses it for choosing the spec). Throws GpuUnavailableError when counters were required
+// but none could be measured.
+RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options,
+                    const DeviceInfo& device);
+// The same, detecting the device first: throws GpuUnavailableError when there is no usable GPU
+// (before any CUPTI call).
 RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options);
 
 }  // namespace roofline::gpu

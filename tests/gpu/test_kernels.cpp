@@ -374,12 +374,14 @@ void check_idempotent_backward(const std::string& kernel, bool deterministic,
 
 TEST_CASE("kernel catalogue and shape validation") {
   const auto& catalog = rk::kernel_catalog();
-  REQUIRE(catalog.size() == 3);
+  REQUIRE(catalog.size() == 4);
   CHECK(catalog[0].name == "standard");
   CHECK(catalog[1].name == "flash-v1");
   CHECK(catalog[2].name == "flash-v2");
+  CHECK(catalog[3].name == "flash-v3");
   CHECK(rk::find_kernel("flash-v2") == &catalog[2]);
-  CHECK(rk::find_kernel("flash-v3") == nullptr);
+  CHECK(rk::find_kernel("flash-v3") == &catalog[3]);
+  CHECK(rk::find_kernel("flash-v4") == nullptr);
 
   rk::AttentionShape shape;
   CHECK(rk::validate_shape(shape).empty());

@@ -127,8 +127,7 @@ TEST_CASE("report json: readers reject what they do not understand") {
   json s = report_to_json(sample_report());
   s["rows"][0]["spec"] = "nope";
   CHECK_THROWS_WITH_AS(report_from_json(s, "s.json"),
-                       "report row standard B1 H8 N4096 d64 full fwd names spec \"nope\" that the "
-                       "report does not carry",
+                       "s.json: rows[0].spec: \"nope\" is not among the report's specs",
                        InputError);
   TempDir dir;
   write_text(dir.path / "bad.json", "not json");

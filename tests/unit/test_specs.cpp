@@ -113,7 +113,7 @@ TEST_CASE("specs: validation names the file and the key") {
 
   auto wrong_type = spec;
   wrong_type["sm_count"] = "108";
-  CHECK(load_error(wrong_type) == "test.json: sm_count: must be an integer");
+  CHECK(load_error(wrong_type) == "test.json: sm_count: must be an integer from 1 to 10000");
 
   auto negative = spec;
   negative["memory_levels"][0]["bandwidth_gbps"] = -1;

@@ -1,0 +1,52 @@
+// Input limits: what a spec file, a report or a command line may hold. Values outside them are
+// input errors (exit 2) whose message names the bound; the README's "Exit codes" lists them.
+// The physical bounds are generous (10-1000x beyond any GPU of 2025) and exist so that no
+// later computation meets a value it cannot represent (a 1e300 GB/s bandwidth, a 5e-324
+// TFLOP/s peak, a tensor of 2^93 elements).
+#pragma once
+
+#include <cstdint>
+
+namespace roofline {
+
+// A plausibility bound for a physical quantity: [min, max] in `unit`, named in its errors.
+struct Bound {
+  const char* name;  // "bandwidths"
+  double min;
+  double max;
+  const char* unit;  // "GB/s"; empty for plain counts
+};
+
+// Files.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 30;  // 1 GiB
+
+// GPU specs (and the specs embedded in reports).
+inline constexpr Bound kBandwidthGbps{"bandwidths", 1, 1e6, "GB/s"};
+inline constexpr Bound kPeakTflops{"compute peaks", 1e-3, 1e5, "TFLOP/s"};
+inline constexpr Bound kClockMhz{"clocks", 100, 1e4, "MHz"};
+inline constexpr Bound kTdpWatts{"board power", 1, 1e5, "W"};
+inline constexpr std::int64_t kMaxSmCount = 10000;
+inline constexpr std::int64_t kMinL2Bytes = 1024;
+inline constexpr std::int64_t kMaxL2Bytes = std::int64_t{1} << 34;      // 16 GiB
+inline constexpr std::int64_t kMinMemoryBytes = std::int64_t{1} << 20;  // 1 MiB
+inline constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB
+
+// Reports.
+inline constexpr Bound kSampleSeconds{"timing samples", 1e-9, 3600, "s"};
+inline constexpr Bound kMeasuredClockMhz{"measured clocks", 1, 1e4, "MHz"};
+inline constexpr Bound kFlops{"FLOP counts", 0, 1e21, "FLOPs"};
+inline constexpr Bound kBytes{"byte counts", 0, 1e21, "bytes"};
+inline constexpr Bound kCounterValue{"counter values", 0, 1e21, ""};
+inline constexpr Bound kErrorNorm{"error norms", 0, 1e30, ""};
+inline constexpr std::int64_t kMaxSamples = 1000000;
+inline constexpr std::int64_t kMaxCounterPasses = 10000;
+inline constexpr std::int64_t kMaxRegistersPerThread = 255;
+inline constexpr std::int64_t kMaxSharedBytes = std::int64_t{1} << 30;  // per launch
+
+// Workloads (command line and reports alike).
+inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;  // 16,777,216
+// B·H·N·d of one Q/K/V/O tensor: 2^36 elements is 128 GiB in FP16, beyond any GPU's memory.
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 36;
+
+}  // namespace roofline

@@ -1,0 +1,177 @@
+#include "tests/fuzz/targets.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/compare.hpp"
+#include "lib/core/compare_writers.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/gpu_spec.hpp"
+#include "lib/core/json_reader.hpp"
+#include "lib/core/model.hpp"
+#include "lib/core/report_io.hpp"
+#include "lib/core/svg_chart.hpp"
+#include "lib/core/terminal_chart.hpp"
+
+#ifndef ROOFLINE_FUZZ_DATA_DIR
+#error "ROOFLINE_FUZZ_DATA_DIR must name tests/data"
+#endif
+
+namespace roofline::fuzz {
+namespace {
+
+[[noreturn]] void finding(const std::string& what) {
+  std::fprintf(stderr, "fuzz finding: %s\n", what.c_str());
+  std::abort();
+}
+
+std::string_view text_of(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// The report in `data`, or nullopt when it is (correctly) rejected as input.
+std::optional<Report> read_report(const std::uint8_t* data, std::size_t size) {
+  try {
+    return report_from_json(parse_json_text(text_of(data, size), "fuzz.json"), "fuzz.json");
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+const Report& fixture(const char* name) {
+  static const Report base =
+      read_report_file(std::string(ROOFLINE_FUZZ_DATA_DIR) + "/reports/base.json");
+  static const Report head =
+      read_report_file(std::string(ROOFLINE_FUZZ_DATA_DIR) + "/reports/head.json");
+  return std::string_view(name) == "base" ? base : head;
+}
+
+void render_all(const Report& report) {
+  (void)render_table(report);
+  (void)render_table(report, TableOptions{true});
+  (void)render_csv(report);
+  (void)render_json(report);
+  (void)render_ascii_plot(report, 72, 22);
+  (void)render_svg(std::vector<Report>{report});
+}
+
+void render_comparison(const Report& base, const Report& head, const CompareOptions& options) {
+  try {
+    const Comparison comparison = compare_reports(base, head, options, "base.json", "head.json");
+    (void)comparison.exit_code();
+    (void)render_compare_table(comparison);
+    (void)render_compare_markdown(comparison);
+    (void)render_compare_json(comparison);
+  } catch (const InputError&) {
+    // Incompatible reports (another device without --allow-mismatch, no common row, ...).
+  }
+}
+
+// Runs `body`; an exception other than InputError is a finding.
+template <typename Body>
+void guarded(const char* target, Body body) {
+  try {
+    body();
+  } catch (const InputError&) {
+    finding(std::string(target) + ": an input error after the input was read");
+  } catch (const std::exception& error) {
+    finding(std::string(target) + ": " + error.what());
+  }
+}
+
+}  // namespace
+
+void spec_reader(const std::uint8_t* data, std::size_t size) {
+  GpuSpec spec;
+  try {
+    spec = parse_gpu_spec(parse_json_text(text_of(data, size), "fuzz.json"), "fuzz.json");
+  } catch (const InputError&) {
+    return;
+  } catch (const std::exception& error) {
+    finding(std::string("spec_reader: ") + error.what());
+  }
+  guarded("spec_reader", [&] {
+    const GpuSpec again = parse_gpu_spec(to_json(spec), "fuzz.json");
+    if (again.memory.size() != spec.memory.size() || again.compute.size() != spec.compute.size())
+      finding("spec_reader: round trip changed the spec");
+    Report report;
+    report.context = make_context("model");
+    report.specs.push_back(spec);
+    Workload workload;
+    for (const KernelModel& kernel : kernel_models()) {
+      Row row;
+      row.kernel = kernel.name;
+      row.workload = workload;
+      row.spec_key = spec.key;
+      row.prediction = predict(kernel, workload);
+      report.rows.push_back(std::move(row));
+    }
+    render_all(report);
+  });
+}
+
+void report_reader(const std::uint8_t* data, std::size_t size) {
+  std::optional<Report> report;
+  try {
+    report = read_report(data, size);
+  } catch (const std::exception& error) {
+    finding(std::string("report_reader: ") + error.what());
+  }
+  if (!report) return;
+  guarded("report_reader", [&] {
+    const std::string written = render_json(*report);
+    const Report again = report_from_json(parse_json_text(written, "again.json"), "again.json");
+    if (again.rows.size() != report->rows.size() || render_json(again) != written)
+      finding("report_reader: writing and reading back changed the report");
+  });
+}
+
+void compare(const std::uint8_t* data, std::size_t size) {
+  std::optional<Report> report;
+  try {
+    report = read_report(data, size);
+  } catch (const std::exception& error) {
+    finding(std::string("compare: ") + error.what());
+  }
+  if (!report) return;
+  guarded("compare", [&] {
+    CompareOptions options;
+    render_comparison(*report, *report, options);
+    options.allow_mismatch = true;
+    render_comparison(fixture("base"), *report, options);
+    render_comparison(*report, fixture("head"), options);
+    if (report->rows.size() >= 2 && report->rows.front().kernel != report->rows.back().kernel) {
+      options.kernel_base = report->rows.front().kernel;
+      options.kernel_head = report->rows.back().kernel;
+      render_comparison(*report, *report, options);
+    }
+  });
+}
+
+void writers(const std::uint8_t* data, std::size_t size) {
+  std::optional<Report> report;
+  try {
+    report = read_report(data, size);
+  } catch (const std::exception& error) {
+    finding(std::string("writers: ") + error.what());
+  }
+  if (!report) return;
+  guarded("writers", [&] {
+    render_all(*report);
+    (void)render_svg(std::vector<Report>{*report, fixture("base")});
+  });
+}
+
+Target find_target(std::string_view name) {
+  if (name == "spec_reader") return spec_reader;
+  if (name == "report_reader") return report_reader;
+  if (name == "compare") return compare;
+  if (name == "writers") return writers;
+  return nullptr;
+}
+
+}  // namespace roofline::fuzz
