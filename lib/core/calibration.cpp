@@ -9,6 +9,7 @@
 #include "lib/core/errors.hpp"
 #include "lib/core/json_reader.hpp"
 #include "lib/core/output.hpp"
+#include "lib/core/statistics.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {
@@ -62,16 +63,6 @@ class OverlayReader {
  private:
   std::string origin_;
 };
-
-double percentile(std::vector<double> values, double fraction) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const double position = fraction * static_cast<double>(values.size() - 1);
-  const auto lower = static_cast<std::size_t>(std::floor(position));
-  const auto upper = static_cast<std::size_t>(std::ceil(position));
-  const double weight = position - static_cast<double>(lower);
-  return values[lower] * (1 - weight) + values[upper] * weight;
-}
 
 // A ceiling id ("fp32", "tensor_fp16.mma_sync") as path and instruction.
 std::optional<std::pair<ComputePath, TensorInstruction>> parse_ceiling_id(std::string_view id) {

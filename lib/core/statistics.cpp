@@ -65,6 +65,16 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
+double percentile(std::vector<double> values, double fraction) {
+  if (values.empty()) return kNaN;
+  std::sort(values.begin(), values.end());
+  const double position = fraction * static_cast<double>(values.size() - 1);
+  const auto lower = static_cast<std::size_t>(std::floor(position));
+  const auto upper = static_cast<std::size_t>(std::ceil(position));
+  const double weight = position - static_cast<double>(lower);
+  return values[lower] * (1 - weight) + values[upper] * weight;
+}
+
 double mean(const std::vector<double>& values) {
   if (values.empty()) return kNaN;
   double sum = 0;

@@ -12,6 +12,9 @@ inline constexpr double kInfiniteDf = std::numeric_limits<double>::infinity();
 
 // Median (the mean of the two middle values for an even count); NaN for an empty sample.
 double median(std::vector<double> values);
+// Linearly interpolated percentile, `fraction` in [0, 1] (0.5: the median); NaN for an empty
+// sample.
+double percentile(std::vector<double> values, double fraction);
 // Arithmetic mean; NaN for an empty sample.
 double mean(const std::vector<double>& values);
 // Unbiased sample variance (n − 1 in the denominator); NaN for fewer than two values.
