@@ -26,8 +26,17 @@ double counter(const Row& row, const char* id) {
   return it == row.counters.end() ? kNaN : it->second;
 }
 
+// The GPU a report was measured on; a merged report of several GPU types names each, in order of
+// first appearance ("NVIDIA H200 + NVIDIA A100-SXM4-80GB"); empty for an analytic model report.
 std::string device_name(const Report& report) {
-  return report.context.device ? report.context.device->name : std::string();
+  if (report.context.device) return report.context.device->name;
+  std::vector<std::string> names;
+  for (const ReportContext& origin : report.origins)
+    if (origin.device && std::find(names.begin(), names.end(), origin.device->name) == names.end())
+      names.push_back(origin.device->name);
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : " + ") + name;
+  return joined;
 }
 // ---- counted quantities ----
 

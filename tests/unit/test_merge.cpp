@@ -197,3 +197,15 @@ TEST_CASE("compare --across-devices: speed-up and roof per row, side by side, ex
              "--kernel-head", "flash-v2"})
             .code == 2);
 }
+
+TEST_CASE("compare: a merged report of two GPU types is named by its devices, not as a model") {
+  TempDir dir;
+  const std::string merged = (dir.path / "merged.json").string();
+  REQUIRE(cli({"merge", kReports + "base.json", kReports + "head_a100.json", "-o", merged}).code ==
+          0);
+  const CliResult r = cli({"compare", kReports + "base.json", merged});
+  CHECK(r.code == 2);  // different devices without --allow-mismatch
+  CHECK(r.err.find("NVIDIA H100 80GB HBM3 + NVIDIA A100-SXM4-80GB") != std::string::npos);
+  CHECK(r.err.find("analytic model") == std::string::npos);
+  CHECK(count(r.err, "\n") == 1);
+}
