@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 13's acceptance on a host with two or more GPUs, in one call: the seed sweep fwd+bwd with
+# --reps 30 on one GPU and spread over two (`--devices 0,1`), each twice and interleaved; the wall
+# time ratio; and `compare` of the two-GPU report against the one-GPU report (goal: exit 0).
+#
+#   scripts/fleet_check.sh
+#
+# Env: BUILD_DIR (default build/device; built here when the binary is missing), OUT.
+set -u -o pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+build="${BUILD_DIR:-$repo/build/device}"
+final="${OUT:-$repo/out/fleet-check}"
+work="${WORK_DIR:-/tmp/fleet-check}"
+rm -rf "$work"
+mkdir -p "$final" "$work"
+export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
+tool="$build/app/cuflash-roofline"
+seconds() { date +%s.%N; }
+
+if [ ! -x "$tool" ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$work/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" --target cuflash-roofline \
+    >>"$work/build.log" 2>&1 || { grep -E "error" "$work/build.log" | head -30; exit 1; }
+fi
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+nvidia-smi --query-gpu=index,name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader \
+  | tee "$work/gpus.txt"
+if [ "$gpus" -lt 2 ]; then
+  echo "fleet check: $gpus GPU(s) on this host; it needs two"
+  exit 77
+fi
+
+# timed NAME ARGS...: one `run` process; its wall time goes to walls.tsv.
+timed() {
+  local name=$1
+  shift
+  local t
+  t=$(seconds)
+  "$tool" run --pass fwd,bwd --reps 30 --json "$work/$name.json" "$@" >"$work/$name.txt" \
+    2>"$work/$name.err"
+  local rc=$?
+  printf '%s\t%s\t%s\n' "$name" "$(python3 -c "print(f'{$(seconds) - $t:.3f}')")" "$rc" \
+    | tee -a "$work/walls.tsv"
+}
+for i in 1 2; do
+  timed "one_$i" --device 0
+  timed "two_$i" --devices 0,1
+done
+
+for i in 1 2; do
+  "$tool" compare "$work/one_$i.json" "$work/two_$i.json" --markdown "$work/compare_$i.md" \
+    >"$work/compare_$i.txt" 2>&1
+  echo "compare one_$i.json two_$i.json: exit $?" | tee -a "$work/compares.txt"
+done
+# The A/A reference: two one-GPU processes.
+"$tool" compare "$work/one_1.json" "$work/one_2.json" >"$work/compare_aa.txt" 2>&1
+echo "compare one_1.json one_2.json (A/A, one GPU each): exit $?" | tee -a "$work/compares.txt"
+
+python3 - "$work" <<'PY' | tee "$work/fleet.txt"
+import json, statistics, sys
+work = sys.argv[1]
+walls = {}
+for line in open(f"{work}/walls.tsv"):
+    name, wall, rc = line.split("\t")
+    walls[name] = (float(wall), int(rc))
+one = [walls[f"one_{i}"][0] for i in (1, 2)]
+two = [walls[f"two_{i}"][0] for i in (1, 2)]
+print("seed sweep fwd+bwd, --reps 30, whole-process wall time (s):")
+print(f"  one GPU (--device 0):     {one[0]:6.2f} {one[1]:6.2f}  exit {walls['one_1'][1]} {walls['one_2'][1]}")
+print(f"  two GPUs (--devices 0,1): {two[0]:6.2f} {two[1]:6.2f}  exit {walls['two_1'][1]} {walls['two_2'][1]}")
+print(f"  ratio two/one (median):   {statistics.median(two) / statistics.median(one):.3f}  (goal <= 0.6)")
+for i in (1, 2):
+    r = json.load(open(f"{work}/two_{i}.json"))
+    rows = r["rows"]
+    status = {}
+    for row in rows:
+        status[row.get("status")] = status.get(row.get("status"), 0) + 1
+    print(f"  two_{i}.json: {len(rows)} rows {status}; origins {len(r.get('origins', []))}")
+print(open(f"{work}/compares.txt").read().rstrip())
+PY
+tar -cJf "$final/fleet.tar.xz" -C "$work" .
+cp "$work/fleet.txt" "$final/fleet.txt"
