@@ -37,6 +37,9 @@ inline constexpr Bound kSampleSeconds{"timing samples", 1e-9, 3600, "s"};
 inline constexpr Bound kMeasuredClockMhz{"measured clocks", 1, 1e4, "MHz"};
 inline constexpr Bound kFlops{"FLOP counts", 0, 1e21, "FLOPs"};
 inline constexpr Bound kBytes{"byte counts", 0, 1e21, "bytes"};
+// A term of the cache-aware DRAM model: negative for bytes it subtracts (outputs still in L2
+// when the kernel ends).
+inline constexpr Bound kByteTerm{"byte terms", -1e21, 1e21, "bytes"};
 inline constexpr Bound kCounterValue{"counter values", 0, 1e21, ""};
 inline constexpr Bound kErrorNorm{"error norms", 0, 1e30, ""};
 inline constexpr std::int64_t kMaxSamples = 1000000;

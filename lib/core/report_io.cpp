@@ -202,7 +202,7 @@ Row read_row(const JsonReader& r, const json& j, const std::string& where) {
     row.prediction.compulsory_formula = r.string(m, mw, "compulsory_formula", true);
   if (r.optional_member(m, mw, "cache_aware_byte_terms") != nullptr)
     row.prediction.cache_aware_byte_terms =
-        read_terms(r, m, mw, "cache_aware_byte_terms", "bytes", kBytes);
+        read_terms(r, m, mw, "cache_aware_byte_terms", "bytes", kByteTerm);
 
   const json& t = r.member(j, where, "timing");
   if (!t.is_null()) {

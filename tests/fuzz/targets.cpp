@@ -107,7 +107,7 @@ void spec_reader(const std::uint8_t* data, std::size_t size) {
       row.kernel = kernel.name;
       row.workload = workload;
       row.spec_key = spec.key;
-      row.prediction = predict(kernel, workload);
+      row.prediction = predict(kernel, workload, spec);
       report.rows.push_back(std::move(row));
     }
     render_all(report);

@@ -348,6 +348,21 @@ TEST_CASE("hardening: the reports written by the tool read back unchanged") {
   }
 }
 
+TEST_CASE("hardening: every report model writes is read back by plot") {
+  // The cache-aware DRAM model has negative terms (outputs still in L2 when the kernel ends):
+  // the reader once rejected them, so `model --json` wrote reports nothing could read.
+  TempDir dir;
+  const std::string out = (dir.path / "m.json").string();
+  const std::string gpus =
+      "a100-pcie-40gb,a100-sxm4-80gb,b200,h100-pcie,h100-sxm5,h200-sxm,l40s,rtx-4090,v100-sxm2";
+  const CliResult model = cli({"model", "--gpu", gpus, "--seq", "128,1024,4096,16384", "--pass",
+                               "fwd,bwd", "--head-dim", "128", "--json", out});
+  REQUIRE(model.code == 0);
+  const CliResult plot = cli({"plot", out});
+  CAPTURE(plot.err);
+  CHECK(plot.code == 0);
+}
+
 TEST_CASE("hardening: model rejects impossible sizes and duplicate sweep values") {
   TempDir dir;
   const std::string out = (dir.path / "r.json").string();
