@@ -4,6 +4,7 @@
 
 #include "lib/core/errors.hpp"
 #include "lib/core/metric_catalog.hpp"
+#include "lib/core/model.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"
 #include "lib/core/text.hpp"
@@ -89,6 +90,40 @@ TEST_CASE("report json: round trip keeps the raw quantities") {
   }
   CHECK(again.context.device->chip == "GH100");
   CHECK(render_json(again) == render_json(report));
+}
+
+TEST_CASE(
+    "report json: every model row the tool writes reads back (every kernel, pass, mask, spec)") {
+  // The cache-aware model subtracts the outputs still in L2 at the kernel's end (a negative
+  // term): a reader that took every term for a byte count refused the tool's own reports.
+  SpecRegistry registry;
+  registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
+  for (const GpuSpec& spec : registry.all()) {
+    Report report;
+    report.context = make_context("model");
+    report.specs.push_back(spec);
+    for (const KernelModel& kernel : kernel_models())
+      for (int seq : {1, 1000, 1024, 4096, 16384})
+        for (int head_dim : kernel.head_dims)
+          for (bool causal : {false, true})
+            for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+              if (pass == Pass::kBackward && !kernel.has_backward) continue;
+              Row row;
+              row.kernel = kernel.name;
+              row.workload.seq_len = seq;
+              row.workload.head_dim = head_dim;
+              row.workload.causal = causal;
+              row.workload.pass = pass;
+              row.spec_key = spec.key;
+              row.prediction = predict(kernel, row.workload, spec);
+              report.rows.push_back(row);
+            }
+    CAPTURE(spec.key);
+    const std::string text = render_json(report);
+    Report again;
+    CHECK_NOTHROW(again = report_from_json(json::parse(text), "model.json"));
+    CHECK(render_json(again) == text);
+  }
 }
 
 TEST_CASE("report: an unsupported row keeps its status and reason through JSON and the table") {
