@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 preset="${1:-ci}"
 declare -A tool_package=([cmake]=cmake [ninja]=ninja-build [g++]=g++)
 libraries=(libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev doctest-dev)
-optional=(librsvg2-bin)  # rsvg-convert, for the SVG rendering test (skipped without it)
+# rsvg-convert, for the SVG rendering test; clang++ with libFuzzer, for scripts/fuzz.sh (both
+# skipped by scripts/test.sh without them).
+optional=(librsvg2-bin clang libclang-rt-dev)
 
 missing=()
 for tool in "${!tool_package[@]}"; do
@@ -27,10 +29,10 @@ if ((${#missing[@]} + ${#missing_optional[@]})); then
   if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
   fi
-  if ((${#missing_optional[@]})); then
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-      "${missing_optional[@]}" || echo "setup: ${missing_optional[*]} not installed (optional)" >&2
-  fi
+  for p in "${missing_optional[@]}"; do
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$p" ||
+      echo "setup: $p not installed (optional)" >&2
+  done
 fi
 
 if [ "$preset" != "nocuda" ] && ! command -v nvcc >/dev/null 2>&1; then

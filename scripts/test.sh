@@ -2,7 +2,8 @@
 # Runs the test suite of the preset scripts/setup.sh built, after a formatting check of the
 # C++/CUDA sources against .clang-format (skipped, with a notice, where clang-format is not
 # installed). GPU tests report themselves as skipped when no GPU is present; the run fails if
-# no test ran at all.
+# no test ran at all. Then every fuzz target runs for ROOFLINE_FUZZ_SECONDS (default 15; 0 skips)
+# through scripts/fuzz.sh (skipped, with a notice, where clang++ has no libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-$(cat build/.preset 2>/dev/null || echo ci)}"
@@ -13,3 +14,13 @@ else
   echo "format: skipped (clang-format not installed)"
 fi
 ctest --preset "$preset" --parallel "$(nproc)"
+fuzz_seconds="${ROOFLINE_FUZZ_SECONDS:-15}"
+if [ "$fuzz_seconds" != 0 ]; then
+  fuzz_status=0
+  scripts/fuzz.sh "$fuzz_seconds" || fuzz_status=$?
+  if [ "$fuzz_status" -eq 77 ]; then
+    echo "fuzz: skipped (clang++ with libFuzzer not installed)"
+  elif [ "$fuzz_status" -ne 0 ]; then
+    exit "$fuzz_status"
+  fi
+fi

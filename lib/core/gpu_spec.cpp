@@ -218,7 +218,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
 
   const json& sources = read.member(root, "", "sources");
   read.require_object(sources, "sources");
-  for (const auto& [key, value] : sources.items()) {
+  for (const auto& item : sources.items()) {
+    const std::string& key = item.key();
     const bool known = std::any_of(std::begin(kIdentityNumbers), std::end(kIdentityNumbers),
                                    [&](const char* name) { return key == name; });
     if (!known) read.fail(key_path("sources", key), "unknown key");

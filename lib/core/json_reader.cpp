@@ -178,7 +178,8 @@ void JsonReader::require_array(const json& value, std::string_view path) const {
 void JsonReader::only_keys(const json& value, std::string_view path,
                            std::initializer_list<const char*> allowed) const {
   require_object(value, path);
-  for (const auto& [key, member] : value.items()) {
+  for (const auto& item : value.items()) {
+    const std::string& key = item.key();
     const bool known =
         std::any_of(allowed.begin(), allowed.end(), [&](const char* name) { return key == name; });
     if (!known) fail(key_path(path, key), "unknown key");

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset `fuzz`: clang, everything under ASan and UBSan) and runs
+# each for SECONDS (default 20), seeded with gpu_specs/ (spec_reader) or tests/data/reports/
+# (the others) and the inputs in tests/data/fuzz/<target>/. New coverage is kept in
+# build/fuzz/corpus/<target>/ across runs. A crash, a sanitizer report, a leak, an input slower
+# than 10 s or more than 2 GB fails the run; libFuzzer writes that input to
+# build/fuzz/findings/<target>/. Once fixed, copy it to tests/data/fuzz/<target>/: the unit
+# test "every fuzz finding ..." (test_hardening.cpp) replays it from then on.
+#
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#   targets: spec_reader report_reader compare writers (default: all)
+# Exit: 0 no finding, 1 a finding (or a failed build), 77 clang++ has no libFuzzer.
+# Builds with $FUZZ_BUILD_JOBS jobs (default: all cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-20}"
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then targets=(spec_reader report_reader compare writers); fi
+
+probe="$(mktemp -d)"
+trap 'rm -rf "$probe"' EXIT
+printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' \
+  >"$probe/probe.cpp"
+if ! clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/probe" \
+  >/dev/null 2>&1; then
+  echo "fuzz: clang++ with libFuzzer not found (Debian packages clang, libclang-rt-dev)" >&2
+  exit 77
+fi
+
+mkdir -p build
+if ! { cmake --preset fuzz && cmake --build --preset fuzz --parallel "${FUZZ_BUILD_JOBS:-$(nproc)}" \
+  --target $(printf 'fuzz_%s ' "${targets[@]}"); } >build/fuzz-build.log 2>&1; then
+  tail -n 30 build/fuzz-build.log >&2
+  echo "fuzz: the build failed (build/fuzz-build.log)" >&2
+  exit 1
+fi
+
+summary=""
+status=0
+for target in "${targets[@]}"; do
+  corpus="build/fuzz/corpus/$target"
+  findings="build/fuzz/findings/$target"
+  seeds="build/fuzz/seeds/$target"
+  mkdir -p "$corpus" "$findings" "$seeds"
+  rm -f "$seeds"/*
+  if [ "$target" = spec_reader ]; then cp gpu_specs/*.json "$seeds/"; else cp tests/data/reports/*.json "$seeds/"; fi
+  if [ -d "tests/data/fuzz/$target" ]; then cp "tests/data/fuzz/$target"/* "$seeds/" 2>/dev/null || true; fi
+  log="build/fuzz/$target.log"
+  start=$(date +%s)
+  if "build/fuzz/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
+    -artifact_prefix="$findings/" "$corpus" "$seeds" >"$log" 2>&1; then
+    result=ok
+  else
+    result="FAILED (see $log; the input is in $findings/)"
+    status=1
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  summary+=$(printf '%-14s %10s %6ss  %s' "$target" "$runs" "$(($(date +%s) - start))" "$result")$'\n'
+done
+printf 'fuzz target        inputs   time  result\n%s' "$summary"
+exit $status
