@@ -47,6 +47,14 @@ struct RunCommandOptions {
   std::string points;   // --points (internal: a --devices worker's share of the sweep)
 };
 
+// Kernel launches per point, for the cost estimates that split a sweep: warm-ups (all in the
+// first round, one in each later round), timed repetitions, counted ranges.
+int launches_per_point(const RunCommandOptions& options) {
+  const int rounds = std::max(1, std::min(options.rounds, options.reps));
+  const int warmups = options.warmup + (rounds - 1) * std::min(options.warmup, 1);
+  return warmups + options.reps + (options.no_counters ? 0 : options.counter_repeats);
+}
+
 // The sweep points to measure: the whole sweep, this shard's points (partitioned by the model's
 // cost on a fixed spec, the same on every machine), or a worker's --points.
 std::vector<std::size_t> selected_points(const RunCommandOptions& options,
@@ -62,7 +70,8 @@ std::vector<std::size_t> selected_points(const RunCommandOptions& options,
   const GpuSpec& reference = registry.find(kShardCostSpec);
   std::vector<double> costs;
   for (const gpu::SweepPoint& p : sweep)
-    costs.push_back(estimated_point_seconds(p.kernel, p.workload, reference));
+    costs.push_back(
+        estimated_point_seconds(p.kernel, p.workload, reference, launches_per_point(options)));
   const std::vector<std::size_t> bins = balance_costs(costs, static_cast<std::size_t>(shard.count));
   for (std::size_t i = 0; i < sweep.size(); ++i)
     if (bins[i] == static_cast<std::size_t>(shard.index)) selected.push_back(i);
@@ -115,7 +124,8 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   }
   std::vector<double> costs;
   for (std::size_t i : selected)
-    costs.push_back(estimated_point_seconds(sweep[i].kernel, sweep[i].workload, choice.spec));
+    costs.push_back(estimated_point_seconds(sweep[i].kernel, sweep[i].workload, choice.spec,
+                                            launches_per_point(options)));
   const std::vector<std::size_t> bins = balance_costs(costs, devices.size());
 
   ScratchDir scratch;
@@ -143,6 +153,9 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   std::vector<WorkerResult> results = run_workers(jobs, sweep_rows);
   int exit_code = -1;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
+    if (results[j].seconds >= 0)
+      spdlog::info("device {}: {} points in {:.2f} s", jobs[j].device, jobs[j].points.size(),
+                   results[j].seconds);
     if (results[j].failure.empty()) {
       exit_code = 0;
     } else {

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "lib/core/errors.hpp"
 #include "lib/core/merge.hpp"
@@ -68,13 +70,18 @@ class Process {
     if (pid_ > 0) wait();  // never leave a zombie behind
   }
   // The exit code, or 128 + the signal that ended it.
-  int wait() {
+  int wait() { return *poll(0); }
+  // The exit code once the process has ended (waiting for it when `options` is 0), nullopt
+  // while it runs (options WNOHANG).
+  std::optional<int> poll(int options) {
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    pid_t got = 0;
+    while ((got = waitpid(pid_, &status, options)) < 0 && errno == EINTR) {
     }
+    if (got == 0) return std::nullopt;
     pid_ = -1;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    if (got > 0 && WIFEXITED(status)) return WEXITSTATUS(status);
+    if (got > 0 && WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 128;
   }
 
@@ -170,10 +177,25 @@ std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
       results[j].failure = error.what();
     }
   }
+  // Wait for every worker, noting when each one ends (how well the split balanced the GPUs).
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t running = jobs.size(); running > 0;) {
+    running = 0;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      if (!processes[j] || results[j].seconds >= 0) continue;
+      if (const std::optional<int> code = processes[j]->poll(WNOHANG)) {
+        results[j].exit_code = *code;
+        results[j].seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      } else {
+        ++running;
+      }
+    }
+    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (!processes[j]) continue;
     WorkerResult& result = results[j];
-    result.exit_code = processes[j]->wait();
     if (result.exit_code != 0) {
       const std::string line = last_line(jobs[j].log);
       result.failure = "worker exited with code " + std::to_string(result.exit_code) +

@@ -38,6 +38,7 @@ struct WorkerResult {
   int exit_code = 0;             // the worker's, or 128 + signal
   std::optional<Report> report;  // read back when the worker succeeded and the report is sound
   std::string failure;           // why there is no report: one line
+  double seconds = -1;           // from the start of all workers to this one's end; -1: not run
 };
 
 // Starts every job at once (stdout to /dev/null, stderr to job.log), waits for all of them, and

@@ -30,13 +30,23 @@ Shard parse_shard(std::string_view text);
 // Costs must be finite and non-negative (InputError otherwise); bins >= 1.
 std::vector<std::size_t> balance_costs(const std::vector<double>& costs, std::size_t bins);
 
-// Estimated seconds to measure one sweep point: the analytic model's roofline time floor on
-// `spec` (FLOPs on the kernel's pipe ÷ its peak, or DRAM bytes ÷ bandwidth, the larger) plus
-// kPointOverheadSeconds for the L2 flush and launch around every timed repetition. Only the
-// ratios between points matter.
-inline constexpr double kPointOverheadSeconds = 40e-6;
+// Estimated seconds to measure one sweep point of `launches` kernel launches (warm-ups, timed
+// repetitions and counted ranges): each launch takes the analytic model's roofline time floor on
+// `spec` (FLOPs on the kernel's pipe ÷ its peak, or DRAM bytes ÷ bandwidth, the larger) divided by
+// the share of that floor the kernel family typically reaches (kTypicalShareOfFloor), plus
+// kLaunchOverheadSeconds for the L2 flush and launch around it; the point adds
+// kPointSetupSeconds (allocation, input fill, reference). Only the ratios between points matter,
+// but they decide whether the GPUs of `run --devices` finish together.
+inline constexpr double kLaunchOverheadSeconds = 40e-6;
+inline constexpr double kPointSetupSeconds = 25e-3;
 double estimated_point_seconds(const std::string& kernel, const Workload& workload,
-                               const GpuSpec& spec);
+                               const GpuSpec& spec, int launches = 1);
+
+// The share of its roofline time floor a bundled kernel family reaches (floor ÷ measured time,
+// median over the seed sweep fwd+bwd on the H200: `run --pass fwd,bwd --reps 30`, in
+// scripts/fleet_check.sh): standard 0.69, flash-v1 0.37, flash-v2 0.27, flash-v3 0.25. 0.5 for
+// any other kernel.
+double typical_share_of_floor(const std::string& kernel);
 
 // The spec whose model costs split `--shard` sweeps: fixed, so that every machine of a fleet
 // computes the same partition whatever GPU it has.

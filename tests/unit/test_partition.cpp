@@ -110,11 +110,21 @@ TEST_CASE("partition: costs follow the model and must be finite") {
   Workload small, big;
   small.seq_len = 1024;
   big.seq_len = 16384;
-  // 256× the score matrix: far more than 16× the time, far less than 1000×.
-  const double ratio = estimated_point_seconds("flash-v2", big, h200) /
-                       estimated_point_seconds("flash-v2", small, h200);
+  // 256× the score matrix: the launches (36: the defaults' warm-ups, repetitions and ranges)
+  // take far more than 16× the time, far less than 1000×.
+  const double ratio = (estimated_point_seconds("flash-v2", big, h200, 36) - kPointSetupSeconds) /
+                       (estimated_point_seconds("flash-v2", small, h200, 36) - kPointSetupSeconds);
   CHECK(ratio > 16);
   CHECK(ratio < 300);
+  // Each launch costs its share of the floor; a point costs its setup even when tiny.
+  const double one = estimated_point_seconds("flash-v2", big, h200, 1);
+  CHECK(estimated_point_seconds("flash-v2", big, h200, 11) - one ==
+        doctest::Approx(10 * (one - kPointSetupSeconds)));
+  Workload tiny;
+  tiny.seq_len = 1;
+  CHECK(estimated_point_seconds("standard", tiny, h200, 36) >= kPointSetupSeconds);
+  // A family that reaches a smaller share of its floor costs more per floor second.
+  CHECK(typical_share_of_floor("flash-v3") < typical_share_of_floor("standard"));
   // flash-v1 runs on CUDA cores: slower than flash-v2 on tensor cores at the same size.
   CHECK(estimated_point_seconds("flash-v1", big, h200) >
         estimated_point_seconds("flash-v2", big, h200));
