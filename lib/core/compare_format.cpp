@@ -38,12 +38,12 @@ std::string time_text(double seconds) {
   return format_fixed(seconds, 3) + " s";
 }
 std::string row_name(const std::string& kernel, const Workload& workload) {
-  return kernel + " " + workload.label();
+  return one_line(kernel) + " " + workload.label();
 }
 
 std::string kernel_cell(const RowComparison& row) {
-  return row.kernel_base == row.kernel_head ? row.kernel_base
-                                            : row.kernel_base + " → " + row.kernel_head;
+  return row.kernel_base == row.kernel_head ? one_line(row.kernel_base)
+                                            : one_line(row.kernel_base + " → " + row.kernel_head);
 }
 
 std::string time_cell(double median_seconds, double spread) {
@@ -71,7 +71,7 @@ std::string row_note(const RowComparison& row) {
   std::vector<std::string> parts;
   if (row.time && !row.time->note.empty()) parts.push_back(row.time->note);
   for (const std::string& note : row.notes) parts.push_back(note);
-  return join(parts, "; ");
+  return one_line(join(parts, "; "));
 }
 
 std::string summary_line(const Comparison& c) {
@@ -119,7 +119,8 @@ std::string method_line(const Comparison& c) {
 }
 
 std::string side_text(const std::string& origin, const std::string& device, double clock_mhz) {
-  std::string out = origin + " (" + (device.empty() ? "analytic model" : device);
+  std::string out =
+      one_line(origin) + " (" + (device.empty() ? "analytic model" : one_line(device));
   if (!std::isnan(clock_mhz)) out += ", SM " + format_fixed(clock_mhz, 0) + " MHz";
   return out + ")";
 }

@@ -8,9 +8,10 @@
 namespace roofline {
 namespace {
 
+// Control characters as one_line() writes them, then Markdown's special characters escaped.
 std::string markdown_escape(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (char c : one_line(text)) {
     if (c == '|' || c == '*' || c == '_' || c == '`' || c == '<' || c == '>' || c == '[' ||
         c == ']' || c == '\\')
       out += '\\';

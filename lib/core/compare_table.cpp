@@ -13,8 +13,8 @@ std::string render_compare_table(const Comparison& c) {
   out << "cuflash-roofline compare\n"
       << "base: " << side_text(c.base_origin, c.base_device, c.base_sm_clock_mhz) << "\n"
       << "head: " << side_text(c.head_origin, c.head_device, c.head_sm_clock_mhz) << "\n";
-  for (const std::string& warning : c.warnings) out << "warning: " << warning << "\n";
-  for (const std::string& note : c.notes) out << "note: " << note << "\n";
+  for (const std::string& warning : c.warnings) out << "warning: " << one_line(warning) << "\n";
+  for (const std::string& note : c.notes) out << "note: " << one_line(note) << "\n";
 
   const std::vector<std::string> header = {"kernel", "workload", "base",    "head",        "change",
                                            "noise",  "detects",  "verdict", "bytes/FLOPs", "note"};
@@ -57,9 +57,11 @@ std::string render_compare_table(const Comparison& c) {
   emit(header, true);
   for (const auto& line : cells) emit(line, false);
   for (const UnmatchedRow& row : c.only_base)
-    out << "only in base: " << row_name(row.kernel, row.workload) << " [" << row.spec_key << "]\n";
+    out << "only in base: " << row_name(row.kernel, row.workload) << " [" << one_line(row.spec_key)
+        << "]\n";
   for (const UnmatchedRow& row : c.only_head)
-    out << "only in head: " << row_name(row.kernel, row.workload) << " [" << row.spec_key << "]\n";
+    out << "only in head: " << row_name(row.kernel, row.workload) << " [" << one_line(row.spec_key)
+        << "]\n";
   out << method_line(c) << "\n";
   if (c.regressed()) out << "!: regressed (slower, failed, or more bytes or FLOPs)\n";
   out << summary_line(c) << "\n";

@@ -164,7 +164,7 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
 
   // Frame: y labels (TFLOP/s) on decade rows, x ticks on decade columns.
   std::ostringstream out;
-  out << "Roofline: " << panel.spec->name << " [" << panel.spec->key << "]"
+  out << "Roofline: " << one_line(panel.spec->name) << " [" << one_line(panel.spec->key) << "]"
       << (panel.device.empty() ? "" : ", measured on " + panel.device) << ", log-log\n";
   if (!panel.notes.empty()) out << join(panel.notes, "; ") << "\n";
   constexpr int kLabelWidth = 8;
@@ -248,6 +248,17 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
   return out.str();
 }
 
+// The chart's texts that come from reports and specs (kernel, device and ceiling names, notes)
+// with control characters escaped by one_line(): a terminal would act on ESC and friends.
+void escape_texts(Chart& chart) {
+  for (std::string& kernel : chart.kernels) kernel = one_line(kernel);
+  for (ChartPanel& panel : chart.panels) {
+    panel.device = one_line(panel.device);
+    for (std::string& note : panel.notes) note = one_line(note);
+    for (ComputeRoof& roof : panel.compute) roof.label = one_line(roof.label);
+  }
+}
+
 }  // namespace
 
 std::string render_ascii_plot(const Report& report, int width, int height) {
@@ -255,7 +266,8 @@ std::string render_ascii_plot(const Report& report, int width, int height) {
     throw InputError("the terminal chart needs at least 20 × 8 cells (got " +
                      std::to_string(width) + " × " + std::to_string(height) + ")");
   const std::vector<Report> reports = {report};  // the chart points into these
-  const Chart chart = build_chart(reports, {});
+  Chart chart = build_chart(reports, {});
+  escape_texts(chart);
   if (chart.panels.empty()) return "no rows to plot\n";
   std::string out;
   for (std::size_t i = 0; i < chart.panels.size(); ++i) {

@@ -12,10 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/compare.hpp"
+#include "lib/core/compare_writers.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/json_reader.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"
+#include "lib/core/terminal_chart.hpp"
 #include "lib/core/text.hpp"
 #include "tests/fuzz/targets.hpp"
 #include "tests/unit/helpers.hpp"
@@ -504,6 +507,37 @@ TEST_CASE("hardening: writers escape what they write") {
   CHECK(written["rows"][0]["kernel"] == report.rows[0].kernel);
   report.context.host = "\xff\xfe";  // invalid UTF-8 becomes U+FFFD, not an exception
   CHECK(json::parse(render_json(report))["context"]["host"] == "\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST_CASE("hardening: terminal chart and compare output escape control characters") {
+  // Control characters but the line ends the writer itself puts.
+  auto controls = [](const std::string& text) {
+    return std::count_if(text.begin(), text.end(), [](char c) {
+      const auto u = static_cast<unsigned char>(c);
+      return (u < 0x20 && c != '\n') || u == 0x7f;
+    });
+  };
+  const std::string hostile = std::string("ev\x1b[2J\nil\a", 12) + std::string(1, '\0');
+  Report base = read_report_file(kReports / "base.json");
+  Report head = read_report_file(kReports / "head.json");
+  for (Report* report : {&base, &head}) {
+    for (Row& row : report->rows) row.kernel = hostile + row.kernel;
+    report->specs.front().name += "\x1b]0;title\x07";
+    if (report->context.device) report->context.device->name += "\x1b[1m";
+  }
+  const std::string chart = render_ascii_plot(base, 72, 22);
+  CHECK(controls(chart) == 0);
+  CHECK(chart.find("ev\\x1b[2J\\nil\\x07\\x00") != std::string::npos);
+  CHECK(chart.find("\\x1b]0;title\\x07") != std::string::npos);
+
+  const Comparison comparison = compare_reports(base, head, {}, "base\n.json", "head.json");
+  const std::string table = render_compare_table(comparison);
+  CHECK(controls(table) == 0);
+  CHECK(table.find("ev\\x1b[2J\\nil\\x07\\x00") != std::string::npos);
+  CHECK(table.find("base\\n.json") != std::string::npos);
+  const std::string markdown = render_compare_markdown(comparison);
+  CHECK(controls(markdown) == 0);
+  CHECK(markdown.find("base\\\\n.json") != std::string::npos);  // Markdown doubles the backslash
 }
 
 TEST_CASE("hardening: every fuzz finding in tests/data/fuzz still passes its target") {
