@@ -43,6 +43,7 @@
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ atomics are the extra costs.
 #include <cstdint>
+#include <cstdlib>  // EXPERIMENT
 
 #include <cuda.h>
 
@@ -80,7 +81,12 @@ struct V3BwdConfig {
   static constexpr int kOffDs = kOffDo + kV3BwdStages * kQTileBytes;
   static constexpr int kOffLse = kOffDs + 2 * kDsBytes;
   static constexpr int kOffDrow = kOffLse + kV3BwdStages * kVecBytes;
-  static constexpr int kOffBarriers = kOffDrow + kV3BwdStages * kVecBytes;
+  // dQ staging for the bulk reduce-add: per consumer warpgroup 64 rows x 64 FP32 columns as two
+  // [64 rows][32 floats] boxes, 128B-swizzled.
+  static constexpr int kDqBoxBytes = kV3BwdBlockQ * kSwizzleRowBytes;
+  static constexpr int kDqStageBytes = 2 * kDqBoxBytes;
+  static constexpr int kOffDqStage = kOffDrow + kV3BwdStages * kVecBytes;
+  static constexpr int kOffBarriers = kOffDqStage + 2 * kDqStageBytes;
   static constexpr int kNumBarriers = 1 + 2 * kV3BwdStages;
   // + 1024: the dynamic shared memory base is only 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = kOffBarriers + 8 * kNumBarriers + 1024;
@@ -178,14 +184,15 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum,
 // kDqOwnKeys: each consumer warpgroup computes dQ over its own 64 keys for all d columns (one
 // 64-column pass per block; used at d = 64); otherwise over all 128 keys for its own 64-column
 // block (d = 128; the warpgroups meet at a named barrier for each other's dS^T).
-template <int kHeadDim, bool kCausal, bool kDqOwnKeys>
+template <int kHeadDim, bool kCausal, bool kDqOwnKeys, bool kDqBulk>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
                              const __grid_constant__ CUtensorMap map_v,
                              const __grid_constant__ CUtensorMap map_do,
                              const __grid_constant__ CUtensorMap map_lse,
-                             const __grid_constant__ CUtensorMap map_drow, const V3BwdParams p) {
+                             const __grid_constant__ CUtensorMap map_drow,
+                             const __grid_constant__ CUtensorMap map_dq, const V3BwdParams p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
   using Cfg = V3BwdConfig<kHeadDim>;
   using sm90::Wgmma;
@@ -446,17 +453,46 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         sm90::mbarrier_arrive(bar_empty + stage);
       }
 
-      // Rows past seq_len land in the accumulator's padding: no bounds check needed.
+      if constexpr (kDqBulk) {
+        // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
+        // bulk tensor reductions. The previous reductions must have read the staging buffer.
+        if (t == 0) sm90::tma_store_wait_read();
+        sm90::named_barrier_sync(3 + wg, 128);
+        unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        float* lo = dq_head + static_cast<std::size_t>(q0 + r0) * kHeadDim + block * kChunkCols +
-                    8 * j + 2 * tq;
-        atomicAdd(reinterpret_cast<float2*>(lo), make_float2(dq[4 * j], dq[4 * j + 1]));
-        atomicAdd(reinterpret_cast<float2*>(lo + 8 * kHeadDim),
-                  make_float2(dq[4 * j + 2], dq[4 * j + 3]));
+        for (int j = 0; j < 8; ++j) {
+          // Column c of the 64-column block is half-column 2c of the shared swizzle helper.
+          const int col = 8 * j + 2 * tq;
+          *reinterpret_cast<float2*>(staging +
+                                     sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
+              make_float2(dq[4 * j], dq[4 * j + 1]);
+          *reinterpret_cast<float2*>(staging +
+                                     sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
+              make_float2(dq[4 * j + 2], dq[4 * j + 3]);
+        }
+        sm90::fence_proxy_async();
+        sm90::named_barrier_sync(3 + wg, 128);
+        if (t == 0) {
+          sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
+          sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
+                                  head);
+          sm90::tma_store_commit();
+        }
+      } else {
+        // Rows past seq_len land in the accumulator's padding: no bounds check needed.
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float* lo = dq_head + static_cast<std::size_t>(q0 + r0) * kHeadDim + block * kChunkCols +
+                      8 * j + 2 * tq;
+          atomicAdd(reinterpret_cast<float2*>(lo), make_float2(dq[4 * j], dq[4 * j + 1]));
+          atomicAdd(reinterpret_cast<float2*>(lo + 8 * kHeadDim),
+                    make_float2(dq[4 * j + 2], dq[4 * j + 3]));
+        }
       }
     }
   }
+  // The reductions must be done before the dQ conversion kernel reads the accumulator.
+  if (kDqBulk && t == 0) sm90::tma_store_wait_all();
 
   // dK (scaled) and dV of this warpgroup's keys: rows wg_key0 + r0 (+ 8), pairs of columns.
   const std::size_t head_rows = static_cast<std::size_t>(head) * n;
@@ -483,13 +519,14 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 // ---- host ----
 
 struct V3BwdMaps {
-  CUtensorMap q, k, v, d_o, lse, drow;
+  CUtensorMap q, k, v, d_o, lse, drow, dq;
 };
 
 // Q, K, V, dO as (d, N, B*H) FP16 in 64-column boxes, 128B-swizzled, rows past N read as
 // zeros; the padded LSE and D vectors as (n_pad, B*H) FP32 in 64-entry boxes.
 cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& buffers,
-                         const float* lse_log2, const float* d_rowsum, int n_pad, V3BwdMaps* maps) {
+                         const float* lse_log2, const float* d_rowsum, const float* dq_accum,
+                         int n_pad, V3BwdMaps* maps) {
   using sm90::TmaElement;
   using sm90::TmaSwizzle;
   const std::uint64_t d = static_cast<std::uint64_t>(shape.head_dim);
@@ -509,7 +546,11 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   ROOFLINE_RETURN_IF_ERROR(half_map(&maps->k, buffers.k, kV3BwdBlockKv));
   ROOFLINE_RETURN_IF_ERROR(half_map(&maps->v, buffers.v, kV3BwdBlockKv));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->lse, lse_log2));
-  return vector_map(&maps->drow, d_rowsum);
+  ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->drow, d_rowsum));
+  // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x 64 rows, 128B-swizzled.
+  return sm90::encode_tensor_map_3d(&maps->dq, TmaElement::kFloat, dq_accum, d,
+                                    static_cast<std::uint64_t>(n_pad), heads, 32, kV3BwdBlockQ,
+                                    TmaSwizzle::k128B);
 }
 
 template <int kHeadDim, bool kCausal>
@@ -517,13 +558,16 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
                                const V3BwdParams& params, cudaStream_t stream) {
   using Cfg = V3BwdConfig<kHeadDim>;
   // dQ over own keys at d = 64, split columns at d = 128 (the file header says why).
-  auto kernel = flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64>;
+  // EXPERIMENT: ROOFLINE_V3BWD_DQ_ATOMICS=1 selects the float2 atomics instead of bulk adds.
+  auto kernel = std::getenv("ROOFLINE_V3BWD_DQ_ATOMICS") != nullptr
+                    ? flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64, false>
+                    : flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64, true>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first.
   const dim3 grid(ceil_div(shape.seq_len, kV3BwdBlockKv), shape.batch * shape.heads);
   kernel<<<grid, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
-                                                           maps.lse, maps.drow, params);
+                                                           maps.lse, maps.drow, maps.dq, params);
   return cudaGetLastError();
 }
 
@@ -581,7 +625,8 @@ cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffer
                             : launch_v3_prepare<64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum,
                                                     padded_rows, shape.seq_len, n_pad, stream));
   V3BwdMaps maps{};
-  ROOFLINE_RETURN_IF_ERROR(make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, n_pad, &maps));
+  ROOFLINE_RETURN_IF_ERROR(
+      make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, &maps));
   V3BwdParams params{};
   params.dq_accum = ws.dq_accum;
   params.d_k = static_cast<__half*>(buffers.d_k);

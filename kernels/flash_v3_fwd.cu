@@ -14,11 +14,12 @@
 //     key tile they overlap softmax with the tensor cores inside the warpgroup (the FA3 paper's
 //     intra-warpgroup pipelining): S(j) = Q·K(j)ᵀ and O += P(j-1)·V(j-1) are issued back to
 //     back, the softmax of S(j) runs while the P·V product is still in flight, and O is rescaled
-//     once that product has landed. The two consumers are not synchronised with each other, so
-//     one warpgroup's softmax also overlaps the other's GEMMs as the scheduler interleaves them.
-//     Caveat: as written (P(j) copied into the array P·V reads), ptxas serialises the wgmma
-//     pipeline (warning C7513, a WARPGROUP.DEPBAR after every HGMMA), so only the overlap
-//     between the two warpgroups happens; NOTES.md has the measured cost and the fix.
+//     once that product has landed. P alternates between two register sets (key loop unrolled
+//     by two): copying P(j) into the registers P·V(j-1) still reads made ptxas serialise every
+//     wgmma (warning C7513). Ping-pong (d = 64, and causal d = 128): the consumers take turns
+//     to issue their GEMMs, handing over through named barriers, so one warpgroup's softmax
+//     runs under the other's GEMMs; for non-causal d = 128 it measured slower and the two
+//     consumers run unsynchronised (NOTES.md "flash-v3 forward" has the A/B).
 //   - epilogue: O is normalised, rounded to FP16, written into the consumer's own (no longer
 //     needed) rows of the Q tile in the same swizzle, and stored by TMA, which clips rows past
 //     N; the LSE (natural log of the softmax denominator of scaled S) goes out from registers.
@@ -51,6 +52,9 @@ struct V3FwdConfig {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kColBlocks = kHeadDim / 64;  // 64-column (128-byte) blocks per row
   static constexpr int kProducerRegisters = 24;
+  // Ping-pong between the consumers (file header): on for d = 64 and for causal d = 128, off
+  // for non-causal d = 128, where it measured slower (H200, NOTES.md "flash-v3 forward").
+  static constexpr bool ping_pong(bool causal) { return kHeadDim == 64 || causal; }
   static constexpr int kConsumerRegisters = 240;
   // Tiles: one 64-column block of a tile is rows · 128 bytes.
   static constexpr uint32_t kQBlockBytes = kBlockQ * 128;
@@ -72,7 +76,7 @@ struct V3FwdParams {
   float scale_log2;  // scale · log2(e)
 };
 
-template <int kHeadDim, bool kCausal>
+template <int kHeadDim, bool kCausal, bool kPingPong>
 __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     flash_v3_forward_kernel(const __grid_constant__ CUtensorMap q_map,
                             const __grid_constant__ CUtensorMap k_map,
@@ -178,7 +182,6 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
 #pragma unroll
   for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
   float s_acc[kSRegs];
-  uint32_t p_frag[kPvSteps][4];  // P of the previous tile, the A operand of P·V
   float row_max[2] = {-INFINITY, -INFINITY};
   float row_sum[2] = {0.f, 0.f};  // this thread's share; the quad is summed at the end
 
@@ -205,7 +208,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     sm90::wgmma_commit();
   };
   // O += P · V(stage), issued and committed.
-  auto issue_pv = [&](int stage) {
+  auto issue_pv = [&](int stage, const uint32_t(&p_in)[kPvSteps][4]) {
     uint64_t b[kPvSteps];
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
@@ -216,7 +219,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
-      Wgmma<kHeadDim>::template rs<1>(o_acc, p_frag[kk], b[kk], true);
+      Wgmma<kHeadDim>::template rs<1>(o_acc, p_in[kk], b[kk], true);
     }
     sm90::wgmma_commit();
   };
@@ -278,35 +281,44 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     if (lane == 0) sm90::mbarrier_arrive(bar);
   };
 
+  // Ping-pong (kPingPong): the consumers take turns issuing their GEMMs; named barrier 3 + c
+  // opens consumer c's turn, so one warpgroup's softmax runs under the other's GEMMs.
+  auto turn_begin = [&] {
+    if constexpr (kPingPong) sm90::named_barrier_sync(3 + consumer, 256);
+  };
+  auto turn_end = [&](bool last) {
+    // Consumer 1 opened consumer 0's first turn; its own last turn hands over to nobody.
+    if constexpr (kPingPong) {
+      if (!(last && consumer == 1)) sm90::named_barrier_arrive(3 + (1 - consumer), 256);
+    }
+  };
+  if constexpr (kPingPong) {
+    if (consumer == 1) sm90::named_barrier_arrive(3, 256);
+  }
+
   sm90::mbarrier_wait(q_full, 0);
 
-  // First tile: S(0), softmax; O is still zero, so no rescaling.
-  {
-    sm90::mbarrier_wait(&k_full[0], 0);
-    issue_qk(0);
-    sm90::wgmma_wait<0>();
-    sm90::fence_registers(s_acc);
-    release(&k_empty[0]);
-    float correction[2];
-    softmax(0, p_frag, correction);
-  }
-  for (int tile = 1; tile < num_kv_tiles; ++tile) {
+  // One key tile after the first: S(tile) and P(tile-1)·V(tile-1) in flight together, the
+  // softmax of S(tile) into p_next while P·V runs. P alternates between two register sets
+  // (no copy), so nothing rewrites P·V's operand registers while it is in flight.
+  auto step = [&](int tile, uint32_t(&p_cur)[kPvSteps][4], uint32_t(&p_next)[kPvSteps][4]) {
     const int stage = tile % kStages;
     const int prev = (tile - 1) % kStages;
     sm90::mbarrier_wait(&k_full[stage], (tile / kStages) & 1);
-    issue_qk(stage);
     sm90::mbarrier_wait(&v_full[prev], ((tile - 1) / kStages) & 1);
-    issue_pv(prev);
+    turn_begin();
+    issue_qk(stage);
+    issue_pv(prev, p_cur);
+    turn_end(false);
     sm90::wgmma_wait<1>();  // S(tile) is ready; P(tile-1)·V(tile-1) may still run
     sm90::fence_registers(s_acc);
     release(&k_empty[stage]);
-    uint32_t p_next[kPvSteps][4];
     float correction[2];
     softmax(tile * Cfg::kBlockKv, p_next, correction);
     sm90::wgmma_wait<0>();
     sm90::fence_registers(o_acc);
 #pragma unroll
-    for (int kk = 0; kk < kPvSteps; ++kk) sm90::fence_registers(p_frag[kk]);
+    for (int kk = 0; kk < kPvSteps; ++kk) sm90::fence_registers(p_cur[kk]);
     release(&v_empty[prev]);
 #pragma unroll
     for (int j = 0; j < kORegs / 4; ++j) {
@@ -315,24 +327,43 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
       o_acc[4 * j + 2] *= correction[1];
       o_acc[4 * j + 3] *= correction[1];
     }
-#pragma unroll
-    for (int kk = 0; kk < kPvSteps; ++kk) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) p_frag[kk][r] = p_next[kk][r];
-    }
-    // Pin the rescale and the copy here: sunk below the next S = Q·Kᵀ issue, they would write
-    // P·V's operands while that batch is open, and ptxas would serialise the wgmma pipeline.
     sm90::fence_registers(o_acc);
-#pragma unroll
-    for (int kk = 0; kk < kPvSteps; ++kk) sm90::fence_registers(p_frag[kk]);
-  }
-  {
+  };
+  auto finish = [&](const uint32_t(&p_last)[kPvSteps][4]) {
     const int last = num_kv_tiles - 1;
     sm90::mbarrier_wait(&v_full[last % kStages], (last / kStages) & 1);
-    issue_pv(last % kStages);
+    turn_begin();
+    issue_pv(last % kStages, p_last);
+    turn_end(true);
     sm90::wgmma_wait<0>();
     sm90::fence_registers(o_acc);
     release(&v_empty[last % kStages]);
+  };
+
+  uint32_t p_a[kPvSteps][4];
+  uint32_t p_b[kPvSteps][4];
+  {
+    // First tile: S(0), softmax; O is still zero, so no rescaling.
+    sm90::mbarrier_wait(&k_full[0], 0);
+    turn_begin();
+    issue_qk(0);
+    turn_end(false);
+    sm90::wgmma_wait<0>();
+    sm90::fence_registers(s_acc);
+    release(&k_empty[0]);
+    float correction[2];
+    softmax(0, p_a, correction);
+  }
+  int tile = 1;
+  for (; tile + 1 < num_kv_tiles; tile += 2) {
+    step(tile, p_a, p_b);
+    step(tile + 1, p_b, p_a);
+  }
+  if (tile < num_kv_tiles) {
+    step(tile, p_a, p_b);
+    finish(p_b);
+  } else {
+    finish(p_a);
   }
 
   // ---- epilogue ----
@@ -396,7 +427,8 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&o_map, TmaElement::kHalf, buffers.o,
                                                       kHeadDim, rows, heads, 64,
                                                       Cfg::kRowsPerConsumer, TmaSwizzle::k128B));
-  auto kernel = flash_v3_forward_kernel<kHeadDim, kCausal>;
+  auto kernel =
+      flash_v3_forward_kernel<kHeadDim, kCausal, V3FwdConfig<kHeadDim>::ping_pong(kCausal)>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   const dim3 grid(ceil_div(shape.seq_len, Cfg::kBlockQ), static_cast<unsigned>(heads));
