@@ -22,16 +22,18 @@
 // dS^T = P^T ∘ (dP^T − D) when dP^T lands; issues dK += dS^T Q the same way; and writes dS^T
 // to shared memory (swizzled, two buffers) for dQ.
 //
-// dQ strategy: FP32 atomics (float2 reductions) into a padded workspace, then one conversion
-// kernel. At d = 128 the two consumer warpgroups meet at a named barrier and each computes
-// dQ = dS K for its 64-column half over all 128 keys, so each dQ element is added once per CTA
-// (as in flash-v2). Measured against the alternative without that barrier (each warpgroup over
-// its own 64 keys, all columns in two passes, twice the atomics): 407.7 against 339.9 TFLOP/s at
-// B4 H16 N16384 d128 on the H200, so here the extra atomics cost more than the barrier. At d = 64 a
-// column half would start mid-way through a 128-byte swizzled row, a descriptor start this
-// file does not use (unverified), so each warpgroup takes its own keys over all 64 columns. Why not
-// a separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5). Why not FA3's TMA reduce-add
-// from shared memory: 32 KB more shared memory and a dedicated warp; the next step to try.
+// dQ strategy: each consumer warpgroup stages its 64 x 64 FP32 dQ tile in shared memory
+// (128-byte swizzled, 16 KB per warpgroup) and one of its threads adds it to a padded FP32
+// workspace with two bulk tensor reductions (cp.reduce.async.bulk.tensor .add), then one
+// conversion kernel. Measured on the H200 against per-thread float2 atomics of the same tile,
+// same binary: 484 against 400 TFLOP/s at B4 H16 N16384 d128, 352 against 300 at B1 H8 N16384
+// d64 (NOTES.md "flash-v3 backward"). At d = 128 the two consumer warpgroups meet at a named
+// barrier and each computes dQ = dS K for its 64-column half over all 128 keys, so each dQ
+// element is added once per CTA; with atomics that split measured 407.7 against 339.9 TFLOP/s
+// for each warpgroup over its own keys (twice the additions). At d = 64 a column half would
+// start mid-way through a 128-byte swizzled row, a descriptor start this file does not use
+// (unverified), so each warpgroup takes its own keys over all 64 columns. Why not a separate
+// dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
 //
 // Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
 // all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
@@ -41,9 +43,8 @@
 // d = 32 (64-byte rows) would need the 64-byte-swizzle variant of each operand layout.
 //
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
-// gradient between the two GEMM pairs and the dQ atomics are the extra costs.
+// gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
 #include <cstdint>
-#include <cstdlib>  // EXPERIMENT
 
 #include <cuda.h>
 
@@ -96,7 +97,6 @@ struct V3BwdConfig {
 };
 
 struct V3BwdParams {
-  float* dq_accum;  // [B*H][n_pad][d], unscaled dS K sums
   __half* d_k;
   __half* d_v;
   int seq_len;
@@ -184,7 +184,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum,
 // kDqOwnKeys: each consumer warpgroup computes dQ over its own 64 keys for all d columns (one
 // 64-column pass per block; used at d = 64); otherwise over all 128 keys for its own 64-column
 // block (d = 128; the warpgroups meet at a named barrier for each other's dS^T).
-template <int kHeadDim, bool kCausal, bool kDqOwnKeys, bool kDqBulk>
+template <int kHeadDim, bool kCausal, bool kDqOwnKeys>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -291,7 +291,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   // dQ operands: this warpgroup's dS^T rows and K rows (own keys) or all 128 of them.
   const uint32_t dq_a = s_ds + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
   const uint32_t dq_b = s_k + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
-  float* dq_head = p.dq_accum + static_cast<std::size_t>(head) * p.n_pad * kHeadDim;
 
   for (int step = 0; step < steps; ++step) {
     const int stage = step % kV3BwdStages;
@@ -453,46 +452,33 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         sm90::mbarrier_arrive(bar_empty + stage);
       }
 
-      if constexpr (kDqBulk) {
-        // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
-        // bulk tensor reductions. The previous reductions must have read the staging buffer.
-        if (t == 0) sm90::tma_store_wait_read();
-        sm90::named_barrier_sync(3 + wg, 128);
-        unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
+      // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
+      // bulk tensor reductions. The previous reductions must have read the staging buffer.
+      if (t == 0) sm90::tma_store_wait_read();
+      sm90::named_barrier_sync(3 + wg, 128);
+      unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          // Column c of the 64-column block is half-column 2c of the shared swizzle helper.
-          const int col = 8 * j + 2 * tq;
-          *reinterpret_cast<float2*>(staging +
-                                     sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
-              make_float2(dq[4 * j], dq[4 * j + 1]);
-          *reinterpret_cast<float2*>(staging +
-                                     sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
-              make_float2(dq[4 * j + 2], dq[4 * j + 3]);
-        }
-        sm90::fence_proxy_async();
-        sm90::named_barrier_sync(3 + wg, 128);
-        if (t == 0) {
-          sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
-          sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
-                                  head);
-          sm90::tma_store_commit();
-        }
-      } else {
-        // Rows past seq_len land in the accumulator's padding: no bounds check needed.
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          float* lo = dq_head + static_cast<std::size_t>(q0 + r0) * kHeadDim + block * kChunkCols +
-                      8 * j + 2 * tq;
-          atomicAdd(reinterpret_cast<float2*>(lo), make_float2(dq[4 * j], dq[4 * j + 1]));
-          atomicAdd(reinterpret_cast<float2*>(lo + 8 * kHeadDim),
-                    make_float2(dq[4 * j + 2], dq[4 * j + 3]));
-        }
+      for (int j = 0; j < 8; ++j) {
+        // Column c of the 64-column block is half-column 2c of the shared swizzle helper.
+        const int col = 8 * j + 2 * tq;
+        *reinterpret_cast<float2*>(staging + sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j], dq[4 * j + 1]);
+        *reinterpret_cast<float2*>(staging +
+                                   sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j + 2], dq[4 * j + 3]);
+      }
+      sm90::fence_proxy_async();
+      sm90::named_barrier_sync(3 + wg, 128);
+      if (t == 0) {
+        sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
+        sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
+                                head);
+        sm90::tma_store_commit();
       }
     }
   }
   // The reductions must be done before the dQ conversion kernel reads the accumulator.
-  if (kDqBulk && t == 0) sm90::tma_store_wait_all();
+  if (t == 0) sm90::tma_store_wait_all();
 
   // dK (scaled) and dV of this warpgroup's keys: rows wg_key0 + r0 (+ 8), pairs of columns.
   const std::size_t head_rows = static_cast<std::size_t>(head) * n;
@@ -558,10 +544,7 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
                                const V3BwdParams& params, cudaStream_t stream) {
   using Cfg = V3BwdConfig<kHeadDim>;
   // dQ over own keys at d = 64, split columns at d = 128 (the file header says why).
-  // EXPERIMENT: ROOFLINE_V3BWD_DQ_ATOMICS=1 selects the float2 atomics instead of bulk adds.
-  auto kernel = std::getenv("ROOFLINE_V3BWD_DQ_ATOMICS") != nullptr
-                    ? flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64, false>
-                    : flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64, true>;
+  auto kernel = flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first.
@@ -628,7 +611,6 @@ cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffer
   ROOFLINE_RETURN_IF_ERROR(
       make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, &maps));
   V3BwdParams params{};
-  params.dq_accum = ws.dq_accum;
   params.d_k = static_cast<__half*>(buffers.d_k);
   params.d_v = static_cast<__half*>(buffers.d_v);
   params.seq_len = shape.seq_len;
