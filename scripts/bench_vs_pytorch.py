@@ -3,7 +3,7 @@
 scaled_dot_product_attention (flash and cuDNN backends) and PyTorch's unfused
 matmul-softmax-matmul, timed in the same process run on the same GPU.
 
-    python3 scripts/bench_vs_pytorch.py REPORT.json... [--reps 10]
+    python3 scripts/bench_vs_pytorch.py REPORT.json... [--reps 10] [--torch flash,cudnn,unfused]
 
 TFLOP/s use the FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward
 2.5×). Every PyTorch timing flushes L2 before each repetition and takes the median, as the
@@ -87,6 +87,8 @@ def main():
     parser.add_argument("reports", nargs="+")
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--json", help="write the table as JSON here")
+    parser.add_argument("--torch", default="flash,cudnn,unfused",
+                        help="PyTorch implementations to time (others print '-')")
     args = parser.parse_args()
 
     ours = {}
@@ -103,6 +105,9 @@ def main():
     flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
     kernels = ["standard", "flash-v1", "flash-v2", "flash-v3"]
     torch_impls = ["flash", "cudnn", "unfused"]
+    chosen = set(args.torch.split(","))
+    if not chosen <= set(torch_impls):
+        parser.error("--torch takes a list of: " + ",".join(torch_impls))
     header = ["B", "H", "d", "N", "causal", "pass"] + kernels + ["torch-" + i for i in torch_impls] + [
         "v2/flash", "v3/cudnn", "std/unfused"]
     print("TFLOP/s (FlashAttention convention), median of %d; %s" %
@@ -117,7 +122,8 @@ def main():
         for kernel in kernels:
             cells[kernel] = ours[key].get(kernel, "-")
         for impl in torch_impls:
-            cells["torch-" + impl] = time_torch(impl, b, h, n, d, causal, backward, args.reps, flush)
+            cells["torch-" + impl] = (time_torch(impl, b, h, n, d, causal, backward, args.reps, flush)
+                                      if impl in chosen else "-")
         rates = {name: (flops / (ms * 1e-3) / 1e12 if isinstance(ms, float) else ms)
                  for name, ms in cells.items()}
 

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# flash-v3 on a Hopper GPU in one call: build, SASS census, the GPU grid, compute-sanitizer,
+# --verify on the benchmark rows, the benchmark beside PyTorch, a counted profile and the
+# speed gate on the other kernels.
+#
+#   scripts/v3_check.sh [stages...]
+#   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate
+#   quick: flash-v3 alone at the two acceptance shapes (V3_QUICK_PASS, default fwd), no PyTorch,
+#     in variants that the environment selects (V3_VARIANTS="NAME NAME=VAR ...": VAR=1 for
+#     that variant; grid and sanitize cover them too), alternating A B A B so that clock or
+#     thermal drift falls on all; for iterating.
+#   verify/bench: the benchmark rows (flash-v2 beside flash-v3) with --verify, then
+#     scripts/bench_vs_pytorch.py beside PyTorch's flash and cuDNN backends.
+#   gate: `compare` between BASE_TOOL (a cuflash-roofline built from the base commit) and this
+#     build on the other kernels (flash-v1, flash-v2, standard; the seed sweep, fwd and bwd, as
+#     the CI gate runs it: counters on, --verify):
+#     exit 0 when none got slower. Skipped without BASE_TOOL.
+#
+# Environment: V3_BIG=0 leaves out the B4 H16 N16384 rows from `verify`/`bench`;
+# V3_PROFILE_SEQ (default 16384), V3_PROFILE_PASS (fwd,bwd) and V3_PROFILE_REPS (5) shape the
+# profile.
+#
+# Everything is written to $WORK_DIR; $OUT (or out/v3-check/) gets summary.txt, logs.tar.xz and
+# the benchmark JSON. The summary's tables are printed last. Never changes clocks.
+set -u -o pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+final="${OUT:-$repo/out/v3-check}"
+out="${WORK_DIR:-/tmp/v3-check}"
+rm -rf "$out"
+mkdir -p "$final" "$out"
+stages="${*:-build sass grid sanitize verify bench profile gate}"
+profile_seq="${V3_PROFILE_SEQ:-16384}"
+build="${BUILD_DIR:-$repo/build/device}"
+export PATH="/usr/local/cuda/bin:$PATH"
+export PYTHONUNBUFFERED=1
+summary="$out/summary.txt"
+tables="$out/tables.txt"
+: >"$summary"
+: >"$tables"
+note() { echo "$*" | tee -a "$summary"; }
+has() { [[ " $stages " == *" $1 "* ]]; }
+seconds() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$(seconds) - $1:.1f}')"; }
+tool="$build/app/cuflash-roofline"
+tests="$build/tests/gpu/gpu_kernel_tests"
+finish() {
+  cat "$tables" >>"$summary"
+  cp "$summary" "$final/summary.txt"
+  [ -f "$out/bench.json" ] && cp "$out/bench.json" "$final/"
+  (cd "$out" && tar -cJf "$final/logs.tar.xz" .)
+  echo "==== tables ===="
+  cat "$tables"
+}
+trap finish EXIT
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv,noheader >"$out/gpu.txt" 2>&1
+note "gpu: $(cat "$out/gpu.txt")"
+
+if has build; then
+  t=$(seconds)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$out/build.log" 2>&1 &&
+    cmake --build "$build" -j "$(nproc)" --target cuflash-roofline gpu_kernel_tests \
+      >>"$out/build.log" 2>&1
+  rc=$?
+  note "build: rc=$rc in $(elapsed "$t") s"
+  if [ $rc -ne 0 ]; then
+    grep -E "error|Error" "$out/build.log" | head -30 | tee -a "$summary"
+    exit 4
+  fi
+fi
+
+if has sass; then
+  # Per kernel: HGMMA count, WARPGROUP.DEPBAR (waits on wgmma groups), WARPGROUP.ARRIVE,
+  # local-memory traffic (spills). A DEPBAR after every HGMMA means ptxas serialised them.
+  lib="$(find "$build" -name 'libroofline_kernels_sm90.a' | head -1)"
+  cuobjdump -sass "$lib" >"$out/sass.txt" 2>&1
+  python3 - "$out/sass.txt" <<'PY' | tee -a "$summary"
+import re, sys
+counts, name = {}, None
+for line in open(sys.argv[1]):
+    m = re.search(r"Function : (\S+)", line)
+    if m:
+        name = m.group(1)
+        counts[name] = dict(HGMMA=0, DEPBAR=0, ARRIVE=0, LDL=0, STL=0)
+        continue
+    if name is None:
+        continue
+    c = counts[name]
+    for key, pat in (("HGMMA", r"\bHGMMA\."), ("DEPBAR", r"WARPGROUP\.DEPBAR"),
+                     ("ARRIVE", r"WARPGROUP\.ARRIVE"), ("LDL", r"\bLDL\b"), ("STL", r"\bSTL\b")):
+        if re.search(pat, line):
+            c[key] += 1
+print("sass (cuobjdump): kernel, HGMMA, WARPGROUP.DEPBAR, WARPGROUP.ARRIVE, LDL, STL")
+for name, c in counts.items():
+    if "flash_v3" in name and c["HGMMA"]:
+        short = re.sub(r"_ZN8roofline7kernels\d+_GLOBAL__N__\w+?(\d+flash_v3)", r"\1", name)[:70]
+        print(f"  {short:<70} {c['HGMMA']:4d} {c['DEPBAR']:4d} {c['ARRIVE']:4d} {c['LDL']:3d} {c['STL']:3d}")
+PY
+fi
+
+if has grid; then
+  t=$(seconds)
+  "$tests" -tc='flash-v3*' >"$out/grid.log" 2>&1
+  note "grid (gpu_kernel_tests -tc='flash-v3*'): rc=$? in $(elapsed "$t") s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid.log" | tr '\n' ' ')"
+  for variant in ${V3_VARIANTS:-}; do
+    [[ "$variant" == *=* ]] || continue
+    t=$(seconds)
+    env "${variant#*=}=1" "$tests" -tc='flash-v3*' >"$out/grid_${variant%%=*}.log" 2>&1
+    note "grid (flash-v3, ${variant%%=*}): rc=$? in $(elapsed "$t") s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid_${variant%%=*}.log" | tr '\n' ' ')"
+  done
+fi
+
+if has sanitize; then
+  for check in memcheck racecheck; do
+    t=$(seconds)
+    ROOFLINE_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool "$check" --error-exitcode 9 \
+      "$tests" -tc='flash-v3*' >"$out/sanitize_$check.log" 2>&1
+    note "compute-sanitizer $check (flash-v3 small grid): rc=$? in $(elapsed "$t") s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$check.log" | tail -1)"
+    for variant in ${V3_VARIANTS:-}; do
+      [[ "$variant" == *=* ]] || continue
+      t=$(seconds)
+      env "${variant#*=}=1" ROOFLINE_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool "$check" \
+        --error-exitcode 9 "$tests" -tc='flash-v3*' >"$out/sanitize_${check}_${variant%%=*}.log" 2>&1
+      note "compute-sanitizer $check (flash-v3 small grid, ${variant%%=*}): rc=$? in $(elapsed "$t") s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${check}_${variant%%=*}.log" | tail -1)"
+    done
+  done
+fi
+
+if has quick; then
+  # Forward variants selected by environment in the same binary (V3_VARIANTS: words
+  # NAME or NAME=VAR, VAR set to 1 for that variant), alternating A B A B.
+  t=$(seconds)
+  quick_files=()
+  for round in 1 2; do
+    for variant in ${V3_VARIANTS:-default}; do
+      name="${variant%%=*}"
+      var=""
+      [[ "$variant" == *=* ]] && var="${variant#*=}=1"
+      for shape in 4:16:128 1:8:64; do
+        IFS=: read -r b h d <<<"$shape"
+        f="$out/quick_${name}_d${d}_${round}.json"
+        env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" --heads "$h" \
+          --head-dim "$d" --seq 16384 --pass "${V3_QUICK_PASS:-fwd}" --json "$f" >"${f%.json}.txt" 2>&1
+        quick_files+=("$f")
+      done
+    done
+  done
+  note "quick: $(elapsed "$t") s"
+  python3 - "${quick_files[@]}" <<'PY' >>"$tables"
+import json, re, sys
+print("== flash-v3 variants (run --no-counters --reps 10, N16384), TFLOP/s, one column per round")
+rates = {}
+for path in sys.argv[1:]:
+    name, d, rnd = re.search(r"quick_(\w+)_d(\d+)_(\d)\.json", path).groups()
+    try:
+        rows = json.load(open(path))["rows"]
+    except Exception:
+        rows = []
+    for row in rows:
+        w, t = row["workload"], row["timing"]
+        flops = 4.0 * w["batch"] * w["heads"] * w["seq_len"] ** 2 * w["head_dim"]
+        flops *= (0.5 if w["causal"] else 1.0) * (2.5 if w["pass"] == "bwd" else 1.0)
+        rate = f"{flops / t['median_seconds'] / 1e12:.1f}" if t else row["status"]
+        key = (name, f"B{w['batch']} H{w['heads']} d{w['head_dim']} {w['pass']}",
+               "causal" if w["causal"] else "full")
+        rates.setdefault(key, []).append(rate)
+for (name, shape, mask), r in sorted(rates.items(), key=lambda kv: (kv[0][1], kv[0][2])):
+    print(f"  {shape:<16} {mask:<6} {name:<10} " + "  ".join(f"{x:>7}" for x in r))
+PY
+fi
+
+# One `run` per shape group; rows that fail --verify print `incorrect` (counted below).
+runs=()
+if has verify || has bench; then
+  verify_flag=""
+  has verify && verify_flag="--verify"
+  common=(run --no-counters $verify_flag --reps 10 --kernel flash-v2,flash-v3)
+  t=$(seconds)
+  "$tool" "${common[@]}" --batch 4 --heads 16 --head-dim 128 --seq 1024,2048 --pass fwd \
+    --json "$out/d128_small.json" >"$out/d128_small.txt" 2>&1
+  note "run d128 N 1024,2048 fwd $verify_flag: rc=$?"
+  "$tool" "${common[@]}" --batch 1 --heads 8 --head-dim 64 --seq 1024,2048 --pass fwd,bwd \
+    --json "$out/d64.json" >"$out/d64.txt" 2>&1
+  note "run d64 B1 H8 N 1024,2048 fwd,bwd $verify_flag: rc=$?"
+  "$tool" "${common[@]}" --batch 2 --heads 12 --head-dim 128 --seq 3000 --causal --pass fwd,bwd \
+    --json "$out/n3000.json" >"$out/n3000.txt" 2>&1
+  note "run B2 H12 N3000 d128 causal fwd,bwd $verify_flag: rc=$?"
+  runs+=("$out/d128_small.json" "$out/d64.json" "$out/n3000.json")
+  if [ "${V3_BIG:-1}" = 1 ]; then
+    "$tool" "${common[@]}" --batch 4 --heads 16 --head-dim 128 --seq 16384 --pass fwd,bwd \
+      --json "$out/d128_big.json" >"$out/d128_big.txt" 2>&1
+    note "run B4 H16 N16384 d128 fwd,bwd $verify_flag: rc=$?"
+    "$tool" "${common[@]}" --batch 1 --heads 8 --head-dim 64 --seq 16384 --pass fwd,bwd \
+      --json "$out/d64_big.json" >"$out/d64_big.txt" 2>&1
+    note "run B1 H8 N16384 d64 fwd,bwd $verify_flag: rc=$?"
+    runs+=("$out/d128_big.json" "$out/d64_big.json")
+  fi
+  note "verify/bench runs: $(elapsed "$t") s; rows incorrect: $(cat "$out"/d128_small.txt "$out"/d64.txt "$out"/n3000.txt "$out"/d128_big.txt "$out"/d64_big.txt 2>/dev/null | grep -c incorrect)"
+fi
+
+if has bench; then
+  t=$(seconds)
+  python3 scripts/bench_vs_pytorch.py "${runs[@]}" --torch flash,cudnn --json "$out/bench.json" \
+    >"$out/bench.txt" 2>&1
+  note "bench_vs_pytorch: rc=$? in $(elapsed "$t") s"
+  {
+    echo "== flash-v2 / flash-v3 beside PyTorch (bench_vs_pytorch.py --torch flash,cudnn)"
+    cat "$out/bench.txt"
+  } >>"$tables"
+fi
+
+if has profile; then
+  # Dogfood: the roofline's counters on flash-v3 at the acceptance shapes.
+  t=$(seconds)
+  "$tool" run --counter-set full --reps "${V3_PROFILE_REPS:-5}" --kernel flash-v3 --batch 4 --heads 16 --head-dim 128 \
+    --seq "$profile_seq" --no-causal --pass "${V3_PROFILE_PASS:-fwd,bwd}" --json "$out/profile_d128.json" \
+    >"$out/profile_d128.txt" 2>&1
+  note "profile d128: rc=$? in $(elapsed "$t") s"
+  "$tool" run --counter-set full --reps "${V3_PROFILE_REPS:-5}" --kernel flash-v3 --batch 1 --heads 8 --head-dim 64 \
+    --seq "$profile_seq" --no-causal --pass fwd --json "$out/profile_d64.json" \
+    >"$out/profile_d64.txt" 2>&1
+  note "profile d64: rc=$?"
+  {
+    echo "== cuflash-roofline run --counter-set full --kernel flash-v3 (profile_d128.txt, profile_d64.txt)"
+    cat "$out/profile_d128.txt" "$out/profile_d64.txt"
+  } >>"$tables"
+fi
+
+if has gate && [ -n "${BASE_TOOL:-}" ]; then
+  t=$(seconds)
+  others=(run --verify --pass fwd,bwd --kernel flash-v1,flash-v2,standard)
+  "$BASE_TOOL" "${others[@]}" --json "$out/gate_base.json" >"$out/gate_base.txt" 2>&1
+  "$tool" "${others[@]}" --json "$out/gate_head.json" >"$out/gate_head.txt" 2>&1
+  "$tool" compare "$out/gate_base.json" "$out/gate_head.json" >"$out/gate_compare.txt" 2>&1
+  rc=$?
+  note "gate: compare base (BASE_TOOL) head (this build), flash-v1/flash-v2/standard: rc=$rc in $(elapsed "$t") s"
+  {
+    echo "== compare: base build against this build, the other kernels (exit $rc)"
+    cat "$out/gate_compare.txt"
+  } >>"$tables"
+fi
