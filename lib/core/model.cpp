@@ -122,8 +122,9 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
     p.compulsory_formula = "Q, K, V read once, O and LSE written once: 4·B·H·N·d·2 B + B·H·N·4 B";
   } else {
     // K/V-outer loop (FlashAttention-2 backward): each key tile streams the query tiles that
-    // see it (Q, dO, LSE and D read). dQ is either accumulated in FP32 per key tile (atomics)
-    // or computed by a second, Q-outer pass that recomputes S and dP.
+    // see it (Q, dO, LSE and D read). dQ is either accumulated in FP32 per key tile (atomics,
+    // or flash-v3's bulk reductions) or computed by a second, Q-outer pass that recomputes S
+    // and dP.
     double q_rows = 0;
     // Same tile walk with the roles of Q and K/V exchanged; keys count in 16-row warp blocks.
     const double scores = flash_score_elements(w, block_kv, block_q, k.computes_padding ? 16 : 1,
@@ -238,8 +239,9 @@ void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheConte
         "2·d·2 B·Σ_waves rows missed (" + format_fixed(t.waves, 0) + " waves)", t.read_bytes);
     return;
   }
-  // Backward: the preprocess kernel, the key-tile kernel streaming Q, dO, LSE, D (and, with
-  // atomics, the FP32 dQ accumulator), then dQ's conversion or flash-v1's query-tile dQ pass.
+  // Backward: the preprocess kernel, the key-tile kernel streaming Q, dO, LSE, D (and, when dQ
+  // is accumulated per key tile, the FP32 dQ accumulator), then dQ's conversion or flash-v1's
+  // query-tile dQ pass.
   const int bq = tiles.bwd_block_q, bkv = tiles.bwd_block_kv;
   const double dq_accum = w.tensor_elements() * kBytesPerFp32;
   add(terms, total, "preprocess: O, dO read; D written", "2·B·H·N·d·2 B + B·H·N·4 B",
@@ -389,8 +391,9 @@ const std::vector<KernelModel>& kernel_models() {
          {128, 32, 32, 128}},
         // flash-v3: forward 128 query rows per CTA (two consumer warpgroups of 64 rows), 128
         // keys per K/V stage (kernels/flash_v3_fwd.cu); backward 128 keys per CTA, 64-query
-        // tiles, dQ by FP32 atomics (kernels/flash_v3_bwd.cu). No d = 32: the d = 32 tiles only
-        // keep the model's arithmetic defined for `model` rows, which say `unsupported`.
+        // tiles, dQ added in FP32 per key tile by bulk tensor reductions (kernels/flash_v3_bwd.cu).
+        // No d = 32: the d = 32 tiles only keep the model's arithmetic defined for `model` rows,
+        // which say `unsupported`.
         {"flash-v3",
          KernelFamily::kFlash,
          "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
