@@ -94,6 +94,11 @@ struct V3BwdConfig {
   static constexpr unsigned kStageTxBytes = 2 * kQTileBytes + 2 * kVecBytes;
   static constexpr unsigned kKvTxBytes = 2 * kKvTileBytes;
   static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory of sm_90");
+  // 128-byte swizzled TMA tiles (K, V, Q, dO, dS^T, the dQ staging) start on 1024-byte
+  // boundaries, or the swizzle the kernel writes is not the one the bulk copy reads.
+  static_assert(kOffQ % 1024 == 0 && kOffDo % 1024 == 0 && kOffDs % 1024 == 0 &&
+                    kOffDqStage % 1024 == 0 && kDqStageBytes % 1024 == 0,
+                "swizzled tiles are 1024-byte aligned");
 };
 
 struct V3BwdParams {
