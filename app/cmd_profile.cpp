@@ -81,6 +81,11 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
       spdlog::warn("process {} ({}): {}", p.process_id, p.process, error.message);
       if (fatal == nullptr) fatal = &error;
     }
+    if (p.ended)
+      spdlog::debug(
+          "process {} ({}): {} kernel launches, {} profiled; time in the injection "
+          "library: {}",
+          p.process_id, p.process, p.launches, p.profiled, describe_phases(p.phases));
     if (p.device && with_device == nullptr) with_device = &p;
     rows += p.rows.size();
   }

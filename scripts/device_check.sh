@@ -174,7 +174,7 @@ if has corners; then
 fi
 
 if has profile; then
-  # Issue 12's acceptance without its `ncu --set roofline` leg when PROFILE_SKIP_NCU_ROOFLINE=1.
+  # Issue 12's acceptance; PROFILE_SKIP_* leave legs out (profile_acceptance.sh says which).
   t=$(seconds)
   OUT="$out/profile" WORK_DIR=/tmp/profile-acceptance BUILD_DIR="$build" \
     bash scripts/profile_acceptance.sh nobuild >"$out/profile.log" 2>&1

@@ -6,6 +6,10 @@
 #
 #   scripts/profile_acceptance.sh [build]
 #
+# Legs left out when set to 1: PROFILE_SKIP_NCU_ROOFLINE (about 140 s), PROFILE_SKIP_NCU_METRICS,
+# PROFILE_SKIP_WARM. PROFILE_USER_REPLAY=1 adds a run with one-pass configs in user replay mode
+# (CUFLASH_ROOFLINE_PROFILE_REPLAY=user), its cost and its counts against the default's.
+#
 # Writes under $OUT (or out/profile-acceptance/): summary.txt (tables last), logs.tar.xz,
 # chart.svg, profile.json. Never changes clocks: ncu runs with --clock-control none.
 set -u -o pipefail
@@ -43,10 +47,21 @@ if [ "${1:-build}" = build ]; then
 fi
 
 t=$(seconds)
-ctest --test-dir "$build" --output-on-failure -R 'gpu.profile|unit.*profile|launch' \
+ctest --test-dir "$build" --output-on-failure --timeout 120 -R 'gpu.profile|unit.*profile|launch|lease' \
   >"$out/ctest.log" 2>&1
 note "ctest (profile tests): rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
 grep -E "Failed|Not Run|\*\*\*|ERROR|error:" "$out/ctest.log" | head -30 | tee -a "$summary"
+
+# Processes that share the GPU: profile_target's parent and child take the counters in turn.
+# -v prints where each process's injection library spent its time.
+t=$(seconds)
+timeout 120 "$tool" -v profile --json "$out/target.json" -- "$build/tests/gpu/profile_target" \
+  --spawn-child >"$out/target.txt" 2>"$out/target.err"
+note "profile_target --spawn-child: rc=$? in $(elapsed "$t") s; rows by process and status: $(python3 -c "
+import json, collections
+rows = json.load(open('$out/target.json'))['rows']
+print(dict(collections.Counter((r['launch']['process_id'], r['status']) for r in rows)))" 2>&1)"
+grep "time in the injection library" "$out/target.err" | sed 's/^/profile_target /' | tee -a "$summary"
 
 # Cost: the program alone, under profile, under ncu --set roofline, under ncu --metrics with
 # our default list (that run is also the reference for agreement: caches flushed per kernel).
@@ -54,14 +69,44 @@ metrics=$("$tool" metrics --chip GH100 --list)
 t=$(seconds); "${program[@]}" >"$out/alone.log" 2>&1; rc=$?; alone=$(elapsed "$t")
 note "program alone: rc=$rc $alone s"
 t=$(seconds)
-"$tool" profile --json "$out/profile.json" -- "${program[@]}" >"$out/profile.txt" 2>"$out/profile.err"
+timeout 600 "$tool" -v profile --json "$out/profile.json" -- "${program[@]}" >"$out/profile.txt" \
+  2>"$out/profile.err"
 rc=$?; ours=$(elapsed "$t")
-note "profile: rc=$rc $ours s; $(tail -1 "$out/profile.err")"
-t=$(seconds)
-ncu --clock-control none --cache-control all --metrics "$metrics" --csv --page raw \
-  "${program[@]}" >"$out/ncu_metrics.csv" 2>"$out/ncu_metrics.err"
-rc=$?; ncu_metrics=$(elapsed "$t")
-note "ncu --metrics (our list): rc=$rc $ncu_metrics s"
+note "profile: rc=$rc $ours s; $(grep -vc '^warning' "$out/profile.err") lines on stderr"
+grep "time in the injection library" "$out/profile.err" | sed 's/^/profile phases: /' | tee -a "$summary"
+if [ "${PROFILE_USER_REPLAY:-0}" = 1 ]; then
+  t=$(seconds)
+  CUFLASH_ROOFLINE_PROFILE_REPLAY=user timeout 600 "$tool" -v profile \
+    --json "$out/profile_user.json" -- "${program[@]}" >"$out/profile_user.txt" 2>"$out/profile_user.err"
+  note "profile (user replay): rc=$? $(elapsed "$t") s"
+  grep "time in the injection library" "$out/profile_user.err" | sed 's/^/profile (user replay) phases: /' | tee -a "$summary"
+  python3 scripts/profile_vs_ncu.py "$out/profile_user.json" "$out/profile.json" >"$out/user_vs_kernel.txt" 2>&1
+  tail -3 "$out/user_vs_kernel.txt" | sed 's/^/profile (user replay) vs kernel replay: /; s/of ncu/of kernel replay/' | tee -a "$summary"
+fi
+if [ "${PROFILE_SKIP_WARM:-0}" != 1 ]; then
+  t=$(seconds)
+  timeout 600 "$tool" -v profile --cache warm --json "$out/profile_warm.json" -- "${program[@]}" \
+    >"$out/profile_warm.txt" 2>"$out/profile_warm.err"
+  note "profile --cache warm: rc=$? $(elapsed "$t") s; $(python3 -c "
+import json
+def total(path, key):
+    rows = json.load(open(path))['rows']
+    return sum(r['counters'].get(key) or 0 for r in rows), sum(r['status'] == 'ok' for r in rows), len(rows)
+for key in ('dram_read_bytes', 'l2_bytes'):
+    (w, ok, n), (c, _, _) = total('$out/profile_warm.json', key), total('$out/profile.json', key)
+    print(f'{key} warm/cold {w / c:.3f};', end=' ')
+print(f'{ok} of {n} rows ok')" 2>&1)"
+fi
+ncu_metrics=nan
+if [ "${PROFILE_SKIP_NCU_METRICS:-0}" != 1 ]; then
+  t=$(seconds)
+  ncu --clock-control none --cache-control all --metrics "$metrics" --csv --page raw \
+    "${program[@]}" >"$out/ncu_metrics.csv" 2>"$out/ncu_metrics.err"
+  rc=$?; ncu_metrics=$(elapsed "$t")
+  note "ncu --metrics (our list): rc=$rc $ncu_metrics s"
+else
+  note "ncu --metrics: not run (PROFILE_SKIP_NCU_METRICS=1)"
+fi
 # PROFILE_SKIP_NCU_ROOFLINE=1 leaves out the slowest leg (about 140 s on the H200).
 ncu_roofline=nan
 if [ "${PROFILE_SKIP_NCU_ROOFLINE:-0}" != 1 ]; then
@@ -104,7 +149,7 @@ print(f"  added by ours / added by ncu --metrics:      {add(ours) / add(met):.3f
 PY
   echo
   echo "== agreement with ncu --clock-control none --cache-control all, per kernel"
-  python3 scripts/profile_vs_ncu.py "$out/profile.json" "$out/ncu_metrics.csv"
+  [ -s "$out/ncu_metrics.csv" ] && python3 scripts/profile_vs_ncu.py "$out/profile.json" "$out/ncu_metrics.csv"
   echo
   echo "== profile table"
   cat "$out/profile.txt"

@@ -2,13 +2,16 @@
 """Per-kernel agreement of `cuflash-roofline profile` with Nsight Compute on the same program.
 
     python3 scripts/profile_vs_ncu.py PROFILE.json NCU.csv
+    python3 scripts/profile_vs_ncu.py PROFILE.json OTHER_PROFILE.json
 
 PROFILE.json: `cuflash-roofline profile --json` of a one-process program (every kernel).
 NCU.csv: `ncu --clock-control none --cache-control all --csv --page raw --metrics LIST` of the
 same program (every kernel). Launches are paired in order; a pair whose kernel names disagree
 is reported and not compared. For each kernel: DRAM bytes (read + write), L2 bytes (SM side)
 and tensor FLOPs (mma.sync + wgmma), ours / ncu. Prints a table and a summary line per
-quantity (how many kernels are within 2%); asserts nothing.
+quantity (how many kernels are within 2%); asserts nothing. With a second report of ours
+instead of the CSV (two runs of the same program, e.g. two replay modes), the same table
+compares the two reports' rows in order ("ncu" then names the second report).
 """
 import json
 import math
@@ -44,7 +47,12 @@ def ratio(a, b):
 
 def main():
     ours = json.load(open(sys.argv[1]))["rows"]
-    ncu, units = read_ncu(sys.argv[2])
+    if sys.argv[2].endswith(".json"):
+        ncu = [dict(r, **{"Kernel Name": r["kernel"]}) for r in json.load(open(sys.argv[2]))["rows"]]
+        units, other = None, ours_quantities
+    else:
+        ncu, units = read_ncu(sys.argv[2])
+        other = lambda row: ncu_quantities(row, units)
     print(f"kernels: ours {len(ours)}, ncu {len(ncu)}")
     names = ("DRAM", "L2", "tensor")
     within = {q: [0, 0] for q in names}
@@ -56,7 +64,7 @@ def main():
         if short not in n.get("Kernel Name", ""):
             print(f"{i:3} name mismatch: ours {o['kernel']!r}, ncu {n.get('Kernel Name')!r}")
             continue
-        a, b = ours_quantities(o), ncu_quantities(n, units)
+        a, b = ours_quantities(o), other(n)
         cells = []
         for q, x, y in zip(names, a, b):
             if math.isnan(x) or math.isnan(y) or (x == 0 and y == 0):

@@ -166,6 +166,9 @@ ProcessRecords read_process_records(const std::string& text, const std::string& 
         out.ended = true;
         out.launches = j.at("launches").get<std::int64_t>();
         out.profiled = j.at("profiled").get<std::int64_t>();
+        if (j.contains("phases"))
+          for (const auto& [phase, seconds] : j.at("phases").items())
+            out.phases[phase] = seconds.get<double>();
       } else {
         throw InputError("unknown record type \"" + type + "\"");
       }
@@ -213,8 +216,27 @@ std::string error_record(ProfileErrorKind kind, const std::string& message) {
   return line_of({{"type", "error"}, {"kind", to_string(kind)}, {"message", message}});
 }
 
-std::string end_record(std::int64_t launches, std::int64_t profiled) {
-  return line_of({{"type", "end"}, {"launches", launches}, {"profiled", profiled}});
+std::string end_record(std::int64_t launches, std::int64_t profiled,
+                       const std::map<std::string, double>& phases) {
+  json p = json::object();
+  for (const auto& [phase, seconds] : phases) p[phase] = json_number(seconds);
+  return line_of({{"type", "end"}, {"launches", launches}, {"profiled", profiled}, {"phases", p}});
+}
+
+std::string describe_phases(const std::map<std::string, double>& phases) {
+  static const char* const kOrder[] = {"wait",   "open",     "flush",  "start",  "kernel", "stop",
+                                       "decode", "evaluate", "record", "events", "close"};
+  std::string out;
+  double total = 0;
+  for (const char* phase : kOrder)
+    if (auto it = phases.find(phase); it != phases.end()) {
+      out +=
+          (out.empty() ? "" : ", ") + std::string(phase) + " " + format_fixed(it->second, 3) + " s";
+      total += it->second;
+    }
+  if (auto it = phases.find("sessions"); it != phases.end())
+    out += "; " + format_fixed(it->second, 0) + " counter session(s) opened";
+  return "total " + format_fixed(total, 3) + " s: " + out;
 }
 
 std::optional<Workload> workload_in_range_name(const std::string& nvtx_range) {

@@ -69,6 +69,9 @@ struct ProcessRecords {
   bool ended = false;         // the "end" record: the process exited through exit()
   std::int64_t launches = 0;  // kernel launches seen (from the end record)
   std::int64_t profiled = 0;  // of them profiled
+  // Seconds the injection library spent in each phase (from the end record), e.g. "open",
+  // "flush", "kernel", "decode": where profiling's cost goes.
+  std::map<std::string, double> phases;
 };
 
 // Parses one record file. Malformed lines throw InputError naming file and line; a last line
@@ -82,7 +85,13 @@ std::string device_record(const DeviceInfo& device, const std::string& counter_s
 std::string launch_record(const KernelLaunch& launch, RowStatus status, const std::string& message,
                           const std::map<std::string, double>& counters);
 std::string error_record(ProfileErrorKind kind, const std::string& message);
-std::string end_record(std::int64_t launches, std::int64_t profiled);
+std::string end_record(std::int64_t launches, std::int64_t profiled,
+                       const std::map<std::string, double>& phases = {});
+
+// "total 0.520 s: wait 0.000 s, open 0.410 s, flush 0.030 s, ...; 1 counter session(s)
+// opened": where the injection library spent its time in one process (ProcessRecords::phases),
+// phases in the order of a launch.
+std::string describe_phases(const std::map<std::string, double>& phases);
 
 // The attention workload an NVTX range names ("... B1 H8 N4096 d64 causal fwd ..."), searched
 // from the innermost range out.

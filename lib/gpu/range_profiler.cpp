@@ -960,7 +960,8 @@ struct KernelRangeProfiler::Impl {
     if (owns_guard) g_range_profiler_alive.store(false);
   }
 
-  void open(CUcontext ctx, int cu_device, const std::vector<std::string>& metric_names) {
+  void open(CUcontext ctx, int cu_device, const std::vector<std::string>& metric_names,
+            bool user_replay) {
     if (g_range_profiler_alive.exchange(true)) {
       throw ProfilerError(ProfilerErrorKind::kMultipleSubscribers,
                           "a range profiler already exists in this process; CUPTI allows one "
@@ -1004,7 +1005,7 @@ struct KernelRangeProfiler::Impl {
     set.counterDataImageSize = counter_data.size();
     set.pCounterDataImage = counter_data.data();
     set.range = CUPTI_AutoRange;
-    set.replayMode = CUPTI_KernelReplay;
+    set.replayMode = user_replay && passes == 1 ? CUPTI_UserReplay : CUPTI_KernelReplay;
     set.maxRangesPerPass = kMaxRangesPerStart;
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
@@ -1033,14 +1034,16 @@ struct KernelRangeProfiler::Impl {
   CUcontext context = nullptr;
   CUpti_RangeProfiler_Object* object = nullptr;
   bool started = false;
+  bool stopped = false;  // stopped, not decoded yet
+  bool decoded = false;  // decoded, not evaluated yet
   bool owns_guard = false;
 };
 
 KernelRangeProfiler::KernelRangeProfiler(void* context, int device,
-                                         const std::vector<std::string>& metrics)
+                                         const std::vector<std::string>& metrics, bool user_replay)
     : impl_(new Impl) {
   try {
-    impl_->open(static_cast<CUcontext>(context), device, metrics);
+    impl_->open(static_cast<CUcontext>(context), device, metrics, user_replay);
   } catch (...) {
     delete impl_;
     impl_ = nullptr;
@@ -1075,9 +1078,10 @@ const std::string& KernelRangeProfiler::chip() const {
 
 void KernelRangeProfiler::start() {
   if (impl_ == nullptr) moved_from("KernelRangeProfiler");
-  if (impl_->started) {
+  if (impl_->started || impl_->stopped || impl_->decoded) {
     throw ProfilerError(ProfilerErrorKind::kOther,
-                        "KernelRangeProfiler::start called twice without stop_and_evaluate");
+                        "KernelRangeProfiler::start called before the last start's "
+                        "stop, decode and evaluate");
   }
   auto start =
       make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
@@ -1086,18 +1090,29 @@ void KernelRangeProfiler::start() {
   impl_->started = true;
 }
 
-std::vector<RangeValues> KernelRangeProfiler::stop_and_evaluate() {
+void KernelRangeProfiler::stop() {
   if (impl_ == nullptr) moved_from("KernelRangeProfiler");
   Impl& s = *impl_;
   if (!s.started) {
     throw ProfilerError(ProfilerErrorKind::kOther,
-                        "KernelRangeProfiler::stop_and_evaluate called without start");
+                        "KernelRangeProfiler::stop called without start");
   }
   auto stop =
       make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   stop.pRangeProfilerObject = s.object;
   s.started = false;
   ROOFLINE_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
+  s.stopped = true;
+}
+
+void KernelRangeProfiler::decode() {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  Impl& s = *impl_;
+  if (!s.stopped) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "KernelRangeProfiler::decode called without a stop before it");
+  }
+  s.stopped = false;
   auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(
       CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = s.object;
@@ -1109,8 +1124,24 @@ std::vector<RangeValues> KernelRangeProfiler::stop_and_evaluate() {
                                                        std::to_string(kMaxRangesPerStart) +
                                                        " kernels in one launch");
   }
-  std::vector<RangeValues> values = evaluate_image(*s.host, s.counter_data, s.metrics,
-                                                   /*checked=*/false);
+  s.decoded = true;
+}
+
+std::vector<RangeValues> KernelRangeProfiler::evaluate() {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  Impl& s = *impl_;
+  if (!s.decoded) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "KernelRangeProfiler::evaluate called without a decode before it");
+  }
+  s.decoded = false;
+  std::vector<RangeValues> values;
+  try {
+    values = evaluate_image(*s.host, s.counter_data, s.metrics, /*checked=*/false);
+  } catch (...) {
+    s.initialize_image();  // the next start() begins with an empty image either way
+    throw;
+  }
   s.initialize_image();
   return values;
 }

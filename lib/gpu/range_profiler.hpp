@@ -135,7 +135,10 @@ class KernelRangeProfiler {
  public:
   // Throws ProfilerError: kUnsupportedDevice, kInsufficientPrivileges, kMultipleSubscribers,
   // kUnknownMetric, or kOther.
-  KernelRangeProfiler(void* context, int device, const std::vector<std::string>& metrics);
+  // `user_replay`: a one-pass config runs in user replay mode (CUPTI does not set up a
+  // replay of the launch); configs of several passes always use kernel replay.
+  KernelRangeProfiler(void* context, int device, const std::vector<std::string>& metrics,
+                      bool user_replay = false);
   ~KernelRangeProfiler();
   KernelRangeProfiler(KernelRangeProfiler&&) noexcept;
   KernelRangeProfiler& operator=(KernelRangeProfiler&&) noexcept;
@@ -145,9 +148,13 @@ class KernelRangeProfiler {
   int num_passes() const;
   const std::string& chip() const;
   void start();
-  // Stop, decode and evaluate: one RangeValues per kernel launched since start() (none when
-  // nothing ran), in launch order.
-  std::vector<RangeValues> stop_and_evaluate();
+  // After the launches: stop() ends the ranges, decode() turns what the GPU collected into the
+  // counter-data image, evaluate() gives one RangeValues per kernel launched since start()
+  // (none when nothing ran), in launch order, and readies the image for the next start().
+  // Three calls so that a caller can time each phase.
+  void stop();
+  void decode();
+  std::vector<RangeValues> evaluate();
 
  private:
   struct Impl;

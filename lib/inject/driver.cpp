@@ -42,6 +42,7 @@ const Driver* loaded_driver(std::string* why) {
   resolve(library, "cuCtxPushCurrent_v2", &d.ctx_push_current, &missing);
   resolve(library, "cuCtxPopCurrent_v2", &d.ctx_pop_current, &missing);
   resolve(library, "cuDeviceGetName", &d.device_get_name, &missing);
+  resolve(library, "cuDeviceGetPCIBusId", &d.device_get_pci_bus_id, &missing);
   resolve(library, "cuDeviceGetAttribute", &d.device_get_attribute, &missing);
   resolve(library, "cuDeviceTotalMem_v2", &d.device_total_mem, &missing);
   resolve(library, "cuDriverGetVersion", &d.driver_get_version, &missing);
@@ -56,6 +57,11 @@ const Driver* loaded_driver(std::string* why) {
   resolve(library, "cuStreamSynchronize", &d.stream_synchronize, &missing);
   resolve(library, "cuStreamIsCapturing", &d.stream_is_capturing, &missing);
   resolve(library, "cuStreamGetId", &d.stream_get_id, &missing);
+  resolve(library, "cuEventCreate", &d.event_create, &missing);
+  resolve(library, "cuEventRecord", &d.event_record, &missing);
+  resolve(library, "cuEventSynchronize", &d.event_synchronize, &missing);
+  resolve(library, "cuEventElapsedTime", &d.event_elapsed_time, &missing);  // the CUDA 12 ABI
+  resolve(library, "cuEventDestroy_v2", &d.event_destroy, &missing);
   resolve(library, "cuGetErrorString", &d.get_error_string, &missing);
   if (!missing.empty()) {
     reason =

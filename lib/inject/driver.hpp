@@ -14,6 +14,7 @@ struct Driver {
   CUresult (*ctx_push_current)(CUcontext) = nullptr;
   CUresult (*ctx_pop_current)(CUcontext*) = nullptr;
   CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
+  CUresult (*device_get_pci_bus_id)(char*, int, CUdevice) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
   CUresult (*device_total_mem)(size_t*, CUdevice) = nullptr;
   CUresult (*driver_get_version)(int*) = nullptr;
@@ -29,6 +30,11 @@ struct Driver {
   CUresult (*stream_synchronize)(CUstream) = nullptr;
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   CUresult (*stream_get_id)(CUstream, unsigned long long*) = nullptr;
+  CUresult (*event_create)(CUevent*, unsigned) = nullptr;
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;
+  CUresult (*event_synchronize)(CUevent) = nullptr;
+  CUresult (*event_elapsed_time)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*event_destroy)(CUevent) = nullptr;
   CUresult (*get_error_string)(CUresult, const char**) = nullptr;
 
   // "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)"

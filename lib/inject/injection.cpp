@@ -11,9 +11,22 @@
 // this process's record file. Launches not chosen run as usual, but also take the lock while
 // any launch is left to profile, so that no other thread's kernel falls into a measured range.
 //
+// Several processes of one run may use the same GPU, and only one of them can hold its
+// counters at a time. A process opens its counter session when it first needs it, under the
+// device's CounterLease (a lock in the run's directory), and keeps it while no other process
+// waits: the cost of opening one is paid once per process. When another process waits, the
+// holder closes its session and hands the lease over after its current launch, or at once
+// when idle (a watcher thread looks every few milliseconds), then takes it back for its next
+// profiled launch. A launch that cannot have the counters (another process of the run kept
+// them longer than kLeaseWait, or a profiler outside the run holds them) is timed with events
+// and its row says so; the run goes on.
+//
 // Every failure is a record (profile_protocol.hpp), never an exception across the driver: the
-// program then goes on unprofiled. The state lives until the process ends: CUDA tears down
-// its contexts before static destructors would run, so nothing here is freed at exit.
+// program then goes on unprofiled. The end record carries the seconds spent in each phase
+// (wait, open, flush, start, kernel, stop, decode, evaluate, record, close), which
+// `profile -v` prints. The state lives until the process ends: CUDA tears down its contexts
+// before static destructors would run, so nothing here is freed at exit; a session still open
+// then ends with the process, which releases the counters and the lease.
 #include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>
@@ -21,6 +34,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,13 +45,16 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "generated_nvtx_meta.h"
+#include "lib/core/counter_lease.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/profile_protocol.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/driver.hpp"
+#include "lib/inject/event_timer.hpp"
 #include "lib/inject/l2_flush.hpp"
 #include "lib/inject/record_file.hpp"
 
@@ -145,31 +163,69 @@ constexpr CUpti_CallbackId kLaunchCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
-// The measurement session of one context: the range profiler and the flush buffer.
+using Clock = std::chrono::steady_clock;
+
+// How long a launch waits for another process of the run to hand the counters over before it
+// is timed without them. A holder hands over after its current launch, so the wait is about
+// one launch; a kernel that waits for a kernel of the waiting process (a collective between
+// two processes on one GPU) would otherwise never end.
+constexpr std::chrono::milliseconds kLeaseWait{10000};
+// How often an idle holder looks for processes waiting for its counters.
+constexpr std::chrono::milliseconds kWatchPeriod{5};
+// A process that takes the lease just as the last holder exits may find the counters still
+// busy for a moment: it tries this often, 100 ms apart, before it concludes that a profiler
+// outside the run holds them.
+constexpr int kBusyAttempts = 20;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The measurement session of one context: the flush buffer and event pair (the context's),
+// and the counters, open only while this process holds the device's lease.
 struct Session {
   CUcontext context = nullptr;
+  CUdevice device = 0;
   std::string chip;
   std::vector<std::string> metrics;
   bool catalogued = false;
-  std::unique_ptr<gpu::KernelRangeProfiler> profiler;
   std::unique_ptr<L2Flush> flush;
+  std::unique_ptr<EventTimer> timer;  // made for the first launch timed without counters
+  std::unique_ptr<CounterLease> lease;
+  std::unique_ptr<gpu::KernelRangeProfiler> counters;  // open only while the lease is held
+  std::string no_counters;  // set when a profiler outside the run holds the counters
+};
+
+// One profiled launch, from its entry callback to its exit callback.
+struct Measuring {
+  KernelLaunch launch;
+  CUstream stream = nullptr;
+  bool timing_only = false;  // no counters for this launch: `why` says why
+  std::string why;
+  Clock::time_point kernel_start;
 };
 
 // Per thread: our own driver calls re-enter the callback; the NVTX stack; the launch measured.
 thread_local bool t_inside = false;
 thread_local std::vector<std::string> t_nvtx;
-thread_local std::optional<KernelLaunch> t_measuring;
+thread_local std::optional<Measuring> t_measuring;
 thread_local bool t_holds_lock = false;
 
 class Injection {
  public:
-  Injection(std::unique_ptr<RecordFile> records, ProfileOptions options, const Driver& driver)
+  Injection(std::unique_ptr<RecordFile> records, ProfileOptions options, const Driver& driver,
+            std::string run_dir)
       : records_(std::move(records)),
         options_(std::move(options)),
         driver_(driver),
+        run_dir_(std::move(run_dir)),
         process_(process_name()) {
     if (!options_.kernel_regex.empty())
       regex_.emplace(options_.kernel_regex, std::regex::ECMAScript | std::regex::optimize);
+    // A measurement switch, not an option: CUFLASH_ROOFLINE_PROFILE_REPLAY=user runs one-pass
+    // configs in user replay mode, to compare its cost and counts with kernel replay's.
+    const char* replay = std::getenv("CUFLASH_ROOFLINE_PROFILE_REPLAY");
+    user_replay_ = replay != nullptr && std::string(replay) == "user";
   }
 
   void record(const std::string& line) { records_->append(line); }
@@ -234,7 +290,8 @@ class Injection {
     if (matched_++ < options_.launch_skip) return;
     if (options_.launch_count >= 0 && profiled_ >= options_.launch_count) return;
 
-    KernelLaunch launch;
+    Measuring m;
+    KernelLaunch& launch = m.launch;
     launch.mangled_name = site->graph ? "" : (cb->symbolName != nullptr ? cb->symbolName : "");
     launch.demangled_name = demangled;
     for (std::size_t i = 0; i < t_nvtx.size(); ++i)
@@ -258,12 +315,27 @@ class Injection {
     unsigned long long stream_id = 0;
     if (site->stream != nullptr && driver_.stream_get_id(site->stream, &stream_id) == CUDA_SUCCESS)
       launch.stream_id = static_cast<std::int64_t>(stream_id);
+    m.stream = site->stream;
 
     try {
+      std::lock_guard<std::mutex> lock(sessions_mutex_);
       Session& session = session_for(cb->context);
-      if (options_.cache == CacheControl::kCold && session.flush) session.flush->run(site->stream);
-      session.profiler->start();
-      t_measuring = std::move(launch);
+      m.timing_only = !take_counters(session, &m.why);
+      if (options_.cache == CacheControl::kCold && session.flush) {
+        const Clock::time_point t = Clock::now();
+        session.flush->run(site->stream);
+        add_phase("flush", seconds_since(t));
+      }
+      if (m.timing_only) {
+        if (!session.timer) session.timer = std::make_unique<EventTimer>(driver_);
+        session.timer->begin(site->stream);
+      } else {
+        const Clock::time_point t = Clock::now();
+        session.counters->start();
+        add_phase("start", seconds_since(t));
+      }
+      m.kernel_start = Clock::now();
+      t_measuring = std::move(m);
     } catch (const gpu::ProfilerError& error) {
       fail(kind_of(error.kind()), error.what());
     } catch (const std::exception& error) {
@@ -273,11 +345,21 @@ class Injection {
 
   void on_launch_exit(const CUpti_CallbackData* cb) {
     if (t_measuring) {
-      KernelLaunch launch = std::move(*t_measuring);
+      Measuring m = std::move(*t_measuring);
       t_measuring.reset();
+      add_phase("kernel", seconds_since(m.kernel_start));
       ++profiled_;
-      finish(launch, cb);
-      if (options_.launch_count >= 0 && profiled_ >= options_.launch_count) active_.store(false);
+      if (m.timing_only)
+        finish_timing_only(m, cb);
+      else
+        finish(m.launch, cb);
+      const bool done = options_.launch_count >= 0 && profiled_ >= options_.launch_count;
+      if (done) active_.store(false);
+      // Hand the counters over when another process waits for them, or for good when done.
+      std::lock_guard<std::mutex> lock(sessions_mutex_);
+      if (session_ != nullptr && session_->lease != nullptr && session_->lease->held() &&
+          (done || session_->lease->others_waiting()))
+        release_counters(*session_);
     }
     if (t_holds_lock) {
       t_holds_lock = false;
@@ -285,50 +367,159 @@ class Injection {
     }
   }
 
-  void on_exit() { record(end_record(launches_, profiled_)); }
+  void on_exit() {
+    stopping_.store(true);
+    std::map<std::string, double> phases;
+    {
+      std::lock_guard<std::mutex> lock(phases_mutex_);
+      phases = phases_;
+    }
+    record(end_record(launches_, profiled_, phases));
+    std::lock_guard<std::mutex> lock(sessions_mutex_);  // the watcher is not mid-hand-over
+  }
 
  private:
+  void add_phase(const char* phase, double seconds) {
+    std::lock_guard<std::mutex> lock(phases_mutex_);
+    phases_[phase] += seconds;
+  }
+
   // The session of `context`, opened on first use (one context is measured at a time: a
-  // launch on another context closes the previous one).
+  // launch on another context closes the previous one). Counters are not opened here.
+  // Called with sessions_mutex_ held.
   Session& session_for(CUcontext context) {
-    std::lock_guard<std::mutex> lock(sessions_mutex_);
     if (session_ != nullptr && session_->context == context) return *session_;
     close_session();
     auto session = std::make_unique<Session>();
     session->context = context;
-    CUdevice device = 0;
-    if (CUresult r = driver_.ctx_get_device(&device); r != CUDA_SUCCESS)
+    if (CUresult r = driver_.ctx_get_device(&session->device); r != CUDA_SUCCESS)
       throw std::runtime_error(driver_.describe("cuCtxGetDevice", r));
-    session->chip = gpu::chip_name_of_loaded_device(static_cast<int>(device));
+    session->chip = gpu::chip_name_of_loaded_device(static_cast<int>(session->device));
     session->catalogued = has_catalogue(session->chip);
     // A chip without a catalogue still gets the kernel time, the one metric every chip names.
     session->metrics = session->catalogued ? catalogue_metrics(session->chip, options_.counter_set)
                                            : std::vector<std::string>{"gpu__time_duration.sum"};
-    session->profiler = std::make_unique<gpu::KernelRangeProfiler>(
-        static_cast<void*>(context), static_cast<int>(device), session->metrics);
+    // The lease names the device as every process sees it, whatever CUDA_VISIBLE_DEVICES says.
+    char bus_id[64] = {};
+    if (CUresult r = driver_.device_get_pci_bus_id(bus_id, sizeof bus_id, session->device);
+        r != CUDA_SUCCESS)
+      throw std::runtime_error(driver_.describe("cuDeviceGetPCIBusId", r));
+    session->lease = std::make_unique<CounterLease>(run_dir_, CounterLease::key_of(bus_id));
     if (options_.cache == CacheControl::kCold)
-      session->flush = std::make_unique<L2Flush>(driver_, device);
-    if (!device_recorded_) {
-      record(device_record(device_info(device, session->chip),
-                           std::string(to_string(options_.counter_set)), session->metrics,
-                           session->profiler->num_passes()));
-      device_recorded_ = true;
-    }
+      session->flush = std::make_unique<L2Flush>(driver_, session->device);
     session_ = std::move(session);
     return *session_;
   }
 
+  // Opens the counters of `session` under its lease, waiting for another process of the run
+  // to hand them over. False, with `why`, when this launch must do without them. Throws
+  // gpu::ProfilerError when counters cannot work at all (not permitted, unsupported).
+  bool take_counters(Session& session, std::string* why) {
+    if (!session.no_counters.empty()) {
+      *why = session.no_counters;
+      return false;
+    }
+    if (session.counters != nullptr) return true;
+    const Clock::time_point waited = Clock::now();
+    const bool held = session.lease->acquire(kLeaseWait);
+    add_phase("wait", seconds_since(waited));
+    if (!held) {
+      const int holder = session.lease->holder();
+      *why = "another process of this run" +
+             (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
+             " kept the GPU's counters for more than " + std::to_string(kLeaseWait.count() / 1000) +
+             " s: kernel time only (CUDA events)";
+      return false;
+    }
+    const Clock::time_point opened = Clock::now();
+    for (int attempt = 1;; ++attempt) {
+      try {
+        session.counters = std::make_unique<gpu::KernelRangeProfiler>(
+            static_cast<void*>(session.context), static_cast<int>(session.device), session.metrics,
+            user_replay_);
+        break;
+      } catch (const gpu::ProfilerError& error) {
+        if (error.kind() != gpu::ProfilerErrorKind::kMultipleSubscribers) {
+          session.lease->release();
+          throw;
+        }
+        if (attempt == kBusyAttempts) {
+          session.lease->release();
+          session.no_counters = std::string(
+                                    "the GPU's counters are held outside this run: "
+                                    "kernel time only (CUDA events): ") +
+                                error.what();
+          *why = session.no_counters;
+          add_phase("open", seconds_since(opened));
+          return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    add_phase("open", seconds_since(opened));
+    add_phase("sessions", 1);
+    record_device(session, session.counters->num_passes());
+    if (!watcher_started_) {
+      watcher_started_ = true;
+      std::thread([this] { watch(); }).detach();
+    }
+    return true;
+  }
+
+  // Closes the counters and gives the lease up. With the session's context current (or
+  // being destroyed), and sessions_mutex_ held.
+  void release_counters(Session& session) {
+    const Clock::time_point t = Clock::now();
+    session.counters.reset();
+    session.lease->release();
+    add_phase("close", seconds_since(t));
+  }
+
+  // The watcher thread: hands the counters over while this process is between launches and
+  // another process waits for them (a holder that goes idle would otherwise keep them).
+  void watch() {
+    while (!stopping_.load()) {
+      std::this_thread::sleep_for(kWatchPeriod);
+      try {
+        std::unique_lock<std::mutex> launch(launch_mutex_, std::try_to_lock);
+        if (!launch.owns_lock()) continue;  // a launch is in flight: its exit hands over
+        std::lock_guard<std::mutex> lock(sessions_mutex_);
+        if (stopping_.load() || session_ == nullptr || session_->counters == nullptr ||
+            !session_->lease->others_waiting())
+          continue;
+        if (driver_.ctx_push_current(session_->context) != CUDA_SUCCESS) continue;
+        release_counters(*session_);
+        CUcontext popped = nullptr;
+        driver_.ctx_pop_current(&popped);
+      } catch (...) {
+        // An flock failure: the next launch boundary hands over instead. Nothing may escape
+        // into the program.
+      }
+    }
+  }
+
   void close_session() {
     if (session_ == nullptr) return;
-    // The flush buffer belongs to the context: free it with the context current.
-    if (session_->flush && driver_.ctx_push_current(session_->context) == CUDA_SUCCESS) {
+    // The counters, flush buffer and events belong to the context: free them with it current.
+    if (driver_.ctx_push_current(session_->context) == CUDA_SUCCESS) {
+      if (session_->counters) release_counters(*session_);
       session_->flush.reset();
+      session_->timer.reset();
       CUcontext popped = nullptr;
       driver_.ctx_pop_current(&popped);
-    } else {
-      session_->flush.release();  // the context is gone: so is the buffer
+    } else {  // the context is gone: so are its buffer and events
+      session_->counters.reset();
+      session_->flush.release();
+      session_->timer.release();
     }
-    session_.reset();
+    session_.reset();  // closing the lease's files releases it
+  }
+
+  void record_device(const Session& session, int passes) {
+    if (device_recorded_) return;
+    record(device_record(device_info(session.device, session.chip),
+                         std::string(to_string(options_.counter_set)), session.metrics, passes));
+    device_recorded_ = true;
   }
 
   DeviceInfo device_info(CUdevice device, const std::string& chip) const {
@@ -353,21 +544,55 @@ class Injection {
     return info;
   }
 
+  CUresult launch_result(const CUpti_CallbackData* cb) const {
+    return cb->functionReturnValue != nullptr
+               ? *static_cast<const CUresult*>(cb->functionReturnValue)
+               : CUDA_SUCCESS;
+  }
+
+  void finish_timing_only(const Measuring& m, const CUpti_CallbackData* cb) {
+    std::lock_guard<std::mutex> lock(sessions_mutex_);
+    if (session_ == nullptr || session_->timer == nullptr) return;
+    if (const CUresult result = launch_result(cb); result != CUDA_SUCCESS) {
+      record(launch_record(m.launch, RowStatus::kError, driver_.describe(cb->functionName, result),
+                           {}));
+      return;
+    }
+    const Clock::time_point t = Clock::now();
+    double seconds = std::nan("");
+    try {
+      seconds = session_->timer->end(m.stream);
+    } catch (const std::exception& error) {
+      record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
+      return;
+    }
+    add_phase("events", seconds_since(t));
+    record_device(*session_, 0);
+    record(launch_record(m.launch, RowStatus::kCountersUnavailable, m.why,
+                         {{quantity::kGpuTime, seconds}}));
+  }
+
   void finish(KernelLaunch& launch, const CUpti_CallbackData* cb) {
     std::lock_guard<std::mutex> lock(sessions_mutex_);
-    if (session_ == nullptr) return;
+    if (session_ == nullptr || session_->counters == nullptr) return;
     Session& session = *session_;
     std::vector<gpu::RangeValues> ranges;
     try {
-      ranges = session.profiler->stop_and_evaluate();
+      Clock::time_point t = Clock::now();
+      session.counters->stop();
+      add_phase("stop", seconds_since(t));
+      t = Clock::now();
+      session.counters->decode();
+      add_phase("decode", seconds_since(t));
+      t = Clock::now();
+      ranges = session.counters->evaluate();
+      add_phase("evaluate", seconds_since(t));
     } catch (const gpu::ProfilerError& error) {
       record(launch_record(launch, RowStatus::kError, error.what(), {}));
       return;
     }
-    const CUresult result = cb->functionReturnValue != nullptr
-                                ? *static_cast<const CUresult*>(cb->functionReturnValue)
-                                : CUDA_SUCCESS;
-    if (result != CUDA_SUCCESS) {
+    const Clock::time_point t = Clock::now();
+    if (const CUresult result = launch_result(cb); result != CUDA_SUCCESS) {
       record(
           launch_record(launch, RowStatus::kError, driver_.describe(cb->functionName, result), {}));
       return;
@@ -405,19 +630,27 @@ class Injection {
       record(launch_record(row, RowStatus::kOk, message,
                            combine_metrics(session.chip, set, session.metrics, ranges[i].values)));
     }
+    add_phase("record", seconds_since(t));
   }
 
   std::unique_ptr<RecordFile> records_;
   ProfileOptions options_;
   const Driver& driver_;
+  std::string run_dir_;  // the run's record directory: record files and counter leases
   std::string process_;
   std::optional<std::regex> regex_;
+  bool user_replay_ = false;
   std::atomic<bool> active_{true};
+  std::atomic<bool> stopping_{false};  // the process is exiting: the watcher stops
+  // Lock order: launch_mutex_, then sessions_mutex_, then phases_mutex_.
   std::mutex launch_mutex_;  // held from a launch's entry to its exit callback
   std::mutex sessions_mutex_;
   std::unique_ptr<Session> session_;
+  bool watcher_started_ = false;  // guarded by sessions_mutex_
   bool device_recorded_ = false;
-  std::int64_t launches_ = 0;  // guarded by launch_mutex_
+  std::mutex phases_mutex_;
+  std::map<std::string, double> phases_;  // seconds per phase ("sessions": how many opened)
+  std::int64_t launches_ = 0;             // guarded by launch_mutex_
   std::int64_t matched_ = 0;
   std::int64_t profiled_ = 0;
 };
@@ -517,7 +750,7 @@ bool start() {
             (other ? ": another profiler (ncu, nsys, a CUPTI tool) is attached" : "")));
     return false;
   }
-  g_injection = new Injection(std::move(records), options, *driver);
+  g_injection = new Injection(std::move(records), options, *driver, dir);
   for (CUpti_CallbackId id : kLaunchCallbacks)
     if (CUptiResult r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
         r != CUPTI_SUCCESS) {

@@ -84,6 +84,13 @@ TEST_CASE("profile records: a cut-short last line is dropped, a bad line is an e
   const ProcessRecords whole = read_process_records(text, "f");
   CHECK(whole.ended);
   CHECK(whole.launches == 9);
+  CHECK(whole.phases.empty());
+  const ProcessRecords timed = read_process_records(
+      records_of_one_launch() + end_record(9, 1, {{"open", 0.25}, {"kernel", 0.5}}), "f");
+  CHECK(timed.phases == std::map<std::string, double>{{"open", 0.25}, {"kernel", 0.5}});
+  CHECK(describe_phases(timed.phases) == "total 0.750 s: open 0.250 s, kernel 0.500 s");
+  CHECK(describe_phases({{"wait", 10}, {"events", 0.001}, {"sessions", 2}}) ==
+        "total 10.001 s: wait 10.000 s, events 0.001 s; 2 counter session(s) opened");
   const ProcessRecords cut = read_process_records(text.substr(0, text.size() - 10), "f");
   CHECK_FALSE(cut.ended);
   CHECK(cut.rows.size() == 1);
@@ -224,5 +231,32 @@ TEST_CASE("cli: profile fault paths that need no GPU") {
     REQUIRE(j["rows"].size() == 2);
     CHECK(j["rows"][0]["launch"]["process_id"] == 77);
     CHECK(j["rows"][1]["launch"]["process_id"] == 78);
+  }
+  SUBCASE("a child without counters: its rows have the kernel time and say why") {
+    // What the library writes when another process kept the GPU's counters too long.
+    KernelLaunch timed = sample_launch(0);
+    timed.process_id = 78;
+    write_text(dir.path / "records", records_of_one_launch());
+    write_text(dir.path / "child",
+               process_record(78, 77, "app") +
+                   device_record(h200(), "roofline",
+                                 catalogue_metrics("GH100", CounterSet::kRoofline), 0) +
+                   launch_record(timed, RowStatus::kCountersUnavailable,
+                                 "another process of this run (pid 77) kept the GPU's counters "
+                                 "for more than 10 s: kernel time only (CUDA events)",
+                                 {{quantity::kGpuTime, 2e-5}}) +
+                   end_record(1, 1, {{"wait", 10.0}, {"events", 0.001}}));
+    const std::string out = "\"$CUFLASH_ROOFLINE_PROFILE_DIR\"";
+    const std::string body = "cat " + (dir.path / "records").string() + " > " + out +
+                             "/77.jsonl\ncat " + (dir.path / "child").string() + " > " + out +
+                             "/78.jsonl\nexit 0";
+    const CliResult r = profile({"--json", "-", "--", script(dir, "pair.sh", body)});
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["rows"].size() == 2);
+    CHECK(j["rows"][0]["status"] == "ok");
+    CHECK(j["rows"][1]["status"] == "counters_unavailable");
+    CHECK(j["rows"][1]["message"].get<std::string>().find("kernel time only") != std::string::npos);
+    CHECK(j["rows"][1]["counters"]["gpu_time_seconds"] == 2e-5);
   }
 }
