@@ -7,8 +7,7 @@
 #   scripts/profile_acceptance.sh [build]
 #
 # Legs left out when set to 1: PROFILE_SKIP_NCU_ROOFLINE (about 140 s), PROFILE_SKIP_NCU_METRICS,
-# PROFILE_SKIP_WARM. PROFILE_USER_REPLAY=1 adds a run with one-pass configs in user replay mode
-# (CUFLASH_ROOFLINE_PROFILE_REPLAY=user), its cost and its counts against the default's.
+# PROFILE_SKIP_WARM.
 #
 # Writes under $OUT (or out/profile-acceptance/): summary.txt (tables last), logs.tar.xz,
 # chart.svg, profile.json. Never changes clocks: ncu runs with --clock-control none.
@@ -74,15 +73,6 @@ timeout 600 "$tool" -v profile --json "$out/profile.json" -- "${program[@]}" >"$
 rc=$?; ours=$(elapsed "$t")
 note "profile: rc=$rc $ours s; $(grep -vc '^warning' "$out/profile.err") lines on stderr"
 grep "time in the injection library" "$out/profile.err" | sed 's/^/profile phases: /' | tee -a "$summary"
-if [ "${PROFILE_USER_REPLAY:-0}" = 1 ]; then
-  t=$(seconds)
-  CUFLASH_ROOFLINE_PROFILE_REPLAY=user timeout 600 "$tool" -v profile \
-    --json "$out/profile_user.json" -- "${program[@]}" >"$out/profile_user.txt" 2>"$out/profile_user.err"
-  note "profile (user replay): rc=$? $(elapsed "$t") s"
-  grep "time in the injection library" "$out/profile_user.err" | sed 's/^/profile (user replay) phases: /' | tee -a "$summary"
-  python3 scripts/profile_vs_ncu.py "$out/profile_user.json" "$out/profile.json" >"$out/user_vs_kernel.txt" 2>&1
-  tail -3 "$out/user_vs_kernel.txt" | sed 's/^/profile (user replay) vs kernel replay: /; s/of ncu/of kernel replay/' | tee -a "$summary"
-fi
 if [ "${PROFILE_SKIP_WARM:-0}" != 1 ]; then
   t=$(seconds)
   timeout 600 "$tool" -v profile --cache warm --json "$out/profile_warm.json" -- "${program[@]}" \

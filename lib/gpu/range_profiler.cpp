@@ -960,8 +960,7 @@ struct KernelRangeProfiler::Impl {
     if (owns_guard) g_range_profiler_alive.store(false);
   }
 
-  void open(CUcontext ctx, int cu_device, const std::vector<std::string>& metric_names,
-            bool user_replay) {
+  void open(CUcontext ctx, int cu_device, const std::vector<std::string>& metric_names) {
     if (g_range_profiler_alive.exchange(true)) {
       throw ProfilerError(ProfilerErrorKind::kMultipleSubscribers,
                           "a range profiler already exists in this process; CUPTI allows one "
@@ -1005,7 +1004,7 @@ struct KernelRangeProfiler::Impl {
     set.counterDataImageSize = counter_data.size();
     set.pCounterDataImage = counter_data.data();
     set.range = CUPTI_AutoRange;
-    set.replayMode = user_replay && passes == 1 ? CUPTI_UserReplay : CUPTI_KernelReplay;
+    set.replayMode = CUPTI_KernelReplay;
     set.maxRangesPerPass = kMaxRangesPerStart;
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
@@ -1040,10 +1039,10 @@ struct KernelRangeProfiler::Impl {
 };
 
 KernelRangeProfiler::KernelRangeProfiler(void* context, int device,
-                                         const std::vector<std::string>& metrics, bool user_replay)
+                                         const std::vector<std::string>& metrics)
     : impl_(new Impl) {
   try {
-    impl_->open(static_cast<CUcontext>(context), device, metrics, user_replay);
+    impl_->open(static_cast<CUcontext>(context), device, metrics);
   } catch (...) {
     delete impl_;
     impl_ = nullptr;

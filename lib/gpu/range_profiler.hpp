@@ -135,10 +135,7 @@ class KernelRangeProfiler {
  public:
   // Throws ProfilerError: kUnsupportedDevice, kInsufficientPrivileges, kMultipleSubscribers,
   // kUnknownMetric, or kOther.
-  // `user_replay`: a one-pass config runs in user replay mode (CUPTI does not set up a
-  // replay of the launch); configs of several passes always use kernel replay.
-  KernelRangeProfiler(void* context, int device, const std::vector<std::string>& metrics,
-                      bool user_replay = false);
+  KernelRangeProfiler(void* context, int device, const std::vector<std::string>& metrics);
   ~KernelRangeProfiler();
   KernelRangeProfiler(KernelRangeProfiler&&) noexcept;
   KernelRangeProfiler& operator=(KernelRangeProfiler&&) noexcept;

@@ -222,10 +222,6 @@ class Injection {
         process_(process_name()) {
     if (!options_.kernel_regex.empty())
       regex_.emplace(options_.kernel_regex, std::regex::ECMAScript | std::regex::optimize);
-    // A measurement switch, not an option: CUFLASH_ROOFLINE_PROFILE_REPLAY=user runs one-pass
-    // configs in user replay mode, to compare its cost and counts with kernel replay's.
-    const char* replay = std::getenv("CUFLASH_ROOFLINE_PROFILE_REPLAY");
-    user_replay_ = replay != nullptr && std::string(replay) == "user";
   }
 
   void record(const std::string& line) { records_->append(line); }
@@ -435,8 +431,7 @@ class Injection {
     for (int attempt = 1;; ++attempt) {
       try {
         session.counters = std::make_unique<gpu::KernelRangeProfiler>(
-            static_cast<void*>(session.context), static_cast<int>(session.device), session.metrics,
-            user_replay_);
+            static_cast<void*>(session.context), static_cast<int>(session.device), session.metrics);
         break;
       } catch (const gpu::ProfilerError& error) {
         if (error.kind() != gpu::ProfilerErrorKind::kMultipleSubscribers) {
@@ -639,7 +634,6 @@ class Injection {
   std::string run_dir_;  // the run's record directory: record files and counter leases
   std::string process_;
   std::optional<std::regex> regex_;
-  bool user_replay_ = false;
   std::atomic<bool> active_{true};
   std::atomic<bool> stopping_{false};  // the process is exiting: the watcher stops
   // Lock order: launch_mutex_, then sessions_mutex_, then phases_mutex_.
