@@ -933,8 +933,13 @@ const std::vector<std::uint8_t>& RangeProfiler::counter_data_image() const {
 // KernelRangeProfiler
 
 namespace {
-// Ranges one start()..stop() can hold: one kernel, or the kernel nodes of a graph launch.
-constexpr std::size_t kMaxRangesPerStart = 512;
+// Ranges one start()..stop() can hold. A kernel launch is one range; a graph launch one per
+// kernel node. The counter-data image is sized for them, and CUPTI initialises the whole image
+// before each start (about 150 KB a range with the default set: 512 ranges took ~12 ms a
+// launch on the H200's host, more than the evaluation), so kernel launches get a small image
+// and graph launches a large one, made on first use.
+constexpr std::size_t kRangesPerKernelLaunch = 4;
+constexpr std::size_t kRangesPerGraphLaunch = 512;
 }  // namespace
 
 struct KernelRangeProfiler::Impl {
@@ -984,41 +989,58 @@ struct KernelRangeProfiler::Impl {
     ROOFLINE_CUPTI_CALL(cuptiRangeProfilerEnable(&enable));
     object = enable.pRangeProfilerObject;
 
+    kernel_image = make_image(kRangesPerKernelLaunch);
+    use(kernel_image);
+  }
+
+  // A counter-data image for `ranges` ranges, initialised.
+  struct Image {
+    std::size_t ranges = 0;
+    std::vector<std::uint8_t> data;
+  };
+  Image make_image(std::size_t ranges) {
     auto names = c_strings(metrics);
     auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
         CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     size.pRangeProfilerObject = object;
     size.pMetricNames = names.data();
     size.numMetrics = names.size();
-    size.maxNumOfRanges = kMaxRangesPerStart;
-    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(kMaxRangesPerStart);
+    size.maxNumOfRanges = ranges;
+    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(ranges);
     ROOFLINE_CUPTI_CALL(cuptiRangeProfilerGetCounterDataSize(&size));
-    counter_data.assign(size.counterDataSize, 0);
-    initialize_image();
+    Image image;
+    image.ranges = ranges;
+    image.data.assign(size.counterDataSize, 0);
+    initialize(image);
+    return image;
+  }
 
+  // Makes `image` (initialised) the one the next start() collects into.
+  void use(Image& image) {
     auto set = make_params<CUpti_RangeProfiler_SetConfig_Params>(
         CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     set.pRangeProfilerObject = object;
     set.configSize = config.size();
     set.pConfig = config.data();
-    set.counterDataImageSize = counter_data.size();
-    set.pCounterDataImage = counter_data.data();
+    set.counterDataImageSize = image.data.size();
+    set.pCounterDataImage = image.data.data();
     set.range = CUPTI_AutoRange;
     set.replayMode = CUPTI_KernelReplay;
-    set.maxRangesPerPass = kMaxRangesPerStart;
+    set.maxRangesPerPass = image.ranges;
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
     set.passIndex = 0;
     set.targetNestingLevel = 1;
     ROOFLINE_CUPTI_CALL(cuptiRangeProfilerSetConfig(&set));
+    current = &image;
   }
 
-  void initialize_image() {
+  void initialize(Image& image) {
     auto init = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init.pRangeProfilerObject = object;
-    init.counterDataSize = counter_data.size();
-    init.pCounterData = counter_data.data();
+    init.counterDataSize = image.data.size();
+    init.pCounterData = image.data.data();
     ROOFLINE_CUPTI_CALL(cuptiRangeProfilerCounterDataImageInitialize(&init));
   }
 
@@ -1029,7 +1051,9 @@ struct KernelRangeProfiler::Impl {
   std::vector<std::uint8_t> availability;
   std::unique_ptr<HostObject> host;
   std::vector<std::uint8_t> config;
-  std::vector<std::uint8_t> counter_data;
+  Image kernel_image;
+  std::unique_ptr<Image> graph_image;  // made for the first graph launch
+  Image* current = nullptr;            // the image SetConfig was last given
   CUcontext context = nullptr;
   CUpti_RangeProfiler_Object* object = nullptr;
   bool started = false;
@@ -1075,18 +1099,23 @@ const std::string& KernelRangeProfiler::chip() const {
   return impl_->chip;
 }
 
-void KernelRangeProfiler::start() {
+void KernelRangeProfiler::start(bool graph) {
   if (impl_ == nullptr) moved_from("KernelRangeProfiler");
-  if (impl_->started || impl_->stopped || impl_->decoded) {
+  Impl& s = *impl_;
+  if (s.started || s.stopped || s.decoded) {
     throw ProfilerError(ProfilerErrorKind::kOther,
                         "KernelRangeProfiler::start called before the last start's "
                         "stop, decode and evaluate");
   }
+  if (graph && s.graph_image == nullptr)
+    s.graph_image = std::make_unique<Impl::Image>(s.make_image(kRangesPerGraphLaunch));
+  Impl::Image& image = graph ? *s.graph_image : s.kernel_image;
+  if (s.current != &image) s.use(image);
   auto start =
       make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
-  start.pRangeProfilerObject = impl_->object;
+  start.pRangeProfilerObject = s.object;
   ROOFLINE_CUPTI_CALL(cuptiRangeProfilerStart(&start));
-  impl_->started = true;
+  s.started = true;
 }
 
 void KernelRangeProfiler::stop() {
@@ -1117,10 +1146,10 @@ void KernelRangeProfiler::decode() {
   decode.pRangeProfilerObject = s.object;
   ROOFLINE_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
   if (decode.numOfRangeDropped > 0) {
-    s.initialize_image();
+    s.initialize(*s.current);
     throw ProfilerError(ProfilerErrorKind::kOther, std::to_string(decode.numOfRangeDropped) +
                                                        " kernel ranges were dropped: more than " +
-                                                       std::to_string(kMaxRangesPerStart) +
+                                                       std::to_string(s.current->ranges) +
                                                        " kernels in one launch");
   }
   s.decoded = true;
@@ -1136,12 +1165,12 @@ std::vector<RangeValues> KernelRangeProfiler::evaluate() {
   s.decoded = false;
   std::vector<RangeValues> values;
   try {
-    values = evaluate_image(*s.host, s.counter_data, s.metrics, /*checked=*/false);
+    values = evaluate_image(*s.host, s.current->data, s.metrics, /*checked=*/false);
   } catch (...) {
-    s.initialize_image();  // the next start() begins with an empty image either way
+    s.initialize(*s.current);  // the next start() begins with an empty image either way
     throw;
   }
-  s.initialize_image();
+  s.initialize(*s.current);
   return values;
 }
 

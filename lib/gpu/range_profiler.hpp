@@ -144,7 +144,9 @@ class KernelRangeProfiler {
 
   int num_passes() const;
   const std::string& chip() const;
-  void start();
+  // Before a launch; `graph`: a graph launch, whose kernel nodes are a range each (up to 512).
+  // A kernel launch is one range.
+  void start(bool graph);
   // After the launches: stop() ends the ranges, decode() turns what the GPU collected into the
   // counter-data image, evaluate() gives one RangeValues per kernel launched since start()
   // (none when nothing ran), in launch order, and readies the image for the next start().

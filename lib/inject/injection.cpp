@@ -300,13 +300,9 @@ class Injection {
     launch.process = process_;
     launch.graph = site->graph;
     if (site->function != nullptr) {
-      int value = 0;
-      if (driver_.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, site->function) ==
-          CUDA_SUCCESS)
-        launch.registers_per_thread = value;
-      if (driver_.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, site->function) ==
-          CUDA_SUCCESS)
-        launch.static_shared_bytes = value;
+      launch.registers_per_thread = function_attribute(site->function, CU_FUNC_ATTRIBUTE_NUM_REGS);
+      launch.static_shared_bytes =
+          function_attribute(site->function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     }
     unsigned long long stream_id = 0;
     if (site->stream != nullptr && driver_.stream_get_id(site->stream, &stream_id) == CUDA_SUCCESS)
@@ -327,7 +323,7 @@ class Injection {
         session.timer->begin(site->stream);
       } else {
         const Clock::time_point t = Clock::now();
-        session.counters->start();
+        session.counters->start(site->graph);
         add_phase("start", seconds_since(t));
       }
       m.kernel_start = Clock::now();
@@ -375,6 +371,21 @@ class Injection {
   }
 
  private:
+  // An attribute of a launched function; 0 when the driver cannot say. The runtime of CUDA 12
+  // and later launches context-independent kernels (CUkernel, passed as the CUfunction of
+  // cuLaunchKernel), which cuFuncGetAttribute refuses: those are asked as kernels, for the
+  // current context's device.
+  int function_attribute(CUfunction function, CUfunction_attribute attribute) const {
+    int value = 0;
+    if (driver_.func_get_attribute(&value, attribute, function) == CUDA_SUCCESS) return value;
+    CUdevice device = 0;
+    if (driver_.ctx_get_device(&device) == CUDA_SUCCESS &&
+        driver_.kernel_get_attribute(&value, attribute, reinterpret_cast<CUkernel>(function),
+                                     device) == CUDA_SUCCESS)
+      return value;
+    return 0;
+  }
+
   void add_phase(const char* phase, double seconds) {
     std::lock_guard<std::mutex> lock(phases_mutex_);
     phases_[phase] += seconds;
