@@ -45,8 +45,14 @@ CounterLease::CounterLease(const std::string& dir, const std::string& key)
 }
 
 CounterLease::~CounterLease() {
-  ::close(want_fd_);
-  ::close(lock_fd_);
+  close_inherited();
+}
+
+void CounterLease::close_inherited() {
+  if (want_fd_ >= 0) ::close(want_fd_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  want_fd_ = lock_fd_ = -1;
+  held_ = false;
 }
 
 std::string CounterLease::key_of(const std::string& device_name) {

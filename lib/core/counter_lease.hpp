@@ -36,6 +36,10 @@ class CounterLease {
   bool others_waiting() const;
   // The process id the current holder wrote into the lock file; 0 when none is known.
   int holder() const;
+  // In the child of a fork(): closes the descriptors shared with the parent without unlocking
+  // (an unlock would release the parent's lease), so that the lock ends with the parent. The
+  // object is unusable afterwards.
+  void close_inherited();
 
   // "0000:18:00.0" -> "0000-18-00.0": a device key usable in a file name.
   static std::string key_of(const std::string& device_name);

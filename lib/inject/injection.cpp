@@ -31,6 +31,7 @@
 #include <cupti.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -323,7 +324,15 @@ class Injection {
         session.timer->begin(site->stream);
       } else {
         const Clock::time_point t = Clock::now();
-        session.counters->start(site->graph);
+        try {
+          session.counters->start(site->graph);
+        } catch (const gpu::ProfilerError& error) {
+          if (error.kind() != gpu::ProfilerErrorKind::kOther) throw;
+          // This launch alone cannot be measured: its row says why, the run goes on.
+          ++profiled_;
+          record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
+          return;
+        }
         add_phase("start", seconds_since(t));
       }
       m.kernel_start = Clock::now();
@@ -359,7 +368,19 @@ class Injection {
     }
   }
 
+  // In the child of a fork() without exec: CUDA cannot be used there, and the child must
+  // neither write this process's record file nor keep its lock on the counters alive (the
+  // lease's descriptors are shared with the parent). Only the forking thread exists here, so
+  // no lock is taken: another thread may have held one at the fork.
+  void on_fork_child() {
+    forked_child_.store(true);
+    active_.store(false);
+    stopping_.store(true);
+    if (session_ != nullptr && session_->lease != nullptr) session_->lease->close_inherited();
+  }
+
   void on_exit() {
+    if (forked_child_.load()) return;
     stopping_.store(true);
     std::map<std::string, double> phases;
     {
@@ -647,6 +668,7 @@ class Injection {
   std::optional<std::regex> regex_;
   std::atomic<bool> active_{true};
   std::atomic<bool> stopping_{false};  // the process is exiting: the watcher stops
+  std::atomic<bool> forked_child_{false};
   // Lock order: launch_mutex_, then sessions_mutex_, then phases_mutex_.
   std::mutex launch_mutex_;  // held from a launch's entry to its exit callback
   std::mutex sessions_mutex_;
@@ -696,6 +718,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
 
 void on_process_exit() {
   if (g_injection != nullptr) g_injection->on_exit();
+}
+
+void on_fork_child() {
+  if (g_injection != nullptr) g_injection->on_fork_child();
 }
 
 std::string cupti_error(const char* call, CUptiResult result) {
@@ -766,6 +792,7 @@ bool start() {
                       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);  // without NVTX: no range names
   std::atexit(on_process_exit);
+  pthread_atfork(nullptr, nullptr, on_fork_child);
   return true;
 }
 

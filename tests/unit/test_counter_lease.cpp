@@ -87,6 +87,32 @@ TEST_CASE("counter lease: a holder that dies without releasing frees the lease")
   CHECK(lease.acquire(1s));
 }
 
+TEST_CASE("counter lease: a forked child that closes its copy leaves the parent's lease") {
+  TempDir dir;
+  CounterLease lease(dir.path.string(), "gpu0");
+  REQUIRE(lease.acquire(0ms));
+  // The child shares the parent's lock; closing its descriptors must not release it.
+  const pid_t forked = in_child([&] {
+    lease.close_inherited();
+    CounterLease other(dir.path.string(), "gpu0");
+    return other.acquire(0ms) ? 1 : 0;
+  });
+  CHECK(exit_status(forked) == 0);
+  // Once the parent releases, the lock is free: no copy in a child keeps it.
+  const pid_t keeper = in_child([&] {
+    lease.close_inherited();
+    std::this_thread::sleep_for(2s);
+    return 0;
+  });
+  lease.release();
+  const pid_t taker = in_child([&] {
+    CounterLease other(dir.path.string(), "gpu0");
+    return other.acquire(1s) ? 0 : 1;
+  });
+  CHECK(exit_status(taker) == 0);
+  CHECK(exit_status(keeper) == 0);
+}
+
 TEST_CASE("counter lease: devices are independent; a missing directory is an error") {
   TempDir dir;
   CounterLease a(dir.path.string(), "gpu0");
