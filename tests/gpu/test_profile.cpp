@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/gpu/range_profiler.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;
@@ -102,6 +103,21 @@ TEST_CASE("profile: filters, the full counter set and a warm cache") {
   CHECK(report["context"]["counter_passes"].get<int>() > 1);
   CHECK(counter(row, "fp32_flops") == doctest::Approx(2 * kAxpyN).epsilon(1e-6));
   CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+}
+
+TEST_CASE("profile: a program whose GPU counters are held elsewhere gets timed rows, exit 0") {
+  // This process holds the GPU's counters, as a profiler outside the run would.
+  const gpu::RangeProfiler holder(0, {"gpu__time_duration.sum"}, 1);
+  const json report = profile({"--kernel-regex", "axpy"}, {ROOFLINE_PROFILE_TARGET});
+  const std::vector<json> axpy = rows_of(report, "axpy");
+  REQUIRE(axpy.size() == 2);  // the two threads' launches; the graph launch is not "axpy"
+  for (const json& row : axpy) {
+    CAPTURE(row.dump());
+    CHECK(row["status"] == "counters_unavailable");
+    CHECK(row["message"].get<std::string>().find("held outside this run") != std::string::npos);
+    CHECK(counter(row, "gpu_time_seconds") > 0);   // from CUDA events
+    CHECK(counter(row, "dram_read_bytes") == -1);  // no counters
+  }
 }
 
 int main(int argc, char** argv) {
