@@ -19,50 +19,19 @@ using nlohmann::json;
 
 constexpr const char* kFormatName = "cuflash-roofline calibration";
 
-// Reads one overlay and reports the first problem as "<origin>: <key path>: <what>".
-class OverlayReader {
- public:
-  explicit OverlayReader(std::string origin) : origin_(std::move(origin)) {}
+// `object[key]` when it is a string (empty allowed), "" when absent or null.
+std::string optional_string(const JsonReader& read, const json& object, std::string_view path,
+                            const char* key) {
+  const json* value = read.optional_member(object, path, key);
+  if (value == nullptr || value->is_null()) return "";
+  return read.string(object, path, key, true);
+}
 
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw InputError(origin_ + ": " + key + ": " + what);
-  }
-  const json& member(const json& object, const std::string& where, const char* key) const {
-    if (!object.is_object()) fail(where.empty() ? "(top level)" : where, "must be an object");
-    auto it = object.find(key);
-    if (it == object.end()) fail(join_key(where, key), "missing");
-    return *it;
-  }
-  std::string string(const json& object, const std::string& where, const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_string() || value.get<std::string>().empty())
-      fail(join_key(where, key), "must be a non-empty string");
-    return value.get<std::string>();
-  }
-  double positive(const json& object, const std::string& where, const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_number() || !(value.get<double>() > 0))
-      fail(join_key(where, key), "must be a positive number (got " + value.dump() + ")");
-    return value.get<double>();
-  }
-  double non_negative(const json& object, const std::string& where, const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_number() || !(value.get<double>() >= 0))
-      fail(join_key(where, key), "must be a number >= 0 (got " + value.dump() + ")");
-    return value.get<double>();
-  }
-  const json& array(const json& object, const std::string& where, const char* key) const {
-    const json& value = member(object, where, key);
-    if (!value.is_array()) fail(join_key(where, key), "must be an array");
-    return value;
-  }
-  static std::string join_key(const std::string& where, const char* key) {
-    return where.empty() ? key : where + "." + key;
-  }
-
- private:
-  std::string origin_;
-};
+// `value` as JSON text for a message: on one line, at most 40 bytes.
+std::string shortened_dump(const json& value) {
+  const std::string text = one_line(value.dump());
+  return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+}
 
 // A ceiling id ("fp32", "tensor_fp16.mma_sync") as path and instruction.
 std::optional<std::pair<ComputePath, TensorInstruction>> parse_ceiling_id(std::string_view id) {
@@ -172,52 +141,61 @@ json to_json(const CalibrationOverlay& overlay) {
 }
 
 CalibrationOverlay parse_calibration(const json& root, const std::string& origin) {
-  OverlayReader read(origin);
-  if (!root.is_object()) read.fail("(top level)", "must be a JSON object");
-  if (!root.contains("format") || root["format"] != kFormatName)
+  const JsonReader read(origin);
+  read.require_object(root, "");
+  const json* format = read.optional_member(root, "", "format");
+  if (format == nullptr || *format != kFormatName)
     read.fail("format", std::string("missing or not \"") + kFormatName +
                             "\" (not a file written by `cuflash-roofline calibrate`?)");
   const json& version = read.member(root, "", "format_version");
   if (!version.is_number_integer() || version.get<std::int64_t>() != kCalibrationFormatVersion)
-    read.fail("format_version", version.dump() + " is not supported (this tool reads " +
+    read.fail("format_version", shortened_dump(version) + " is not supported (this tool reads " +
                                     std::to_string(kCalibrationFormatVersion) + ")");
   CalibrationOverlay overlay;
   overlay.file = origin;
   overlay.tool_version = read.string(root, "", "tool_version");
   overlay.time_utc = read.string(root, "", "time_utc");
-  overlay.host = read.member(root, "", "host").is_string() ? root["host"].get<std::string>() : "";
+  overlay.host = optional_string(read, root, "", "host");
   overlay.spec_key = read.string(root, "", "spec");
-  overlay.duration_seconds = read.non_negative(root, "", "duration_seconds");
+  overlay.duration_seconds = read.number(root, "", "duration_seconds", kCalibrationSeconds);
   const json& d = read.member(root, "", "device");
   overlay.device.name = read.string(d, "device", "name");
-  overlay.device.chip = d.value("chip", "");
+  overlay.device.chip = optional_string(read, d, "device", "chip");
   overlay.device.compute_capability = read.string(d, "device", "compute_capability");
-  overlay.device.sm_count = static_cast<int>(read.positive(d, "device", "sm_count"));
-  overlay.device.driver_version = d.value("driver_version", "");
-  overlay.device.runtime_version = d.value("runtime_version", "");
+  overlay.device.sm_count = static_cast<int>(read.integer(d, "device", "sm_count", 1, kMaxSmCount));
+  overlay.device.driver_version = optional_string(read, d, "device", "driver_version");
+  overlay.device.runtime_version = optional_string(read, d, "device", "runtime_version");
 
-  const json& measurements = read.array(root, "", "measurements");
+  const json& measurements = read.member(root, "", "measurements");
+  read.require_array(measurements, "measurements");
   for (std::size_t i = 0; i < measurements.size(); ++i) {
-    const std::string where = "measurements[" + std::to_string(i) + "]";
+    const std::string where = index_path("measurements", i);
     const json& entry = measurements[i];
     CalibrationMeasurement m;
     m.id = read.string(entry, where, "id");
     m.target = read.string(entry, where, "target");
     m.method = read.string(entry, where, "method");
     const std::string unit = read.string(entry, where, "unit");
-    if (unit != "flops" && unit != "bytes") read.fail(where + ".unit", "must be flops or bytes");
+    if (unit != "flops" && unit != "bytes")
+      read.fail(key_path(where, "unit"), "must be flops or bytes (got " + quote_text(unit) + ")");
     m.flops = unit == "flops";
-    m.work = read.positive(entry, where, "work");
-    const json& samples = read.array(entry, where, "samples_seconds");
-    if (samples.empty()) read.fail(where + ".samples_seconds", "must not be empty");
-    for (const json& s : samples) {
-      if (!s.is_number() || !(s.get<double>() > 0))
-        read.fail(where + ".samples_seconds", "must hold positive numbers");
-      m.samples_seconds.push_back(s.get<double>());
-    }
-    m.sm_clock_mhz = read.non_negative(entry, where, "sm_clock_mhz");
+    m.work = read.number(entry, where, "work", kCalibrationWork);
+    const std::string samples_path = key_path(where, "samples_seconds");
+    const json& samples = read.member(entry, where, "samples_seconds");
+    read.require_array(samples, samples_path);
+    if (samples.empty()) read.fail(samples_path, "must not be empty");
+    if (samples.size() > static_cast<std::size_t>(kMaxSamples))
+      read.fail(samples_path, "must hold at most " + std::to_string(kMaxSamples) + " samples");
+    for (std::size_t k = 0; k < samples.size(); ++k)
+      m.samples_seconds.push_back(
+          read.number_value(samples[k], index_path(samples_path, k), kSampleSeconds));
+    m.sm_clock_mhz = read.number(entry, where, "sm_clock_mhz", kCalibrationClockMhz);
     overlay.measurements.push_back(std::move(m));
   }
+  const json& memory_levels = read.member(root, "", "memory_levels");
+  read.require_array(memory_levels, "memory_levels");
+  const json& compute_ceilings = read.member(root, "", "compute_ceilings");
+  read.require_array(compute_ceilings, "compute_ceilings");
 
   // The ceilings are validated exactly as a spec file's, through a spec carrying only them.
   json as_spec = {{"name", "calibration"},
@@ -238,8 +216,8 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
                     {"l2_cache_bytes", "-"},
                     {"memory_bytes", "-"},
                     {"tdp_watts", "-"}}},
-                  {"memory_levels", read.array(root, "", "memory_levels")},
-                  {"compute_ceilings", read.array(root, "", "compute_ceilings")}};
+                  {"memory_levels", memory_levels},
+                  {"compute_ceilings", compute_ceilings}};
   if (as_spec["memory_levels"].empty() && as_spec["compute_ceilings"].empty())
     read.fail("memory_levels", "no level and no ceiling: nothing was calibrated");
   // A spec needs a DRAM level and a ceiling; an overlay may hold only some of them, so the

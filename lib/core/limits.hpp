@@ -47,6 +47,12 @@ inline constexpr std::int64_t kMaxCounterPasses = 10000;
 inline constexpr std::int64_t kMaxRegistersPerThread = 255;
 inline constexpr std::int64_t kMaxSharedBytes = std::int64_t{1} << 30;  // per launch
 
+// Calibration files (`calibrate`): the work of one measurement (FLOPs or bytes), its SM clock
+// (0: not measured) and the whole run's duration.
+inline constexpr Bound kCalibrationWork{"calibration work", 1, 1e21, ""};
+inline constexpr Bound kCalibrationClockMhz{"measured clocks", 0, 1e4, "MHz"};
+inline constexpr Bound kCalibrationSeconds{"calibration durations", 0, 1e6, "s"};
+
 // Workloads (command line and reports alike).
 inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;  // 16,777,216
 // B·H·N·d of one Q/K/V/O tensor: 2^36 elements is 128 GiB in FP16, beyond any GPU's memory.

@@ -2,11 +2,14 @@
 // overlays are built here from made-up timings, not measured ones.
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 
 #include "lib/core/analysis.hpp"
 #include "lib/core/calibration.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/json_reader.hpp"
 #include "lib/core/report_io.hpp"
 #include "tests/unit/helpers.hpp"
 
@@ -154,6 +157,56 @@ TEST_CASE("calibration: the file round-trips and is validated like a spec") {
   REQUIRE(partial.memory.size() == 1);
   CHECK(partial.memory[0].level == MemoryLevel::kL2);
   CHECK(partial.compute.empty());
+}
+
+TEST_CASE("calibration: hostile files get one line naming the key and the bound") {
+  const json written = to_json(h200_overlay());
+  struct Case {
+    std::function<void(json&)> change;
+    std::string message;
+  } cases[] = {
+      {[](json& j) { j["device"]["sm_count"] = std::int64_t{1} << 40; },
+       "cal.json: device.sm_count: must be an integer from 1 to 10000 (got 1099511627776)"},
+      {[](json& j) { j["device"]["sm_count"] = 132.5; },
+       "cal.json: device.sm_count: must be an integer"},
+      {[](json& j) { j["device"]["chip"] = 7; }, "cal.json: device.chip: must be a string"},
+      {[](json& j) { j["measurements"][0]["work"] = 1e300; },
+       "cal.json: measurements[0].work: must be at most 1e+21, the bound for calibration work "
+       "(got 1e+300)"},
+      {[](json& j) { j["measurements"][0]["samples_seconds"][1] = 1e-300; },
+       "cal.json: measurements[0].samples_seconds[1]: must be at least 1e-09 s, the bound for "
+       "timing samples (got 1e-300)"},
+      {[](json& j) { j["measurements"][0]["sm_clock_mhz"] = -1; },
+       "cal.json: measurements[0].sm_clock_mhz: must not be negative (got -1)"},
+      {[](json& j) { j["measurements"][0]["unit"] = "watts\n\x1b"; },
+       "cal.json: measurements[0].unit: must be flops or bytes (got \"watts\\n\\x1b\")"},
+      {[](json& j) { j["duration_seconds"] = nullptr; },
+       "cal.json: duration_seconds: must be a number"},
+      {[](json& j) { j["format_version"] = std::string(100, '9'); },
+       "cal.json: format_version: \"999999999999999999999999999999999999999... is not supported"},
+      {[](json& j) { j["measurements"] = json::object(); },
+       "cal.json: measurements: must be an array"},
+  };
+  for (const Case& c : cases) {
+    json j = written;
+    c.change(j);
+    const std::string error = parse_error(j);
+    CAPTURE(error);
+    CHECK(error.rfind(c.message, 0) == 0);
+    CHECK(error.find('\n') == std::string::npos);
+  }
+  // Depth and number overflow: from the text, through the one JSON reading layer.
+  std::string deep = written.dump();
+  deep.insert(deep.size() - 1, ", \"x\": " + std::string(100, '[') + std::string(100, ']'));
+  CHECK_THROWS_WITH_AS(parse_calibration(parse_json_text(deep, "cal.json"), "cal.json"),
+                       doctest::Contains("nested deeper than 64 levels"), InputError);
+  std::string huge = written.dump();
+  const std::string key = "\"duration_seconds\":";
+  const std::size_t at = huge.find(key) + key.size();
+  huge.replace(at, huge.find_first_of(",}", at) - at, "1e400");
+  CHECK_THROWS_WITH_AS(
+      parse_calibration(parse_json_text(huge, "cal.json"), "cal.json"),
+      "cal.json: duration_seconds: number \"1e400\" is out of the range of a double", InputError);
 }
 
 TEST_CASE("calibration: applied to its spec, it replaces measured roofs and fills missing ones") {
