@@ -44,6 +44,8 @@ inline constexpr Bound kCounterValue{"counter values", 0, 1e21, ""};
 inline constexpr Bound kErrorNorm{"error norms", 0, 1e30, ""};
 inline constexpr std::int64_t kMaxSamples = 1000000;
 inline constexpr std::int64_t kMaxCounterPasses = 10000;
+// `profile`'s per-process cost: seconds per phase, and the count of counter sessions.
+inline constexpr Bound kProfilePhase{"profiling phases", 0, 1e7, ""};
 inline constexpr std::int64_t kMaxRegistersPerThread = 255;
 inline constexpr std::int64_t kMaxSharedBytes = std::int64_t{1} << 30;  // per launch
 

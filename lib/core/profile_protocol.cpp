@@ -1,12 +1,15 @@
 #include "lib/core/profile_protocol.hpp"
 
 #include <cstdlib>
+#include <limits>
 #include <regex>
 
 #include <nlohmann/json.hpp>
 
 #include "lib/core/errors.hpp"
+#include "lib/core/json_reader.hpp"
 #include "lib/core/json_write.hpp"
+#include "lib/core/report_io.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {
@@ -29,35 +32,23 @@ std::int64_t integer_variable(const char* name, std::int64_t fallback, std::int6
   return value;
 }
 
-KernelLaunch launch_from(const json& l) {
-  KernelLaunch launch;
-  launch.mangled_name = l.at("mangled_name").get<std::string>();
-  launch.demangled_name = l.at("demangled_name").get<std::string>();
-  launch.nvtx_range = l.at("nvtx_range").get<std::string>();
-  launch.grid = l.at("grid").get<std::array<int, 3>>();
-  launch.block = l.at("block").get<std::array<int, 3>>();
-  launch.registers_per_thread = l.at("registers_per_thread").get<int>();
-  launch.static_shared_bytes = l.at("static_shared_bytes").get<std::int64_t>();
-  launch.dynamic_shared_bytes = l.at("dynamic_shared_bytes").get<std::int64_t>();
-  launch.index = l.at("index").get<std::int64_t>();
-  launch.stream_id = l.at("stream_id").get<std::int64_t>();
-  launch.process_id = l.at("process_id").get<int>();
-  launch.process = l.at("process").get<std::string>();
-  launch.graph = l.at("graph").get<bool>();
-  return launch;
-}
-
-Row row_from(const json& j) {
+Row row_from(const JsonReader& read, const json& j) {
   Row row;
-  row.launch = launch_from(j.at("launch"));
+  row.launch = launch_from_json(read, read.member(j, "", "launch"), "launch");
   KernelLaunch& launch = *row.launch;
   row.kernel = short_kernel_name(launch.demangled_name);
-  auto status = parse_row_status(j.at("status").get<std::string>());
-  if (!status) throw InputError("unknown status " + j.at("status").dump());
+  const std::string status_text = read.string(j, "", "status");
+  auto status = parse_row_status(status_text);
+  if (!status) read.fail("status", "unknown status " + quote_text(status_text));
   row.status = *status;
-  row.message = j.at("message").get<std::string>();
-  for (const auto& [key, value] : j.at("counters").items())
-    if (value.is_number()) row.counters[key] = value.get<double>();
+  row.message = read.string(j, "", "message", true);
+  const json& counters = read.member(j, "", "counters");
+  read.require_object(counters, "counters");
+  for (const auto& item : counters.items()) {
+    if (item.value().is_null()) continue;  // NaN: not measured
+    row.counters[item.key()] =
+        read.number_value(item.value(), key_path("counters", item.key()), kCounterValue);
+  }
   if (auto t = row.counters.find(quantity::kGpuTime); t != row.counters.end() && t->second > 0)
     row.timing = Timing{{t->second}, 0, 0};
   if (auto workload = workload_in_range_name(launch.nvtx_range)) {
@@ -65,6 +56,44 @@ Row row_from(const json& j) {
     launch.workload_known = true;
   }
   return row;
+}
+
+// One record (a line) into `out`.
+void read_record(const JsonReader& read, const json& j, ProcessRecords& out) {
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+  const std::string type = read.string(j, "", "type");
+  if (type == "process") {
+    out.process_id = static_cast<int>(read.integer(j, "", "pid", 0, kIntMax));
+    out.parent_id = static_cast<int>(read.integer(j, "", "ppid", 0, kIntMax));
+    out.process = read.string(j, "", "process", true);
+  } else if (type == "device") {
+    out.device = device_from_json(read, j, "");
+    out.counter_set = read.string(j, "", "counter_set");
+    out.metrics = read.strings(j, "", "metrics");
+    out.counter_passes = static_cast<int>(read.integer(j, "", "passes", 0, kMaxCounterPasses));
+  } else if (type == "launch") {
+    out.rows.push_back(row_from(read, j));
+  } else if (type == "error") {
+    const std::string kind_text = read.string(j, "", "kind");
+    auto kind = parse_profile_error_kind(kind_text);
+    if (!kind) read.fail("kind", "unknown error kind " + quote_text(kind_text));
+    out.errors.push_back({*kind, read.string(j, "", "message", true)});
+  } else if (type == "end") {
+    out.ended = true;
+    out.launches = read.integer(j, "", "launches", 0, kInt64Max);
+    out.profiled = read.integer(j, "", "profiled", 0, kInt64Max);
+    if (const json* phases = read.optional_member(j, "", "phases"); phases != nullptr) {
+      read.require_object(*phases, "phases");
+      for (const auto& item : phases->items()) {
+        if (item.value().is_null()) continue;  // NaN: not measured
+        out.phases[item.key()] =
+            read.number_value(item.value(), key_path("phases", item.key()), kProfilePhase);
+      }
+    }
+  } else {
+    read.fail("type", "unknown record type " + quote_text(type));
+  }
 }
 
 }  // namespace
@@ -129,54 +158,15 @@ ProcessRecords read_process_records(const std::string& text, const std::string& 
     const std::string& line = lines[i];
     if (line.empty()) continue;
     const bool last = i + 1 == lines.size();  // no newline after it: cut short
+    const std::string where = origin + ":" + std::to_string(i + 1);
     json j;
     try {
-      j = json::parse(line);
-    } catch (const json::parse_error&) {
-      if (last) break;
-      throw InputError(origin + ":" + std::to_string(i + 1) + ": not a JSON record");
+      j = parse_json_text(line, where);
+    } catch (const InputError&) {
+      if (last) break;  // the process ended while writing it
+      throw;
     }
-    try {
-      const std::string type = j.at("type").get<std::string>();
-      if (type == "process") {
-        out.process_id = j.at("pid").get<int>();
-        out.parent_id = j.at("ppid").get<int>();
-        out.process = j.at("process").get<std::string>();
-      } else if (type == "device") {
-        DeviceInfo d;
-        d.name = j.at("name").get<std::string>();
-        d.chip = j.at("chip").get<std::string>();
-        d.compute_capability = j.at("compute_capability").get<std::string>();
-        d.sm_count = j.at("sm_count").get<int>();
-        d.memory_bytes = j.at("memory_bytes").get<std::int64_t>();
-        d.l2_cache_bytes = j.at("l2_cache_bytes").get<std::int64_t>();
-        d.driver_version = j.at("driver_version").get<std::string>();
-        d.runtime_version = j.at("runtime_version").get<std::string>();
-        out.device = d;
-        out.counter_set = j.at("counter_set").get<std::string>();
-        out.metrics = j.at("metrics").get<std::vector<std::string>>();
-        out.counter_passes = j.at("passes").get<int>();
-      } else if (type == "launch") {
-        out.rows.push_back(row_from(j));
-      } else if (type == "error") {
-        auto kind = parse_profile_error_kind(j.at("kind").get<std::string>());
-        if (!kind) throw InputError("unknown error kind " + j.at("kind").dump());
-        out.errors.push_back({*kind, j.at("message").get<std::string>()});
-      } else if (type == "end") {
-        out.ended = true;
-        out.launches = j.at("launches").get<std::int64_t>();
-        out.profiled = j.at("profiled").get<std::int64_t>();
-        if (j.contains("phases"))
-          for (const auto& [phase, seconds] : j.at("phases").items())
-            out.phases[phase] = seconds.get<double>();
-      } else {
-        throw InputError("unknown record type \"" + type + "\"");
-      }
-    } catch (const json::exception& error) {
-      throw InputError(origin + ":" + std::to_string(i + 1) + ": " + first_line(error.what()));
-    } catch (const InputError& error) {
-      throw InputError(origin + ":" + std::to_string(i + 1) + ": " + error.what());
-    }
+    read_record(JsonReader(where), j, out);
   }
   return out;
 }

@@ -135,41 +135,13 @@ Workload read_workload(const JsonReader& r, const json& j, const std::string& wh
   return w;
 }
 
-KernelLaunch read_launch(const JsonReader& r, const json& l, const std::string& where) {
-  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
-  constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-  KernelLaunch launch;
-  launch.mangled_name = r.string(l, where, "mangled_name");
-  launch.demangled_name = r.string(l, where, "demangled_name");
-  launch.nvtx_range = r.string(l, where, "nvtx_range", true);
-  for (const char* key : {"grid", "block"}) {
-    const json& d = r.member(l, where, key);
-    const std::string path = key_path(where, key);
-    if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
-    auto& out = std::string_view(key) == "grid" ? launch.grid : launch.block;
-    for (std::size_t i = 0; i < 3; ++i)
-      out[i] = static_cast<int>(r.integer_value(d[i], index_path(path, i), 1, kIntMax));
-  }
-  launch.registers_per_thread =
-      static_cast<int>(r.integer(l, where, "registers_per_thread", 0, kMaxRegistersPerThread));
-  launch.static_shared_bytes = r.integer(l, where, "static_shared_bytes", 0, kMaxSharedBytes);
-  launch.dynamic_shared_bytes = r.integer(l, where, "dynamic_shared_bytes", 0, kMaxSharedBytes);
-  launch.index = r.integer(l, where, "index", 0, kInt64Max);
-  launch.stream_id = r.integer(l, where, "stream_id", 0, kInt64Max);
-  launch.process_id = static_cast<int>(r.integer(l, where, "process_id", 0, kIntMax));
-  launch.process = r.string(l, where, "process", true);
-  launch.graph = r.boolean(l, where, "graph");
-  launch.workload_known = r.boolean(l, where, "workload_known");
-  return launch;
-}
-
 Row read_row(const JsonReader& r, const json& j, const std::string& where) {
   r.require_object(j, where);
   Row row;
   row.kernel = r.string(j, where, "kernel");
   // "launch" is absent or null for the bundled kernels' rows.
   if (const json* l = r.optional_member(j, where, "launch"); l != nullptr && !l->is_null())
-    row.launch = read_launch(r, *l, key_path(where, "launch"));
+    row.launch = launch_from_json(r, *l, key_path(where, "launch"));
   const json& w = r.member(j, where, "workload");
   if (w.is_null()) {
     if (has_workload(row))
@@ -263,25 +235,6 @@ Row read_row(const JsonReader& r, const json& j, const std::string& where) {
   return row;
 }
 
-DeviceInfo read_device(const JsonReader& r, const json& d, const std::string& where) {
-  DeviceInfo info;
-  info.name = r.string(d, where, "name");
-  info.chip = r.string(d, where, "chip", true);
-  info.compute_capability = r.string(d, where, "compute_capability");
-  const auto cc = parse_compute_capability(info.compute_capability);
-  if (!cc)
-    r.fail(key_path(where, "compute_capability"),
-           "must be MAJOR.MINOR, e.g. \"9.0\" (got " + quote_text(info.compute_capability) + ")");
-  info.cc_major = cc->first;
-  info.cc_minor = cc->second;
-  info.sm_count = static_cast<int>(r.integer(d, where, "sm_count", 1, kMaxSmCount));
-  info.memory_bytes = r.integer(d, where, "memory_bytes", kMinMemoryBytes, kMaxMemoryBytes);
-  info.l2_cache_bytes = r.integer(d, where, "l2_cache_bytes", kMinL2Bytes, kMaxL2Bytes);
-  info.driver_version = r.string(d, where, "driver_version", true);
-  info.runtime_version = r.string(d, where, "runtime_version", true);
-  return info;
-}
-
 std::string shortened(const std::string& text, std::size_t max_bytes) {
   return text.size() <= max_bytes ? text : text.substr(0, max_bytes) + "...";
 }
@@ -363,11 +316,58 @@ ReportContext read_context(const JsonReader& r, const json& c, const std::string
     context.metrics.push_back(metrics[i].get<std::string>());
   }
   const json& d = r.member(c, where, "device");
-  if (!d.is_null()) context.device = read_device(r, d, key_path(where, "device"));
+  if (!d.is_null()) context.device = device_from_json(r, d, key_path(where, "device"));
   return context;
 }
 
 }  // namespace
+
+KernelLaunch launch_from_json(const JsonReader& r, const json& l, const std::string& where) {
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+  KernelLaunch launch;
+  launch.mangled_name = r.string(l, where, "mangled_name");
+  launch.demangled_name = r.string(l, where, "demangled_name");
+  launch.nvtx_range = r.string(l, where, "nvtx_range", true);
+  for (const char* key : {"grid", "block"}) {
+    const json& d = r.member(l, where, key);
+    const std::string path = key_path(where, key);
+    if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
+    auto& out = std::string_view(key) == "grid" ? launch.grid : launch.block;
+    for (std::size_t i = 0; i < 3; ++i)
+      out[i] = static_cast<int>(r.integer_value(d[i], index_path(path, i), 1, kIntMax));
+  }
+  launch.registers_per_thread =
+      static_cast<int>(r.integer(l, where, "registers_per_thread", 0, kMaxRegistersPerThread));
+  launch.static_shared_bytes = r.integer(l, where, "static_shared_bytes", 0, kMaxSharedBytes);
+  launch.dynamic_shared_bytes = r.integer(l, where, "dynamic_shared_bytes", 0, kMaxSharedBytes);
+  launch.index = r.integer(l, where, "index", 0, kInt64Max);
+  launch.stream_id = r.integer(l, where, "stream_id", 0, kInt64Max);
+  launch.process_id = static_cast<int>(r.integer(l, where, "process_id", 0, kIntMax));
+  launch.process = r.string(l, where, "process", true);
+  launch.graph = r.boolean(l, where, "graph");
+  launch.workload_known = r.boolean(l, where, "workload_known");
+  return launch;
+}
+
+DeviceInfo device_from_json(const JsonReader& r, const json& d, const std::string& where) {
+  DeviceInfo info;
+  info.name = r.string(d, where, "name");
+  info.chip = r.string(d, where, "chip", true);
+  info.compute_capability = r.string(d, where, "compute_capability");
+  const auto cc = parse_compute_capability(info.compute_capability);
+  if (!cc)
+    r.fail(key_path(where, "compute_capability"),
+           "must be MAJOR.MINOR, e.g. \"9.0\" (got " + quote_text(info.compute_capability) + ")");
+  info.cc_major = cc->first;
+  info.cc_minor = cc->second;
+  info.sm_count = static_cast<int>(r.integer(d, where, "sm_count", 1, kMaxSmCount));
+  info.memory_bytes = r.integer(d, where, "memory_bytes", kMinMemoryBytes, kMaxMemoryBytes);
+  info.l2_cache_bytes = r.integer(d, where, "l2_cache_bytes", kMinL2Bytes, kMaxL2Bytes);
+  info.driver_version = r.string(d, where, "driver_version", true);
+  info.runtime_version = r.string(d, where, "runtime_version", true);
+  return info;
+}
 
 json report_to_json(const Report& report) {
   json root;

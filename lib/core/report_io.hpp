@@ -28,6 +28,14 @@ nlohmann::json report_to_json(const Report& report);
 Report report_from_json(const nlohmann::json& json, const std::string& origin);
 Report read_report_file(const std::filesystem::path& path);
 
+class JsonReader;
+// Pieces of a report, also read from `profile`'s process records (profile_protocol.cpp):
+// `json` at key path `path`, checked as in a report.
+KernelLaunch launch_from_json(const JsonReader& read, const nlohmann::json& json,
+                              const std::string& path);
+DeviceInfo device_from_json(const JsonReader& read, const nlohmann::json& json,
+                            const std::string& path);
+
 // CSV column names, in order (documented in the README).
 const std::vector<std::string>& csv_columns();
 

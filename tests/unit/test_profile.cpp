@@ -95,11 +95,46 @@ TEST_CASE("profile records: a cut-short last line is dropped, a bad line is an e
   CHECK_FALSE(cut.ended);
   CHECK(cut.rows.size() == 1);
   CHECK_THROWS_WITH_AS(read_process_records("{\"type\":\"process\"\nnot json\n{}\n", "f"),
-                       "f:1: not a JSON record", InputError);
-  CHECK_THROWS_WITH_AS(read_process_records("{\"type\":\"launch\"}\n", "f"),
-                       doctest::Contains("f:1: "), InputError);
+                       doctest::Contains("f:1: not valid JSON ("), InputError);
+  CHECK_THROWS_WITH_AS(read_process_records("{\"type\":\"launch\"}\n", "f"), "f:1: launch: missing",
+                       InputError);
   CHECK_THROWS_WITH_AS(read_process_records("{\"type\":\"weird\"}\n", "f"),
-                       "f:1: unknown record type \"weird\"", InputError);
+                       "f:1: type: unknown record type \"weird\"", InputError);
+}
+
+TEST_CASE("profile records: read through the JSON reading layer, with its limits") {
+  // Each record line of records_of_one_launch() with `from` replaced by `to`, then a message.
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {"\"pid\":77", "\"pid\":1099511627776",
+       "f:1: pid: must be an integer from 0 to 2147483647 (got 1099511627776)"},
+      {"\"sm_count\":132", "\"sm_count\":2147483648",
+       "f:2: sm_count: must be an integer from 1 to 10000 (got 2147483648)"},
+      {"\"passes\":1", "\"passes\":-1", "f:2: passes: must be an integer from 0 to 10000 (got -1)"},
+      {"\"memory_bytes\":", "\"memory_bytes\":1e400,\"x\":",
+       "f:2: memory_bytes: number \"1e400\" is out of the range of a double"},
+      {"\"grid\":[", "\"grid\":[4294967297,1,1],\"old_grid\":[",
+       "f:3: launch.grid[0]: must be an integer from 1"},
+      {"\"status\":\"ok\"", "\"status\":\"o\\u001bk\"", "f:3: status: unknown status \"o\\x1bk\""},
+      {"\"counters\":{", "\"counters\":{\"x\":-5,",
+       "f:3: counters.x: must not be negative (got -5)"},
+      {"\"type\":\"process\"",
+       "\"type\":\"process\",\"deep\":" + std::string(80, '[') + std::string(80, ']'), "f:1: deep"},
+  };
+  CHECK(read_process_records(end_record(1, 1, {{"open", 0.5}}), "f").phases.at("open") == 0.5);
+  CHECK_THROWS_WITH_AS(read_process_records(end_record(1, 1, {{"open", -1}}), "f"),
+                       "f:1: phases.open: must not be negative (got -1)", InputError);
+  const std::string text = records_of_one_launch();
+  for (const Case& c : cases) {
+    std::string changed = text;
+    const std::size_t at = changed.find(c.from);
+    REQUIRE(at != std::string::npos);
+    changed.replace(at, c.from.size(), c.to);
+    CAPTURE(c.to);
+    CHECK_THROWS_WITH_AS(read_process_records(changed, "f"), doctest::Contains(c.message.c_str()),
+                         InputError);
+  }
 }
 
 TEST_CASE("profile records: workloads in NVTX range names") {
