@@ -118,6 +118,25 @@ const char* memory_dash(MemoryLevel level) {
   return "";
 }
 
+// The stroke attributes of a memory roof, on the chart and in the legend alike: context roofs
+// (another spec's) grey and thin, DRAM dark and thick, the caches dashed.
+std::string memory_stroke(const MemoryRoof& roof) {
+  const bool dram = roof.level == MemoryLevel::kDram;
+  const bool twin = !roof.twin.empty();
+  std::string out = std::string(" stroke=\"") +
+                    (twin   ? "#8a8a8a"
+                     : dram ? "#1f1f1f"
+                            : "#555555") +
+                    "\" stroke-width=\"" +
+                    (twin   ? "1.2"
+                     : dram ? "2.2"
+                            : "1.6") +
+                    "\"";
+  if (*memory_dash(roof.level))
+    out += std::string(" stroke-dasharray=\"") + memory_dash(roof.level) + "\"";
+  return out;
+}
+
 struct Box {
   double x0, y0, x1, y1;
 };
@@ -343,23 +362,11 @@ class SvgPanel {
       const double start = std::max(x_min, y_min / bw);
       const double end = std::min(x_max, top / bw);
       if (!(start < end)) continue;
-      const bool dram = roof.level == MemoryLevel::kDram;
       const bool twin = !roof.twin.empty();
       out_ << "<line class=\"roof memory\" data-level=\"" << to_string(roof.level)
            << "\" data-role=\"" << (twin ? "context" : "judged") << "\" data-bandwidth=\"" << si(bw)
            << "\" x1=\"" << px(x(start)) << "\" y1=\"" << px(y(start * bw)) << "\" x2=\""
-           << px(x(end)) << "\" y2=\"" << px(y(end * bw)) << "\" stroke=\""
-           << (twin   ? "#8a8a8a"
-               : dram ? "#1f1f1f"
-                      : "#555555")
-           << "\" stroke-width=\""
-           << (twin   ? 1.2
-               : dram ? 2.2
-                      : 1.6)
-           << "\"";
-      if (*memory_dash(roof.level))
-        out_ << " stroke-dasharray=\"" << memory_dash(roof.level) << "\"";
-      out_ << "/>\n";
+           << px(x(end)) << "\" y2=\"" << px(y(end * bw)) << "\"" << memory_stroke(roof) << "/>\n";
       slope_labels.push_back({x(start), y(start * bw), x(end), y(end * bw),
                               std::string(display_name(roof.level)) + " " + bandwidth_text(bw) +
                                   (twin ? " (" + roof.twin + ")" : "")});
@@ -663,21 +670,8 @@ class SvgPanel {
     };
     heading("Roofs");
     for (const MemoryRoof& roof : panel_.memory) {
-      const bool dram = roof.level == MemoryLevel::kDram;
-      const bool twin = !roof.twin.empty();
       out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 26)
-           << "\" y2=\"" << px(ly) << "\" stroke=\""
-           << (twin   ? "#8a8a8a"
-               : dram ? "#1f1f1f"
-                      : "#555555")
-           << "\" stroke-width=\""
-           << (twin   ? 1.2
-               : dram ? 2.2
-                      : 1.6)
-           << "\"";
-      if (*memory_dash(roof.level))
-        out_ << " stroke-dasharray=\"" << memory_dash(roof.level) << "\"";
-      out_ << "/>\n";
+           << "\" y2=\"" << px(ly) << "\"" << memory_stroke(roof) << "/>\n";
       entry_text(std::string(display_name(roof.level)) + " " +
                  bandwidth_text(roof.bandwidth_bytes_per_second) +
                  (roof.twin.empty() ? "" : " (" + roof.twin + ")"));
