@@ -1,19 +1,38 @@
 #!/usr/bin/env python3
 """Time and memory of `plot -o` against the number of rows: a table, no assertion.
 
-Reports come from `model` (no GPU): 3 kernels x causal/full x fwd/bwd = 12 rows per sequence
-length, so R rows take R/12 lengths. Each size is plotted once; wall time and the child's peak
-resident memory (ru_maxrss) are printed with the SVG's size.
+Reports come from `model` (no GPU): every kernel x causal/full x fwd/bwd per sequence length,
+as many lengths as R rows need (the table shows the rows the report holds: R rounded up). Each
+size is plotted once; wall time and that child's peak resident memory (ru_maxrss from wait4)
+are printed with the report's and the SVG's size. `plot` reads reports row by row
+(report_from_text), so its memory follows the rows kept, not the JSON text's tree.
 
     scripts/bench_plot.py [--binary build/nocuda/app/cuflash-roofline] [--rows 1000,10000,100000]
 """
 import argparse
+import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
+
+
+def model_report(binary: str, path: str, lengths: list) -> None:
+    subprocess.run([binary, "model", "--gpu", "h100", "--pass", "fwd,bwd",
+                    "--seq", ",".join(str(n) for n in lengths), "--json", path],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def timed(command: list) -> tuple:
+    """Wall seconds and peak RSS (MB) of one child."""
+    start = time.monotonic()
+    child = subprocess.Popen(command)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.monotonic() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench_plot: {' '.join(command)} failed")
+    return elapsed, usage.ru_maxrss / 1024
 
 
 def main() -> int:
@@ -22,23 +41,21 @@ def main() -> int:
     parser.add_argument("--rows", default="1000,10000,100000")
     args = parser.parse_args()
     sizes = [int(r) for r in args.rows.split(",")]
-    print(f"{'rows':>8} {'plot -o s':>10} {'peak RSS MB':>12} {'SVG MB':>8}")
+    print(f"{'rows':>8} {'JSON MB':>8} {'plot -o s':>10} {'peak RSS MB':>12} {'SVG MB':>8}")
     with tempfile.TemporaryDirectory() as tmp:
+        probe = os.path.join(tmp, "probe.json")
+        model_report(args.binary, probe, [1024])
+        with open(probe) as f:
+            per_length = len(json.load(f)["rows"])
         for rows in sizes:
-            lengths = ",".join(str(1024 + 16 * i) for i in range((rows + 11) // 12))
+            lengths = [1024 + 16 * i for i in range((rows + per_length - 1) // per_length)]
             report = os.path.join(tmp, f"model{rows}.json")
-            subprocess.run([args.binary, "model", "--gpu", "h100", "--pass", "fwd,bwd",
-                            "--seq", lengths, "--json", report], check=True,
-                            stdout=subprocess.DEVNULL)
+            model_report(args.binary, report, lengths)
+            rows = len(lengths) * per_length
             svg = os.path.join(tmp, f"chart{rows}.svg")
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-            start = time.monotonic()
-            subprocess.run([args.binary, "plot", report, "-o", svg], check=True)
-            elapsed = time.monotonic() - start
-            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-            # ru_maxrss of children is the largest of any child so far (KiB on Linux).
-            peak_note = f"{peak / 1024:12.0f}" if peak > before else f"{'<=' + str(round(before / 1024)):>12}"
-            print(f"{rows:>8} {elapsed:10.2f} {peak_note} {os.path.getsize(svg) / 1e6:8.1f}")
+            elapsed, peak_mb = timed([args.binary, "plot", report, "-o", svg])
+            print(f"{rows:>8} {os.path.getsize(report) / 1e6:8.0f} {elapsed:10.2f} {peak_mb:12.0f} "
+                  f"{os.path.getsize(svg) / 1e6:8.1f}")
     return 0
 
 

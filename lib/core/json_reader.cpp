@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,8 @@ std::string number_text(double value) {
 // path where something is wrong: too deep, a duplicate key, a number beyond a double.
 class DomBuilder {
  public:
+  using ElementSink = std::function<void(std::size_t, json&&)>;
+
   using number_integer_t = json::number_integer_t;
   using number_unsigned_t = json::number_unsigned_t;
   using number_float_t = json::number_float_t;
@@ -37,6 +40,12 @@ class DomBuilder {
   json root;
   std::string error_path;
   std::string error;  // empty while the parse goes well
+
+  // Elements of the root object's array member `key` go to `element` once read, not into root.
+  void stream(std::string_view key, const ElementSink* element) {
+    stream_key_ = key;
+    element_ = element;
+  }
 
   bool null() { return add(json(nullptr)); }
   bool boolean(bool value) { return add(json(value)); }
@@ -71,6 +80,10 @@ class DomBuilder {
   struct Level {
     json* value;
     std::string key;  // the member being read, for objects
+    // For the streamed array: elements handed on so far (the array holds at most the one
+    // being read).
+    std::size_t handed_on = 0;
+    bool streamed = false;
   };
 
   // Where the next value goes, as a key path.
@@ -80,7 +93,7 @@ class DomBuilder {
       const Level& level = levels_[i];
       // An outer array's last element is the container still being read; the innermost
       // array's next element is the value being read.
-      const std::size_t size = level.value->size();
+      const std::size_t size = level.handed_on + level.value->size();
       out = level.value->is_object() ? key_path(out, level.key)
                                      : index_path(out, i + 1 < levels_.size() ? size - 1 : size);
     }
@@ -107,20 +120,32 @@ class DomBuilder {
   }
   bool add(json value) {
     place(std::move(value));
-    return true;
+    return levels_.empty() || !levels_.back().streamed || hand_on();
   }
   bool open(json container) {
     if (levels_.size() >= kMaxJsonDepth)
       return stop("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    levels_.push_back({place(std::move(container)), {}});
+    const bool streamed = element_ != nullptr && levels_.size() == 1 && container.is_array() &&
+                          levels_.back().value->is_object() && levels_.back().key == stream_key_;
+    levels_.push_back({place(std::move(container)), {}, 0, streamed});
     return true;
   }
   bool close() {
     levels_.pop_back();
+    return levels_.empty() || !levels_.back().streamed || hand_on();
+  }
+  // The streamed array's element just completed goes to the sink and leaves the array.
+  bool hand_on() {
+    Level& level = levels_.back();
+    (*element_)(level.handed_on, std::move(level.value->back()));
+    level.value->erase(level.value->end() - 1);
+    ++level.handed_on;
     return true;
   }
 
   std::vector<Level> levels_;
+  std::string_view stream_key_;
+  const ElementSink* element_ = nullptr;
 };
 
 }  // namespace
@@ -135,7 +160,23 @@ json parse_json_text(std::string_view text, const std::string& origin) {
   return std::move(builder.root);
 }
 
+json parse_json_streaming(std::string_view text, const std::string& origin, std::string_view key,
+                          const std::function<void(std::size_t, json&&)>& element) {
+  DomBuilder builder;
+  builder.stream(key, &element);
+  const bool ok = json::sax_parse(text.begin(), text.end(), &builder);
+  if (!ok || !builder.error.empty()) {
+    if (builder.error.empty()) builder.error = "not valid JSON";
+    JsonReader(origin).fail(builder.error_path, builder.error);
+  }
+  return std::move(builder.root);
+}
+
 json read_json_file(const std::filesystem::path& path) {
+  return parse_json_text(read_json_input(path), path.string());
+}
+
+std::string read_json_input(const std::filesystem::path& path) {
   const std::string name = path.string();
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0)
@@ -147,7 +188,7 @@ json read_json_file(const std::filesystem::path& path) {
   if (static_cast<std::uintmax_t>(info.st_size) > kMaxInputFileBytes)
     throw InputError("cannot read " + name + ": larger than the limit of " +
                      std::to_string(kMaxInputFileBytes >> 20) + " MiB");
-  return parse_json_text(read_text_file(path), name);
+  return read_text_file(path);
 }
 
 std::string key_path(std::string_view parent, std::string_view key) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -22,9 +23,18 @@ namespace roofline {
 
 // Parses `text`; errors name `origin` (the file) and the key path.
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
+// parse_json_text, except that each element of the root object's array member `key` goes to
+// `element` (its index, its value) as soon as it is read and is not kept: the document returned
+// holds that array empty, and memory holds one element's tree at a time. An exception thrown by
+// `element` ends the parse and propagates.
+nlohmann::json parse_json_streaming(
+    std::string_view text, const std::string& origin, std::string_view key,
+    const std::function<void(std::size_t, nlohmann::json&&)>& element);
 // Reads a regular file of at most kMaxInputFileBytes and parses it. FIFOs, devices and
 // directories are refused (a FIFO would block for ever).
 nlohmann::json read_json_file(const std::filesystem::path& path);
+// The text of such a file, unparsed.
+std::string read_json_input(const std::filesystem::path& path);
 
 // "a.b" (or "b" at the top), with `key` escaped when it holds control characters.
 std::string key_path(std::string_view parent, std::string_view key);

@@ -453,7 +453,25 @@ std::string render_json(const Report& report) {
   return report_to_json(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Report report_from_json(const json& root, const std::string& origin) {
+namespace {
+
+// A row as read, with its `origin` member (checked against the report's origins once they
+// are known: a file may put "origins" after "rows").
+struct ReadRow {
+  Row row;
+  std::optional<json> origin;
+};
+
+ReadRow read_row_of(const JsonReader& r, const json& j, const std::string& where) {
+  ReadRow out{read_row(r, j, where), std::nullopt};
+  if (const json* o = r.optional_member(j, where, "origin"); o != nullptr) out.origin = *o;
+  return out;
+}
+
+// The report in `root`; its rows are `streamed` when given (parse_json_streaming handed them
+// on, and root's "rows" is empty), else read from root.
+Report report_from_parts(const json& root, const std::string& origin,
+                         std::vector<ReadRow>* streamed) {
   const JsonReader r(origin);
   if (!root.is_object()) r.fail("(top level)", "not a cuflash-roofline report");
   const json* version = r.optional_member(root, "", "schema_version");
@@ -481,24 +499,28 @@ Report report_from_json(const json& root, const std::string& origin) {
   }
   const json& specs = r.member(root, "", "specs");
   r.require_object(specs, "specs");
-  for (const auto& [key, value] : specs.items()) {
-    GpuSpec spec = parse_gpu_spec(value, origin + ": " + key_path("specs", key));
-    spec.key = key;
+  for (const auto& item : specs.items()) {
+    GpuSpec spec = parse_gpu_spec(item.value(), origin + ": " + key_path("specs", item.key()));
+    spec.key = item.key();
     spec.file.clear();
     report.specs.push_back(std::move(spec));
   }
   const json& rows = r.member(root, "", "rows");
   r.require_array(rows, "rows");
+  const std::size_t count = streamed != nullptr ? streamed->size() : rows.size();
+  report.rows.reserve(count);
   // A row is (kernel, point, spec): a second copy would hide from compare's matching.
   std::map<std::tuple<std::string, std::string, std::string>, std::size_t> seen;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const std::string where = index_path("rows", i);
-    Row row = read_row(r, rows[i], where);
-    if (const json* o = r.optional_member(rows[i], where, "origin"); o != nullptr) {
-      if (!o->is_number_unsigned() || o->get<std::uint64_t>() >= report.origins.size())
+    ReadRow read = streamed != nullptr ? std::move((*streamed)[i]) : read_row_of(r, rows[i], where);
+    Row& row = read.row;
+    if (read.origin) {
+      const json& o = *read.origin;
+      if (!o.is_number_unsigned() || o.get<std::uint64_t>() >= report.origins.size())
         r.fail(key_path(where, "origin"), "must index the report's origins (it has " +
                                               std::to_string(report.origins.size()) + ")");
-      row.origin = o->get<std::size_t>();
+      row.origin = o.get<std::size_t>();
     }
     const bool known = std::any_of(report.specs.begin(), report.specs.end(),
                                    [&](const GpuSpec& spec) { return spec.key == row.spec_key; });
@@ -522,8 +544,31 @@ Report report_from_json(const json& root, const std::string& origin) {
   return report;
 }
 
+}  // namespace
+
+Report report_from_json(const json& root, const std::string& origin) {
+  return report_from_parts(root, origin, nullptr);
+}
+
+Report report_from_text(std::string_view text, const std::string& origin) {
+  // Fast path: each row is read as soon as it is parsed and its tree freed, so a report of
+  // 100,000 rows never holds them all as JSON. Its first error may differ from the one a
+  // reader of the whole document reports first (a row before a bad schema_version), so on any
+  // error the whole document is read again, the slow way, for the error it names.
+  try {
+    std::vector<ReadRow> rows;
+    const JsonReader r(origin);
+    const json root = parse_json_streaming(text, origin, "rows", [&](std::size_t i, json&& row) {
+      rows.push_back(read_row_of(r, row, index_path("rows", i)));
+    });
+    return report_from_parts(root, origin, &rows);
+  } catch (const InputError&) {
+  }
+  return report_from_json(parse_json_text(text, origin), origin);
+}
+
 Report read_report_file(const std::filesystem::path& path) {
-  return report_from_json(read_json_file(path), path.string());
+  return report_from_text(read_json_input(path), path.string());
 }
 
 const std::vector<std::string>& csv_columns() {

@@ -121,7 +121,31 @@ void report_reader(const std::uint8_t* data, std::size_t size) {
   } catch (const std::exception& error) {
     finding(std::string("report_reader: ") + error.what());
   }
-  if (!report) return;
+  // The streaming reader (report_from_text) gives the same report or the same error.
+  std::string streamed_error;
+  std::optional<Report> streamed;
+  try {
+    streamed = report_from_text(text_of(data, size), "fuzz.json");
+  } catch (const InputError& error) {
+    streamed_error = error.what();
+  } catch (const std::exception& error) {
+    finding(std::string("report_reader (streaming): ") + error.what());
+  }
+  if (streamed.has_value() != report.has_value())
+    finding("report_reader: the streaming reader " +
+            std::string(streamed ? "accepted" : "rejected (" + streamed_error + ")") +
+            " what the document reader " + (report ? "accepted" : "rejected"));
+  if (streamed && render_json(*streamed) != render_json(*report))
+    finding("report_reader: the streaming reader read another report");
+  if (!report) {
+    try {
+      (void)report_from_json(parse_json_text(text_of(data, size), "fuzz.json"), "fuzz.json");
+    } catch (const InputError& error) {
+      if (streamed_error != error.what())
+        finding("report_reader: the streaming reader's error differs: " + streamed_error);
+    }
+    return;
+  }
   guarded("report_reader", [&] {
     const std::string written = render_json(*report);
     const Report again = report_from_json(parse_json_text(written, "again.json"), "again.json");

@@ -16,7 +16,8 @@ namespace roofline::fuzz {
 // A spec file: read, written back and read again, then a model report on it rendered by every
 // writer (table, CSV, JSON, terminal chart, SVG).
 void spec_reader(const std::uint8_t* data, std::size_t size);
-// A report: read, written back and read again (the same rows).
+// A report: read as a whole document and streaming (the same report or the same error), written
+// back and read again (the same rows).
 void report_reader(const std::uint8_t* data, std::size_t size);
 // A report compared with itself, with the recorded fixtures base.json/head.json (both ways),
 // and kernel against kernel; every comparison writer.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -538,6 +539,49 @@ TEST_CASE("hardening: terminal chart and compare output escape control character
   const std::string markdown = render_compare_markdown(comparison);
   CHECK(controls(markdown) == 0);
   CHECK(markdown.find("base\\\\n.json") != std::string::npos);  // Markdown doubles the backslash
+}
+
+TEST_CASE("hardening: the streaming report reader gives the same report or the same error") {
+  for (const char* name : {"base.json", "head.json", "model.json", "head_a100.json", "empty.json",
+                           "h200_counted_40_workloads.json", "schema_v2.json"}) {
+    CAPTURE(name);
+    const std::string text = read_text(kReports / name);
+    std::string whole_error, streamed_error;
+    std::optional<std::string> whole, streamed;
+    try {
+      whole = render_json(report_from_json(parse_json_text(text, name), name));
+    } catch (const InputError& error) {
+      whole_error = error.what();
+    }
+    try {
+      streamed = render_json(report_from_text(text, name));
+    } catch (const InputError& error) {
+      streamed_error = error.what();
+    }
+    CHECK(whole == streamed);
+    CHECK(whole_error == streamed_error);
+  }
+  // Errors inside a streamed row name its index, also past the rows already handed on.
+  json report = base_report();
+  report["rows"][3]["workload"]["batch"] = -1;
+  CHECK_THROWS_WITH_AS(report_from_text(report.dump(), "r.json"),
+                       doctest::Contains("r.json: rows[3].workload.batch: must be an integer"),
+                       InputError);
+  report = base_report();
+  report["rows"][5]["timing"] = json::parse(std::string(70, '[') + std::string(70, ']'));
+  CHECK_THROWS_WITH_AS(report_from_text(report.dump(), "r.json"),
+                       doctest::Contains("r.json: rows[5].timing"), InputError);
+  std::vector<std::size_t> handed_on;
+  const json root = parse_json_streaming(R"({"a": [1], "rows": [{"x": [1]}, 2, [3]], "z": {}})",
+                                         "t.json", "rows", [&](std::size_t i, json&& value) {
+                                           CHECK(!value.is_null());
+                                           handed_on.push_back(i);
+                                         });
+  CHECK(handed_on == std::vector<std::size_t>{0, 1, 2});
+  CHECK(root == json::parse(R"({"a": [1], "rows": [], "z": {}})"));
+  CHECK_THROWS_WITH_AS(parse_json_streaming(R"({"rows": [1, 2, {"k": 1, "k": 2}]})", "t.json",
+                                            "rows", [](std::size_t, json&&) {}),
+                       "t.json: rows[2].k: duplicate key", InputError);
 }
 
 TEST_CASE("hardening: every fuzz finding in tests/data/fuzz still passes its target") {
