@@ -60,7 +60,7 @@ PathChoice choose_path(const Row& row, const KernelModel* model) {
   if (model == nullptr)
     return {ComputePath::kTensorFp16, TensorInstruction::kNone, row.prediction.model_flops,
             Source::kModel, "unknown kernel: tensor FP16 assumed"};
-  return {model->path, model->instruction_for(row.workload.head_dim), row.prediction.model_flops,
+  return {model->path, model->instruction_for(row.workload), row.prediction.model_flops,
           Source::kModel, "model: the kernel's path"};
 }
 
@@ -84,7 +84,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   a.path_note = choice.note;
   if (choice.instruction == TensorInstruction::kNone && model != nullptr &&
       choice.path == model->path && choice.source == Source::kModel)
-    a.ceiling = binding_ceiling(*model, spec, row.workload.head_dim);
+    a.ceiling = binding_ceiling(*model, spec, row.workload);
   else
     a.ceiling = spec.ceiling(choice.path, choice.instruction);
   if (a.ceiling == nullptr && choice.instruction != TensorInstruction::kNone) {
@@ -142,6 +142,11 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     level_bytes.push_back({MemoryLevel::kL2, l2, Source::kMeasured});
   if (double l1 = counter(row, quantity::kL1); !std::isnan(l1))
     level_bytes.push_back({MemoryLevel::kL1, l1, Source::kMeasured});
+  else if (row.prediction.model_l1_bytes > 0)
+    level_bytes.push_back({MemoryLevel::kL1, row.prediction.model_l1_bytes, Source::kModel});
+  // wgmma reads its operands from shared memory and TMA fills it, past the accesses that L1's
+  // counters (and the model's L1 terms) see.
+  const bool l1_partial = choice.instruction == TensorInstruction::kWgmma;
 
   // Time: the median of the timed runs, else the model's floor (computed below).
   const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();
@@ -161,6 +166,12 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     level.attainable_flops_per_second = attainable_flops_per_second(
         level.intensity, level.peak_bandwidth_bytes_per_second, a.peak_flops_per_second);
     level.time_floor_seconds = seconds_at(lb.bytes, level.peak_bandwidth_bytes_per_second);
+    level.partial = lb.level == MemoryLevel::kL1 && l1_partial;
+    if (level.partial)
+      a.warnings.push_back(
+          "L1 bytes leave out wgmma's operand reads from shared memory and TMA copies: the L1 "
+          "intensity is an upper bound, not a verdict");
+    // A partial level's bytes are still a lower bound on its traffic, so its floor holds.
     if (!std::isnan(level.time_floor_seconds))
       a.time_floor_seconds = std::isnan(a.time_floor_seconds)
                                  ? level.time_floor_seconds
@@ -186,7 +197,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   a.compute_bound = true;
   a.binding = a.ceiling ? a.ceiling->label() : "no ceiling";
   for (const LevelAnalysis& level : a.levels) {
-    if (std::isnan(level.attainable_flops_per_second)) continue;
+    if (std::isnan(level.attainable_flops_per_second) || level.partial) continue;
     if (level.attainable_flops_per_second < a.attainable_flops_per_second * (1 - 1e-12)) {
       a.attainable_flops_per_second = level.attainable_flops_per_second;
       a.compute_bound = false;

@@ -21,6 +21,10 @@ struct LevelAnalysis {
   double ridge_factor = 0;                     // intensity / ridge
   double attainable_flops_per_second = 0;      // min(peak, intensity × bandwidth)
   double time_floor_seconds = 0;               // bytes / peak bandwidth
+  // The bytes miss part of the level's traffic (L1 of a wgmma kernel: its operand reads from
+  // shared memory and TMA copies bypass the counted accesses), so intensity and attainable
+  // rate are upper bounds, not a verdict: such a level never decides the regime.
+  bool partial = false;
 };
 
 struct RowAnalysis {

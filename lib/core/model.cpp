@@ -5,6 +5,7 @@
 
 #include "lib/core/cache_model.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/model_l1.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {
@@ -44,13 +45,6 @@ void add(std::vector<ModelTerm>& terms, double& total, std::string name, std::st
 }
 
 constexpr double kMB = 1e6;
-
-// kernels/standard_attention.cu: the row kernels hold a row in registers when N is a multiple
-// of 8 up to these lengths; otherwise one 256-thread block per row streams it, reading it again
-// in each of its passes.
-bool standard_rows_cached(const Workload& w) {
-  return w.seq_len % 8 == 0 && w.seq_len <= (w.pass == Pass::kForward ? 32768 : 16384);
-}
 
 Prediction predict_standard(const Workload& w) {
   Prediction p;
@@ -105,7 +99,7 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
   const TileShape& tiles = k.tiles(w.head_dim);
   const int block_q = fwd ? tiles.fwd_block_q : tiles.bwd_block_q;
   const int block_kv = fwd ? tiles.fwd_block_kv : tiles.bwd_block_kv;
-  const int granularity = k.computes_padding ? 32 : 1;
+  const int granularity = k.computes_padding ? k.fwd_row_block : 1;
   if (fwd) {
     double kv_rows = 0;
     const double scores =
@@ -126,9 +120,11 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
     // or flash-v3's bulk reductions) or computed by a second, Q-outer pass that recomputes S
     // and dP.
     double q_rows = 0;
-    // Same tile walk with the roles of Q and K/V exchanged; keys count in 16-row warp blocks.
-    const double scores = flash_score_elements(w, block_kv, block_q, k.computes_padding ? 16 : 1,
-                                               k.computes_padding, &q_rows);
+    // Same tile walk with the roles of Q and K/V exchanged; keys count in blocks of
+    // bwd_key_block.
+    const double scores =
+        flash_score_elements(w, block_kv, block_q, k.computes_padding ? k.bwd_key_block : 1,
+                             k.computes_padding, &q_rows);
     add(p.byte_terms, p.no_reuse_dram_bytes, "preprocess: O, dO read; D written",
         "2·B·H·N·d·2 B + B·H·N·4 B", 2 * nd + row_stats);
     add(p.byte_terms, p.no_reuse_dram_bytes, "K, V read once; dK, dV written", "4·B·H·N·d·2 B",
@@ -365,9 +361,10 @@ const std::vector<KernelModel>& kernel_models() {
          KernelFamily::kStandard,
          "unfused: cuBLAS GEMMs and a row softmax, S and P materialised in DRAM",
          ComputePath::kTensorFp16,
-         // cuBLAS (CUDA 13.0) on sm_90 ran these GEMMs (k or n = d) as wgmma at d = 128 and as
-         // mma.sync at d <= 64 (instruction_small_d below): the counters of
-         // tests/data/reports/h200_counted_40_workloads.json. Without wgmma, the tensor ceiling.
+         // cuBLAS (CUDA 13.0) on sm_90 ran these GEMMs as wgmma when N % 8 == 0 and as mma.sync
+         // otherwise (unaligned_instruction below), at every d: the counters of
+         // tests/data/reports/h200_counted_40_workloads.json (odd N) and h200_gate.tar.xz
+         // (N = 1024..16384, d = 64). Without wgmma, the tensor ceiling.
          TensorInstruction::kWgmma,
          {},
          {},
@@ -415,7 +412,7 @@ const std::vector<KernelModel>& kernel_models() {
         if (model.name == name) return model;
       throw std::logic_error("kernel catalogue: no " + std::string(name));
     };
-    named("standard").instruction_small_d = TensorInstruction::kMmaSync;
+    named("standard").unaligned_instruction = TensorInstruction::kMmaSync;
     // flash-v1: __launch_bounds__(256, 1), ~104 KB of shared memory at d = 64.
     named("flash-v1").fwd_ctas_per_sm = 1;
     named("flash-v1").bwd_ctas_per_sm = 1;
@@ -423,9 +420,19 @@ const std::vector<KernelModel>& kernel_models() {
     named("flash-v2").fwd_ctas_per_sm = 2;
     named("flash-v2").bwd_ctas_per_sm = 1;
     named("flash-v2").computes_padding = true;
+    named("flash-v2").fwd_row_block = 32;  // 4 warps × 32 query rows
+    named("flash-v2").bwd_key_block = 16;  // 8 warps × 16 keys
     // flash-v3: __launch_bounds__(384, 1) and 160 KB of shared memory (d = 128) forward.
     named("flash-v3").fwd_ctas_per_sm = 1;
     named("flash-v3").bwd_ctas_per_sm = 1;
+    // flash-v3: TMA reads rows past N as zeros and wgmma computes whole tiles: forward both
+    // consumer warpgroups (128 query rows) over whole 128-key tiles; backward each consumer
+    // warpgroup's 64 keys over whole 64-query tiles, dQ over the CTA's 128 keys. Against the
+    // wgmma FLOPs counted in tests/data/reports: forward exact, backward 0.94-1.08× (0.6× at
+    // N = 1 without a mask, where both warpgroups run on padding).
+    named("flash-v3").computes_padding = true;
+    named("flash-v3").fwd_row_block = 128;
+    named("flash-v3").bwd_key_block = 64;
     return models;
   }();
   return kModels;
@@ -493,14 +500,21 @@ Prediction predict(const KernelModel& kernel, const Workload& workload, const Gp
   add(p.cache_aware_byte_terms, p.model_dram_bytes,
       "outputs still in L2 when the kernel ends (written back after it)",
       "−(bytes written)·L2 hit of the whole traffic (" + mb(p.model_dram_bytes) + ")", -retained);
+  if (kernel.family == KernelFamily::kStandard) {
+    // TMA comes with wgmma (sm_90 on): a spec that lists a wgmma ceiling has both.
+    const bool tma = std::any_of(spec.compute.begin(), spec.compute.end(), [](const auto& c) {
+      return c.instruction == TensorInstruction::kWgmma;
+    });
+    add_standard_l1_bytes(workload, tma, p);
+  }
   p.dram_model = "cache-aware: " + mb(cache.l2) + " L2 and " + std::to_string(cache.sms) +
                  " SMs of " + spec.key;
   return p;
 }
 
 const ComputeCeiling* binding_ceiling(const KernelModel& kernel, const GpuSpec& spec,
-                                      int head_dim) {
-  const TensorInstruction instruction = kernel.instruction_for(head_dim);
+                                      const Workload& workload) {
+  const TensorInstruction instruction = kernel.instruction_for(workload);
   if (instruction != TensorInstruction::kNone) {
     if (const ComputeCeiling* exact = spec.ceiling(kernel.path, instruction)) return exact;
   }

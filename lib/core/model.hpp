@@ -16,6 +16,11 @@
 //     judged for (cache_model.hpp): which re-reads L2 serves. What `model` and
 //     `run --no-counters` judge with, when a spec is given.
 //   - compulsory: each input of the kernel read once, each output written once; a lower bound.
+// L1 bytes (what the counters' `l1tex__t_bytes` sees: global and local accesses through L1TEX,
+// in 32-byte sectors; not shared memory, TMA or wgmma operand reads): for standard attention,
+// whose row kernels and mma.sync GEMMs stream N×N matrices through L1 (model_l1.cpp). The flash
+// kernels' L1 traffic is their global loads and stores (the no-reuse DRAM terms), far from any
+// L1 roof; the model leaves it out for them.
 #pragma once
 
 #include <string>
@@ -59,16 +64,22 @@ struct KernelModel {
   // pass: how many tiles share L2 at a time in the cache-aware model.
   int fwd_ctas_per_sm = 1;
   int bwd_ctas_per_sm = 1;
-  // The tensor-core kernel computes whole 32-row warp blocks of a query tile and whole key tiles
-  // past N (rows past N read as zeros): the FLOPs the counters see at small N.
+  // The tensor-core kernels compute whole key tiles past N (rows past N read as zeros) and
+  // whole blocks of rows: forward, query rows in blocks of `fwd_row_block`; backward, keys in
+  // blocks of `bwd_key_block` (dQ = dS·K over the whole key tile). The FLOPs the counters see
+  // at small N.
   bool computes_padding = false;
-  // Where the kernel's instruction depends on the head dimension: the one used at d <= 64
-  // (kNone: `instruction` at every d).
-  TensorInstruction instruction_small_d = TensorInstruction::kNone;
+  int fwd_row_block = 1;
+  int bwd_key_block = 1;
+  // cuBLAS: wgmma (operands by TMA) only when every row stride of the GEMMs is a multiple of
+  // 16 bytes (N % 8 == 0: S, P, dP and dS have N halves per row); otherwise mma.sync with
+  // element-wise loads and stores (`unaligned_instruction`; kNone: `instruction` always).
+  TensorInstruction unaligned_instruction = TensorInstruction::kNone;
 
-  TensorInstruction instruction_for(int head_dim) const {
-    return head_dim <= 64 && instruction_small_d != TensorInstruction::kNone ? instruction_small_d
-                                                                             : instruction;
+  TensorInstruction instruction_for(const Workload& workload) const {
+    return workload.seq_len % 8 != 0 && unaligned_instruction != TensorInstruction::kNone
+               ? unaligned_instruction
+               : instruction;
   }
 
   const TileShape& tiles(int head_dim) const {
@@ -99,6 +110,9 @@ struct Prediction {
   std::vector<ModelTerm> flop_terms;
   std::vector<ModelTerm> byte_terms;              // no-reuse terms
   std::vector<ModelTerm> cache_aware_byte_terms;  // empty without a spec
+  // L1 bytes (0 and no terms where the model does not predict them: see the header comment).
+  double model_l1_bytes = 0;
+  std::vector<ModelTerm> l1_byte_terms;
 };
 
 // Without a spec: DRAM bytes are the no-reuse bound.
@@ -115,9 +129,10 @@ std::string unsupported_reason(const KernelModel& kernel, const Workload& worklo
 // FlashAttention convention alone (no kernel needed).
 double algorithmic_flops(const Workload& workload);
 
-// The ceiling a kernel is judged against on a spec: its path, with its tensor instruction
-// where the spec distinguishes them. nullptr when the spec has no ceiling for the path.
+// The ceiling a kernel is judged against on a spec for a workload: its path, with its tensor
+// instruction where the spec distinguishes them. nullptr when the spec has no ceiling for the
+// path.
 const ComputeCeiling* binding_ceiling(const KernelModel& kernel, const GpuSpec& spec,
-                                      int head_dim = 128);
+                                      const Workload& workload);
 
 }  // namespace roofline

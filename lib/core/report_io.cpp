@@ -83,7 +83,8 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
          {"ridge_flop_per_byte", tagged(level.ridge, Source::kSpec)},
          {"ridge_factor", tagged(level.ridge_factor, derived(level.bytes_source, a.flops_source))},
          {"attainable_tflops_per_second", tagged(level.attainable_flops_per_second / 1e12, s)},
-         {"time_floor_seconds", tagged(level.time_floor_seconds, level.bytes_source)}});
+         {"time_floor_seconds", tagged(level.time_floor_seconds, level.bytes_source)},
+         {"partial", level.partial}});
   }
   out["compute_bound"] = a.compute_bound;
   out["binding"] = a.binding;
@@ -175,6 +176,11 @@ Row read_row(const JsonReader& r, const json& j, const std::string& where) {
   if (r.optional_member(m, mw, "cache_aware_byte_terms") != nullptr)
     row.prediction.cache_aware_byte_terms =
         read_terms(r, m, mw, "cache_aware_byte_terms", "bytes", kByteTerm);
+  // Added with the L1 model (standard attention); absent before it and for the flash kernels.
+  if (r.optional_member(m, mw, "l1_bytes") != nullptr)
+    row.prediction.model_l1_bytes = r.number_or_nan(m, mw, "l1_bytes", kBytes);
+  if (r.optional_member(m, mw, "l1_byte_terms") != nullptr)
+    row.prediction.l1_byte_terms = read_terms(r, m, mw, "l1_byte_terms", "bytes", kBytes);
 
   const json& t = r.member(j, where, "timing");
   if (!t.is_null()) {
@@ -405,6 +411,10 @@ json report_to_json(const Report& report) {
                   {"flop_terms", terms_json(p.flop_terms, "flops")},
                   {"byte_terms", terms_json(p.byte_terms, "bytes")},
                   {"cache_aware_byte_terms", terms_json(p.cache_aware_byte_terms, "bytes")}};
+    if (!p.l1_byte_terms.empty()) {
+      r["model"]["l1_bytes"] = p.model_l1_bytes;
+      r["model"]["l1_byte_terms"] = terms_json(p.l1_byte_terms, "bytes");
+    }
     if (row.timing) {
       const Timing& t = *row.timing;
       r["timing"] = {{"samples_seconds", t.samples_seconds},

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "lib/core/analysis.hpp"
 #include "lib/core/cache_model.hpp"
@@ -15,8 +18,7 @@ using namespace roofline;
 
 namespace {
 
-const std::filesystem::path kRecorded =
-    std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "h200_counted_40_workloads.json";
+const std::filesystem::path kRecorded = ROOFLINE_COUNTED_REPORT;
 
 GpuSpec spec(const std::string& name) {
   SpecRegistry registry;
@@ -124,10 +126,36 @@ TEST_CASE("cache model: a smaller L2 never predicts less traffic (A100 40 MB vs 
   }
 }
 
-TEST_CASE("cache model: against counted DRAM bytes and regimes of 112 rows on the H200") {
+namespace {
+
+// The roofs of an analysed row: the compute ceiling and every level that may decide the regime.
+std::vector<std::pair<std::string, double>> roofs(const RowAnalysis& a) {
+  std::vector<std::pair<std::string, double>> out;
+  if (a.ceiling != nullptr)
+    out.emplace_back("compute-bound (" + a.ceiling->label() + ")", a.peak_flops_per_second);
+  for (const LevelAnalysis& level : a.levels)
+    if (!level.partial && !std::isnan(level.attainable_flops_per_second))
+      out.emplace_back("memory-bound (" + std::string(display_name(level.level)) + ")",
+                       level.attainable_flops_per_second);
+  return out;
+}
+
+// Counted roofs within 5% of the binding one are a tie: the counted DRAM bytes of one point
+// vary up to 4.5% between processes (shared/measurement.md), so either regime is the measured
+// one there.
+bool within_tie(const RowAnalysis& counted, const std::string& regime) {
+  for (const auto& [name, rate] : roofs(counted))
+    if (name == regime) return rate <= counted.attainable_flops_per_second * 1.05;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on the H200") {
   const Report report = read_report_file(kRecorded);
   const GpuSpec& h200 = report.specs.at(0);
-  int compared = 0, big = 0;
+  int compared = 0, big = 0, ties = 0;
+  std::vector<std::string> mismatches;
   for (const Row& counted : report.rows) {
     if (counted.status != RowStatus::kOk) continue;
     CAPTURE(counted.kernel + " " + counted.workload.label());
@@ -147,18 +175,107 @@ TEST_CASE("cache model: against counted DRAM bytes and regimes of 112 rows on th
     modelled.prediction = p;
     const RowAnalysis with_counters = analyze(counted, h200);
     const RowAnalysis without = analyze(modelled, h200);
-    if (with_counters.binding == "L1" && counted.kernel == "standard") {
-      // Known gap: cuBLAS's mma.sync GEMMs (d <= 64) move 7-8× their DRAM bytes through L1,
-      // which the model does not predict (it has DRAM bytes only); on the DRAM level alone the
-      // two agree.
-      Row dram_only = counted;
-      dram_only.counters.erase(quantity::kL1);
-      CHECK(without.regime == analyze(dram_only, h200).regime);
-    } else {
-      CHECK(without.regime == with_counters.regime);
+    if (without.regime != with_counters.regime) {
+      if (within_tie(with_counters, without.regime))
+        ++ties;
+      else
+        mismatches.push_back(counted.kernel + " " + counted.workload.label());
     }
     ++compared;
   }
-  CHECK(compared == 112);
-  CHECK(big >= 70);
+  CHECK(compared == 140);
+  CHECK(big >= 90);
+  CHECK(ties <= 3);
+  // Known: standard at N = 65537 (causal forward, full backward), where the counted DRAM roof
+  // lies 18% and 12% below the L1 one; the model's sector-per-element charge for cuBLAS's
+  // element-wise GEMMs (model_l1.hpp) is 1.3× the counted L1 bytes there and tips it to L1.
+  const std::vector<std::string> known = {"standard B1 H1 N65537 d64 causal fwd",
+                                          "standard B1 H1 N65537 d64 full bwd"};
+  CHECK(mismatches == known);
+}
+
+TEST_CASE("L1 model: standard attention's L1 bytes against the counted ones on the H200") {
+  const Report report = read_report_file(kRecorded);
+  const GpuSpec& h200 = report.specs.at(0);
+  int unaligned = 0;
+  for (const Row& counted : report.rows) {
+    if (counted.kernel != "standard" || counted.status != RowStatus::kOk) continue;
+    if (counted.workload.seq_len < 512) continue;  // cuBLAS's fixed costs dominate
+    CAPTURE(counted.workload.label());
+    const Prediction p = predict(find_kernel_model("standard"), counted.workload, h200);
+    const double ratio = p.model_l1_bytes / counted.counters.at(quantity::kL1);
+    // The FLOPs ran on the pipe the model names for this N.
+    const bool wgmma = counted.counters.at(quantity::kTensorWgmma) > 0;
+    CHECK(wgmma == (counted.workload.seq_len % 8 == 0));
+    if (counted.workload.seq_len % 8 == 0) {
+      // wgmma GEMMs (TMA): the cached row kernels' bytes alone.
+      CHECK(ratio == doctest::Approx(1).epsilon(0.05));
+    } else {
+      // Element-wise cuBLAS GEMMs: the sector-per-element charge is 0.52-0.65× the counted
+      // bytes at N = 777 (cuBLAS's kernels for small N move more) and 1.02-1.39× above.
+      CHECK(ratio >= 0.5);
+      CHECK(ratio <= 1.4);
+      ++unaligned;
+    }
+  }
+  CHECK(unaligned >= 28);
+}
+
+TEST_CASE("L1 model: wgmma GEMMs of the seed sweep move only the row kernels' bytes through L1") {
+  // scripts/gate_check.sh's first process (h200_gate.tar.xz): N = 1024..16384, d = 64.
+  const Report report =
+      read_report_file(std::filesystem::path(ROOFLINE_GATE_REPORTS_DIR) / "a_00.json");
+  int checked = 0;
+  for (const Row& counted : report.rows) {
+    if (counted.kernel != "standard" || counted.status != RowStatus::kOk) continue;
+    CAPTURE(counted.workload.label());
+    const Prediction p =
+        predict(find_kernel_model("standard"), counted.workload, report.spec_for(counted));
+    CHECK(counted.counters.at(quantity::kTensorWgmma) > 0);
+    CHECK(counted.counters.at(quantity::kTensorMmaSync) == 0);
+    CHECK(p.model_l1_bytes / counted.counters.at(quantity::kL1) ==
+          doctest::Approx(1).epsilon(0.02));
+    ++checked;
+  }
+  CHECK(checked == 16);
+}
+
+TEST_CASE("analysis: a wgmma row's L1 level is partial and never decides the regime") {
+  const Report report = read_report_file(kRecorded);
+  const GpuSpec& h200 = report.specs.at(0);
+  int wgmma_rows = 0;
+  for (const Row& counted : report.rows) {
+    if (counted.status != RowStatus::kOk) continue;
+    const RowAnalysis a = analyze(counted, h200);
+    const bool wgmma = a.ceiling != nullptr && a.ceiling->instruction == TensorInstruction::kWgmma;
+    for (const LevelAnalysis& level : a.levels)
+      CHECK(level.partial == (wgmma && level.level == MemoryLevel::kL1));
+    if (!wgmma) continue;
+    CAPTURE(counted.kernel + " " + counted.workload.label());
+    CHECK(a.binding != "L1");
+    bool noted = false;
+    for (const std::string& warning : a.warnings)
+      noted = noted || warning.find("L1 bytes leave out wgmma's operand reads") == 0;
+    CHECK(noted);
+    ++wgmma_rows;
+  }
+  CHECK(wgmma_rows >= 30);  // flash-v3 (28 rows) and standard at N = 3000
+}
+
+TEST_CASE("model: flash-v3's FLOPs with its padding against the counted wgmma FLOPs") {
+  const Report report = read_report_file(kRecorded);
+  int checked = 0;
+  for (const Row& counted : report.rows) {
+    if (counted.kernel != "flash-v3" || counted.status != RowStatus::kOk) continue;
+    if (counted.workload.seq_len < 2) continue;  // N = 1 without a mask: 0.6× (padding)
+    CAPTURE(counted.workload.label());
+    const Prediction p = predict(find_kernel_model("flash-v3"), counted.workload);
+    const double ratio = p.model_flops / counted.counters.at(quantity::kTensorWgmma);
+    if (counted.workload.pass == Pass::kForward)
+      CHECK(ratio == doctest::Approx(1).epsilon(0.005));
+    else
+      CHECK(ratio == doctest::Approx(1).epsilon(0.08));
+    ++checked;
+  }
+  CHECK(checked == 24);
 }

@@ -129,11 +129,17 @@ TEST_CASE("model: kernels are judged against the ceiling of their own path") {
   SpecRegistry registry;
   registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
   const GpuSpec& h100 = registry.find("h100");
-  CHECK(binding_ceiling(find_kernel_model("flash-v2"), h100)->id() == "tensor_fp16.mma_sync");
-  CHECK(binding_ceiling(find_kernel_model("standard"), h100)->id() == "tensor_fp16.wgmma");
-  CHECK(binding_ceiling(find_kernel_model("flash-v1"), h100)->id() == "fp32");
+  Workload w = seed_workload(1024, false);
+  CHECK(binding_ceiling(find_kernel_model("flash-v2"), h100, w)->id() == "tensor_fp16.mma_sync");
+  CHECK(binding_ceiling(find_kernel_model("standard"), h100, w)->id() == "tensor_fp16.wgmma");
+  CHECK(binding_ceiling(find_kernel_model("flash-v1"), h100, w)->id() == "fp32");
+  // cuBLAS needs rows of S and P in multiples of 16 bytes for its wgmma (TMA) kernels.
+  w.seq_len = 1023;
+  CHECK(binding_ceiling(find_kernel_model("standard"), h100, w)->id() == "tensor_fp16.mma_sync");
+  w.head_dim = 128;
+  CHECK(binding_ceiling(find_kernel_model("standard"), h100, w)->id() == "tensor_fp16.mma_sync");
   const GpuSpec& a100 = registry.find("a100");
-  CHECK(binding_ceiling(find_kernel_model("flash-v2"), a100)->peak_tflops == 312);
+  CHECK(binding_ceiling(find_kernel_model("flash-v2"), a100, w)->peak_tflops == 312);
 }
 
 TEST_CASE("model: unsupported_reason names the GPU, the head dim or the missing pass") {

@@ -126,6 +126,32 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("report json: the cache-aware terms (some negative) and the L1 terms read back") {
+  Report report = sample_report();
+  const GpuSpec& h200 = report.specs.at(0);
+  for (Row& row : report.rows) {
+    row.workload.pass = Pass::kBackward;
+    row.workload.seq_len = 1023;
+    row.prediction = predict(find_kernel_model(row.kernel), row.workload, h200);
+  }
+  // The L2 hits of the cache-aware model are subtracted terms.
+  bool negative = false;
+  for (const ModelTerm& term : report.rows[1].prediction.cache_aware_byte_terms)
+    negative = negative || term.value < 0;
+  CHECK(negative);
+  CHECK(report.rows[0].prediction.model_l1_bytes > 0);
+  CHECK(report.rows[1].prediction.l1_byte_terms.empty());
+  const Report again = report_from_json(report_to_json(report), "mem");
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const Prediction& p = report.rows[i].prediction;
+    const Prediction& q = again.rows[i].prediction;
+    CHECK(q.cache_aware_byte_terms.size() == p.cache_aware_byte_terms.size());
+    CHECK(q.model_l1_bytes == p.model_l1_bytes);
+    CHECK(q.l1_byte_terms.size() == p.l1_byte_terms.size());
+  }
+  CHECK(render_json(again) == render_json(report));
+}
+
 TEST_CASE("report: an unsupported row keeps its status and reason through JSON and the table") {
   Report report = sample_report();
   Row& row = report.rows[1];
