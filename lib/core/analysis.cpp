@@ -82,8 +82,9 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   a.flops = choice.flops;
   a.flops_source = choice.source;
   a.path_note = choice.note;
-  if (choice.instruction == TensorInstruction::kNone && model != nullptr &&
-      choice.path == model->path && choice.source == Source::kModel)
+  // Without counters, the kernel's own instruction where the GPU has it, else the best of its
+  // path (cuBLAS runs mma.sync where there is no wgmma).
+  if (model != nullptr && choice.path == model->path && choice.source == Source::kModel)
     a.ceiling = binding_ceiling(*model, spec, row.workload);
   else
     a.ceiling = spec.ceiling(choice.path, choice.instruction);
@@ -145,8 +146,12 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   else if (row.prediction.model_l1_bytes > 0)
     level_bytes.push_back({MemoryLevel::kL1, row.prediction.model_l1_bytes, Source::kModel});
   // wgmma reads its operands from shared memory and TMA fills it, past the accesses that L1's
-  // counters (and the model's L1 terms) see.
-  const bool l1_partial = choice.instruction == TensorInstruction::kWgmma;
+  // counters (and the model's L1 terms) see. Without counters, only on a GPU that has wgmma
+  // (elsewhere cuBLAS runs mma.sync, whose loads the model's L1 terms include).
+  const bool l1_partial =
+      choice.instruction == TensorInstruction::kWgmma &&
+      (choice.source == Source::kMeasured ||
+       (a.ceiling != nullptr && a.ceiling->instruction == TensorInstruction::kWgmma));
 
   // Time: the median of the timed runs, else the model's floor (computed below).
   const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();

@@ -279,3 +279,29 @@ TEST_CASE("model: flash-v3's FLOPs with its padding against the counted wgmma FL
   }
   CHECK(checked == 24);
 }
+
+TEST_CASE("analysis: without counters, standard on a GPU without wgmma runs mma.sync, L1 whole") {
+  const GpuSpec a100 = spec("a100");
+  const GpuSpec h200 = spec("h200");
+  Row row;
+  row.kernel = "standard";
+  row.workload.seq_len = 4096;
+  row.workload.head_dim = 128;
+  row.spec_key = a100.key;
+  row.prediction = predict(find_kernel_model("standard"), row.workload, a100);
+  const RowAnalysis there = analyze(row, a100);
+  CHECK(there.warnings.empty());
+  REQUIRE(there.ceiling != nullptr);
+  CHECK(there.ceiling->peak_tflops == 312);
+  REQUIRE(there.levels.size() == 2);
+  CHECK_FALSE(there.levels[1].partial);
+  // On the H200 the same GEMMs are wgmma: TMA moves their operands, the L1 level is partial.
+  row.spec_key = h200.key;
+  row.prediction = predict(find_kernel_model("standard"), row.workload, h200);
+  const RowAnalysis here = analyze(row, h200);
+  CHECK(here.ceiling->instruction == TensorInstruction::kWgmma);
+  REQUIRE(here.levels.size() == 2);
+  CHECK(here.levels[1].partial);
+  CHECK(row.prediction.model_l1_bytes <
+        predict(find_kernel_model("standard"), row.workload, a100).model_l1_bytes);
+}
