@@ -4,7 +4,7 @@
 #
 #   scripts/device_check.sh [stages...]
 #   stages (default all, in this order):
-#     build test sanitize fixture fidelity cost calibrate verdicts corners profile bench
+#     build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bench
 #
 # Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
 # tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
@@ -18,7 +18,7 @@ work="${WORK_DIR:-/tmp/device-check}"
 rm -rf "$work"
 mkdir -p "$final" "$work"
 out="$work"
-stages="${*:-build test sanitize fixture fidelity cost calibrate verdicts corners profile bench}"
+stages="${*:-build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bench}"
 build="${BUILD_DIR:-$repo/build/device}"
 export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
 export PYTHONUNBUFFERED=1
@@ -164,6 +164,23 @@ if has verdicts; then
   note "verdicts (scripts/model_vs_counters.py): rc=$? in $(elapsed "$t") s"
   grep -E "^(NO |[0-9]+ workloads|strictly|[0-9]+ compute-bound|utilisation above|  )|\| NO" \
     "$out/verdicts.txt" | tee -a "$summary"
+fi
+
+if has l1probe; then
+  # What each kernel of `standard` moves through L1 at odd N (cuBLAS's mma.sync fallback) and at
+  # N % 8 == 0 (wgmma), per kernel, from ncu: the evidence behind the model's L1 bytes for it
+  # (lib/core/model_l1.cpp). Caches flushed, clocks untouched, one launch per point.
+  t=$(seconds)
+  l1_metrics=l1tex__t_bytes.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum
+  for shape in "1 3 64 777,5001" "1 1 64 65537" "4 16 32 2047" "1 3 64 4096"; do
+    set -- $shape
+    ncu --clock-control none --cache-control all --profile-from-start off --metrics "$l1_metrics" \
+      --csv --page raw "$tool" run --no-counters --kernel standard --batch "$1" --heads "$2" \
+      --head-dim "$3" --seq "$4" --pass fwd,bwd --reps 1 --warmup 0 \
+      >"$out/l1probe_b$1h$2d$3_n${4//,/_}.csv" 2>"$out/l1probe_b$1h$2d$3_n${4//,/_}.err"
+    note "l1probe B$1 H$2 d$3 N$4: rc=$? ($(grep -c '^"' "$out/l1probe_b$1h$2d$3_n${4//,/_}.csv") csv lines)"
+  done
+  note "l1probe: $(elapsed "$t") s"
 fi
 
 if has corners; then
