@@ -23,6 +23,8 @@ struct ProfileCommandOptions {
   std::vector<std::string> command;
   std::string counter_set = "roofline";
   std::string cache = "cold";
+  std::string replay =  // the default is ProfileOptions's
+      ProfileOptions{}.replay == ReplayMode::kBatch ? "batch" : "launch";
   std::string kernel_regex;
   std::int64_t launch_skip = 0;
   std::int64_t launch_count = -1;
@@ -60,6 +62,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   ProfileOptions profile;
   profile.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
   profile.cache = options.cache == "warm" ? CacheControl::kWarm : CacheControl::kCold;
+  profile.replay = options.replay == "launch" ? ReplayMode::kPerLaunch : ReplayMode::kBatch;
   profile.kernel_regex = options.kernel_regex;
   profile.launch_skip = options.launch_skip;
   profile.launch_count = options.launch_count;
@@ -101,7 +104,12 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
     report.context.metrics = with_device->metrics;
     report.context.counter_passes = with_device->counter_passes;
     report.context.counters = "CUPTI range profiler in " + options.command.front() +
-                              ": auto range (one range per kernel launch), kernel replay, " +
+                              (options.replay == "batch" && with_device->counter_passes == 1
+                                   ? ": a user range around each kernel launch, one user-replay "
+                                     "pass over many launches (graph launches: auto range, "
+                                     "kernel replay), "
+                                   : ": auto range (one range per kernel launch), kernel "
+                                     "replay, ") +
                               std::to_string(with_device->counter_passes) +
                               " pass(es), counter set " + with_device->counter_set + ", cache " +
                               options.cache;
@@ -153,6 +161,12 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                   "cold: flush L2 before each profiled launch (as ncu --cache-control all); "
                   "warm: leave the caches as the program left them")
       ->check(CLI::IsMember({"cold", "warm"}))
+      ->capture_default_str();
+  sub->add_option("--replay", options->replay,
+                  "batch: one counter pass spans many launches, a range around each (one-pass "
+                  "sets); launch: a pass per launch (kernel replay; always so for --counter-set "
+                  "full and graph launches)")
+      ->check(CLI::IsMember({"batch", "launch"}))
       ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Profile only kernels whose demangled name matches (ECMAScript, search)")

@@ -103,7 +103,8 @@ std::map<std::string, std::string> to_environment(const ProfileOptions& options)
           {profile_env::kCache, options.cache == CacheControl::kCold ? "cold" : "warm"},
           {profile_env::kKernelRegex, options.kernel_regex},
           {profile_env::kLaunchSkip, std::to_string(options.launch_skip)},
-          {profile_env::kLaunchCount, std::to_string(options.launch_count)}};
+          {profile_env::kLaunchCount, std::to_string(options.launch_count)},
+          {profile_env::kReplay, options.replay == ReplayMode::kBatch ? "batch" : "launch"}};
 }
 
 ProfileOptions options_from_environment() {
@@ -120,6 +121,14 @@ ProfileOptions options_from_environment() {
       options.cache = CacheControl::kWarm;
     else if (std::string(cache) != "cold")
       throw InputError(std::string(profile_env::kCache) + "=" + cache + ": must be cold or warm");
+  }
+  if (const char* replay = std::getenv(profile_env::kReplay);
+      replay != nullptr && *replay != '\0') {
+    if (std::string(replay) == "launch")
+      options.replay = ReplayMode::kPerLaunch;
+    else if (std::string(replay) != "batch")
+      throw InputError(std::string(profile_env::kReplay) + "=" + replay +
+                       ": must be batch or launch");
   }
   if (const char* regex = std::getenv(profile_env::kKernelRegex)) options.kernel_regex = regex;
   options.launch_skip = integer_variable(profile_env::kLaunchSkip, 0, 0);
@@ -214,8 +223,9 @@ std::string end_record(std::int64_t launches, std::int64_t profiled,
 }
 
 std::string describe_phases(const std::map<std::string, double>& phases) {
-  static const char* const kOrder[] = {"wait",   "open",     "flush",  "start",  "kernel", "stop",
-                                       "decode", "evaluate", "record", "events", "close"};
+  static const char* const kOrder[] = {"wait",     "open",   "flush",  "start", "sync",
+                                       "push",     "kernel", "pop",    "stop",  "decode",
+                                       "evaluate", "record", "events", "close"};
   std::string out;
   double total = 0;
   for (const char* phase : kOrder)
@@ -226,6 +236,8 @@ std::string describe_phases(const std::map<std::string, double>& phases) {
     }
   if (auto it = phases.find("sessions"); it != phases.end())
     out += "; " + format_fixed(it->second, 0) + " counter session(s) opened";
+  if (auto it = phases.find("batches"); it != phases.end())
+    out += "; " + format_fixed(it->second, 0) + " batch(es) read";
   return "total " + format_fixed(total, 3) + " s: " + out;
 }
 

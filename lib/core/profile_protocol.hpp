@@ -23,9 +23,16 @@ inline constexpr const char* kCache = "CUFLASH_ROOFLINE_PROFILE_CACHE";         
 inline constexpr const char* kKernelRegex = "CUFLASH_ROOFLINE_PROFILE_KERNEL";  // ECMAScript
 inline constexpr const char* kLaunchSkip = "CUFLASH_ROOFLINE_PROFILE_SKIP";     // integer
 inline constexpr const char* kLaunchCount = "CUFLASH_ROOFLINE_PROFILE_COUNT";   // integer, -1 all
+inline constexpr const char* kReplay = "CUFLASH_ROOFLINE_PROFILE_REPLAY";       // batch|launch
 }  // namespace profile_env
 
 enum class CacheControl { kCold, kWarm };
+
+// How the counters of one-pass sets are collected. kBatch: one user-replay pass spans many
+// launches, a range around each, read when the counter-data image fills, at a hand-over to
+// another process and at exit. kPerLaunch: a pass per launch (auto range, kernel replay), the
+// path multi-pass sets and graph launches always take.
+enum class ReplayMode { kBatch, kPerLaunch };
 
 struct ProfileOptions {
   CounterSet counter_set = CounterSet::kRoofline;
@@ -33,6 +40,7 @@ struct ProfileOptions {
   std::string kernel_regex;        // empty: every kernel
   std::int64_t launch_skip = 0;    // matching launches skipped first
   std::int64_t launch_count = -1;  // matching launches profiled after those; -1: all
+  ReplayMode replay = ReplayMode::kBatch;
 };
 
 // name=value pairs for the child's environment.

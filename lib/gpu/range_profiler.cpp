@@ -952,6 +952,12 @@ struct KernelRangeProfiler::Impl {
         auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(
             CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
         stop.pRangeProfilerObject = object;
+        if (range_open) {
+          auto pop = make_params<CUpti_RangeProfiler_PopRange_Params>(
+              CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+          pop.pRangeProfilerObject = object;
+          cuptiRangeProfilerPopRange(&pop);
+        }
         cuptiRangeProfilerStop(&stop);
       }
       auto disable = make_params<CUpti_RangeProfiler_Disable_Params>(
@@ -996,6 +1002,7 @@ struct KernelRangeProfiler::Impl {
   // A counter-data image for `ranges` ranges, initialised.
   struct Image {
     std::size_t ranges = 0;
+    bool user_ranges = false;  // a batch image: user range, user replay
     std::vector<std::uint8_t> data;
   };
   Image make_image(std::size_t ranges) {
@@ -1015,7 +1022,8 @@ struct KernelRangeProfiler::Impl {
     return image;
   }
 
-  // Makes `image` (initialised) the one the next start() collects into.
+  // Makes `image` (initialised) the one the next start() collects into: auto range and
+  // kernel replay, or user range and user replay for a batch image.
   void use(Image& image) {
     auto set = make_params<CUpti_RangeProfiler_SetConfig_Params>(
         CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
@@ -1024,8 +1032,8 @@ struct KernelRangeProfiler::Impl {
     set.pConfig = config.data();
     set.counterDataImageSize = image.data.size();
     set.pCounterDataImage = image.data.data();
-    set.range = CUPTI_AutoRange;
-    set.replayMode = CUPTI_KernelReplay;
+    set.range = image.user_ranges ? CUPTI_UserRange : CUPTI_AutoRange;
+    set.replayMode = image.user_ranges ? CUPTI_UserReplay : CUPTI_KernelReplay;
     set.maxRangesPerPass = image.ranges;
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
@@ -1053,12 +1061,16 @@ struct KernelRangeProfiler::Impl {
   std::vector<std::uint8_t> config;
   Image kernel_image;
   std::unique_ptr<Image> graph_image;  // made for the first graph launch
+  std::unique_ptr<Image> batch_image;  // made for the first batch
   Image* current = nullptr;            // the image SetConfig was last given
   CUcontext context = nullptr;
   CUpti_RangeProfiler_Object* object = nullptr;
   bool started = false;
-  bool stopped = false;  // stopped, not decoded yet
-  bool decoded = false;  // decoded, not evaluated yet
+  bool batch = false;            // the started pass is a batch (begin_batch)
+  std::size_t batch_pushed = 0;  // ranges pushed in the open batch
+  bool range_open = false;       // a batch range pushed, not popped yet
+  bool stopped = false;          // stopped, not decoded yet
+  bool decoded = false;          // decoded, not evaluated yet
   bool owns_guard = false;
 };
 
@@ -1116,6 +1128,84 @@ void KernelRangeProfiler::start(bool graph) {
   start.pRangeProfilerObject = s.object;
   ROOFLINE_CUPTI_CALL(cuptiRangeProfilerStart(&start));
   s.started = true;
+  s.batch = false;
+}
+
+void KernelRangeProfiler::begin_batch(std::size_t ranges) {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  Impl& s = *impl_;
+  if (s.started || s.stopped || s.decoded) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "KernelRangeProfiler::begin_batch called before the last start's "
+                        "stop, decode and evaluate");
+  }
+  if (s.passes != 1) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "a batch needs a one-pass counter set; this one needs " +
+                            std::to_string(s.passes) + " passes (use kernel replay)");
+  }
+  if (ranges < 1)
+    throw ProfilerError(ProfilerErrorKind::kOther, "a batch needs room for at least one range");
+  if (s.batch_image == nullptr || s.batch_image->ranges != ranges) {
+    auto image = std::make_unique<Impl::Image>();
+    image->ranges = ranges;
+    image->user_ranges = true;
+    Impl::Image sized = s.make_image(ranges);
+    image->data = std::move(sized.data);
+    if (s.current == s.batch_image.get()) s.current = nullptr;
+    s.batch_image = std::move(image);
+  }
+  if (s.current != s.batch_image.get()) s.use(*s.batch_image);
+  auto start =
+      make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  start.pRangeProfilerObject = s.object;
+  ROOFLINE_CUPTI_CALL(cuptiRangeProfilerStart(&start));
+  s.started = true;
+  s.batch = true;
+  s.batch_pushed = 0;
+  s.range_open = false;
+}
+
+bool KernelRangeProfiler::batch_open() const {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  return impl_->started && impl_->batch;
+}
+
+bool KernelRangeProfiler::batch_full() const {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  const Impl& s = *impl_;
+  return s.started && s.batch && s.batch_pushed >= s.batch_image->ranges;
+}
+
+void KernelRangeProfiler::push_range(const std::string& name) {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  Impl& s = *impl_;
+  if (!s.started || !s.batch || s.range_open || s.batch_pushed >= s.batch_image->ranges) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "KernelRangeProfiler::push_range called outside an open batch with "
+                        "room left, or inside another range");
+  }
+  auto push = make_params<CUpti_RangeProfiler_PushRange_Params>(
+      CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+  push.pRangeProfilerObject = s.object;
+  push.pRangeName = name.c_str();
+  ROOFLINE_CUPTI_CALL(cuptiRangeProfilerPushRange(&push));
+  s.range_open = true;
+  ++s.batch_pushed;
+}
+
+void KernelRangeProfiler::pop_range() {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  Impl& s = *impl_;
+  if (!s.range_open) {
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "KernelRangeProfiler::pop_range called without a pushed range");
+  }
+  auto pop = make_params<CUpti_RangeProfiler_PopRange_Params>(
+      CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+  pop.pRangeProfilerObject = s.object;
+  s.range_open = false;
+  ROOFLINE_CUPTI_CALL(cuptiRangeProfilerPopRange(&pop));
 }
 
 void KernelRangeProfiler::stop() {
@@ -1128,9 +1218,22 @@ void KernelRangeProfiler::stop() {
   auto stop =
       make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   stop.pRangeProfilerObject = s.object;
+  if (s.range_open) {  // a launch whose exit never came: close its range first
+    auto pop = make_params<CUpti_RangeProfiler_PopRange_Params>(
+        CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+    pop.pRangeProfilerObject = s.object;
+    s.range_open = false;
+    cuptiRangeProfilerPopRange(&pop);
+  }
   s.started = false;
   ROOFLINE_CUPTI_CALL(cuptiRangeProfilerStop(&stop));
   s.stopped = true;
+  if (s.batch && stop.isAllPassSubmitted == 0) {
+    s.stopped = false;
+    s.initialize(*s.current);
+    throw ProfilerError(ProfilerErrorKind::kOther,
+                        "CUPTI asks for another pass of a one-pass batch: its ranges are lost");
+  }
 }
 
 void KernelRangeProfiler::decode() {
@@ -1147,10 +1250,11 @@ void KernelRangeProfiler::decode() {
   ROOFLINE_CUPTI_CALL(cuptiRangeProfilerDecodeData(&decode));
   if (decode.numOfRangeDropped > 0) {
     s.initialize(*s.current);
-    throw ProfilerError(ProfilerErrorKind::kOther, std::to_string(decode.numOfRangeDropped) +
-                                                       " kernel ranges were dropped: more than " +
-                                                       std::to_string(s.current->ranges) +
-                                                       " kernels in one launch");
+    throw ProfilerError(
+        ProfilerErrorKind::kOther,
+        std::to_string(decode.numOfRangeDropped) + " kernel ranges were dropped: more than " +
+            std::to_string(s.current->ranges) +
+            (s.current->user_ranges ? " ranges in one batch" : " kernels in one launch"));
   }
   s.decoded = true;
 }

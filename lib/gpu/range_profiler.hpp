@@ -9,8 +9,9 @@
 //     multi-kernel workload is one range) and user replay (the caller re-runs the whole
 //     begin_pass()..end_pass() block once per pass, flushing L2 before each measured launch).
 //   - KernelRangeProfiler: the target half for another program's kernels (the injection
-//     library): auto range (one range per kernel launch) and kernel replay (CUPTI replays a
-//     multi-pass config inside the launch), on a context the program owns.
+//     library), on a context the program owns: auto range (one range per kernel launch) and
+//     kernel replay (CUPTI replays a multi-pass config inside the launch), or a batch (one
+//     user-replay pass over many launches, a user range around each).
 #pragma once
 
 #include <cstdint>
@@ -154,6 +155,19 @@ class KernelRangeProfiler {
   void stop();
   void decode();
   std::vector<RangeValues> evaluate();
+
+  // A batch: one user-replay pass that spans many launches (one-pass counter sets only; throws
+  // kOther otherwise). begin_batch() starts the pass with room for `ranges` ranges (user range
+  // mode); each measured launch goes between push_range(name) and pop_range(); launches outside
+  // a range are not counted. The pass ends with stop(), decode() and evaluate() as above, which
+  // give one RangeValues per pushed range, named as pushed. The caller keeps other launches of the
+  // context out of a range (it serialises them), as the docs do not say how a range bounds
+  // work on other streams.
+  void begin_batch(std::size_t ranges);
+  bool batch_open() const;  // a batch is started and not stopped
+  bool batch_full() const;  // an open batch has no room for another range
+  void push_range(const std::string& name);
+  void pop_range();
 
  private:
   struct Impl;

@@ -56,6 +56,7 @@ const Driver* loaded_driver(std::string* why) {
   resolve(library, "cuMemFree_v2", &d.mem_free, &missing);
   resolve(library, "cuMemsetD32_v2", &d.memset_d32, &missing);
   resolve(library, "cuStreamSynchronize", &d.stream_synchronize, &missing);
+  resolve(library, "cuCtxSynchronize", &d.ctx_synchronize, &missing);
   resolve(library, "cuStreamIsCapturing", &d.stream_is_capturing, &missing);
   resolve(library, "cuStreamGetId", &d.stream_get_id, &missing);
   resolve(library, "cuEventCreate", &d.event_create, &missing);

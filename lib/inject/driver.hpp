@@ -29,6 +29,7 @@ struct Driver {
   CUresult (*mem_free)(CUdeviceptr) = nullptr;
   CUresult (*memset_d32)(CUdeviceptr, unsigned, size_t) = nullptr;
   CUresult (*stream_synchronize)(CUstream) = nullptr;
+  CUresult (*ctx_synchronize)() = nullptr;
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   CUresult (*stream_get_id)(CUstream, unsigned long long*) = nullptr;
   CUresult (*event_create)(CUevent*, unsigned) = nullptr;

@@ -3,13 +3,22 @@
 //
 // It subscribes to CUPTI callbacks: kernel and graph launches of the driver API (which the
 // runtime goes through too), NVTX range push/pop, and context destruction. A launch chosen by
-// the filters is measured on its own: under a process-wide lock held from the launch's entry
-// callback to its exit callback, an L2 flush on the launch's stream (--cache cold), then the
-// range profiler in auto range + kernel replay mode (KernelRangeProfiler) is started, the
-// launch runs (serialised, replayed by CUPTI when the counter set needs several passes), and
-// the exit callback stops, decodes and evaluates the range and appends one launch record to
-// this process's record file. Launches not chosen run as usual, but also take the lock while
-// any launch is left to profile, so that no other thread's kernel falls into a measured range.
+// the filters is measured on its own, under a process-wide lock held from the launch's entry
+// callback to its exit callback, after an L2 flush on the launch's stream (--cache cold), in
+// one of two ways:
+//   - batch (the default for one-pass counter sets, kernel launches): one user-replay pass,
+//     started at the first measured launch, stays open across launches; each measured launch
+//     is a user range, opened after the context's earlier work (the flush included) has
+//     finished and closed after the kernel has. The pass is ended, decoded and evaluated, and
+//     its launches' records appended, when its image is full (kBatchRanges), before a launch
+//     measured the other way, at a hand-over of the counters, at context destruction and at
+//     exit: so a pass start (tens of ms) is paid per batch, not per launch.
+//   - per launch (--replay launch, multi-pass sets, graph launches): the range profiler in
+//     auto range + kernel replay mode is started before the launch, which runs serialised
+//     (replayed by CUPTI when the set needs several passes), and the exit callback stops,
+//     decodes and evaluates it and appends the launch's record.
+// Launches not chosen run as usual, but also take the lock while any launch is left to
+// profile, so that no other thread's kernel falls into a measured range.
 //
 // Several processes of one run may use the same GPU, and only one of them can hold its
 // counters at a time. A process opens its counter session when it first needs it, under the
@@ -23,7 +32,8 @@
 //
 // Every failure is a record (profile_protocol.hpp), never an exception across the driver: the
 // program then goes on unprofiled. The end record carries the seconds spent in each phase
-// (wait, open, flush, start, kernel, stop, decode, evaluate, record, close), which
+// (wait, open, flush, start, sync, push, kernel, pop, stop, decode, evaluate, record, close;
+// "sessions" and "batches" count), which
 // `profile -v` prints. The state lives until the process ends: CUDA tears down its contexts
 // before static destructors would run, so nothing here is freed at exit; a session still open
 // then ends with the process, which releases the counters and the lease.
@@ -41,6 +51,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -182,6 +193,19 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// A launch measured in a batch: its row waits for the end of the batch's pass.
+struct BatchedLaunch {
+  KernelLaunch launch;
+  std::string range;               // the name of its range
+  CUresult result = CUDA_SUCCESS;  // what the launch call returned
+  std::string error;               // its description when not CUDA_SUCCESS
+};
+
+// Ranges one batch holds before its pass is ended and read. The image costs about 150 KB a
+// range with the default set and is initialised once per batch; each batch pays one pass
+// start (about 45 ms on the H200, measured in user replay this session's first call).
+constexpr std::size_t kBatchRanges = 128;
+
 // The measurement session of one context: the flush buffer and event pair (the context's),
 // and the counters, open only while this process holds the device's lease.
 struct Session {
@@ -195,12 +219,18 @@ struct Session {
   std::unique_ptr<CounterLease> lease;
   std::unique_ptr<gpu::KernelRangeProfiler> counters;  // open only while the lease is held
   std::string no_counters;  // set when a profiler outside the run holds the counters
+  // Launches measured in the open batch, in the order of their ranges. Ranges are named by a
+  // count that only grows, so that a range left by a dropped launch is never taken for another.
+  std::vector<BatchedLaunch> batched;
+  std::uint64_t ranges_pushed = 0;
 };
 
 // One profiled launch, from its entry callback to its exit callback.
 struct Measuring {
   KernelLaunch launch;
   CUstream stream = nullptr;
+  bool batched = false;  // a range in the session's open batch, named `range`
+  std::string range;
   bool timing_only = false;  // no counters for this launch: `why` says why
   std::string why;
   Clock::time_point kernel_start;
@@ -322,7 +352,38 @@ class Injection {
       if (m.timing_only) {
         if (!session.timer) session.timer = std::make_unique<EventTimer>(driver_);
         session.timer->begin(site->stream);
+      } else if (batches(session, site->graph)) {
+        Clock::time_point t = Clock::now();
+        if (!session.counters->batch_open()) {
+          try {
+            session.counters->begin_batch(kBatchRanges);
+          } catch (const gpu::ProfilerError& error) {
+            if (error.kind() != gpu::ProfilerErrorKind::kOther) throw;
+            ++profiled_;
+            record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
+            return;
+          }
+          add_phase("start", seconds_since(t));
+          t = Clock::now();
+        }
+        // The range must hold this kernel alone: the flush and every earlier launch of the
+        // context finish before it opens (kernel replay serialises the same way).
+        synchronize_context();
+        add_phase("sync", seconds_since(t));
+        t = Clock::now();
+        m.range = std::to_string(session.ranges_pushed++);
+        try {
+          session.counters->push_range(m.range);
+        } catch (const gpu::ProfilerError& error) {
+          if (error.kind() != gpu::ProfilerErrorKind::kOther) throw;
+          ++profiled_;
+          record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
+          return;
+        }
+        add_phase("push", seconds_since(t));
+        m.batched = true;
       } else {
+        end_batch(session);  // a pass per launch from here: the open batch ends first
         const Clock::time_point t = Clock::now();
         try {
           session.counters->start(site->graph);
@@ -352,6 +413,8 @@ class Injection {
       ++profiled_;
       if (m.timing_only)
         finish_timing_only(m, cb);
+      else if (m.batched)
+        finish_batched(m, cb);
       else
         finish(m.launch, cb);
       const bool done = options_.launch_count >= 0 && profiled_ >= options_.launch_count;
@@ -382,6 +445,22 @@ class Injection {
   void on_exit() {
     if (forked_child_.load()) return;
     stopping_.store(true);
+    {
+      // A batch still open (the program did not destroy its context) is read now.
+      std::lock_guard<std::mutex> lock(sessions_mutex_);
+      if (session_ != nullptr && session_->counters != nullptr &&
+          session_->counters->batch_open()) {
+        if (driver_.ctx_push_current(session_->context) == CUDA_SUCCESS) {
+          end_batch(*session_);
+          CUcontext popped = nullptr;
+          driver_.ctx_pop_current(&popped);
+        } else {
+          fail_batch(*session_,
+                     "the process exited with its context gone before the "
+                     "counters of its last batch were read");
+        }
+      }
+    }
     std::map<std::string, double> phases;
     {
       std::lock_guard<std::mutex> lock(phases_mutex_);
@@ -496,6 +575,7 @@ class Injection {
   // Closes the counters and gives the lease up. With the session's context current (or
   // being destroyed), and sessions_mutex_ held.
   void release_counters(Session& session) {
+    end_batch(session);
     const Clock::time_point t = Clock::now();
     session.counters.reset();
     session.lease->release();
@@ -534,7 +614,8 @@ class Injection {
       session_->timer.reset();
       CUcontext popped = nullptr;
       driver_.ctx_pop_current(&popped);
-    } else {  // the context is gone: so are its buffer and events
+    } else {  // the context is gone: so are its buffer, events and counters
+      fail_batch(*session_, "the context was gone before the counters of its batch were read");
       session_->counters.reset();
       session_->flush.release();
       session_->timer.release();
@@ -624,6 +705,93 @@ class Injection {
           launch_record(launch, RowStatus::kError, driver_.describe(cb->functionName, result), {}));
       return;
     }
+    record_ranges(session, launch, ranges);
+    add_phase("record", seconds_since(t));
+  }
+
+  // The exit of a launch measured in a batch: closes its range; its row is written when the
+  // batch is read, here when the batch is full.
+  void finish_batched(const Measuring& m, const CUpti_CallbackData* cb) {
+    std::lock_guard<std::mutex> lock(sessions_mutex_);
+    if (session_ == nullptr || session_->counters == nullptr) return;
+    Session& session = *session_;
+    BatchedLaunch batched{m.launch, m.range, launch_result(cb), ""};
+    if (batched.result != CUDA_SUCCESS)
+      batched.error = driver_.describe(cb->functionName, batched.result);
+    session.batched.push_back(std::move(batched));
+    Clock::time_point t = Clock::now();
+    // The kernel ends before its range closes, whatever order CUPTI gives the pop.
+    synchronize_context();
+    add_phase("sync", seconds_since(t));
+    t = Clock::now();
+    try {
+      session.counters->pop_range();
+    } catch (const gpu::ProfilerError& error) {
+      fail_batch(session, error.what());
+      return;
+    }
+    add_phase("pop", seconds_since(t));
+    if (session.counters->batch_full()) end_batch(session);
+  }
+
+  // Ends the open batch of `session` (if any), reads its counters and writes a row for each
+  // of its launches. With the session's context current and sessions_mutex_ held.
+  void end_batch(Session& session) {
+    if (session.counters == nullptr || !session.counters->batch_open()) return;
+    add_phase("batches", 1);
+    std::vector<gpu::RangeValues> ranges;
+    try {
+      Clock::time_point t = Clock::now();
+      session.counters->stop();
+      add_phase("stop", seconds_since(t));
+      t = Clock::now();
+      session.counters->decode();
+      add_phase("decode", seconds_since(t));
+      t = Clock::now();
+      ranges = session.counters->evaluate();
+      add_phase("evaluate", seconds_since(t));
+    } catch (const gpu::ProfilerError& error) {
+      fail_batch(session, error.what());
+      return;
+    }
+    const Clock::time_point t = Clock::now();
+    std::map<std::string, const gpu::RangeValues*> by_name;
+    for (const gpu::RangeValues& range : ranges) by_name[range.name] = &range;
+    for (const BatchedLaunch& b : session.batched) {
+      const auto found = by_name.find(b.range);
+      if (b.result != CUDA_SUCCESS)
+        record(launch_record(b.launch, RowStatus::kError, b.error, {}));
+      else if (found == by_name.end())
+        record(launch_record(b.launch, RowStatus::kError,
+                             "the range profiler recorded no range for this launch", {}));
+      else
+        record_ranges(session, b.launch, {*found->second});
+    }
+    session.batched.clear();
+    add_phase("record", seconds_since(t));
+  }
+
+  // Waits for the current context's work. An error here (a kernel fault) is the program's to
+  // see at its next call; the launch's own row reports its launch result.
+  void synchronize_context() const { driver_.ctx_synchronize(); }
+
+  // The batch's launches get error rows saying `why`; the batch is dropped.
+  void fail_batch(Session& session, const std::string& why) {
+    for (const BatchedLaunch& b : session.batched)
+      record(launch_record(b.launch, RowStatus::kError,
+                           b.result != CUDA_SUCCESS ? b.error : "counters lost: " + why, {}));
+    session.batched.clear();
+  }
+
+  // True when this launch goes into a batch: the batch mode, a one-pass set, a kernel launch.
+  bool batches(const Session& session, bool graph) const {
+    return options_.replay == ReplayMode::kBatch && !graph && session.counters != nullptr &&
+           session.counters->num_passes() == 1;
+  }
+
+  // Rows of one launch from its ranges (one for a kernel, one per kernel node of a graph).
+  void record_ranges(const Session& session, const KernelLaunch& launch,
+                     const std::vector<gpu::RangeValues>& ranges) {
     if (ranges.empty()) {
       record(launch_record(launch, RowStatus::kError,
                            "the range profiler recorded no range for this launch", {}));
@@ -657,7 +825,6 @@ class Injection {
       record(launch_record(row, RowStatus::kOk, message,
                            combine_metrics(session.chip, set, session.metrics, ranges[i].values)));
     }
-    add_phase("record", seconds_since(t));
   }
 
   std::unique_ptr<RecordFile> records_;

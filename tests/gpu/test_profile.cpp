@@ -49,8 +49,20 @@ double counter(const json& row, const char* name) {
 }  // namespace
 
 TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, a child") {
-  const json report = profile({}, {ROOFLINE_PROFILE_TARGET, "--spawn-child"});
+  // Both ways of collecting a one-pass set: one pass over many launches (the default), a pass
+  // per launch.
+  std::string replay;
+  SUBCASE("batch") {
+    replay = "batch";
+  }
+  SUBCASE("per launch") {
+    replay = "launch";
+  }
+  CAPTURE(replay);
+  const json report = profile({"--replay", replay}, {ROOFLINE_PROFILE_TARGET, "--spawn-child"});
   CHECK(report["context"]["command"] == "profile");
+  CHECK(report["context"]["counters"].get<std::string>().find(
+            replay == "batch" ? "user-replay pass" : "kernel replay") != std::string::npos);
   const std::vector<json> gemm = rows_of(report, "wmma_gemm");
   REQUIRE(gemm.size() == 1);
   const int parent = gemm[0]["launch"]["process_id"].get<int>();
@@ -90,6 +102,17 @@ TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, 
   CHECK(counter(gemm[0], "tensor_mma_sync_flops") ==
         doctest::Approx(2 * kGemmN * kGemmN * kGemmN).epsilon(1e-6));
   CHECK(gemm[0]["analysis"]["regime"].get<std::string>().find("bound") != std::string::npos);
+}
+
+TEST_CASE("profile: a batch ends when the launches to profile are done") {
+  // The first axpy launch only: its batch is read at the launch count, not at exit.
+  const json report =
+      profile({"--kernel-regex", "axpy", "--launch-count", "1"}, {ROOFLINE_PROFILE_TARGET});
+  REQUIRE(report["rows"].size() == 1);
+  const json& row = report["rows"][0];
+  CHECK(row["status"] == "ok");
+  CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+  CHECK(counter(row, "dram_read_bytes") == doctest::Approx(2 * 4 * kAxpyN).epsilon(0.02));
 }
 
 TEST_CASE("profile: filters, the full counter set and a warm cache") {

@@ -91,6 +91,8 @@ TEST_CASE("profile records: a cut-short last line is dropped, a bad line is an e
   CHECK(describe_phases(timed.phases) == "total 0.750 s: open 0.250 s, kernel 0.500 s");
   CHECK(describe_phases({{"wait", 10}, {"events", 0.001}, {"sessions", 2}}) ==
         "total 10.001 s: wait 10.000 s, events 0.001 s; 2 counter session(s) opened");
+  CHECK(describe_phases({{"pop", 0.5}, {"sync", 0.25}, {"push", 0.125}, {"batches", 2}}) ==
+        "total 0.875 s: sync 0.250 s, push 0.125 s, pop 0.500 s; 2 batch(es) read");
   const ProcessRecords cut = read_process_records(text.substr(0, text.size() - 10), "f");
   CHECK_FALSE(cut.ended);
   CHECK(cut.rows.size() == 1);
@@ -155,6 +157,7 @@ TEST_CASE("profile options travel through the environment") {
   options.kernel_regex = "flash.*fwd";
   options.launch_skip = 3;
   options.launch_count = 5;
+  options.replay = ReplayMode::kPerLaunch;
   for (const auto& [name, value] : to_environment(options))
     ::setenv(name.c_str(), value.c_str(), 1);
   const ProfileOptions back = options_from_environment();
@@ -163,6 +166,13 @@ TEST_CASE("profile options travel through the environment") {
   CHECK(back.kernel_regex == "flash.*fwd");
   CHECK(back.launch_skip == 3);
   CHECK(back.launch_count == 5);
+  CHECK(back.replay == ReplayMode::kPerLaunch);
+  CHECK(ProfileOptions{}.replay == ReplayMode::kBatch);
+  ::setenv(profile_env::kReplay, "auto", 1);
+  CHECK_THROWS_WITH_AS(options_from_environment(),
+                       "CUFLASH_ROOFLINE_PROFILE_REPLAY=auto: must be batch or launch", InputError);
+  ::setenv(profile_env::kReplay, "batch", 1);
+  CHECK(options_from_environment().replay == ReplayMode::kBatch);
   ::setenv(profile_env::kLaunchSkip, "-2", 1);
   CHECK_THROWS_WITH_AS(options_from_environment(),
                        "CUFLASH_ROOFLINE_PROFILE_SKIP=-2: must be an integer >= 0", InputError);
@@ -184,6 +194,12 @@ TEST_CASE("cli: profile fault paths that need no GPU") {
   SUBCASE("no program") {
     const CliResult r = cli({"profile"});
     CHECK(r.code == 2);
+  }
+  SUBCASE("an unknown replay mode") {
+    const CliResult r = profile({"--replay", "kernel", "--", "/bin/true"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--replay") != std::string::npos);
+    CHECK(r.out.empty());
   }
   SUBCASE("program not found") {
     const CliResult r = profile({"--", (dir.path / "missing").string()});
