@@ -98,33 +98,25 @@ struct ScratchDir {
 };
 
 // --devices: one worker process per GPU, the selected points split so that they finish together
-// (model cost estimates on the chosen spec), one report at the end. A worker that fails leaves
-// error rows naming its device and why; the report is written all the same. Exit code 0 when at
-// least one worker succeeded, else the first worker's (4 for a signal).
+// (model cost estimates), one report at the end. A worker that fails leaves error rows naming its
+// device and why; the report is written all the same. Exit code 0 when at least one worker
+// succeeded, else the first worker's (4 for a signal).
+// The workers start before this process initialises CUDA (which takes a fraction of a second
+// that would otherwise come before every worker's own): the split uses the costs on --gpu's spec
+// or, without it, on kShardCostSpec (only their ratios matter), and the ordinals are checked
+// while the workers start; a bad one stops them and is an input error.
 int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
                 const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
                 const std::vector<std::size_t>& selected) {
   if (!options.save_counter_data.empty())
     throw InputError("--save-counter-data records one process's counters: not with --devices");
-  const std::vector<int> devices = parse_devices(options.devices, gpu::device_count());
-  const DeviceInfo first = gpu::detect_device(devices.front());
-  for (int device : devices) gpu::detect_device(device);  // every ordinal exists
-  std::optional<std::string> requested;
-  if (!options.gpu.empty()) requested = options.gpu;
-  const gpu::SpecChoice choice = gpu::choose_spec(registry, first, devices.front(), requested);
+  const std::vector<int> devices =
+      parse_devices(options.devices, options.devices == "all" ? gpu::device_count() : 0);
 
-  std::vector<Row> sweep_rows;
-  for (const gpu::SweepPoint& p : sweep) {
-    Row row;
-    row.kernel = p.kernel;
-    row.workload = p.workload;
-    row.spec_key = choice.spec.key;
-    row.prediction = predict(find_kernel_model(p.kernel), p.workload, choice.measured);
-    sweep_rows.push_back(std::move(row));
-  }
+  const GpuSpec& cost_spec = registry.find(options.gpu.empty() ? kShardCostSpec : options.gpu);
   std::vector<double> costs;
   for (std::size_t i : selected)
-    costs.push_back(estimated_point_seconds(sweep[i].kernel, sweep[i].workload, choice.spec,
+    costs.push_back(estimated_point_seconds(sweep[i].kernel, sweep[i].workload, cost_spec,
                                             launches_per_point(options)));
   const std::vector<std::size_t> bins = balance_costs(costs, devices.size());
 
@@ -150,7 +142,31 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
     spdlog::info("device {}: {} of {} points", job.device, job.points.size(), selected.size());
     jobs.push_back(std::move(job));
   }
-  std::vector<WorkerResult> results = run_workers(jobs, sweep_rows);
+  WorkerPool pool(jobs);
+
+  // While the workers run: every ordinal exists, the spec the rows are judged against.
+  DeviceInfo first;
+  gpu::SpecChoice choice;
+  try {
+    first = gpu::detect_device(devices.front());
+    for (int device : devices) gpu::detect_device(device);
+    std::optional<std::string> requested;
+    if (!options.gpu.empty()) requested = options.gpu;
+    choice = gpu::choose_spec(registry, first, devices.front(), requested);
+  } catch (...) {
+    pool.terminate();
+    throw;
+  }
+  std::vector<Row> sweep_rows;
+  for (const gpu::SweepPoint& p : sweep) {
+    Row row;
+    row.kernel = p.kernel;
+    row.workload = p.workload;
+    row.spec_key = choice.spec.key;
+    row.prediction = predict(find_kernel_model(p.kernel), p.workload, choice.measured);
+    sweep_rows.push_back(std::move(row));
+  }
+  std::vector<WorkerResult> results = pool.wait(sweep_rows);
   int exit_code = -1;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (results[j].seconds >= 0)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -23,27 +24,6 @@
 extern char** environ;
 
 namespace roofline::app {
-namespace {
-
-// A whole number of at most 9 digits; nullopt otherwise.
-std::optional<long> whole_number(const std::string& text) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stol(text);
-}
-
-// The last non-empty line of a worker's stderr, at most 300 bytes, control characters shown
-// as '?' (it becomes part of a row's message).
-std::string last_line(const std::filesystem::path& log) {
-  std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  if (last.size() > 300) last = last.substr(0, 300) + "...";
-  for (char& c : last)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return last;
-}
 
 // Child process started with posix_spawn; waited for by wait().
 class Process {
@@ -71,6 +51,10 @@ class Process {
   }
   // The exit code, or 128 + the signal that ended it.
   int wait() { return *poll(0); }
+  // Sends `number` to the process while it runs.
+  void signal(int number) const {
+    if (pid_ > 0) kill(pid_, number);
+  }
   // The exit code once the process has ended (waiting for it when `options` is 0), nullopt
   // while it runs (options WNOHANG).
   std::optional<int> poll(int options) {
@@ -88,6 +72,28 @@ class Process {
  private:
   pid_t pid_ = -1;
 };
+
+namespace {
+
+// A whole number of at most 9 digits; nullopt otherwise.
+std::optional<long> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stol(text);
+}
+
+// The last non-empty line of a worker's stderr, at most 300 bytes, control characters shown
+// as '?' (it becomes part of a row's message).
+std::string last_line(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  for (char& c : last)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return last;
+}
 
 // Empty when the report holds exactly `points` of the sweep, in order; else why not.
 std::string check_rows(const Report& report, const std::vector<std::size_t>& points,
@@ -165,46 +171,57 @@ std::vector<std::string> worker_base_args(const std::vector<std::string>& args) 
   return out;
 }
 
-std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
-                                      const std::vector<Row>& sweep_rows) {
-  std::vector<WorkerResult> results(jobs.size());
-  std::vector<std::unique_ptr<Process>> processes(jobs.size());
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
+WorkerPool::WorkerPool(const std::vector<WorkerJob>& jobs)
+    : jobs_(jobs),
+      processes_(jobs.size()),
+      results_(jobs.size()),
+      start_(std::chrono::steady_clock::now()) {
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
     try {
-      processes[j] = std::make_unique<Process>(jobs[j].argv, jobs[j].log);
+      processes_[j] = std::make_unique<Process>(jobs_[j].argv, jobs_[j].log);
     } catch (const std::runtime_error& error) {
-      results[j].exit_code = static_cast<int>(ExitCode::kInternal);
-      results[j].failure = error.what();
+      results_[j].exit_code = static_cast<int>(ExitCode::kInternal);
+      results_[j].failure = error.what();
     }
   }
+}
+
+WorkerPool::~WorkerPool() = default;  // Process waits for a worker still running
+
+void WorkerPool::terminate() {
+  for (const std::unique_ptr<Process>& process : processes_)
+    if (process) process->signal(SIGTERM);
+}
+
+std::vector<WorkerResult> WorkerPool::wait(const std::vector<Row>& sweep_rows) {
   // Wait for every worker, noting when each one ends (how well the split balanced the GPUs).
-  const auto start = std::chrono::steady_clock::now();
-  for (std::size_t running = jobs.size(); running > 0;) {
+  for (std::size_t running = jobs_.size(); running > 0;) {
     running = 0;
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      if (!processes[j] || results[j].seconds >= 0) continue;
-      if (const std::optional<int> code = processes[j]->poll(WNOHANG)) {
-        results[j].exit_code = *code;
-        results[j].seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      if (!processes_[j] || results_[j].seconds >= 0) continue;
+      if (const std::optional<int> code = processes_[j]->poll(WNOHANG)) {
+        results_[j].exit_code = *code;
+        results_[j].seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
       } else {
         ++running;
       }
     }
     if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    if (!processes[j]) continue;
+  std::vector<WorkerResult> results = std::move(results_);
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (!processes_[j]) continue;
     WorkerResult& result = results[j];
     if (result.exit_code != 0) {
-      const std::string line = last_line(jobs[j].log);
+      const std::string line = last_line(jobs_[j].log);
       result.failure = "worker exited with code " + std::to_string(result.exit_code) +
                        (line.empty() ? "" : ": " + line);
       continue;
     }
     try {
-      Report report = read_report_file(jobs[j].report);
-      const std::string wrong = check_rows(report, jobs[j].points, sweep_rows);
+      Report report = read_report_file(jobs_[j].report);
+      const std::string wrong = check_rows(report, jobs_[j].points, sweep_rows);
       if (!wrong.empty()) {
         result.failure = "worker " + wrong;
         continue;
@@ -215,6 +232,11 @@ std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
     }
   }
   return results;
+}
+
+std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
+                                      const std::vector<Row>& sweep_rows) {
+  return WorkerPool(jobs).wait(sweep_rows);
 }
 
 Report gather_workers(const std::vector<WorkerJob>& jobs, std::vector<WorkerResult> results,

@@ -4,7 +4,9 @@
 // --points I,J,...`, so the code is tested anywhere with stand-in worker commands.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +41,28 @@ struct WorkerResult {
   std::optional<Report> report;  // read back when the worker succeeded and the report is sound
   std::string failure;           // why there is no report: one line
   double seconds = -1;           // from the start of all workers to this one's end; -1: not run
+};
+
+class Process;
+
+// Worker processes started together: the constructor starts every job (stdout to /dev/null,
+// stderr to job.log), so that the caller can do its own work while they run; wait() waits for
+// all of them and reads each report back (see run_workers). Destroying a pool waits for the
+// workers still running; terminate() asks them to stop first.
+class WorkerPool {
+ public:
+  explicit WorkerPool(const std::vector<WorkerJob>& jobs);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  void terminate();
+  std::vector<WorkerResult> wait(const std::vector<Row>& sweep_rows);
+
+ private:
+  std::vector<WorkerJob> jobs_;
+  std::vector<std::unique_ptr<Process>> processes_;
+  std::vector<WorkerResult> results_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 // Starts every job at once (stdout to /dev/null, stderr to job.log), waits for all of them, and
