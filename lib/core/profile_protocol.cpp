@@ -126,7 +126,9 @@ ProfileOptions options_from_environment() {
       replay != nullptr && *replay != '\0') {
     if (std::string(replay) == "launch")
       options.replay = ReplayMode::kPerLaunch;
-    else if (std::string(replay) != "batch")
+    else if (std::string(replay) == "batch")
+      options.replay = ReplayMode::kBatch;
+    else
       throw InputError(std::string(profile_env::kReplay) + "=" + replay +
                        ": must be batch or launch");
   }

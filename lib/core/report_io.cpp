@@ -332,7 +332,7 @@ KernelLaunch launch_from_json(const JsonReader& r, const json& l, const std::str
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
   constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
   KernelLaunch launch;
-  launch.mangled_name = r.string(l, where, "mangled_name");
+  launch.mangled_name = r.string(l, where, "mangled_name", true);  // empty for a graph launch
   launch.demangled_name = r.string(l, where, "demangled_name");
   launch.nvtx_range = r.string(l, where, "nvtx_range", true);
   for (const char* key : {"grid", "block"}) {

@@ -822,8 +822,14 @@ class Injection {
                              counters));
         continue;
       }
-      record(launch_record(row, RowStatus::kOk, message,
-                           combine_metrics(session.chip, set, session.metrics, ranges[i].values)));
+      std::map<std::string, double> counters =
+          combine_metrics(session.chip, set, session.metrics, ranges[i].values);
+      if (counters.empty()) {  // a range without values: never an `ok` row without counters
+        record(launch_record(row, RowStatus::kError,
+                             "the range profiler returned no counter values for this launch", {}));
+        continue;
+      }
+      record(launch_record(row, RowStatus::kOk, message, std::move(counters)));
     }
   }
 
