@@ -100,7 +100,7 @@ def total(path, key):
     rows = json.load(open(path))['rows']
     return sum(r['counters'].get(key) or 0 for r in rows), sum(r['status'] == 'ok' for r in rows), len(rows)
 for key in ('dram_read_bytes', 'l2_bytes'):
-    (w, ok, n), (c, _, _) = total('$out/profile_warm.json', key), total('$out/profile.json', key)
+    (w, ok, n), (c, _, _) = total('$out/profile_warm.json', key), total('$out/profile_launch.json', key)
     print(f'{key} warm/cold {w / c:.3f};', end=' ')
 print(f'{ok} of {n} rows ok')" 2>&1)"
 fi
@@ -129,14 +129,14 @@ fi
 # One chart and one comparison with the bundled kernels (the seed sweep).
 "$tool" run --json "$out/bundled.json" >"$out/bundled.txt" 2>&1
 note "bundled run: rc=$?"
-"$tool" plot "$out/bundled.json" "$out/profile.json" -o "$out/chart.svg" >"$out/plot.log" 2>&1
+"$tool" plot "$out/bundled.json" "$out/profile_launch.json" -o "$out/chart.svg" >"$out/plot.log" 2>&1
 note "plot: rc=$? $(grep -c 'class="point"' "$out/chart.svg" 2>/dev/null) points"
 flash=$(python3 -c "
 import json,sys
 from collections import Counter
-names=Counter(r['kernel'] for r in json.load(open('$out/profile.json'))['rows'] if 'flash_fwd' in r['kernel'])
+names=Counter(r['kernel'] for r in json.load(open('$out/profile_launch.json'))['rows'] if 'flash_fwd' in r['kernel'])
 print(names.most_common(1)[0][0] if names else '')")
-"$tool" compare "$out/bundled.json" "$out/profile.json" --kernel-base flash-v2 \
+"$tool" compare "$out/bundled.json" "$out/profile_launch.json" --kernel-base flash-v2 \
   --kernel-head "$flash" --allow-mismatch >"$out/compare.txt" 2>&1
 note "compare flash-v2 -> $flash: rc=$?"
 
