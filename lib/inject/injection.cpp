@@ -680,21 +680,28 @@ class Injection {
                          {{quantity::kGpuTime, seconds}}));
   }
 
+  // Stops the session's pass, decodes and evaluates its ranges (each phase timed); throws
+  // gpu::ProfilerError.
+  std::vector<gpu::RangeValues> read_counters(Session& session) {
+    Clock::time_point t = Clock::now();
+    session.counters->stop();
+    add_phase("stop", seconds_since(t));
+    t = Clock::now();
+    session.counters->decode();
+    add_phase("decode", seconds_since(t));
+    t = Clock::now();
+    std::vector<gpu::RangeValues> ranges = session.counters->evaluate();
+    add_phase("evaluate", seconds_since(t));
+    return ranges;
+  }
+
   void finish(KernelLaunch& launch, const CUpti_CallbackData* cb) {
     std::lock_guard<std::mutex> lock(sessions_mutex_);
     if (session_ == nullptr || session_->counters == nullptr) return;
     Session& session = *session_;
     std::vector<gpu::RangeValues> ranges;
     try {
-      Clock::time_point t = Clock::now();
-      session.counters->stop();
-      add_phase("stop", seconds_since(t));
-      t = Clock::now();
-      session.counters->decode();
-      add_phase("decode", seconds_since(t));
-      t = Clock::now();
-      ranges = session.counters->evaluate();
-      add_phase("evaluate", seconds_since(t));
+      ranges = read_counters(session);
     } catch (const gpu::ProfilerError& error) {
       record(launch_record(launch, RowStatus::kError, error.what(), {}));
       return;
@@ -741,15 +748,7 @@ class Injection {
     add_phase("batches", 1);
     std::vector<gpu::RangeValues> ranges;
     try {
-      Clock::time_point t = Clock::now();
-      session.counters->stop();
-      add_phase("stop", seconds_since(t));
-      t = Clock::now();
-      session.counters->decode();
-      add_phase("decode", seconds_since(t));
-      t = Clock::now();
-      ranges = session.counters->evaluate();
-      add_phase("evaluate", seconds_since(t));
+      ranges = read_counters(session);
     } catch (const gpu::ProfilerError& error) {
       fail_batch(session, error.what());
       return;
