@@ -1,14 +1,17 @@
 // `cuflash-roofline plot REPORT.json... -o chart.svg | --plot`: roofline charts of saved reports.
 // With two or more reports, arrows join each row to the same row of the next report.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "app/commands.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/limits.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"
 #include "lib/core/svg_chart.hpp"
 #include "lib/core/terminal_chart.hpp"
+#include "lib/core/text.hpp"
 
 namespace roofline::app {
 namespace {
@@ -25,6 +28,19 @@ struct PlotCliOptions {
   CeilingOptions ceilings;
 };
 
+// Refuses a report larger than kMaxPlotInputBytes before any of it is read. Paths that are not
+// regular files, or cannot be examined, are left to the reader and its messages.
+void check_plot_input_size(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size <= kMaxPlotInputBytes) return;
+  throw InputError(path + ": " + format_fixed(static_cast<double>(size) / (1 << 20), 1) +
+                   " MiB is above plot's limit of " + std::to_string(kMaxPlotInputBytes >> 20) +
+                   " MiB (about 30,000 model rows); plot a part: a `run` or `model` report "
+                   "with fewer points, or `merge`'s inputs one at a time");
+}
+
 int run_plot(const PlotCliOptions& options) {
   if (options.svg_path == "-" && options.ascii)
     throw InputError("-o - and --plot cannot both write to stdout");
@@ -33,6 +49,7 @@ int run_plot(const PlotCliOptions& options) {
                 options.ceilings.calibrations.end());
   check_output_paths({{"-o", options.svg_path}}, inputs);
   if (!options.svg_path.empty()) check_output_path(options.svg_path);
+  for (const std::string& path : options.reports) check_plot_input_size(path);
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   std::vector<Report> reports;
   for (const std::string& path : options.reports) {

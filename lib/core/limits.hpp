@@ -20,6 +20,12 @@ struct Bound {
 // Files.
 inline constexpr std::size_t kMaxJsonDepth = 64;
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 30;  // 1 GiB
+// `plot` parses the whole report before it draws, and parsing the JSON text dominates its time:
+// measured with scripts/bench_plot.py on the shared 2-core build machine, 10,000 `model` rows
+// (68 MB) took 1.19 s and 100,000 rows (695 MB) 12.48 s, about 18 ms per MB, beyond issue 10's
+// 5 s. 200 MiB is about 30,000 `model` rows (fewer `run` rows, which carry counters and
+// samples); 30,000 rows (206 MB) took 3.64 s. A larger report is refused before it is read.
+inline constexpr std::uintmax_t kMaxPlotInputBytes = std::uintmax_t{200} << 20;  // 200 MiB
 
 // GPU specs (and the specs embedded in reports).
 inline constexpr Bound kBandwidthGbps{"bandwidths", 1, 1e6, "GB/s"};

@@ -4,6 +4,7 @@
 // without rsvg-convert).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "lib/core/analysis.hpp"
 #include "lib/core/chart.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/limits.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/report_io.hpp"
 #include "lib/core/svg_chart.hpp"
@@ -633,6 +635,43 @@ TEST_CASE("cli: plot writes SVG, prints the terminal chart, refuses bad input") 
     CHECK(r.err == c.message);
     CHECK_FALSE(std::filesystem::exists(out));
   }
+}
+
+TEST_CASE("cli: plot refuses a report above kMaxPlotInputBytes before reading it") {
+  TempDir dir;
+  const std::string out = (dir.path / "chart.svg").string();
+  // Sparse files: a '{' and then zeros, never written, so neither the test's disk nor (when the
+  // refusal comes before any read) its memory grows with them.
+  const auto sparse = [&](const std::string& name, std::uintmax_t size) {
+    const std::string path = (dir.path / name).string();
+    write_text(path, "{");
+    std::filesystem::resize_file(path, size);
+    return path;
+  };
+  const std::string above = sparse("above.json", kMaxPlotInputBytes + (std::uintmax_t{1} << 20));
+  const CliResult refused = cli({"plot", above, "-o", out});
+  CHECK(refused.code == 2);
+  CHECK(refused.out.empty());
+  CHECK(refused.err ==
+        "error: " + above +
+            ": 201.0 MiB is above plot's limit of 200 MiB (about 30,000 model rows); "
+            "plot a part: a `run` or `model` report with fewer points, or `merge`'s "
+            "inputs one at a time\n");
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Any report of the command line, before the others are read.
+  const CliResult second = cli({"plot", fixture("base.json"), above, "-o", out});
+  CHECK(second.code == 2);
+  CHECK(second.err.find("above plot's limit") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+
+  // At the limit the size check passes; the zeros then fail as JSON, with the reader's message.
+  const std::string at = sparse("at.json", kMaxPlotInputBytes);
+  const CliResult read = cli({"plot", at, "-o", out});
+  CHECK(read.code == 2);
+  CHECK(read.err.rfind("error: " + at + ": ", 0) == 0);
+  CHECK(read.err.find("limit") == std::string::npos);
+  CHECK(std::count(read.err.begin(), read.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(out));
 }
 
 // ---- limits (issue 10): extreme specs, hostile strings, many rows ----
