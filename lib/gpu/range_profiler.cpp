@@ -592,24 +592,14 @@ struct MetricHost::Impl {
   HostObject host;  // metrics are never added to it: evaluation only
 };
 
-MetricHost::MetricHost(const std::string& chip) : impl_(nullptr) {
+MetricHost::MetricHost(const std::string& chip) {
   require_supported_chip(chip);
-  impl_ = new Impl(chip);
+  impl_ = std::make_unique<Impl>(chip);
 }
 
-MetricHost::~MetricHost() {
-  delete impl_;
-}
-
-MetricHost::MetricHost(MetricHost&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
-
-MetricHost& MetricHost::operator=(MetricHost&& other) noexcept {
-  if (this != &other) {
-    delete impl_;
-    impl_ = std::exchange(other.impl_, nullptr);
-  }
-  return *this;
-}
+MetricHost::~MetricHost() = default;
+MetricHost::MetricHost(MetricHost&& other) noexcept = default;
+MetricHost& MetricHost::operator=(MetricHost&& other) noexcept = default;
 
 std::vector<std::string> MetricHost::supported_chips() {
   return supported_chip_list();
@@ -796,30 +786,14 @@ struct RangeProfiler::Impl {
 };
 
 RangeProfiler::RangeProfiler(int device, const std::vector<std::string>& metrics, int max_ranges)
-    : impl_(new Impl) {
-  try {
-    impl_->open(device, metrics, max_ranges);
-  } catch (...) {
-    delete impl_;
-    impl_ = nullptr;
-    throw;
-  }
+    : impl_(std::make_unique<Impl>()) {
+  // On a throw, impl_ (a member already built) is destroyed with the half-built object.
+  impl_->open(device, metrics, max_ranges);
 }
 
-RangeProfiler::~RangeProfiler() {
-  delete impl_;
-}
-
-RangeProfiler::RangeProfiler(RangeProfiler&& other) noexcept
-    : impl_(std::exchange(other.impl_, nullptr)) {}
-
-RangeProfiler& RangeProfiler::operator=(RangeProfiler&& other) noexcept {
-  if (this != &other) {
-    delete impl_;
-    impl_ = std::exchange(other.impl_, nullptr);
-  }
-  return *this;
-}
+RangeProfiler::~RangeProfiler() = default;
+RangeProfiler::RangeProfiler(RangeProfiler&& other) noexcept = default;
+RangeProfiler& RangeProfiler::operator=(RangeProfiler&& other) noexcept = default;
 
 int RangeProfiler::num_passes() const {
   if (impl_ == nullptr) moved_from("RangeProfiler");
@@ -1076,30 +1050,14 @@ struct KernelRangeProfiler::Impl {
 
 KernelRangeProfiler::KernelRangeProfiler(void* context, int device,
                                          const std::vector<std::string>& metrics)
-    : impl_(new Impl) {
-  try {
-    impl_->open(static_cast<CUcontext>(context), device, metrics);
-  } catch (...) {
-    delete impl_;
-    impl_ = nullptr;
-    throw;
-  }
+    : impl_(std::make_unique<Impl>()) {
+  // On a throw, impl_ (a member already built) is destroyed with the half-built object.
+  impl_->open(static_cast<CUcontext>(context), device, metrics);
 }
 
-KernelRangeProfiler::~KernelRangeProfiler() {
-  delete impl_;
-}
-
-KernelRangeProfiler::KernelRangeProfiler(KernelRangeProfiler&& other) noexcept
-    : impl_(std::exchange(other.impl_, nullptr)) {}
-
-KernelRangeProfiler& KernelRangeProfiler::operator=(KernelRangeProfiler&& other) noexcept {
-  if (this != &other) {
-    delete impl_;
-    impl_ = std::exchange(other.impl_, nullptr);
-  }
-  return *this;
-}
+KernelRangeProfiler::~KernelRangeProfiler() = default;
+KernelRangeProfiler::KernelRangeProfiler(KernelRangeProfiler&& other) noexcept = default;
+KernelRangeProfiler& KernelRangeProfiler::operator=(KernelRangeProfiler&& other) noexcept = default;
 
 int KernelRangeProfiler::num_passes() const {
   if (impl_ == nullptr) moved_from("KernelRangeProfiler");

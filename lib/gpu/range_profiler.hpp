@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -82,7 +83,7 @@ class MetricHost {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Chip name of a device, e.g. "GH100". Throws kNoDevice if no device with that ordinal exists
@@ -123,7 +124,7 @@ class RangeProfiler {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Target half on a context the caller does not own, one kernel at a time: start() before a
@@ -171,7 +172,7 @@ class KernelRangeProfiler {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Chip name of a CUdevice whose driver is loaded and initialised (no runtime call).
