@@ -54,6 +54,16 @@ ctest --test-dir "$build" --output-on-failure --timeout 300 -R 'gpu.profile|unit
   >"$out/ctest.log" 2>&1
 note "ctest (profile tests): rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
 grep -E "Failed|Not Run|\*\*\*|ERROR|error:" "$out/ctest.log" | head -30 | tee -a "$summary"
+# When a profile test failed: profile_target under cuda-gdb (the device image has no gdb),
+# profiled in each replay mode, so that a crash in the injection library leaves a backtrace.
+if grep -q "gpu.profile .*Failed" "$out/ctest.log" && command -v cuda-gdb >/dev/null; then
+  for replay in batch launch; do
+    timeout 180 "$tool" profile --replay "$replay" --json "$out/gdb_$replay.json" -- cuda-gdb -q \
+      -batch -ex run -ex bt --args "$build/tests/gpu/profile_target" >"$out/gdb_$replay.txt" 2>&1
+    note "profile_target under cuda-gdb, --replay $replay: rc=$?"
+    grep -E "^#[0-9]+|signal|SIG" "$out/gdb_$replay.txt" | head -25 | tee -a "$summary"
+  done
+fi
 
 # Processes that share the GPU: profile_target's parent and child take the counters in turn.
 # -v prints where each process's injection library spent its time.

@@ -1113,7 +1113,11 @@ void KernelRangeProfiler::begin_batch(std::size_t ranges) {
     if (s.current == s.batch_image.get()) s.current = nullptr;
     s.batch_image = std::move(image);
   }
-  if (s.current != s.batch_image.get()) s.use(*s.batch_image);
+  // SetConfig before every batch, as RangeProfiler does before every sweep of user replay:
+  // with SetConfig only before the first, every later batch came back on the H200 with its
+  // ranges named but no values (a session whose passes were all submitted seems to collect
+  // nothing more until it is configured again).
+  s.use(*s.batch_image);
   auto start =
       make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   start.pRangeProfilerObject = s.object;

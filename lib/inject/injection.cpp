@@ -6,14 +6,15 @@
 // the filters is measured on its own, under a process-wide lock held from the launch's entry
 // callback to its exit callback, after an L2 flush on the launch's stream (--cache cold), in
 // one of two ways:
-//   - batch (the default for one-pass counter sets, kernel launches): one user-replay pass,
-//     started at the first measured launch, stays open across launches; each measured launch
-//     is a user range, opened after the context's earlier work (the flush included) has
-//     finished and closed after the kernel has. The pass is ended, decoded and evaluated, and
+//   - batch (--replay batch, one-pass counter sets): one user-replay pass, started at the
+//     first measured launch, stays open across launches; each measured launch is a user
+//     range, opened after the context's earlier work (the flush included) has finished and
+//     closed after the kernel has. A graph launch is one such range: measured as a whole (a
+//     pass never switches to kernel replay, which would need another config on the object). The pass is ended, decoded and evaluated, and
 //     its launches' records appended, when its image is full (kBatchRanges), before a launch
 //     measured the other way, at a hand-over of the counters, at context destruction and at
 //     exit: so a pass start (tens of ms) is paid per batch, not per launch.
-//   - per launch (--replay launch, multi-pass sets, graph launches): the range profiler in
+//   - per launch (--replay launch, the default, and multi-pass sets): the range profiler in
 //     auto range + kernel replay mode is started before the launch, which runs serialised
 //     (replayed by CUPTI when the set needs several passes), and the exit callback stops,
 //     decodes and evaluates it and appends the launch's record.
@@ -352,7 +353,7 @@ class Injection {
       if (m.timing_only) {
         if (!session.timer) session.timer = std::make_unique<EventTimer>(driver_);
         session.timer->begin(site->stream);
-      } else if (batches(session, site->graph)) {
+      } else if (batches(session)) {
         Clock::time_point t = Clock::now();
         if (!session.counters->batch_open()) {
           try {
@@ -782,9 +783,10 @@ class Injection {
     session.batched.clear();
   }
 
-  // True when this launch goes into a batch: the batch mode, a one-pass set, a kernel launch.
-  bool batches(const Session& session, bool graph) const {
-    return options_.replay == ReplayMode::kBatch && !graph && session.counters != nullptr &&
+  // True when this launch goes into a batch: the batch mode and a one-pass set (a graph launch
+  // too, as one range).
+  bool batches(const Session& session) const {
+    return options_.replay == ReplayMode::kBatch && session.counters != nullptr &&
            session.counters->num_passes() == 1;
   }
 

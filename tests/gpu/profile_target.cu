@@ -9,6 +9,8 @@
 //   graph    one axpy captured into a CUDA graph and launched as a graph.
 //   child    with --spawn-child, the program re-runs itself (--child) in a child process
 //            that launches one axpy, before it initialises CUDA itself.
+//   repeat   with --repeat N, only this: axpy with a = 1 launched N times on one stream over
+//            x = 1, y = 0 (so y = N after), for runs longer than one batch of ranges.
 //
 // Prints "profile_target: ok" and exits 0 when every result is right.
 #include <mma.h>
@@ -122,6 +124,23 @@ bool run_gemm() {
   return ok;
 }
 
+bool run_repeat(int times) {
+  float *x = nullptr, *y = nullptr;
+  CHECK_CUDA(cudaMalloc(&x, kAxpyN * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&y, kAxpyN * sizeof(float)));
+  const std::vector<float> ones(kAxpyN, 1.0f);
+  CHECK_CUDA(cudaMemcpy(x, ones.data(), kAxpyN * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(y, 0, kAxpyN * sizeof(float)));
+  for (int i = 0; i < times; ++i) axpy<<<(kAxpyN + 255) / 256, 256>>>(1.0f, x, y, kAxpyN);
+  CHECK_CUDA(cudaGetLastError());
+  float first = -1, last = -1;
+  CHECK_CUDA(cudaMemcpy(&first, y, sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(&last, y + kAxpyN - 1, sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(y));
+  return first == static_cast<float>(times) && last == static_cast<float>(times);
+}
+
 bool run_graph() {
   float *x = nullptr, *y = nullptr;
   CHECK_CUDA(cudaMalloc(&x, kAxpyN * sizeof(float)));
@@ -153,6 +172,11 @@ bool run_graph() {
 int main(int argc, char** argv) {
   const bool child = argc > 1 && std::strcmp(argv[1], "--child") == 0;
   const bool spawn = argc > 1 && std::strcmp(argv[1], "--spawn-child") == 0;
+  if (argc > 2 && std::strcmp(argv[1], "--repeat") == 0) {
+    const bool ok = run_repeat(std::atoi(argv[2]));
+    std::printf("profile_target: %s\n", ok ? "ok" : "WRONG");
+    return ok ? 0 : 1;
+  }
   if (child) {
     const bool ok = run_axpy(nullptr, "child axpy", 3.0f);
     std::printf("profile_target child: %s\n", ok ? "ok" : "WRONG");

@@ -49,8 +49,8 @@ double counter(const json& row, const char* name) {
 }  // namespace
 
 TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, a child") {
-  // Both ways of collecting a one-pass set: one pass over many launches (the default), a pass
-  // per launch.
+  // Both ways of collecting a one-pass set: a pass per launch (the default), one pass over
+  // many launches (a graph launch is then one range).
   std::string replay;
   SUBCASE("batch") {
     replay = "batch";
@@ -104,10 +104,29 @@ TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, 
   CHECK(gemm[0]["analysis"]["regime"].get<std::string>().find("bound") != std::string::npos);
 }
 
+TEST_CASE("profile: batches of ranges, one after another, each read whole") {
+  // 300 launches: the first two batches are read when full, the third at exit. Every range
+  // of every batch has its counters (each launch the same work).
+  const json report = profile({"--replay", "batch"}, {ROOFLINE_PROFILE_TARGET, "--repeat", "300"});
+  REQUIRE(report["rows"].size() == 300);
+  int right = 0;
+  std::string first_wrong;
+  for (const json& row : report["rows"]) {
+    const bool good =
+        row["status"] == "ok" &&
+        counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01) &&
+        counter(row, "dram_read_bytes") == doctest::Approx(2 * 4 * kAxpyN).epsilon(0.02);
+    right += good;
+    if (!good && first_wrong.empty()) first_wrong = row.dump();
+  }
+  INFO(first_wrong);
+  CHECK(right == 300);
+}
+
 TEST_CASE("profile: a batch ends when the launches to profile are done") {
   // The first axpy launch only: its batch is read at the launch count, not at exit.
-  const json report =
-      profile({"--kernel-regex", "axpy", "--launch-count", "1"}, {ROOFLINE_PROFILE_TARGET});
+  const json report = profile({"--replay", "batch", "--kernel-regex", "axpy", "--launch-count", "1"},
+                              {ROOFLINE_PROFILE_TARGET});
   REQUIRE(report["rows"].size() == 1);
   const json& row = report["rows"][0];
   CHECK(row["status"] == "ok");
