@@ -9,11 +9,12 @@
 //   - batch (--replay batch, one-pass counter sets): one user-replay pass, started at the
 //     first measured launch, stays open across launches; each measured launch is a user
 //     range, opened after the context's earlier work (the flush included) has finished and
-//     closed after the kernel has. A graph launch is one such range: measured as a whole (a
-//     pass never switches to kernel replay, which would need another config on the object). The pass is ended, decoded and evaluated, and
-//     its launches' records appended, when its image is full (kBatchRanges), before a launch
-//     measured the other way, at a hand-over of the counters, at context destruction and at
-//     exit: so a pass start (tens of ms) is paid per batch, not per launch.
+//     closed after the kernel has. A graph launch is one such range, measured as a whole (a
+//     batch never switches to kernel replay, which would need another config). The pass is
+//     ended, decoded and evaluated, and its launches' records appended, when its image is full
+//     (kBatchRanges), before a launch measured the other way, at a hand-over of the counters,
+//     at context destruction and at exit: so a pass start (tens of ms) is paid per batch, not
+//     per launch.
 //   - per launch (--replay launch, the default, and multi-pass sets): the range profiler in
 //     auto range + kernel replay mode is started before the launch, which runs serialised
 //     (replayed by CUPTI when the set needs several passes), and the exit callback stops,
