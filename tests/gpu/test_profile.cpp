@@ -125,8 +125,9 @@ TEST_CASE("profile: batches of ranges, one after another, each read whole") {
 
 TEST_CASE("profile: a batch ends when the launches to profile are done") {
   // The first axpy launch only: its batch is read at the launch count, not at exit.
-  const json report = profile({"--replay", "batch", "--kernel-regex", "axpy", "--launch-count", "1"},
-                              {ROOFLINE_PROFILE_TARGET});
+  const json report =
+      profile({"--replay", "batch", "--kernel-regex", "axpy", "--launch-count", "1"},
+              {ROOFLINE_PROFILE_TARGET});
   REQUIRE(report["rows"].size() == 1);
   const json& row = report["rows"][0];
   CHECK(row["status"] == "ok");
