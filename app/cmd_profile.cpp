@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -84,6 +85,14 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
       spdlog::warn("process {} ({}): {}", p.process_id, p.process, error.message);
       if (fatal == nullptr) fatal = &error;
     }
+    if (p.ended) {
+      std::set<std::int64_t> launched;  // a graph launch may have a row per kernel node
+      for (const Row& row : p.rows) launched.insert(row.launch->index);
+      if (static_cast<std::int64_t>(launched.size()) < p.profiled)
+        spdlog::warn("process {} ({}): {} of its {} profiled launches have no row", p.process_id,
+                     p.process, p.profiled - static_cast<std::int64_t>(launched.size()),
+                     p.profiled);
+    }
     if (p.ended)
       spdlog::debug(
           "process {} ({}): {} kernel launches, {} profiled; time in the injection "
@@ -105,9 +114,8 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
     report.context.counter_passes = with_device->counter_passes;
     report.context.counters = "CUPTI range profiler in " + options.command.front() +
                               (options.replay == "batch" && with_device->counter_passes == 1
-                                   ? ": a user range around each kernel launch, one user-replay "
-                                     "pass over many launches (graph launches: auto range, "
-                                     "kernel replay), "
+                                   ? ": a user range around each kernel or graph launch, one "
+                                     "user-replay pass over many launches, "
                                    : ": auto range (one range per kernel launch), kernel "
                                      "replay, ") +
                               std::to_string(with_device->counter_passes) +

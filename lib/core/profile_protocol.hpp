@@ -29,11 +29,10 @@ inline constexpr const char* kReplay = "CUFLASH_ROOFLINE_PROFILE_REPLAY";       
 enum class CacheControl { kCold, kWarm };
 
 // How the counters of one-pass sets are collected. kBatch: one user-replay pass spans many
-// launches, a range around each, read when the counter-data image fills, at a hand-over to
-// another process and at exit. kPerLaunch: a pass per launch (auto range, kernel replay), the
-// path multi-pass sets and graph launches always take, and the default: on the H200 the batch
-// mode's first batch (128 launches) agreed with it, but every later batch came back without
-// counter values (README "Profiling your own program"); until that is found, batch is opt-in.
+// launches, a range around each (a graph launch is one range, measured as a whole), read when
+// the counter-data image fills, at a hand-over to another process and at exit. kPerLaunch
+// (the default): a pass per launch (auto range, kernel replay; a graph launch's rows say
+// whether it came back whole or per kernel node), the path multi-pass sets always take.
 enum class ReplayMode { kBatch, kPerLaunch };
 
 struct ProfileOptions {

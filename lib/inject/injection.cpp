@@ -238,6 +238,8 @@ struct Measuring {
   Clock::time_point kernel_start;
 };
 
+void on_exit_read_batch();  // the batch reader's exit handler (after the class)
+
 // Per thread: our own driver calls re-enter the callback; the NVTX stack; the launch measured.
 thread_local bool t_inside = false;
 thread_local std::vector<std::string> t_nvtx;
@@ -351,52 +353,34 @@ class Injection {
         session.flush->run(site->stream);
         add_phase("flush", seconds_since(t));
       }
-      if (m.timing_only) {
-        if (!session.timer) session.timer = std::make_unique<EventTimer>(driver_);
-        session.timer->begin(site->stream);
-      } else if (batches(session)) {
-        Clock::time_point t = Clock::now();
-        if (!session.counters->batch_open()) {
-          try {
-            session.counters->begin_batch(kBatchRanges);
-          } catch (const gpu::ProfilerError& error) {
-            if (error.kind() != gpu::ProfilerErrorKind::kOther) throw;
+      if (!m.timing_only) {
+        try {
+          if (batches(session))
+            open_batch_range(session, m);
+          else
+            start_pass(session, site->graph);
+        } catch (const gpu::ProfilerError& error) {
+          if (error.kind() == gpu::ProfilerErrorKind::kMultipleSubscribers) {
+            // A profiler outside the run started collecting after this process opened its
+            // counters: this launch gets its time only, a later one tries again.
+            m.timing_only = true;
+            m.why = std::string(
+                        "the GPU's counters are busy with a profiler outside this run: "
+                        "kernel time only (CUDA events): ") +
+                    error.what();
+          } else if (error.kind() == gpu::ProfilerErrorKind::kOther) {
+            // This launch alone cannot be measured: its row says why, the run goes on.
             ++profiled_;
             record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
             return;
+          } else {
+            throw;
           }
-          add_phase("start", seconds_since(t));
-          t = Clock::now();
         }
-        // The range must hold this kernel alone: the flush and every earlier launch of the
-        // context finish before it opens (kernel replay serialises the same way).
-        synchronize_context();
-        add_phase("sync", seconds_since(t));
-        t = Clock::now();
-        m.range = std::to_string(session.ranges_pushed++);
-        try {
-          session.counters->push_range(m.range);
-        } catch (const gpu::ProfilerError& error) {
-          if (error.kind() != gpu::ProfilerErrorKind::kOther) throw;
-          ++profiled_;
-          record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
-          return;
-        }
-        add_phase("push", seconds_since(t));
-        m.batched = true;
-      } else {
-        end_batch(session);  // a pass per launch from here: the open batch ends first
-        const Clock::time_point t = Clock::now();
-        try {
-          session.counters->start(site->graph);
-        } catch (const gpu::ProfilerError& error) {
-          if (error.kind() != gpu::ProfilerErrorKind::kOther) throw;
-          // This launch alone cannot be measured: its row says why, the run goes on.
-          ++profiled_;
-          record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
-          return;
-        }
-        add_phase("start", seconds_since(t));
+      }
+      if (m.timing_only) {
+        if (!session.timer) session.timer = std::make_unique<EventTimer>(driver_);
+        session.timer->begin(site->stream);
       }
       m.kernel_start = Clock::now();
       t_measuring = std::move(m);
@@ -444,25 +428,28 @@ class Injection {
     if (session_ != nullptr && session_->lease != nullptr) session_->lease->close_inherited();
   }
 
+  // At exit, before the CUDA runtime's own handlers (see open_batch_range): the open batch
+  // is read, and no launch is profiled after it.
+  void on_exit_batch() {
+    if (forked_child_.load()) return;
+    active_.store(false);
+    std::lock_guard<std::mutex> lock(sessions_mutex_);
+    if (session_ == nullptr || session_->counters == nullptr || !session_->counters->batch_open())
+      return;
+    if (driver_.ctx_push_current(session_->context) == CUDA_SUCCESS) {
+      end_batch(*session_);
+      CUcontext popped = nullptr;
+      driver_.ctx_pop_current(&popped);
+    } else {
+      fail_batch(*session_,
+                 "the process exited with its context gone before the counters of its last "
+                 "batch were read");
+    }
+  }
+
   void on_exit() {
     if (forked_child_.load()) return;
     stopping_.store(true);
-    {
-      // A batch still open (the program did not destroy its context) is read now.
-      std::lock_guard<std::mutex> lock(sessions_mutex_);
-      if (session_ != nullptr && session_->counters != nullptr &&
-          session_->counters->batch_open()) {
-        if (driver_.ctx_push_current(session_->context) == CUDA_SUCCESS) {
-          end_batch(*session_);
-          CUcontext popped = nullptr;
-          driver_.ctx_pop_current(&popped);
-        } else {
-          fail_batch(*session_,
-                     "the process exited with its context gone before the "
-                     "counters of its last batch were read");
-        }
-      }
-    }
     std::map<std::string, double> phases;
     {
       std::lock_guard<std::mutex> lock(phases_mutex_);
@@ -784,6 +771,40 @@ class Injection {
     session.batched.clear();
   }
 
+  // Opens the range of a batched launch, starting a batch first when none is open. Throws
+  // gpu::ProfilerError.
+  void open_batch_range(Session& session, Measuring& m) {
+    Clock::time_point t = Clock::now();
+    if (!session.counters->batch_open()) {
+      session.counters->begin_batch(kBatchRanges);
+      add_phase("start", seconds_since(t));
+      // The batch open at exit is read by a handler registered now, after the CUDA runtime
+      // registered its own: handlers run in reverse order, so it runs while CUDA and CUPTI are
+      // still whole. (Read from the handler registered in InitializeInjection, during cuInit,
+      // the last batch came back empty from PyTorch and crashed a CUDA C++ program, SIGSEGV.)
+      std::call_once(batch_exit_registered_, [] { std::atexit(on_exit_read_batch); });
+      t = Clock::now();
+    }
+    // The range must hold this kernel alone: the flush and every earlier launch of the
+    // context finish before it opens (kernel replay serialises the same way).
+    synchronize_context();
+    add_phase("sync", seconds_since(t));
+    t = Clock::now();
+    m.range = std::to_string(session.ranges_pushed++);
+    session.counters->push_range(m.range);
+    add_phase("push", seconds_since(t));
+    m.batched = true;
+  }
+
+  // Starts a pass for this launch alone (auto range, kernel replay); an open batch ends first.
+  // Throws gpu::ProfilerError.
+  void start_pass(Session& session, bool graph) {
+    end_batch(session);
+    const Clock::time_point t = Clock::now();
+    session.counters->start(graph);
+    add_phase("start", seconds_since(t));
+  }
+
   // True when this launch goes into a batch: the batch mode and a one-pass set (a graph launch
   // too, as one range).
   bool batches(const Session& session) const {
@@ -849,6 +870,7 @@ class Injection {
   std::mutex sessions_mutex_;
   std::unique_ptr<Session> session_;
   bool watcher_started_ = false;  // guarded by sessions_mutex_
+  std::once_flag batch_exit_registered_;
   bool device_recorded_ = false;
   std::mutex phases_mutex_;
   std::map<std::string, double> phases_;  // seconds per phase ("sessions": how many opened)
@@ -893,6 +915,15 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
 
 void on_process_exit() {
   if (g_injection != nullptr) g_injection->on_exit();
+}
+
+void on_exit_read_batch() {
+  try {
+    if (g_injection != nullptr) g_injection->on_exit_batch();
+  } catch (...) {
+    // Nothing may escape into the program's exit; the batch's rows are then missing, and the
+    // command counts the launches against the rows.
+  }
 }
 
 void on_fork_child() {

@@ -149,8 +149,11 @@ TEST_CASE("profile: filters, the full counter set and a warm cache") {
 }
 
 TEST_CASE("profile: a program whose GPU counters are held elsewhere gets timed rows, exit 0") {
-  // This process holds the GPU's counters, as a profiler outside the run would.
-  const gpu::RangeProfiler holder(0, {"gpu__time_duration.sum"}, 1);
+  // This process holds the GPU's counters with a pass started, as a profiler outside the run
+  // would while it collects. (An enabled session that has not started a pass did not stop
+  // another process from collecting on the H200.)
+  gpu::RangeProfiler holder(0, {"gpu__time_duration.sum"}, 1);
+  holder.begin_pass();
   const json report = profile({"--kernel-regex", "axpy"}, {ROOFLINE_PROFILE_TARGET});
   const std::vector<json> axpy = rows_of(report, "axpy");
   REQUIRE(axpy.size() == 2);  // the two threads' launches; the graph launch is not "axpy"
