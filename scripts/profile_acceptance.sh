@@ -124,6 +124,13 @@ if [ "${PROFILE_SKIP_NCU_METRICS:-0}" != 1 ]; then
 else
   note "ncu --metrics: not run (PROFILE_SKIP_NCU_METRICS=1)"
 fi
+# PROFILE_NCU_REPEAT=1: ncu --metrics a second time, to see how far ncu agrees with itself
+# (kernels whose own traffic changes between runs, as cuDNN's L2 bytes seemed to).
+if [ "${PROFILE_NCU_REPEAT:-0}" = 1 ] && [ "${PROFILE_SKIP_NCU_METRICS:-0}" != 1 ]; then
+  ncu --clock-control none --cache-control all --metrics "$metrics" --csv --page raw \
+    "${program[@]}" >"$out/ncu_metrics_2.csv" 2>"$out/ncu_metrics_2.err"
+  note "ncu --metrics, second run: rc=$?"
+fi
 # PROFILE_SKIP_NCU_ROOFLINE=1 leaves out the slowest leg (about 140 s on the H200).
 ncu_roofline=nan
 if [ "${PROFILE_SKIP_NCU_ROOFLINE:-0}" != 1 ]; then
@@ -173,6 +180,11 @@ PY
   echo
   echo "   (ours: --replay batch)"
   [ -s "$out/ncu_metrics.csv" ] && python3 scripts/profile_vs_ncu.py "$out/profile.json" "$out/ncu_metrics.csv"
+  if [ -s "$out/ncu_metrics_2.csv" ]; then
+    echo
+    echo "== agreement of ncu's second run (\"ours\" column) with its first, per kernel"
+    python3 scripts/profile_vs_ncu.py --ours-ncu "$out/ncu_metrics_2.csv" "$out/ncu_metrics.csv"
+  fi
   echo
   echo "== agreement of --replay batch (ours) with --replay launch (\"ncu\" column), per kernel"
   python3 scripts/profile_vs_ncu.py "$out/profile.json" "$out/profile_launch.json"

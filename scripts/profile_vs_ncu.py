@@ -12,6 +12,10 @@ and tensor FLOPs (mma.sync + wgmma), ours / ncu. Prints a table and a summary li
 quantity (how many kernels are within 2%); asserts nothing. With a second report of ours
 instead of the CSV (two runs of the same program, e.g. two replay modes), the same table
 compares the two reports' rows in order ("ncu" then names the second report).
+
+    python3 scripts/profile_vs_ncu.py --ours-ncu NCU_2.csv NCU.csv
+
+compares two ncu runs of the same program: how far ncu agrees with itself.
 """
 import json
 import math
@@ -45,13 +49,27 @@ def ratio(a, b):
     return a / b
 
 
+def ncu_as_ours(path):
+    """ncu's rows in the shape of our report's, with their three quantities precomputed."""
+    rows, units = read_ncu(path)
+    return [{"kernel": r.get("Kernel Name", ""), "launch": {"nvtx_range": ""},
+             "quantities": ncu_quantities(r, units)} for r in rows]
+
+
 def main():
-    ours = json.load(open(sys.argv[1]))["rows"]
-    if sys.argv[2].endswith(".json"):
-        ncu = [dict(r, **{"Kernel Name": r["kernel"]}) for r in json.load(open(sys.argv[2]))["rows"]]
+    args = sys.argv[1:]
+    mine = ours_quantities
+    if args[0] == "--ours-ncu":
+        args = args[1:]
+        ours = ncu_as_ours(args[0])
+        mine = lambda row: row["quantities"]
+    else:
+        ours = json.load(open(args[0]))["rows"]
+    if args[1].endswith(".json"):
+        ncu = [dict(r, **{"Kernel Name": r["kernel"]}) for r in json.load(open(args[1]))["rows"]]
         units, other = None, ours_quantities
     else:
-        ncu, units = read_ncu(sys.argv[2])
+        ncu, units = read_ncu(args[1])
         other = lambda row: ncu_quantities(row, units)
     print(f"kernels: ours {len(ours)}, ncu {len(ncu)}")
     names = ("DRAM", "L2", "tensor")
@@ -64,7 +82,7 @@ def main():
         if short not in n.get("Kernel Name", ""):
             print(f"{i:3} name mismatch: ours {o['kernel']!r}, ncu {n.get('Kernel Name')!r}")
             continue
-        a, b = ours_quantities(o), other(n)
+        a, b = mine(o), other(n)
         cells = []
         for q, x, y in zip(names, a, b):
             if math.isnan(x) or math.isnan(y) or (x == 0 and y == 0):
