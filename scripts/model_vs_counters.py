@@ -15,6 +15,7 @@ table says so (`tie`), so the strict count is printed too.
 
     scripts/model_vs_counters.py --tool TOOL --out DIR            # on a GPU: run both modes
     scripts/model_vs_counters.py --reuse DIR                      # reports saved by the above
+    scripts/model_vs_counters.py --tool TOOL --out DIR --groups holdout   # other shapes
     scripts/model_vs_counters.py --offline REPORT|DIR --model TOOL --out DIR
         # no GPU: counted reports recorded earlier (a merged report such as
         # tests/data/reports/h200_counted_40_workloads.json, or a folder of counted_*.json)
@@ -47,6 +48,17 @@ GROUPS = [
     ("b1h1d64", 1, 1, 64, [65537], None),
     # standard cannot hold two 262144² matrices; flash-v1 would take minutes at this size.
     ("b1h1d128", 1, 1, 128, [262144], ["flash-v2"]),
+]
+# --groups holdout: shapes none of the model's measured constants was read beside (the
+# l1probe shapes are the seed-40 ones), chosen to test them: odd N at d 32, 64 and 128, B·H
+# from 2 to 32, N from 17 (below any cuBLAS tile) to 30001.
+HOLDOUT = [
+    ("h_b2h6d64", 2, 6, 64, [1999, 3001], None),
+    ("h_b1h8d32", 1, 8, 32, [4095, 9001], None),
+    ("h_b1h2d128", 1, 2, 128, [2049, 9999], None),
+    ("h_b16h2d64", 16, 2, 64, [513], None),
+    ("h_b1h4d64", 1, 4, 64, [17, 100], None),
+    ("h_b1h1d64", 1, 1, 64, [30001], None),
 ]
 KERNELS = ("standard", "flash-v1", "flash-v2", "flash-v3")
 LIMIT_BYTES = 10e6
@@ -312,7 +324,11 @@ def main():
     ap.add_argument("--projection", action="store_true",
                     help="also check projections of the counted rows (needs --model or --tool)")
     ap.add_argument("--projection-target", default="h100-sxm5")
+    ap.add_argument("--groups", choices=("seed40", "holdout"), default="seed40",
+                    help="workloads: the 40 of GROUPS (default) or the HOLDOUT ones")
     args = ap.parse_args()
+    if args.groups == "holdout":
+        GROUPS[:] = HOLDOUT
     folder = args.reuse or args.out
     if args.offline and not (args.model and args.out):
         ap.error("--offline needs --model TOOL and --out DIR")

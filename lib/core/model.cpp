@@ -505,7 +505,7 @@ Prediction predict(const KernelModel& kernel, const Workload& workload, const Gp
     const bool tma = std::any_of(spec.compute.begin(), spec.compute.end(), [](const auto& c) {
       return c.instruction == TensorInstruction::kWgmma;
     });
-    add_standard_l1_bytes(workload, tma, p);
+    add_standard_l1_bytes(workload, tma, spec.sm_count, p);
   }
   p.dram_model = "cache-aware: " + mb(cache.l2) + " L2 and " + std::to_string(cache.sms) +
                  " SMs of " + spec.key;

@@ -1,5 +1,6 @@
 #include "lib/core/model_l1.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 
@@ -9,6 +10,18 @@ namespace roofline {
 namespace {
 
 constexpr double kSectorBytes = 32;
+
+// L1 bytes per FP16 element a CTA of cuBLAS's element-wise (align1) CUTLASS sm75 kernels loads,
+// from ncu's per-kernel l1tex__t_bytes on the H200 (scripts/device_check.sh l1probe; NOTES.md):
+// 16 B (half a sector) for an operand whose rows are 16-byte aligned (the N×d ones), the same
+// in the tensorop and the wmma kernels, at four shapes and three tile sizes; more for the N×N
+// operand, whose rows of N halves start at any 2-byte offset.
+constexpr double kAlignedOperandBytes = 16;
+constexpr double kTensorOpOddRowsKBytes = 20;  // N×N operand contiguous along k (P·V, dS·K)
+constexpr double kTensorOpOddRowsNBytes = 18;  // contiguous along N (Pᵀ·dO, dSᵀ·Q)
+constexpr double kWmmaOddRowsKBytes = 17;
+constexpr double kWmmaOddRowsNBytes = 20;
+constexpr long long kSmallestTile = 32;  // the wmma kernel's 32×32
 
 void add(Prediction& p, std::string name, std::string formula, double value) {
   p.l1_byte_terms.push_back({std::move(name), std::move(formula), value});
@@ -32,13 +45,74 @@ double cached_vectors_read(long long n, bool causal) {
   return 8 * k * (k + 1) / 2 + r * (k + 1);
 }
 
+// cuBLAS's GEMMs at N % 8 != 0 (model_l1.hpp says why these numbers). Tile edges are those
+// cuBLAS 13.0 chose on the H200 in the probes: T×T tiles for the N×N result (128 while that
+// gives two waves of CTAs, else 64); for the N×d results 128 while that gives a wave, 64 while
+// 64 does, else the 32×32 wmma kernel, which it also ran for every d <= 32.
+void add_element_wise_gemms(const Workload& w, int sm_count, Prediction& p) {
+  const double bh = static_cast<double>(w.batch) * w.heads;
+  const long long n_int = w.seq_len, d_int = w.head_dim;
+  const double n = static_cast<double>(n_int), d = static_cast<double>(d_int);
+  const bool fwd = w.pass == Pass::kForward;
+  const double sms = std::max(sm_count, 1);
+  auto tiles = [](long long extent, long long tile) {
+    return static_cast<double>((extent + tile - 1) / tile);
+  };
+
+  // The N×N result (S forward, dP backward) from two N×d operands with rows of d halves.
+  const long long square = bh * tiles(n_int, 128) * tiles(n_int, 128) >= 2 * sms ? 128 : 64;
+  add(p,
+      std::string("cuBLAS ") + (fwd ? "S = Q·Kᵀ" : "dP = dO·Vᵀ") + " (" + std::to_string(square) +
+          "×" + std::to_string(square) +
+          " tiles, one half per access): both operands once per tile of the other side, " +
+          format_fixed(kAlignedOperandBytes, 0) + " B per half",
+      "2·B·H·N·d·⌈N/" + std::to_string(square) + "⌉·" + format_fixed(kAlignedOperandBytes, 0) +
+          " B",
+      2 * bh * n * d * tiles(n_int, square) * kAlignedOperandBytes);
+  const double f = streaming_sector_factor(n_int);
+  add(p,
+      std::string("cuBLAS ") + (fwd ? "S" : "dP") +
+          " stored, 64-byte warp runs at 2-byte "
+          "alignment",
+      "B·H·N²·2 B·" + format_fixed(f, 3), bh * n * n * kBytesPerFp16 * f);
+
+  // The N×d results (O forward; dQ, dV, dK backward): an N×N operand (rows of N halves) and an
+  // N×d one (rows of d halves).
+  const bool wmma = d_int <= 32 || bh * tiles(n_int, 64) * tiles(d_int, 64) < sms;
+  const long long edge = wmma ? 32 : bh * tiles(n_int, 128) * tiles(d_int, 128) >= sms ? 128 : 64;
+  const double contiguous_k = wmma ? kWmmaOddRowsKBytes : kTensorOpOddRowsKBytes;
+  const double contiguous_n = wmma ? kWmmaOddRowsNBytes : kTensorOpOddRowsNBytes;
+  const std::string kernel =
+      wmma ? "wmma 32×32" : std::to_string(edge) + "×" + std::to_string(edge);
+  auto n_by_d = [&](const std::string& what, double count, double odd_bytes,
+                    const std::string& odd_name) {
+    const double square_loads = bh * n * n * tiles(d_int, edge) * odd_bytes;
+    const double wide_loads = bh * n * d * tiles(n_int, edge) * kAlignedOperandBytes;
+    add(p,
+        "cuBLAS " + what + " (" + kernel + " tiles): the N×N operand once per tile of d (" +
+            format_fixed(odd_bytes, 1) + " B per half, " + odd_name +
+            "), the N×d one once per tile of N (" + format_fixed(kAlignedOperandBytes, 0) +
+            " B per half)",
+        format_fixed(count, 0) + "·B·H·(N²·⌈d/" + std::to_string(edge) + "⌉·" +
+            format_fixed(odd_bytes, 1) + " B + N·d·⌈N/" + std::to_string(edge) + "⌉·" +
+            format_fixed(kAlignedOperandBytes, 0) + " B)",
+        count * (square_loads + wide_loads));
+  };
+  if (fwd) {
+    n_by_d("O = P·V", 1, contiguous_k, "contiguous along k");
+  } else {
+    n_by_d("dQ = dS·K", 1, contiguous_k, "contiguous along k");
+    n_by_d("dV = Pᵀ·dO, dK = dSᵀ·Q", 2, contiguous_n, "contiguous along the result's N");
+  }
+}
+
 }  // namespace
 
 bool standard_rows_cached(const Workload& w) {
   return w.seq_len % 8 == 0 && w.seq_len <= (w.pass == Pass::kForward ? 32768 : 16384);
 }
 
-void add_standard_l1_bytes(const Workload& w, bool tma_gemms, Prediction& p) {
+void add_standard_l1_bytes(const Workload& w, bool tma_gemms, int sm_count, Prediction& p) {
   const double bh = static_cast<double>(w.batch) * w.heads;
   const long long n_int = w.seq_len;
   const double n = static_cast<double>(n_int), d = w.head_dim;
@@ -46,6 +120,14 @@ void add_standard_l1_bytes(const Workload& w, bool tma_gemms, Prediction& p) {
   const double valid = w.causal ? (n + 1) / (2 * n) : 1.0;
   const bool fwd = w.pass == Pass::kForward;
   const bool aligned = n_int % 8 == 0;
+  if (!aligned && n_int < kSmallestTile) {
+    // Every GEMM is one partial tile of kernels no probe has seen: no L1 level from the model
+    // (model_l1_bytes 0), so L1 takes no part in the verdict; the counters still give it.
+    p.l1_byte_terms.push_back({"not modelled: cuBLAS's kernels for N below its smallest tile (" +
+                                   std::to_string(kSmallestTile) + ") at N % 8 != 0",
+                               "-", 0});
+    return;
+  }
 
   // Row kernels.
   const char* rows_name = fwd ? "softmax" : "softmax backward";
@@ -81,10 +163,7 @@ void add_standard_l1_bytes(const Workload& w, bool tma_gemms, Prediction& p) {
     add(p, "cuBLAS GEMMs: d-wide operands once per 128-wide tile",
         format_fixed(d_wide, 0) + "·B·H·N·d·2 B·N/128", d_wide * nn * d / 128);
   } else {
-    add(p,
-        "cuBLAS GEMMs (mma.sync; rows of N % 8 != 0 halves, element-wise access): a 32-byte "
-        "sector per half of each N×N operand and result",
-        format_fixed(matrices, 0) + "·B·H·N²·32 B", matrices * nn * kSectorBytes / kBytesPerFp16);
+    add_element_wise_gemms(w, sm_count, p);
   }
 }
 

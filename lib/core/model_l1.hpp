@@ -17,12 +17,17 @@
 //         tile), the d-wide operands once per 128-wide tile of the other dimension (cuBLAS's
 //         tile widths are its own: 128 assumed), results stored once;
 //       - rows of N halves with N % 8 != 0: no vector access is aligned, so cuBLAS falls back
-//         to kernels that move one half per access. The model charges a whole 32-byte sector
-//         per 2-byte element of each N×N operand and result (16× its bytes; the worst
-//         coalescing, each element accessed once) and neglects the d-wide operands beside
-//         them. cuBLAS's kernels are closed and this is not fitted to the counts: on the H200
-//         (tests/data/reports, test_cache_model.cpp) the charge is 1.02-1.39× the counted L1
-//         bytes at N >= 1023 and 0.52-0.65× at N = 777, whose kernels move more.
+//         to CUTLASS sm75 "align1" kernels that move one half per access (tensorop 128×128 or
+//         64×64 tiles, or a wmma 32×32 kernel). ncu's per-kernel l1tex__t_bytes on the H200
+//         (scripts/device_check.sh l1probe, NOTES.md) gives what each element a CTA loads costs:
+//         16 B (half a sector) for the N×d operands, whose rows are aligned, in every kernel and
+//         shape probed; 17-20 B for the N×N operand, by kernel and by which side of it is
+//         contiguous. A GEMM's loads are then its operands times the tiles of the other side
+//         (each CTA loads its strip of both), with cuBLAS's tile edge chosen by the waves of
+//         CTAs it gives (model_l1.cpp says the thresholds; they reproduce every tile choice in
+//         the probes, and are cuBLAS 13.0's behaviour, not a law). The N×N result is stored
+//         as 64-byte warp runs at 2-byte alignment, like the streaming rows. Below N = 32 no
+//         probe saw the kernels: the model gives no L1 level there.
 #pragma once
 
 #include "lib/core/model.hpp"
@@ -35,6 +40,8 @@ bool standard_rows_cached(const Workload& workload);
 
 // Adds standard attention's L1 terms to `prediction` (model_l1_bytes, l1_byte_terms).
 // `tma_gemms`: cuBLAS can run wgmma/TMA kernels on this GPU (Hopper and later).
-void add_standard_l1_bytes(const Workload& workload, bool tma_gemms, Prediction& prediction);
+// `sm_count`: the GPU's SMs (cuBLAS's tile choice at N % 8 != 0 depends on the waves).
+void add_standard_l1_bytes(const Workload& workload, bool tma_gemms, int sm_count,
+                           Prediction& prediction);
 
 }  // namespace roofline

@@ -185,13 +185,11 @@ TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on th
   }
   CHECK(compared == 140);
   CHECK(big >= 90);
-  CHECK(ties <= 3);
-  // Known: standard at N = 65537 (causal forward, full backward), where the counted DRAM roof
-  // lies 18% and 12% below the L1 one; the model's sector-per-element charge for cuBLAS's
-  // element-wise GEMMs (model_l1.hpp) is 1.3× the counted L1 bytes there and tips it to L1.
-  const std::vector<std::string> known = {"standard B1 H1 N65537 d64 causal fwd",
-                                          "standard B1 H1 N65537 d64 full bwd"};
-  CHECK(mismatches == known);
+  CHECK(ties <= 1);
+  // Every row: standard at N = 65537 (causal forward, full backward), where the counted DRAM
+  // roof lies 18% and 12% below the L1 one, was named L1-bound while cuBLAS's element-wise GEMMs
+  // were charged a sector per element (1.3× the counted L1 bytes there).
+  CHECK(mismatches.empty());
 }
 
 TEST_CASE("L1 model: standard attention's L1 bytes against the counted ones on the H200") {
@@ -211,10 +209,11 @@ TEST_CASE("L1 model: standard attention's L1 bytes against the counted ones on t
       // wgmma GEMMs (TMA): the cached row kernels' bytes alone.
       CHECK(ratio == doctest::Approx(1).epsilon(0.05));
     } else {
-      // Element-wise cuBLAS GEMMs: the sector-per-element charge is 0.52-0.65× the counted
-      // bytes at N = 777 (cuBLAS's kernels for small N move more) and 1.02-1.39× above.
-      CHECK(ratio >= 0.5);
-      CHECK(ratio <= 1.4);
+      // Element-wise cuBLAS GEMMs, by tile (model_l1.hpp): within 1% on every recorded row
+      // (N = 777 to 65537, d 32 and 64, B·H 1 to 64). These recordings are the ones the
+      // per-element costs were read beside; scripts/model_vs_counters.py --groups holdout
+      // checks shapes they never saw.
+      CHECK(ratio == doctest::Approx(1).epsilon(0.02));
       ++unaligned;
     }
   }
