@@ -172,8 +172,8 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->capture_default_str();
   sub->add_option("--replay", options->replay,
                   "batch: one counter pass spans many launches, a range around each (one-pass "
-                  "sets); launch: a pass per launch (kernel replay; always so for --counter-set "
-                  "full and graph launches)")
+                  "sets; a graph launch is one range); launch: a pass per launch (kernel replay; "
+                  "always so for --counter-set full)")
       ->check(CLI::IsMember({"batch", "launch"}))
       ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,

@@ -49,8 +49,8 @@ double counter(const json& row, const char* name) {
 }  // namespace
 
 TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, a child") {
-  // Both ways of collecting a one-pass set: a pass per launch (the default), one pass over
-  // many launches (a graph launch is then one range).
+  // Both ways of collecting a one-pass set: one pass over many launches (the default), a pass
+  // per launch (a graph launch is one range in the first).
   std::string replay;
   SUBCASE("batch") {
     replay = "batch";

@@ -167,7 +167,7 @@ TEST_CASE("profile options travel through the environment") {
   CHECK(back.launch_skip == 3);
   CHECK(back.launch_count == 5);
   CHECK(back.replay == ReplayMode::kPerLaunch);
-  CHECK(ProfileOptions{}.replay == ReplayMode::kPerLaunch);
+  CHECK(ProfileOptions{}.replay == ReplayMode::kBatch);  // the default
   ::setenv(profile_env::kReplay, "auto", 1);
   CHECK_THROWS_WITH_AS(options_from_environment(),
                        "CUFLASH_ROOFLINE_PROFILE_REPLAY=auto: must be batch or launch", InputError);
