@@ -12,6 +12,21 @@ double l2_hit_fraction(double footprint_bytes, double l2_bytes) {
   return (l2_bytes - footprint_bytes) / (l2_bytes - usable_low);
 }
 
+double rows_reread_miss_fraction(double n, double in_flight_bytes_per_element, bool growing,
+                                 double l2_bytes) {
+  if (!growing) return 1 - l2_hit_fraction(in_flight_bytes_per_element * n, l2_bytes);
+  // Σ over rows of length·miss(length) ÷ Σ length, by the midpoint rule over 1024 slices of
+  // the lengths 0..n (the miss fraction is piecewise linear in the length).
+  constexpr int kSlices = 1024;
+  double weighted = 0, total = 0;
+  for (int i = 0; i < kSlices; ++i) {
+    const double length = n * (i + 0.5) / kSlices;
+    weighted += length * (1 - l2_hit_fraction(in_flight_bytes_per_element * length, l2_bytes));
+    total += length;
+  }
+  return total > 0 ? weighted / total : 0;
+}
+
 StreamedTraffic stream_through_l2(const StreamedOperand& op, double l2_bytes) {
   StreamedTraffic t;
   const long long per_head = std::max(1LL, op.ctas_per_head);

@@ -23,6 +23,14 @@ namespace roofline {
 // Fraction of re-reads served by L2 when `footprint_bytes` were touched since the last use.
 double l2_hit_fraction(double footprint_bytes, double l2_bytes);
 
+// Rows re-read by a kernel that works on many rows at once: the fraction of the re-read bytes
+// that miss L2 when each row is re-read while `in_flight_bytes_per_element` × its length of
+// other rows' data is in flight (the resident rows, each about as long). `growing`: row i holds
+// i + 1 of the `n` elements (a causal mask's valid prefix), so short rows early hit and long
+// rows late miss, weighted by their bytes; else every row holds all n.
+double rows_reread_miss_fraction(double n, double in_flight_bytes_per_element, bool growing,
+                                 double l2_bytes);
+
 struct StreamedOperand {
   long long heads = 1;          // B·H
   long long ctas_per_head = 1;  // grid.x

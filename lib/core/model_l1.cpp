@@ -21,7 +21,6 @@ constexpr double kTensorOpOddRowsKBytes = 20;  // N×N operand contiguous along 
 constexpr double kTensorOpOddRowsNBytes = 18;  // contiguous along N (Pᵀ·dO, dSᵀ·Q)
 constexpr double kWmmaOddRowsKBytes = 17;
 constexpr double kWmmaOddRowsNBytes = 20;
-constexpr long long kSmallestTile = 32;  // the wmma kernel's 32×32
 
 void add(Prediction& p, std::string name, std::string formula, double value) {
   p.l1_byte_terms.push_back({std::move(name), std::move(formula), value});
@@ -120,12 +119,12 @@ void add_standard_l1_bytes(const Workload& w, bool tma_gemms, int sm_count, Pred
   const double valid = w.causal ? (n + 1) / (2 * n) : 1.0;
   const bool fwd = w.pass == Pass::kForward;
   const bool aligned = n_int % 8 == 0;
-  if (!aligned && n_int < kSmallestTile) {
-    // Every GEMM is one partial tile of kernels no probe has seen: no L1 level from the model
-    // (model_l1_bytes 0), so L1 takes no part in the verdict; the counters still give it.
-    p.l1_byte_terms.push_back({"not modelled: cuBLAS's kernels for N below its smallest tile (" +
-                                   std::to_string(kSmallestTile) + ") at N % 8 != 0",
-                               "-", 0});
+  if (n_int == 1) {
+    // S is 1×1 per head: the GEMMs are dot products, whose cuBLAS kernels no probe has seen. No
+    // L1 level from the model (model_l1_bytes 0), so L1 takes no part in the verdict; the
+    // counters still give it.
+    p.l1_byte_terms.push_back(
+        {"not modelled: at N = 1 cuBLAS's GEMMs are dot products (kernels never probed)", "-", 0});
     return;
   }
 

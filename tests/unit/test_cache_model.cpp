@@ -43,6 +43,21 @@ double counted_dram(const Row& row) {
 
 }  // namespace
 
+TEST_CASE("cache model: rows re-read while rows of about their length are in flight") {
+  const double l2 = 60e6, per_element = 2000;  // in flight: 2000 B per element of row length
+  // Every row as long as N: the plain hit fraction of N·2000 B.
+  CHECK(rows_reread_miss_fraction(10000, per_element, false, l2) ==
+        doctest::Approx(1 - l2_hit_fraction(10000 * per_element, l2)));
+  // Growing rows (a causal prefix): all short enough to hit, all long enough to miss, and in
+  // between the byte-weighted integral: footprints reach L2/2 at 15000 and L2 at 30000
+  // elements, so over N = 30000 the misses are ∫ x(x/15000 − 1) dx from 15000 to 30000 over
+  // ∫ x dx from 0 to 30000, which is 5/12.
+  CHECK(rows_reread_miss_fraction(10000, per_element, true, l2) == 0);
+  CHECK(rows_reread_miss_fraction(1e6, per_element, true, l2) == doctest::Approx(1).epsilon(0.04));
+  CHECK(rows_reread_miss_fraction(30000, per_element, true, l2) ==
+        doctest::Approx(5.0 / 12).epsilon(0.002));
+}
+
 TEST_CASE("cache model: hit fraction is 1 below half the L2, 0 above it, linear between") {
   CHECK(l2_hit_fraction(10e6, 60e6) == 1);
   CHECK(l2_hit_fraction(30e6, 60e6) == 1);
