@@ -1,6 +1,7 @@
 // `cuflash-roofline run`: measure the bundled kernels on the GPU present and judge them
 // against a spec (the device's own, or --gpu NAME as a projection).
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -297,7 +298,13 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   auto progress = std::make_shared<ProgressLine>(stderr_is_tty() && !global.quiet);
   run.progress = [progress](const std::string& text) { (*progress)(text); };
 
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  const Clock::time_point started = Clock::now();
   const DeviceInfo device = gpu::detect_device(options.device);
+  const Clock::time_point detected = Clock::now();
   gpu::SpecChoice choice = gpu::choose_spec(registry, device, options.device, requested);
   if (!choice.note.empty()) spdlog::warn("{}", choice.note);
 
@@ -308,6 +315,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   } else {
     result = gpu::run_sweep(points, run, device);
   }
+  const Clock::time_point swept = Clock::now();
   progress.reset();
   if (!result.rows.empty() && std::none_of(result.rows.begin(), result.rows.end(),
                                            [](const Row& row) { return row.timing.has_value(); }))
@@ -335,6 +343,11 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   }
   options.ceilings.apply(report, calibrations);
   options.output.emit(report);
+  // Where a worker's time goes (run --devices compares a worker's wall time with its share).
+  spdlog::debug(
+      "run on device {}: CUDA and device detection {:.2f} s, sweep {:.2f} s, report {:.2f} s",
+      options.device, seconds(started, detected), seconds(detected, swept),
+      seconds(swept, Clock::now()));
   if (!options.save_counter_data.empty()) {
     if (result.counter_data_image.empty())
       throw GpuUnavailableError("--save-counter-data: no counters were collected");

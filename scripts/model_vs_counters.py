@@ -51,7 +51,8 @@ GROUPS = [
 ]
 # --groups holdout: shapes none of the model's measured constants was read beside (the
 # l1probe shapes are the seed-40 ones), chosen to test them: odd N at d 32, 64 and 128, B·H
-# from 2 to 32, N from 17 (below any cuBLAS tile) to 30001.
+# from 2 to 32, N from 17 (below any cuBLAS tile) to 30001. Its failures then prompted three
+# changes (L2 retention of writes, causal row re-reads, N = 1): FRESH tests those.
 HOLDOUT = [
     ("h_b2h6d64", 2, 6, 64, [1999, 3001], None),
     ("h_b1h8d32", 1, 8, 32, [4095, 9001], None),

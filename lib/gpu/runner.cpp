@@ -145,18 +145,31 @@ class SweepRunner {
     compute_capability_ = result.device.compute_capability;
     flush_.ensure(std::max<std::size_t>(2 * static_cast<std::size_t>(result.device.l2_cache_bytes),
                                         std::size_t{64} << 20));
+    using Clock = std::chrono::steady_clock;
+    const auto since = [](Clock::time_point t) {
+      return std::chrono::duration<double>(Clock::now() - t).count();
+    };
+    const Clock::time_point t_first = Clock::now();
     for (std::size_t i = 0; i < points_.size(); ++i) result.rows.push_back(measure(i));
+    const double first_round = since(t_first);
+    const Clock::time_point t_later = Clock::now();
     for (int round = 1; round < rounds(); ++round)
       for (std::size_t i = 0; i < points_.size(); ++i)
         if (result.rows[i].status == RowStatus::kOk && result.rows[i].timing)
           time_later_round(i, round, result.rows[i]);
     arena_.release();
+    const double later_rounds = since(t_later);
 
+    const Clock::time_point t_counters = Clock::now();
     if (options_.counters == CounterMode::kOff) {
       result.counters = "off (--no-counters): bytes and FLOPs from the analytic model";
     } else {
       collect_counters(result);
     }
+    spdlog::debug(
+        "sweep: first round (set-up, inputs, warm-ups, timing) {:.2f} s, later rounds {:.2f} s, "
+        "counters {:.2f} s",
+        first_round, later_rounds, since(t_counters));
     return result;
   }
 
