@@ -497,19 +497,13 @@ Prediction predict(const KernelModel& kernel, const Workload& workload, const Gp
     cache_aware_standard(workload, cache, p, &writes);
   else
     cache_aware_flash(kernel, workload, cache, p, &writes);
-  // A kernel ends with the lines it touched last in L2, its latest writes dirty among them:
-  // they are written back later, by whatever evicts them, not while this kernel runs (and the
-  // counters of its range do not see them). Up to the L2 that is surely usable (half of it,
-  // cache_model.hpp): on the H200 a backward whose 30-70 MB of traffic outgrew it still wrote
-  // back only 1-15% of its 25-35 MB of writes (scripts/model_vs_counters.py --groups holdout).
-  const double usable = cache.l2 / 2;
-  const double traffic = p.model_dram_bytes;
-  const double retained = traffic > 0 ? writes * std::min(1.0, usable / traffic) : 0;
+  // A kernel whose whole traffic fits in L2 ends with its outputs still dirty there: they are
+  // written back later, by whatever evicts them, not while this kernel runs (and the counters
+  // of its range do not see them).
+  const double retained = writes * l2_hit_fraction(p.model_dram_bytes, cache.l2);
   add(p.cache_aware_byte_terms, p.model_dram_bytes,
       "outputs still in L2 when the kernel ends (written back after it)",
-      "−(bytes written)·min(1, half the L2 " + mb(usable) + " ÷ the whole traffic " + mb(traffic) +
-          ")",
-      -retained);
+      "−(bytes written)·L2 hit of the whole traffic (" + mb(p.model_dram_bytes) + ")", -retained);
   if (kernel.family == KernelFamily::kStandard) {
     // TMA comes with wgmma (sm_90 on): a spec that lists a wgmma ceiling has both.
     const bool tma = std::any_of(spec.compute.begin(), spec.compute.end(), [](const auto& c) {
