@@ -71,6 +71,14 @@ FRESH = [
     ("f_b2h2d64", 2, 2, 64, [45, 20000], None),
     ("f_b1h16d64", 1, 16, 64, [3333], None),
 ]
+# --groups fresh2: shapes fixed before the L1 costs for rows of N % 8 = 2, 4, 6 (8- and 4-byte
+# aligned) were probed (the probe used B1 H3 d64 N 2500, 2502, 2506), to test them.
+FRESH2 = [
+    ("g_b2h4d64", 2, 4, 64, [1500, 6002], None),
+    ("g_b1h8d32", 1, 8, 32, [3070, 9004], None),
+    ("g_b4h2d128", 4, 2, 128, [2052, 4097], None),
+    ("g_b1h3d64", 1, 3, 64, [12290], None),
+]
 KERNELS = ("standard", "flash-v1", "flash-v2", "flash-v3")
 LIMIT_BYTES = 10e6
 LIMIT_RATIO = 1.5
@@ -335,11 +343,12 @@ def main():
     ap.add_argument("--projection", action="store_true",
                     help="also check projections of the counted rows (needs --model or --tool)")
     ap.add_argument("--projection-target", default="h100-sxm5")
-    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh"), default="seed40",
-                    help="workloads: the 40 of GROUPS (default), the HOLDOUT or the FRESH ones")
+    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh", "fresh2"),
+                    default="seed40",
+                    help="workloads: the 40 of GROUPS (default), or HOLDOUT, FRESH, FRESH2")
     args = ap.parse_args()
     if args.groups != "seed40":
-        GROUPS[:] = HOLDOUT if args.groups == "holdout" else FRESH
+        GROUPS[:] = {"holdout": HOLDOUT, "fresh": FRESH, "fresh2": FRESH2}[args.groups]
     folder = args.reuse or args.out
     if args.offline and not (args.model and args.out):
         ap.error("--offline needs --model TOOL and --out DIR")
