@@ -21,18 +21,30 @@ constexpr double kTensorOpOddRowsKBytes = 20;  // N×N operand contiguous along 
 constexpr double kTensorOpOddRowsNBytes = 18;  // contiguous along N (Pᵀ·dO, dSᵀ·Q)
 constexpr double kWmmaOddRowsKBytes = 17;
 constexpr double kWmmaOddRowsNBytes = 20;
+// Rows of N halves with N even but N % 8 != 0 (4-byte aligned): cuBLAS ran CUTLASS sm80
+// multistage kernels (128×256 tiles for the N×N result, 64×64 for the N×d ones) at B1 H3 d64,
+// N = 2500, 2502 and 2506 alike; per half loaded, 8 B for the N×d operands and 9 B for the N×N
+// one, in both layouts; the N×N result stored as 128-byte warp runs at 4-byte alignment.
+constexpr double kFourByteOperandBytes = 8;
+constexpr double kFourByteSquareBytes = 9;
 
 void add(Prediction& p, std::string name, std::string formula, double value) {
   p.l1_byte_terms.push_back({std::move(name), std::move(formula), value});
   p.model_l1_bytes += value;
 }
 
-// Bytes the streaming row kernel's accesses count per byte they use: a warp's 32 halves are 64
-// contiguous bytes starting at (row · N · 2) mod 32. Over consecutive rows that offset repeats
-// with period 32 / gcd(2N, 32) and is 0 once per period: 2 sectors then, 3 otherwise.
-double streaming_sector_factor(long long n) {
+// Bytes counted per byte used when a warp accesses `run` contiguous bytes (a multiple of 32) of
+// a row of N halves, starting at (row · N · 2) mod 32: over consecutive rows that offset repeats
+// with period 32 / gcd(2N, 32) and is 0 once per period: run/32 sectors then, one more
+// otherwise.
+double run_sector_factor(long long n, double run) {
   const long long period = 32 / std::gcd(2 * n, 32LL);
-  return (3.0 - 1.0 / static_cast<double>(period)) * kSectorBytes / 64.0;
+  return (run / kSectorBytes + 1 - 1.0 / static_cast<double>(period)) * kSectorBytes / run;
+}
+
+// The streaming row kernel: a warp's 32 halves, 64 contiguous bytes.
+double streaming_sector_factor(long long n) {
+  return run_sector_factor(n, 64);
 }
 
 // Σ over the rows of a head of the 16-byte vectors the cached kernel reads (col < valid).
@@ -105,6 +117,39 @@ void add_element_wise_gemms(const Workload& w, int sm_count, Prediction& p) {
   }
 }
 
+// cuBLAS's GEMMs at N even and N % 8 != 0, with the tiles of the one probe (model_l1.hpp).
+void add_four_byte_gemms(const Workload& w, Prediction& p) {
+  const double bh = static_cast<double>(w.batch) * w.heads;
+  const long long n_int = w.seq_len, d_int = w.head_dim;
+  const double n = static_cast<double>(n_int), d = static_cast<double>(d_int);
+  const bool fwd = w.pass == Pass::kForward;
+  auto tiles = [](long long extent, long long tile) {
+    return static_cast<double>((extent + tile - 1) / tile);
+  };
+  add(p,
+      std::string("cuBLAS ") + (fwd ? "S = Q·Kᵀ" : "dP = dO·Vᵀ") +
+          " (128×256 tiles, 4-byte accesses): each operand once per tile of the other side, " +
+          format_fixed(kFourByteOperandBytes, 0) + " B per half",
+      "B·H·N·d·(⌈N/128⌉ + ⌈N/256⌉)·" + format_fixed(kFourByteOperandBytes, 0) + " B",
+      bh * n * d * (tiles(n_int, 128) + tiles(n_int, 256)) * kFourByteOperandBytes);
+  const double f = run_sector_factor(n_int, 128);
+  add(p,
+      std::string("cuBLAS ") + (fwd ? "S" : "dP") +
+          " stored, 128-byte warp runs at 4-byte alignment",
+      "B·H·N²·2 B·" + format_fixed(f, 3), bh * n * n * kBytesPerFp16 * f);
+  const double per_gemm = bh * n * n * tiles(d_int, 64) * kFourByteSquareBytes +
+                          bh * n * d * tiles(n_int, 64) * kFourByteOperandBytes;
+  const double count = fwd ? 1 : 3;
+  add(p,
+      std::string("cuBLAS ") + (fwd ? "O = P·V" : "dQ, dV, dK") +
+          " (64×64 tiles): the N×N operand once per tile of d (" +
+          format_fixed(kFourByteSquareBytes, 0) + " B per half), the N×d one once per tile of N (" +
+          format_fixed(kFourByteOperandBytes, 0) + " B per half)",
+      format_fixed(count, 0) + "·B·H·(N²·⌈d/64⌉·" + format_fixed(kFourByteSquareBytes, 0) +
+          " B + N·d·⌈N/64⌉·" + format_fixed(kFourByteOperandBytes, 0) + " B)",
+      count * per_gemm);
+}
+
 }  // namespace
 
 bool standard_rows_cached(const Workload& w) {
@@ -161,6 +206,8 @@ void add_standard_l1_bytes(const Workload& w, bool tma_gemms, int sm_count, Pred
         format_fixed(matrices, 0) + "·B·H·N²·2 B", matrices * nn);
     add(p, "cuBLAS GEMMs: d-wide operands once per 128-wide tile",
         format_fixed(d_wide, 0) + "·B·H·N·d·2 B·N/128", d_wide * nn * d / 128);
+  } else if (n_int % 2 == 0) {
+    add_four_byte_gemms(w, p);
   } else {
     add_element_wise_gemms(w, sm_count, p);
   }

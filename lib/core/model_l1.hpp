@@ -26,8 +26,11 @@
 //         (each CTA loads its strip of both), with cuBLAS's tile edge chosen by the waves of
 //         CTAs it gives (model_l1.cpp says the thresholds; they reproduce every tile choice in
 //         the probes, and are cuBLAS 13.0's behaviour, not a law). The N×N result is stored
-//         as 64-byte warp runs at 2-byte alignment, like the streaming rows. Below N = 32 no
-//         probe saw the kernels: the model gives no L1 level there.
+//         as 64-byte warp runs at 2-byte alignment, like the streaming rows. At N = 1 (dot
+//         products) no probe saw the kernels: the model gives no L1 level there.
+//       - N even and N % 8 != 0 (rows 4-byte aligned): CUTLASS sm80 multistage kernels with
+//         4-byte accesses, 8 B per half of the N×d operands and 9 B of the N×N one, the result
+//         stored as 128-byte warp runs; tiles as in the one probe (B1 H3 d64, N ≈ 2500).
 #pragma once
 
 #include "lib/core/model.hpp"

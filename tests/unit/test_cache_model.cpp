@@ -207,6 +207,45 @@ TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on th
   CHECK(mismatches.empty());
 }
 
+TEST_CASE("L1 model: cuBLAS's GEMMs at N % 8 != 0 against ncu's per-kernel bytes on the H200") {
+  // scripts/device_check.sh l1probe (ncu l1tex__t_bytes per kernel, L2 flushed, one launch):
+  // the sum over the GEMM kernels of one point. Odd N: CUTLASS sm75 align1 kernels; N even and
+  // not a multiple of 8: CUTLASS sm80 kernels with 4-byte accesses.
+  struct Probe {
+    Workload w;
+    double gemm_bytes;
+  };
+  auto workload = [](int b, int h, int n, Pass pass) {
+    Workload w;
+    w.batch = b;
+    w.heads = h;
+    w.head_dim = 64;
+    w.seq_len = n;
+    w.causal = false;
+    w.pass = pass;
+    return w;
+  };
+  const std::vector<Probe> probes = {
+      // S (128x128 tn) 68854.7 + 12618.7 MB, O = P·V (128x128 nn) 120379.5 MB.
+      {workload(1, 1, 65537, Pass::kForward), (68854.7 + 12618.7 + 120379.5) * 1e6},
+      // dP (tn), dQ (nn), dV and dK (nt) 111765.2 MB each.
+      {workload(1, 1, 65537, Pass::kBackward), (68854.7 + 12618.7 + 120379.5 + 2 * 111765.2) * 1e6},
+      // S (128x256) 115.20 + 44.70 MB, O (64x64 nn) 322.56 MB.
+      {workload(1, 3, 2500, Pass::kForward), (115.20 + 44.70 + 322.56) * 1e6},
+      {workload(1, 3, 2502, Pass::kForward), (115.29 + 45.97 + 323.06) * 1e6},
+      {workload(1, 3, 2506, Pass::kBackward), (115.48 + 46.10 + 323.94 + 2 * 323.93) * 1e6},
+  };
+  const GpuSpec h200 = read_report_file(kRecorded).specs.at(0);
+  for (const Probe& probe : probes) {
+    CAPTURE(probe.w.label());
+    const Prediction p = predict(find_kernel_model("standard"), probe.w, h200);
+    double gemm = 0;
+    for (const ModelTerm& term : p.l1_byte_terms)
+      if (term.name.rfind("cuBLAS", 0) == 0) gemm += term.value;
+    CHECK(gemm / probe.gemm_bytes == doctest::Approx(1).epsilon(0.01));
+  }
+}
+
 TEST_CASE("L1 model: standard attention's L1 bytes against the counted ones on the H200") {
   const Report report = read_report_file(kRecorded);
   const GpuSpec& h200 = report.specs.at(0);
