@@ -1,6 +1,7 @@
 // The cache-aware DRAM model: its building block on synthetic streams, its bounds, and its
 // predictions against DRAM bytes and regimes counted on an H200 (tests/data/reports).
 #include <doctest/doctest.h>
+#include <algorithm>
 
 #include <cmath>
 #include <filesystem>
@@ -19,6 +20,7 @@ using namespace roofline;
 namespace {
 
 const std::filesystem::path kRecorded = ROOFLINE_COUNTED_REPORT;
+const std::filesystem::path kRecordedGroups = ROOFLINE_COUNTED_GROUPS;
 
 GpuSpec spec(const std::string& name) {
   SpecRegistry registry;
@@ -164,25 +166,27 @@ bool within_tie(const RowAnalysis& counted, const std::string& regime) {
   return false;
 }
 
-}  // namespace
-
-TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on the H200") {
-  const Report report = read_report_file(kRecorded);
-  const GpuSpec& h200 = report.specs.at(0);
+// The model (without counters) against every `ok` row of a counted report: what
+// scripts/model_vs_counters.py checks, on recordings.
+struct Judged {
   int compared = 0, big = 0, ties = 0;
-  std::vector<std::string> mismatches;
+  std::vector<std::string> regime_mismatches;  // not the counted regime, nor its tie
+  std::vector<std::string> dram_outside;       // model DRAM bytes beyond 1.5x of counted > 10 MB
+};
+
+Judged judge(const Report& report) {
+  const GpuSpec& h200 = report.specs.at(0);
+  Judged j;
   for (const Row& counted : report.rows) {
     if (counted.status != RowStatus::kOk) continue;
-    CAPTURE(counted.kernel + " " + counted.workload.label());
+    const std::string name = counted.kernel + " " + counted.workload.label();
     const Prediction p = predict(find_kernel_model(counted.kernel), counted.workload, h200);
     const double measured = counted_dram(counted);
-    // Model DRAM bytes within 1.5× of the counted ones wherever those exceed 10 MB.
     if (measured > 10e6) {
-      CHECK(p.model_dram_bytes / measured <= 1.5);
-      CHECK(p.model_dram_bytes / measured >= 1 / 1.5);
-      ++big;
+      ++j.big;
+      const double ratio = p.model_dram_bytes / measured;
+      if (ratio > 1.5 || ratio < 1 / 1.5) j.dram_outside.push_back(name);
     }
-    // The regime without counters (what `run --no-counters` and `model` say) is the counted one.
     Row modelled;
     modelled.kernel = counted.kernel;
     modelled.workload = counted.workload;
@@ -192,19 +196,49 @@ TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on th
     const RowAnalysis without = analyze(modelled, h200);
     if (without.regime != with_counters.regime) {
       if (within_tie(with_counters, without.regime))
-        ++ties;
+        ++j.ties;
       else
-        mismatches.push_back(counted.kernel + " " + counted.workload.label());
+        j.regime_mismatches.push_back(name);
     }
-    ++compared;
+    ++j.compared;
   }
-  CHECK(compared == 140);
-  CHECK(big >= 90);
-  CHECK(ties <= 1);
+  std::sort(j.regime_mismatches.begin(), j.regime_mismatches.end());
+  std::sort(j.dram_outside.begin(), j.dram_outside.end());
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on the H200") {
+  const Judged j = judge(read_report_file(kRecorded));
+  CHECK(j.compared == 140);
+  CHECK(j.big >= 90);
+  CHECK(j.ties <= 1);
+  CHECK(j.dram_outside.empty());
   // Every row: standard at N = 65537 (causal forward, full backward), where the counted DRAM
   // roof lies 18% and 12% below the L1 one, was named L1-bound while cuBLAS's element-wise GEMMs
   // were charged a sector per element (1.3× the counted L1 bytes there).
-  CHECK(mismatches.empty());
+  CHECK(j.regime_mismatches.empty());
+}
+
+TEST_CASE("cache model: the holdout, fresh and fresh2 groups counted on the H200 (2026-11-30)") {
+  // scripts/model_vs_counters.py --groups holdout|fresh|fresh2, merged. The rows that fail are
+  // named, so that a change of the model shows here whichever way it goes (README "The model
+  // against the counters" says why each fails).
+  const Judged j = judge(read_report_file(kRecordedGroups));
+  CHECK(j.compared == 380);
+  const std::vector<std::string> regimes = {
+      "standard B1 H2 N2049 d128 causal bwd", "standard B1 H2 N2049 d128 full bwd",
+      "standard B2 H4 N1500 d64 full bwd",    "standard B2 H4 N1500 d64 full fwd",
+      "standard B4 H2 N2052 d128 causal bwd", "standard B4 H2 N2052 d128 causal fwd",
+      "standard B4 H2 N2052 d128 full bwd",   "standard B4 H2 N2052 d128 full fwd"};
+  CHECK(j.regime_mismatches == regimes);
+  const std::vector<std::string> dram = {
+      "flash-v2 B1 H2 N9999 d128 causal bwd", "flash-v2 B1 H2 N9999 d128 full bwd",
+      "flash-v3 B1 H2 N9999 d128 causal bwd", "flash-v3 B1 H2 N9999 d128 full bwd",
+      "standard B1 H2 N2049 d128 causal bwd", "standard B1 H2 N2049 d128 full bwd",
+      "standard B16 H2 N513 d64 causal bwd",  "standard B16 H2 N513 d64 full bwd"};
+  CHECK(j.dram_outside == dram);
 }
 
 TEST_CASE("L1 model: cuBLAS's GEMMs at N % 8 != 0 against ncu's per-kernel bytes on the H200") {
