@@ -1,8 +1,8 @@
 // The cache-aware DRAM model: its building block on synthetic streams, its bounds, and its
 // predictions against DRAM bytes and regimes counted on an H200 (tests/data/reports).
 #include <doctest/doctest.h>
-#include <algorithm>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
