@@ -141,6 +141,9 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
           points_text(job.points), std::string("--json"), job.report.string()})
       job.argv.push_back(arg);
     spdlog::info("device {}: {} of {} points", job.device, job.points.size(), selected.size());
+    std::string command;
+    for (const std::string& arg : job.argv) command += (command.empty() ? "" : " ") + arg;
+    spdlog::debug("device {}: worker {}", job.device, command);
     jobs.push_back(std::move(job));
   }
   WorkerPool pool(jobs);
