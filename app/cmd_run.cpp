@@ -103,9 +103,10 @@ struct ScratchDir {
 // device and why; the report is written all the same. Exit code 0 when at least one worker
 // succeeded, else the first worker's (4 for a signal).
 // The workers start before this process initialises CUDA (which takes a fraction of a second
-// that would otherwise come before every worker's own): the split uses the costs on --gpu's spec
-// or, without it, on kShardCostSpec (only their ratios matter), and the ordinals are checked
-// while the workers start; a bad one stops them and is an input error.
+// that would otherwise come before every worker's own): the split uses the costs on the spec of
+// the host's GPU named by NVML, else on --gpu's spec, else on kShardCostSpec (only their ratios
+// matter), and the ordinals are checked while the workers start; a bad one stops them and is an
+// input error.
 int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
                 const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
                 const std::vector<std::size_t>& selected) {
@@ -114,7 +115,15 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   const std::vector<int> devices =
       parse_devices(options.devices, options.devices == "all" ? gpu::device_count() : 0);
 
-  const GpuSpec& cost_spec = registry.find(options.gpu.empty() ? kShardCostSpec : options.gpu);
+  // Points are priced on the spec of the GPUs at hand (their name from NVML: CUDA is not
+  // initialised yet), since the shares of the floor the estimates use were measured on real
+  // GPUs of that spec; else on --gpu's, else on kShardCostSpec.
+  const std::optional<std::string> host_name = gpu::host_gpu_name();
+  const GpuSpec* host_spec = host_name ? registry.find_for_device(*host_name) : nullptr;
+  const GpuSpec& cost_spec =
+      host_spec != nullptr ? *host_spec
+                           : registry.find(options.gpu.empty() ? kShardCostSpec : options.gpu);
+  spdlog::debug("points priced on {}", cost_spec.key);
   std::vector<double> costs;
   for (std::size_t i : selected)
     costs.push_back(estimated_point_seconds(sweep[i].kernel, sweep[i].workload, cost_spec,

@@ -75,9 +75,13 @@ struct Nvml {
   using Init = int (*)();
   using ByPci = int (*)(const char*, void**);
   using Clock = int (*)(void*, int, unsigned*);
+  using ByIndex = int (*)(unsigned, void**);
+  using Name = int (*)(void*, char*, unsigned);
   Init init = nullptr;
   ByPci by_pci = nullptr;
   Clock clock = nullptr;
+  ByIndex by_index = nullptr;
+  Name name = nullptr;
   bool ok = false;
 
   Nvml() {
@@ -86,9 +90,16 @@ struct Nvml {
     init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
     by_pci = reinterpret_cast<ByPci>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
     clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+    by_index = reinterpret_cast<ByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    name = reinterpret_cast<Name>(dlsym(lib, "nvmlDeviceGetName"));
     ok = init != nullptr && by_pci != nullptr && clock != nullptr && init() == 0;
   }
 };
+
+Nvml& nvml() {
+  static Nvml instance;
+  return instance;
+}
 
 }  // namespace
 
@@ -148,16 +159,26 @@ SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, i
   return choice;
 }
 
+std::optional<std::string> host_gpu_name() {
+  Nvml& n = nvml();
+  if (!n.ok || n.by_index == nullptr || n.name == nullptr) return std::nullopt;
+  void* handle = nullptr;
+  if (n.by_index(0, &handle) != 0) return std::nullopt;
+  char text[96] = {};
+  if (n.name(handle, text, sizeof text) != 0) return std::nullopt;
+  return std::string(text);
+}
+
 double current_sm_clock_mhz(int ordinal) {
-  static Nvml nvml;
-  if (!nvml.ok) return 0;
+  Nvml& n = nvml();
+  if (!n.ok) return 0;
   char bus_id[32] = {};
   if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) != cudaSuccess) return 0;
   void* handle = nullptr;
-  if (nvml.by_pci(bus_id, &handle) != 0) return 0;
+  if (n.by_pci(bus_id, &handle) != 0) return 0;
   unsigned mhz = 0;
   constexpr int kNvmlClockSm = 1;
-  return nvml.clock(handle, kNvmlClockSm, &mhz) == 0 ? mhz : 0;
+  return n.clock(handle, kNvmlClockSm, &mhz) == 0 ? mhz : 0;
 }
 
 }  // namespace roofline::gpu

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "lib/core/gpu_spec.hpp"
 #include "lib/core/report.hpp"
@@ -26,6 +27,10 @@ struct SpecChoice {
 };
 SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, int ordinal,
                        const std::optional<std::string>& requested);
+
+// The name of the host's first GPU as NVML gives it ("NVIDIA H200"), without initialising
+// CUDA; nullopt when NVML is not available.
+std::optional<std::string> host_gpu_name();
 
 // Current SM clock through NVML (loaded at run time); 0 when NVML is not available.
 double current_sm_clock_mhz(int ordinal);
