@@ -84,18 +84,19 @@ metrics=$("$tool" metrics --chip GH100 --list)
 "${program[@]}" >"$out/alone_warmup.log" 2>&1
 t=$(seconds); "${program[@]}" >"$out/alone.log" 2>&1; rc=$?; alone=$(elapsed "$t")
 note "program alone: rc=$rc $alone s"
-t=$(seconds)
-timeout 600 "$tool" -v profile --replay batch --json "$out/profile.json" -- "${program[@]}" \
-  >"$out/profile.txt" 2>"$out/profile.err"
-rc=$?; ours=$(elapsed "$t")
-note "profile --replay batch: rc=$rc $ours s; $(grep -vc '^warning' "$out/profile.err") lines on stderr"
-grep "time in the injection library" "$out/profile.err" | sed 's/^/profile batch phases: /' | tee -a "$summary"
-t=$(seconds)
-timeout 600 "$tool" -v profile --replay launch --json "$out/profile_launch.json" -- "${program[@]}" \
-  >"$out/profile_launch.txt" 2>"$out/profile_launch.err"
-rc=$?; per_launch=$(elapsed "$t")
-note "profile --replay launch: rc=$rc $per_launch s; $(grep -vc '^warning' "$out/profile_launch.err") lines on stderr"
-grep "time in the injection library" "$out/profile_launch.err" | sed 's/^/profile launch phases: /' | tee -a "$summary"
+# profile_as REPLAY JSON: the program under `profile --replay REPLAY`; its wall time in $wall.
+profile_as() {
+  local replay=$1 json=$2 t rc
+  t=$(seconds)
+  timeout 600 "$tool" -v profile --replay "$replay" --json "$out/$json.json" -- "${program[@]}" \
+    >"$out/$json.txt" 2>"$out/$json.err"
+  rc=$?; wall=$(elapsed "$t")
+  note "profile --replay $replay: rc=$rc $wall s; $(grep -vc '^warning' "$out/$json.err") lines on stderr"
+  grep "time in the injection library" "$out/$json.err" | sed "s/^/profile $replay phases: /" |
+    tee -a "$summary"
+}
+profile_as batch profile; ours=$wall
+profile_as launch profile_launch; per_launch=$wall
 note "profile rows by status (batch, then launch): $(python3 -c "
 import json, collections
 for f in ('$out/profile.json', '$out/profile_launch.json'):

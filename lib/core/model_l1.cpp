@@ -56,6 +56,11 @@ double cached_vectors_read(long long n, bool causal) {
   return 8 * k * (k + 1) / 2 + r * (k + 1);
 }
 
+// Tiles of edge `tile` that cover `extent` (the last one partial).
+double tiles(long long extent, long long tile) {
+  return static_cast<double>((extent + tile - 1) / tile);
+}
+
 // cuBLAS's GEMMs at N % 8 != 0 (model_l1.hpp says why these numbers). Tile edges are those
 // cuBLAS 13.0 chose on the H200 in the probes: T×T tiles for the N×N result (128 while that
 // gives two waves of CTAs, else 64); for the N×d results 128 while that gives a wave, 64 while
@@ -66,9 +71,6 @@ void add_element_wise_gemms(const Workload& w, int sm_count, Prediction& p) {
   const double n = static_cast<double>(n_int), d = static_cast<double>(d_int);
   const bool fwd = w.pass == Pass::kForward;
   const double sms = std::max(sm_count, 1);
-  auto tiles = [](long long extent, long long tile) {
-    return static_cast<double>((extent + tile - 1) / tile);
-  };
 
   // The N×N result (S forward, dP backward) from two N×d operands with rows of d halves.
   const long long square = bh * tiles(n_int, 128) * tiles(n_int, 128) >= 2 * sms ? 128 : 64;
@@ -123,9 +125,6 @@ void add_four_byte_gemms(const Workload& w, Prediction& p) {
   const long long n_int = w.seq_len, d_int = w.head_dim;
   const double n = static_cast<double>(n_int), d = static_cast<double>(d_int);
   const bool fwd = w.pass == Pass::kForward;
-  auto tiles = [](long long extent, long long tile) {
-    return static_cast<double>((extent + tile - 1) / tile);
-  };
   add(p,
       std::string("cuBLAS ") + (fwd ? "S = Q·Kᵀ" : "dP = dO·Vᵀ") +
           " (128×256 tiles, 4-byte accesses): each operand once per tile of the other side, " +
