@@ -172,7 +172,9 @@ if has l1probe; then
   # (lib/core/model_l1.cpp). Caches flushed, clocks untouched, one launch per point.
   t=$(seconds)
   l1_metrics=l1tex__t_bytes.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum
-  for shape in "1 3 64 777,5001" "1 1 64 65537" "4 16 32 2047" "1 3 64 4096"; do
+  # L1PROBE_SHAPES: "B H d N[,N...]" entries separated by ';' (default: the seed-40 shapes).
+  IFS=';' read -r -a l1_shapes <<<"${L1PROBE_SHAPES:-1 3 64 777,5001;1 1 64 65537;4 16 32 2047;1 3 64 4096}"
+  for shape in "${l1_shapes[@]}"; do
     set -- $shape
     ncu --clock-control none --cache-control all --profile-from-start off --metrics "$l1_metrics" \
       --csv --page raw "$tool" run --no-counters --kernel standard --batch "$1" --heads "$2" \

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Issue 13's acceptance on a host with two or more GPUs, in one call: the seed sweep fwd+bwd with
-# --reps 30 on one GPU and spread over two (`--devices 0,1`), each twice and interleaved; the wall
-# time ratio; and `compare` of the two-GPU report against the one-GPU report (goal: exit 0).
+# --reps 30 on one GPU and spread over two (`--devices 0,1`), FLEET_PAIRS times each (default
+# 3), interleaved; the wall time ratio of the medians; `compare` of each two-GPU report against
+# the one-GPU report of its pair (goal: exit 0); and one more two-GPU run with -v, whose log
+# says how the points were priced and how long each worker took.
 #
 #   scripts/fleet_check.sh
 #
-# Env: BUILD_DIR (default build/device; built here when the binary is missing), OUT.
+# Env: BUILD_DIR (default build/device; built here when the binary is missing), OUT, FLEET_PAIRS.
 set -u -o pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
@@ -43,12 +45,16 @@ timed() {
   printf '%s\t%s\t%s\n' "$name" "$(python3 -c "print(f'{$(seconds) - $t:.3f}')")" "$rc" \
     | tee -a "$work/walls.tsv"
 }
-for i in 1 2; do
+pairs="${FLEET_PAIRS:-3}"
+for i in $(seq 1 "$pairs"); do
   timed "one_$i" --device 0
   timed "two_$i" --devices 0,1
 done
+"$tool" -v run --pass fwd,bwd --reps 30 --devices 0,1 --json "$work/two_v.json" >"$work/two_v.txt" \
+  2>"$work/two_v.err"
+grep -E "priced|points in|device [0-9]+:" "$work/two_v.err" | cut -c1-200 | tee "$work/two_v_summary.txt"
 
-for i in 1 2; do
+for i in $(seq 1 "$pairs"); do
   "$tool" compare "$work/one_$i.json" "$work/two_$i.json" --markdown "$work/compare_$i.md" \
     >"$work/compare_$i.txt" 2>&1
   echo "compare one_$i.json two_$i.json: exit $?" | tee -a "$work/compares.txt"
@@ -64,13 +70,17 @@ walls = {}
 for line in open(f"{work}/walls.tsv"):
     name, wall, rc = line.split("\t")
     walls[name] = (float(wall), int(rc))
-one = [walls[f"one_{i}"][0] for i in (1, 2)]
-two = [walls[f"two_{i}"][0] for i in (1, 2)]
+pairs = sorted(int(name.split("_")[1]) for name in walls if name.startswith("one_"))
+one = [walls[f"one_{i}"][0] for i in pairs]
+two = [walls[f"two_{i}"][0] for i in pairs]
+def line(runs, names):
+    return " ".join(f"{t:6.2f}" for t in runs) + "  exit " + " ".join(str(walls[n][1]) for n in names)
 print("seed sweep fwd+bwd, --reps 30, whole-process wall time (s):")
-print(f"  one GPU (--device 0):     {one[0]:6.2f} {one[1]:6.2f}  exit {walls['one_1'][1]} {walls['one_2'][1]}")
-print(f"  two GPUs (--devices 0,1): {two[0]:6.2f} {two[1]:6.2f}  exit {walls['two_1'][1]} {walls['two_2'][1]}")
+print(f"  one GPU (--device 0):     {line(one, [f'one_{i}' for i in pairs])}")
+print(f"  two GPUs (--devices 0,1): {line(two, [f'two_{i}' for i in pairs])}")
 print(f"  ratio two/one (median):   {statistics.median(two) / statistics.median(one):.3f}  (goal <= 0.6)")
-for i in (1, 2):
+print("  ratio per pair:           " + " ".join(f"{b / a:.3f}" for a, b in zip(one, two)))
+for i in pairs:
     r = json.load(open(f"{work}/two_{i}.json"))
     rows = r["rows"]
     status = {}

@@ -79,6 +79,17 @@ FRESH2 = [
     ("g_b4h2d128", 4, 2, 128, [2052, 4097], None),
     ("g_b1h3d64", 1, 3, 64, [12290], None),
 ]
+# --groups fresh3: shapes fixed (2026-11-30, session 5) before the write-back rule for outputs
+# still in L2 at the kernel's end and the L1 costs of cuBLAS's d = 128 kernels at N % 8 != 0
+# were written (their probe: B1 H2 N2049, B4 H2 N2052, B2 H4 N1500, B1 H6 N1537, B2 H2
+# N3001/3002), to test both.
+FRESH3 = [
+    ("k_b2h3d128", 2, 3, 128, [1025, 2998], None),
+    ("k_b4h4d64", 4, 4, 64, [1798, 2401], None),
+    ("k_b1h12d32", 1, 12, 32, [5005], None),
+    ("k_b6h2d128", 6, 2, 128, [777], None),
+    ("k_b2h8d64", 2, 8, 64, [8193], None),
+]
 KERNELS = ("standard", "flash-v1", "flash-v2", "flash-v3")
 LIMIT_BYTES = 10e6
 LIMIT_RATIO = 1.5
@@ -343,12 +354,13 @@ def main():
     ap.add_argument("--projection", action="store_true",
                     help="also check projections of the counted rows (needs --model or --tool)")
     ap.add_argument("--projection-target", default="h100-sxm5")
-    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh", "fresh2"),
+    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh", "fresh2", "fresh3"),
                     default="seed40",
-                    help="workloads: the 40 of GROUPS (default), or HOLDOUT, FRESH, FRESH2")
+                    help="workloads: the 40 of GROUPS (default), or HOLDOUT, FRESH, FRESH2, FRESH3")
     args = ap.parse_args()
     if args.groups != "seed40":
-        GROUPS[:] = {"holdout": HOLDOUT, "fresh": FRESH, "fresh2": FRESH2}[args.groups]
+        GROUPS[:] = {"holdout": HOLDOUT, "fresh": FRESH, "fresh2": FRESH2,
+                     "fresh3": FRESH3}[args.groups]
     folder = args.reuse or args.out
     if args.offline and not (args.model and args.out):
         ap.error("--offline needs --model TOOL and --out DIR")
