@@ -156,6 +156,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
     jobs.push_back(std::move(job));
   }
   WorkerPool pool(jobs);
+  spdlog::debug("workers started {:.2f} s after this process", seconds_since_process_start());
 
   // While the workers run: every ordinal exists, the spec the rows are judged against.
   DeviceInfo first;
@@ -180,6 +181,10 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
     sweep_rows.push_back(std::move(row));
   }
   std::vector<WorkerResult> results = pool.wait(sweep_rows);
+  spdlog::debug("workers done {:.2f} s after this process", seconds_since_process_start());
+  for (const WorkerJob& job : jobs)
+    for (const std::string& line : lines_containing(job.log, "run on device"))
+      spdlog::debug("device {}: worker says: {}", job.device, line);
   int exit_code = -1;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (results[j].seconds >= 0)
@@ -203,6 +208,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
       gather_workers(jobs, std::move(results), sweep_rows, choice.spec.key, choice.spec, fallback);
   // The workers applied --ceilings / --calibration themselves.
   options.output.emit(report);
+  spdlog::debug("report written {:.2f} s after this process", seconds_since_process_start());
   return std::max(exit_code, 0);
 }
 
@@ -357,9 +363,10 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   options.output.emit(report);
   // Where a worker's time goes (run --devices compares a worker's wall time with its share).
   spdlog::debug(
-      "run on device {}: CUDA and device detection {:.2f} s, sweep {:.2f} s, report {:.2f} s",
-      options.device, seconds(started, detected), seconds(detected, swept),
-      seconds(swept, Clock::now()));
+      "run on device {}: start {:.2f} s, CUDA and device detection {:.2f} s, sweep {:.2f} s, "
+      "report {:.2f} s",
+      options.device, seconds_since_process_start() - seconds(started, Clock::now()),
+      seconds(started, detected), seconds(detected, swept), seconds(swept, Clock::now()));
   if (!options.save_counter_data.empty()) {
     if (result.counter_data_image.empty())
       throw GpuUnavailableError("--save-counter-data: no counters were collected");

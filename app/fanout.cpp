@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -169,6 +170,33 @@ std::vector<std::string> worker_base_args(const std::vector<std::string>& args) 
     out.push_back(arg);
   }
   return out;
+}
+
+double seconds_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text;
+  std::getline(stat, text);
+  // Field 22 (starttime, in clock ticks after boot) counts from the one after the ")" that
+  // closes the command name, field 2.
+  const std::size_t close = text.rfind(')');
+  std::ifstream uptime_file("/proc/uptime");
+  double uptime = 0;
+  if (close == std::string::npos || !(uptime_file >> uptime))
+    return std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::string> fields = split(text.substr(close + 2), ' ');
+  if (fields.size() < 20) return std::numeric_limits<double>::quiet_NaN();
+  const double ticks = std::strtod(fields[19].c_str(), nullptr);
+  return uptime - ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+std::vector<std::string> lines_containing(const std::filesystem::path& path,
+                                          const std::string& needle) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos) lines.push_back(line);
+  return lines;
 }
 
 WorkerPool::WorkerPool(const std::vector<WorkerJob>& jobs)

@@ -28,6 +28,14 @@ std::string points_text(const std::vector<std::size_t>& points);
 // --csv, --svg, --plot, --save-counter-data); both "--opt VALUE" and "--opt=VALUE" forms.
 std::vector<std::string> worker_base_args(const std::vector<std::string>& args);
 
+// Seconds since this process started (from /proc/self/stat, to the kernel's clock tick); NaN
+// where /proc does not say. For -v's account of where a fan-out's time goes.
+double seconds_since_process_start();
+
+// The lines of the text file `path` that contain `needle` (none when it cannot be read).
+std::vector<std::string> lines_containing(const std::filesystem::path& path,
+                                          const std::string& needle);
+
 struct WorkerJob {
   int device = 0;
   std::vector<std::size_t> points;  // indices into the sweep, ascending

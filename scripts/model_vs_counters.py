@@ -90,6 +90,17 @@ FRESH3 = [
     ("k_b6h2d128", 6, 2, 128, [777], None),
     ("k_b2h8d64", 2, 8, 64, [8193], None),
 ]
+# --groups fresh4: shapes fixed (session 5) after fresh3 was counted and before the rules that
+# its failures and the second probe (cuBLAS's kernels at d = 128 on small grids) prompted:
+# small and large grids at d = 128, N % 8 = 1..7, the L2 write-back at small B·H.
+FRESH4 = [
+    ("m_b1h2d128", 1, 2, 128, [1537, 2050], None),
+    ("m_b3h2d128", 3, 2, 128, [3003, 5006], None),
+    ("m_b2h5d64", 2, 5, 64, [2222, 4443], None),
+    ("m_b8h2d32", 8, 2, 32, [1234], None),
+    ("m_b1h1d64", 1, 1, 64, [16386], None),
+    ("m_b12h1d64", 12, 1, 64, [999], None),
+]
 KERNELS = ("standard", "flash-v1", "flash-v2", "flash-v3")
 LIMIT_BYTES = 10e6
 LIMIT_RATIO = 1.5
@@ -354,13 +365,13 @@ def main():
     ap.add_argument("--projection", action="store_true",
                     help="also check projections of the counted rows (needs --model or --tool)")
     ap.add_argument("--projection-target", default="h100-sxm5")
-    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh", "fresh2", "fresh3"),
+    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh", "fresh2", "fresh3", "fresh4"),
                     default="seed40",
-                    help="workloads: the 40 of GROUPS (default), or HOLDOUT, FRESH, FRESH2, FRESH3")
+                    help="workloads: the 40 of GROUPS (default), or HOLDOUT, FRESH, FRESH2, FRESH3, FRESH4")
     args = ap.parse_args()
     if args.groups != "seed40":
         GROUPS[:] = {"holdout": HOLDOUT, "fresh": FRESH, "fresh2": FRESH2,
-                     "fresh3": FRESH3}[args.groups]
+                     "fresh3": FRESH3, "fresh4": FRESH4}[args.groups]
     folder = args.reuse or args.out
     if args.offline and not (args.model and args.out):
         ap.error("--offline needs --model TOOL and --out DIR")

@@ -2,7 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -160,6 +164,24 @@ SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, i
 }
 
 std::optional<std::string> host_gpu_name() {
+  // The driver's /proc files first ("Model:       NVIDIA H200" per GPU): a file read, before
+  // NVML, whose initialisation opens every GPU.
+  std::error_code error;
+  std::vector<std::filesystem::path> gpus;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", error))
+    gpus.push_back(entry.path());
+  std::sort(gpus.begin(), gpus.end());  // PCI bus order
+  for (const std::filesystem::path& gpu : gpus) {
+    std::ifstream in(gpu / "information");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("Model:", 0) != 0) continue;
+      const std::size_t first = line.find_first_not_of(" \t", 6);
+      const std::size_t last = line.find_last_not_of(" \t\r");
+      if (first != std::string::npos) return line.substr(first, last + 1 - first);
+    }
+  }
   Nvml& n = nvml();
   if (!n.ok || n.by_index == nullptr || n.name == nullptr) return std::nullopt;
   void* handle = nullptr;

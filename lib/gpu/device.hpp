@@ -28,8 +28,8 @@ struct SpecChoice {
 SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, int ordinal,
                        const std::optional<std::string>& requested);
 
-// The name of the host's first GPU as NVML gives it ("NVIDIA H200"), without initialising
-// CUDA; nullopt when NVML is not available.
+// The name of the host's first GPU ("NVIDIA H200"), without initialising CUDA: from the
+// driver's /proc/driver/nvidia/gpus/*/information, else NVML; nullopt when neither answers.
 std::optional<std::string> host_gpu_name();
 
 // Current SM clock through NVML (loaded at run time); 0 when NVML is not available.
