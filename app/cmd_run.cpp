@@ -115,7 +115,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   const std::vector<int> devices =
       parse_devices(options.devices, options.devices == "all" ? gpu::device_count() : 0);
 
-  // Points are priced on the spec of the GPUs at hand (their name from NVML: CUDA is not
+  // Points are priced on the spec of the GPUs at hand (their name from the driver: CUDA is not
   // initialised yet), since the shares of the floor the estimates use were measured on real
   // GPUs of that spec; else on --gpu's, else on kShardCostSpec.
   const std::optional<std::string> host_name = gpu::host_gpu_name();
@@ -183,8 +183,8 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   std::vector<WorkerResult> results = pool.wait(sweep_rows);
   spdlog::debug("workers done {:.2f} s after this process", seconds_since_process_start());
   for (const WorkerJob& job : jobs)
-    for (const std::string& line : lines_containing(job.log, "run on device"))
-      spdlog::debug("device {}: worker says: {}", job.device, line);
+    for (const std::string& line : lines_containing(job.log, ""))
+      spdlog::debug("device {}: worker said: {}", job.device, line);
   int exit_code = -1;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     if (results[j].seconds >= 0)

@@ -52,7 +52,7 @@ for i in $(seq 1 "$pairs"); do
 done
 "$tool" -v run --pass fwd,bwd --reps 30 --devices 0,1 --json "$work/two_v.json" >"$work/two_v.txt" \
   2>"$work/two_v.err"
-grep -E "priced|points in|device [0-9]+:" "$work/two_v.err" | cut -c1-200 | tee "$work/two_v_summary.txt"
+grep -E "priced|points in|device [0-9]+:|workers|report written" "$work/two_v.err" | grep -v ": worker /" | cut -c1-200 | tee "$work/two_v_summary.txt"
 
 for i in $(seq 1 "$pairs"); do
   "$tool" compare "$work/one_$i.json" "$work/two_$i.json" --markdown "$work/compare_$i.md" \

@@ -63,10 +63,10 @@ std::vector<std::size_t> balance_costs(const std::vector<double>& costs, std::si
 }
 
 double typical_share_of_floor(const std::string& kernel) {
-  if (kernel == "standard") return 0.69;
-  if (kernel == "flash-v1") return 0.37;
-  if (kernel == "flash-v2") return 0.27;
-  if (kernel == "flash-v3") return 0.25;
+  if (kernel == "standard") return 0.80;
+  if (kernel == "flash-v1") return 0.43;
+  if (kernel == "flash-v2") return 0.33;
+  if (kernel == "flash-v3") return 0.37;
   return 0.5;
 }
 
@@ -76,7 +76,7 @@ double estimated_point_seconds(const std::string& kernel, const Workload& worklo
   row.kernel = kernel;
   row.workload = workload;
   row.spec_key = spec.key;
-  row.prediction = predict(find_kernel_model(kernel), workload);
+  row.prediction = predict(find_kernel_model(kernel), workload, spec);
   const RowAnalysis a = analyze(row, spec);
   const double floor = std::isfinite(a.time_floor_seconds) ? a.time_floor_seconds : 0.0;
   const double launch = floor / typical_share_of_floor(kernel) + kLaunchOverheadSeconds;

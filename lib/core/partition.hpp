@@ -32,8 +32,9 @@ std::vector<std::size_t> balance_costs(const std::vector<double>& costs, std::si
 
 // Estimated seconds to measure one sweep point of `launches` kernel launches (warm-ups, timed
 // repetitions and counted ranges): each launch takes the analytic model's roofline time floor on
-// `spec` (FLOPs on the kernel's pipe ÷ its peak, or DRAM bytes ÷ bandwidth, the larger) divided by
-// the share of that floor the kernel family typically reaches (kTypicalShareOfFloor), plus
+// `spec` (FLOPs on the kernel's pipe ÷ its peak, or the cache-aware model's bytes per level ÷
+// that level's bandwidth, the largest) divided by
+// the share of that floor the kernel family typically reaches (typical_share_of_floor), plus
 // kLaunchOverheadSeconds for the L2 flush and launch around it; the point adds
 // kPointSetupSeconds (allocation, input fill, reference). Only the ratios between points matter,
 // but they decide whether the GPUs of `run --devices` finish together.
@@ -42,10 +43,11 @@ inline constexpr double kPointSetupSeconds = 25e-3;
 double estimated_point_seconds(const std::string& kernel, const Workload& workload,
                                const GpuSpec& spec, int launches = 1);
 
-// The share of its roofline time floor a bundled kernel family reaches (floor ÷ measured time,
-// median over the seed sweep fwd+bwd on the H200: `run --pass fwd,bwd --reps 30`, in
-// scripts/fleet_check.sh): standard 0.69, flash-v1 0.37, flash-v2 0.27, flash-v3 0.25. 0.5 for
-// any other kernel.
+// The share of its roofline time floor a bundled kernel family reaches: Σ floors ÷ Σ measured
+// times over the seed sweep fwd+bwd on the H200 (the one-GPU reports of
+// scripts/fleet_check.sh, `run --pass fwd,bwd --reps 30`; floors from `model --gpu h200`),
+// so that the long points, which decide the balance, weigh most: standard 0.80, flash-v1 0.43,
+// flash-v2 0.33, flash-v3 0.37 (the same to 0.001 in four runs). 0.5 for any other kernel.
 double typical_share_of_floor(const std::string& kernel);
 
 // The spec whose model costs split `--shard` sweeps: fixed, so that every machine of a fleet
