@@ -12,6 +12,14 @@ double l2_hit_fraction(double footprint_bytes, double l2_bytes) {
   return (l2_bytes - footprint_bytes) / (l2_bytes - usable_low);
 }
 
+double l2_retained_writes(double written_bytes, double traffic_bytes, double l2_bytes) {
+  if (!(l2_bytes > 0) || !(written_bytes > 0)) return 0;
+  constexpr double kDirtyShare = 0.4, kAllKept = 0.7, kNoneKept = 1.5;
+  const double x = traffic_bytes / l2_bytes;
+  const double kept = std::clamp((kNoneKept - x) / (kNoneKept - kAllKept), 0.0, 1.0);
+  return std::min(written_bytes, kDirtyShare * l2_bytes) * kept;
+}
+
 double rows_reread_miss_fraction(double n, double in_flight_bytes_per_element, bool growing,
                                  double l2_bytes) {
   if (!growing) return 1 - l2_hit_fraction(in_flight_bytes_per_element * n, l2_bytes);

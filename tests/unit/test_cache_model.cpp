@@ -221,23 +221,20 @@ TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on th
   CHECK(j.regime_mismatches.empty());
 }
 
-TEST_CASE("cache model: the holdout, fresh and fresh2 groups counted on the H200 (2026-11-30)") {
-  // scripts/model_vs_counters.py --groups holdout|fresh|fresh2, merged. The rows that fail are
-  // named, so that a change of the model shows here whichever way it goes (README "The model
-  // against the counters" says why each fails).
+TEST_CASE("cache model: the holdout and fresh groups counted on the H200 (2026-11-30)") {
+  // scripts/model_vs_counters.py --groups holdout|fresh|fresh2|fresh3|fresh4, merged. The rows
+  // that fail are named, so that a change of the model shows here whichever way it goes (README
+  // "The model against the counters" says why each fails). fresh4 was counted before the rules
+  // it tests were written and judged once, after.
   const Judged j = judge(read_report_file(kRecordedGroups));
-  CHECK(j.compared == 380);
-  const std::vector<std::string> regimes = {
-      "standard B1 H2 N2049 d128 causal bwd", "standard B1 H2 N2049 d128 full bwd",
-      "standard B2 H4 N1500 d64 full bwd",    "standard B2 H4 N1500 d64 full fwd",
-      "standard B4 H2 N2052 d128 causal bwd", "standard B4 H2 N2052 d128 causal fwd",
-      "standard B4 H2 N2052 d128 full bwd",   "standard B4 H2 N2052 d128 full fwd"};
+  CHECK(j.compared == 628);
+  // cuBLAS ran these N×d GEMMs as sm90 wgmma kernels at odd N; the model names mma.sync.
+  const std::vector<std::string> regimes = {"standard B1 H2 N2049 d128 causal bwd",
+                                            "standard B1 H2 N2049 d128 full bwd"};
   CHECK(j.regime_mismatches == regimes);
-  const std::vector<std::string> dram = {
-      "flash-v2 B1 H2 N9999 d128 causal bwd", "flash-v2 B1 H2 N9999 d128 full bwd",
-      "flash-v3 B1 H2 N9999 d128 causal bwd", "flash-v3 B1 H2 N9999 d128 full bwd",
-      "standard B1 H2 N2049 d128 causal bwd", "standard B1 H2 N2049 d128 full bwd",
-      "standard B16 H2 N513 d64 causal bwd",  "standard B16 H2 N513 d64 full bwd"};
+  // 1.52× the counted bytes: dP kept in L2 and rewritten there as dS beyond what
+  // l2_retained_writes keeps.
+  const std::vector<std::string> dram = {"standard B12 H1 N999 d64 causal bwd"};
   CHECK(j.dram_outside == dram);
 }
 
@@ -270,14 +267,49 @@ TEST_CASE("L1 model: cuBLAS's GEMMs at N % 8 != 0 against ncu's per-kernel bytes
       {workload(1, 3, 2506, Pass::kBackward), (115.48 + 46.10 + 323.94 + 2 * 323.93) * 1e6},
   };
   const GpuSpec h200 = read_report_file(kRecorded).specs.at(0);
-  for (const Probe& probe : probes) {
-    CAPTURE(probe.w.label());
-    const Prediction p = predict(find_kernel_model("standard"), probe.w, h200);
+  auto gemm_bytes = [&h200](const Workload& w) {
+    const Prediction p = predict(find_kernel_model("standard"), w, h200);
     double gemm = 0;
     for (const ModelTerm& term : p.l1_byte_terms)
       if (term.name.rfind("cuBLAS", 0) == 0) gemm += term.value;
-    CHECK(gemm / probe.gemm_bytes == doctest::Approx(1).epsilon(0.01));
+    return gemm;
+  };
+  for (const Probe& probe : probes) {
+    CAPTURE(probe.w.label());
+    CHECK(gemm_bytes(probe.w) / probe.gemm_bytes == doctest::Approx(1).epsilon(0.01));
   }
+
+  // The second and third probes (session 5): every GEMM kernel of the four passes (forward and
+  // backward, causal and not) summed, split-K reductions included, in MB. They chose the tiles
+  // and split-K that odd_nd_kernel and four_byte_nd_kernel name.
+  struct Sweep {
+    int b, h, d, n;
+    double mb;
+  };
+  const std::vector<Sweep> sweeps = {
+      {1, 6, 128, 1537, 6270.3},  {2, 2, 128, 3001, 15366.2}, {2, 2, 128, 3002, 7103.7},
+      {2, 4, 64, 1500, 2515.6},   {4, 2, 128, 2052, 5742.7},  {1, 1, 128, 2049, 2092.6},
+      {1, 1, 128, 3002, 1621.5},  {1, 2, 128, 3001, 12683.7}, {1, 2, 64, 3002, 3078.5},
+      {1, 3, 128, 1025, 3068.8},  {1, 4, 128, 1025, 4091.8},  {1, 5, 128, 1025, 3853.9},
+      {6, 2, 64, 2002, 5935.3},
+  };
+  for (const Sweep& sweep : sweeps) {
+    Workload w = workload(sweep.b, sweep.h, sweep.n, Pass::kForward);
+    w.head_dim = sweep.d;
+    CAPTURE(w.label());
+    double model = 2 * gemm_bytes(w);
+    w.pass = Pass::kBackward;
+    model += 2 * gemm_bytes(w);
+    CHECK(model / (sweep.mb * 1e6) == doctest::Approx(1).epsilon(0.01));
+  }
+  // The one probe the rules miss: B1 H2 N2049 d128 ran its N×d GEMMs as sm90 wgmma kernels with
+  // element-wise loads (5908.9 MB); the model's wmma and 64×64 kernels are 1.36× that.
+  Workload missed = workload(1, 2, 2049, Pass::kForward);
+  missed.head_dim = 128;
+  double model = 2 * gemm_bytes(missed);
+  missed.pass = Pass::kBackward;
+  model += 2 * gemm_bytes(missed);
+  CHECK(model / 5908.9e6 == doctest::Approx(1.36).epsilon(0.02));
 }
 
 TEST_CASE("L1 model: standard attention's L1 bytes against the counted ones on the H200") {
