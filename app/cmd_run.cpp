@@ -102,22 +102,29 @@ struct ScratchDir {
 // (model cost estimates), one report at the end. A worker that fails leaves error rows naming its
 // device and why; the report is written all the same. Exit code 0 when at least one worker
 // succeeded, else the first worker's (4 for a signal).
-// The workers start before this process initialises CUDA (which takes a fraction of a second
-// that would otherwise come before every worker's own): the split uses the costs on the spec of
-// the host's GPU named by NVML, else on --gpu's spec, else on kShardCostSpec (only their ratios
-// matter), and the ordinals are checked while the workers start; a bad one stops them and is an
-// input error.
+// This process does not initialise CUDA where it can help it: the workers start at once, and its
+// own exit, which comes after theirs, does not wait for the driver's teardown. The GPUs are named
+// and counted by the driver's /proc files (gpu::host_gpu_name, gpu::visible_gpu_count): the
+// split prices points on the spec of the host's GPU (else --gpu's, else kShardCostSpec; only
+// their ratios matter), ordinals are checked against the count, and the rows of a failed worker
+// are judged like the others. Only where the host's GPU has no spec file (or /proc says nothing)
+// does it ask CUDA, after the workers have started.
 int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
                 const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
                 const std::vector<std::size_t>& selected) {
   if (!options.save_counter_data.empty())
     throw InputError("--save-counter-data records one process's counters: not with --devices");
-  const std::vector<int> devices =
-      parse_devices(options.devices, options.devices == "all" ? gpu::device_count() : 0);
+  const std::optional<int> visible = gpu::visible_gpu_count();
+  const std::vector<int> devices = parse_devices(
+      options.devices,
+      options.devices == "all" ? (visible ? *visible : gpu::device_count()) : 0);
+  if (visible)
+    for (int device : devices)
+      if (device >= *visible)
+        throw InputError("--devices: device " + std::to_string(device) + " does not exist (" +
+                         std::to_string(*visible) + " CUDA device" + (*visible == 1 ? "" : "s") +
+                         ")");
 
-  // Points are priced on the spec of the GPUs at hand (their name from the driver: CUDA is not
-  // initialised yet), since the shares of the floor the estimates use were measured on real
-  // GPUs of that spec; else on --gpu's, else on kShardCostSpec.
   const std::optional<std::string> host_name = gpu::host_gpu_name();
   const GpuSpec* host_spec = host_name ? registry.find_for_device(*host_name) : nullptr;
   const GpuSpec& cost_spec =
@@ -158,18 +165,26 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   WorkerPool pool(jobs);
   spdlog::debug("workers started {:.2f} s after this process", seconds_since_process_start());
 
-  // While the workers run: every ordinal exists, the spec the rows are judged against.
+  // The spec the rows are judged against (for a failed worker's rows): --gpu's or the host
+  // GPU's; CUDA only where neither is known, or /proc could not vouch for the ordinals.
   DeviceInfo first;
+  first.name = host_name.value_or("");
   gpu::SpecChoice choice;
-  try {
-    first = gpu::detect_device(devices.front());
-    for (int device : devices) gpu::detect_device(device);
-    std::optional<std::string> requested;
-    if (!options.gpu.empty()) requested = options.gpu;
-    choice = gpu::choose_spec(registry, first, devices.front(), requested);
-  } catch (...) {
-    pool.terminate();
-    throw;
+  if (host_spec != nullptr && visible) {
+    choice.measured = *host_spec;
+    choice.spec = options.gpu.empty() ? *host_spec : registry.find(options.gpu);
+    choice.projection = choice.spec.key != host_spec->key;
+  } else {
+    try {
+      first = gpu::detect_device(devices.front());
+      for (int device : devices) gpu::detect_device(device);
+      std::optional<std::string> requested;
+      if (!options.gpu.empty()) requested = options.gpu;
+      choice = gpu::choose_spec(registry, first, devices.front(), requested);
+    } catch (...) {
+      pool.terminate();
+      throw;
+    }
   }
   std::vector<Row> sweep_rows;
   for (const gpu::SweepPoint& p : sweep) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -189,6 +190,23 @@ std::optional<std::string> host_gpu_name() {
   char text[96] = {};
   if (n.name(handle, text, sizeof text) != 0) return std::nullopt;
   return std::string(text);
+}
+
+std::optional<int> visible_gpu_count() {
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    int count = 0;
+    for (const std::string& entry : split(visible, ','))
+      if (entry.find_first_not_of(" \t") != std::string::npos) ++count;
+    return count;
+  }
+  std::error_code error;
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", error)) {
+    (void)entry;
+    ++count;
+  }
+  if (error || count == 0) return std::nullopt;
+  return count;
 }
 
 double current_sm_clock_mhz(int ordinal) {

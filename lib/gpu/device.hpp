@@ -32,6 +32,11 @@ SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, i
 // driver's /proc/driver/nvidia/gpus/*/information, else NVML; nullopt when neither answers.
 std::optional<std::string> host_gpu_name();
 
+// How many CUDA devices this process would see, without initialising CUDA: the entries of
+// CUDA_VISIBLE_DEVICES when it is set, else the GPUs in /proc/driver/nvidia/gpus; nullopt when
+// neither says.
+std::optional<int> visible_gpu_count();
+
 // Current SM clock through NVML (loaded at run time); 0 when NVML is not available.
 double current_sm_clock_mhz(int ordinal);
 
