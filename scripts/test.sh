@@ -13,6 +13,12 @@ if command -v clang-format >/dev/null 2>&1; then
 else
   echo "format: skipped (clang-format not installed)"
 fi
+# doctest_discover_tests hands each TEST_CASE name to CMake, where ';' splits a list: a name
+# with one becomes two ctest entries that each run no test case, and pass.
+if git grep -n 'TEST_CASE("[^"]*;' -- tests; then
+  echo "tests: a TEST_CASE name above has ';', which ctest splits into tests that never run"
+  exit 1
+fi
 ctest --preset "$preset" --parallel "$(nproc)"
 fuzz_seconds="${ROOFLINE_FUZZ_SECONDS:-15}"
 if [ "$fuzz_seconds" != 0 ]; then

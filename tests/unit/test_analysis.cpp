@@ -87,7 +87,7 @@ TEST_CASE("analysis: measured flash-v2 on H200 judged on the mma.sync ceiling") 
   CHECK(a.warnings.empty());
 }
 
-TEST_CASE("analysis: wgmma FLOPs pick the wgmma ceiling; a point above its roof is flagged") {
+TEST_CASE("analysis: wgmma FLOPs pick the wgmma ceiling, a point above its roof is flagged") {
   Row row = make_row("standard", 4096, false);
   row.spec_key = "h100-sxm5";
   row.timing = Timing{{1.0e-4}, 0, 0};

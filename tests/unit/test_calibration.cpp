@@ -305,7 +305,7 @@ TEST_CASE("calibration: --ceilings judges rows against the chosen roofs, both em
   CHECK(untouched.specs.size() == 1);
 }
 
-TEST_CASE("cli: --ceilings calibrated with a calibration file; plot draws both") {
+TEST_CASE("cli: --ceilings calibrated with a calibration file, plot draws both") {
   TempDir dir;
   const auto calibration = dir.path / "h200.calibration.json";
   write_text(calibration, to_json(h200_overlay()).dump(2));

@@ -123,7 +123,7 @@ TEST_CASE("cli: user spec files join the registry") {
   CHECK(d.code == 0);
 }
 
-TEST_CASE("cli: help documents exit codes; version") {
+TEST_CASE("cli: help documents exit codes, version") {
   const CliResult help = cli({"--help"});
   CHECK(help.code == 0);
   CHECK(help.out.find("Exit codes:") != std::string::npos);

@@ -320,7 +320,7 @@ TEST_CASE("compare: counted bytes and FLOPs against the tolerance and both repor
   }
 }
 
-TEST_CASE("compare: rows that stopped working fail; rows the base could not judge are skipped") {
+TEST_CASE("compare: rows that stopped working fail, rows the base could not judge are skipped") {
   const double t = 100e-6;
   Row ok = make_row("flash-v2", 4096, samples(t, kTight));
   Row broken = make_row("flash-v2", 4096, {});
@@ -337,7 +337,7 @@ TEST_CASE("compare: rows that stopped working fail; rows the base could not judg
   CHECK(skipped.exit_code() == 0);
 }
 
-TEST_CASE("compare: matching by kernel, workload and spec; leftovers listed") {
+TEST_CASE("compare: matching by kernel, workload and spec, leftovers listed") {
   const double t = 100e-6;
   Report base = make_report({make_row("flash-v1", 1024, samples(t, kTight)),
                              make_row("flash-v2", 1024, samples(t, kTight)),

@@ -113,7 +113,7 @@ TEST_CASE("counter lease: a forked child that closes its copy leaves the parent'
   CHECK(exit_status(keeper) == 0);
 }
 
-TEST_CASE("counter lease: devices are independent; a missing directory is an error") {
+TEST_CASE("counter lease: devices are independent, a missing directory is an error") {
   TempDir dir;
   CounterLease a(dir.path.string(), "gpu0");
   CounterLease b(dir.path.string(), "gpu1");

@@ -45,7 +45,7 @@ TEST_CASE("injection: loads, and without a loaded driver records why and returns
   CHECK(records.rows.empty());
 }
 
-TEST_CASE("injection: without its directory it says so on stderr; bad options are recorded") {
+TEST_CASE("injection: without its directory it says so on stderr, bad options are recorded") {
   Initialize initialize = load_injection();
   ::unsetenv(profile_env::kOutputDir);
   CHECK(initialize() == 0);

@@ -107,7 +107,7 @@ TEST_CASE("launch rows: a workload named by NVTX survives the round trip") {
   CHECK(row_label(again.rows[0]) == again.rows[0].workload.label());
 }
 
-TEST_CASE("launch rows: counted FLOPs judge them; missing FLOPs are said") {
+TEST_CASE("launch rows: counted FLOPs judge them, missing FLOPs are said") {
   const Report report = launch_report();
   const RowAnalysis a = analyze(report.rows[0], report.specs[0]);
   CHECK(a.flops == doctest::Approx(6e10));

@@ -62,7 +62,7 @@ TEST_CASE("merge: shards of one sweep give back the sweep") {
   CHECK(render_json(sorted) == render_json(base));
 }
 
-TEST_CASE("merge: identical duplicates collapse; conflicting ones are refused") {
+TEST_CASE("merge: identical duplicates collapse, conflicting ones are refused") {
   const Report base = fixture("base.json");
   const Report twice = merge_reports({base, base, slice(base, 3, 9)}, {});
   CHECK(render_json(twice) == render_json(base));

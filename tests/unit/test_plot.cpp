@@ -755,7 +755,7 @@ TEST_CASE("plot: kernel names with ESC, NUL, DEL, C1 controls and bad UTF-8 give
   CHECK(kernels.count("flash\\x1B[31m\\x00\\x7F\\x85<&>\"'\\uFFFE\\xFF\\xC3(→") == 1);
 }
 
-TEST_CASE("plot: 20,000 rows keep every point; sequence labels are thinned away") {
+TEST_CASE("plot: 20,000 rows keep every point, sequence labels are thinned away") {
   // Was quadratic (every label checked against every marker): 100,000 rows took 77 s.
   // scripts/bench_plot.py prints the time per size; this test checks what is drawn.
   Report report = read_report_file(fixture("model.json"));

@@ -10,7 +10,7 @@
 
 using namespace roofline;
 
-TEST_CASE("run: no GPU means exit 3 and a pointer to `model`; a GPU means a report") {
+TEST_CASE("run: no GPU means exit 3 and a pointer to `model`, a GPU means a report") {
   int count = 0;
   const bool has_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
   TempDir dir;
