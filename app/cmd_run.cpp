@@ -2,6 +2,7 @@
 // against a spec (the device's own, or --gpu NAME as a projection).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -109,6 +110,22 @@ struct ScratchDir {
 // their ratios matter), ordinals are checked against the count, and the rows of a failed worker
 // are judged like the others. Only where the host's GPU has no spec file (or /proc says nothing)
 // does it ask CUDA, after the workers have started.
+// The CUDA_VISIBLE_DEVICES entry that shows a worker the device this process calls `ordinal`:
+// the ordinal-th entry of this process's own list where it has one, else the ordinal.
+std::string visible_entry(int ordinal) {
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::vector<std::string> entries;
+    for (const std::string& entry : split(visible, ','))
+      if (entry.find_first_not_of(" \t") != std::string::npos) entries.push_back(entry);
+    if (ordinal >= 0 && static_cast<std::size_t>(ordinal) < entries.size()) {
+      const std::string& entry = entries[static_cast<std::size_t>(ordinal)];
+      const std::size_t first = entry.find_first_not_of(" \t");
+      return entry.substr(first, entry.find_last_not_of(" \t") + 1 - first);
+    }
+  }
+  return std::to_string(ordinal);
+}
+
 int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
                 const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
                 const std::vector<std::size_t>& selected) {
@@ -152,8 +169,10 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
     job.log = scratch.path / (name + ".log");
     job.argv = {self};
     job.argv.insert(job.argv.end(), base.begin(), base.end());
+    // The worker sees its own GPU only, as device 0: its CUDA initialises one device, not all.
+    job.env = {"CUDA_VISIBLE_DEVICES=" + visible_entry(job.device)};
     for (const std::string& arg :
-         {std::string("--device"), std::to_string(job.device), std::string("--points"),
+         {std::string("--device"), std::string("0"), std::string("--points"),
           points_text(job.points), std::string("--json"), job.report.string()})
       job.argv.push_back(arg);
     spdlog::info("device {}: {} of {} points", job.device, job.points.size(), selected.size());
@@ -389,6 +408,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
                            {result.device.chip, result.counter_set, result.metrics,
                             result.counter_data_image, result.range_rows, result.counter_passes});
   }
+  signal_worker_done();  // a --devices worker: the parent may go on (its report is written)
   return 0;
 }
 

@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include "lib/core/errors.hpp"
@@ -26,35 +28,75 @@ extern char** environ;
 
 namespace roofline::app {
 
-// Child process started with posix_spawn; waited for by wait().
+// Child process started with posix_spawn; waited for by wait(). `done` is the read end of a pipe
+// whose write end the child holds as descriptor kDoneFd (named in kWorkerDoneFdVariable).
 class Process {
  public:
+  static constexpr int kDoneFd = 3;
+
   // Throws std::runtime_error with the reason when the program cannot be started.
-  Process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+          const std::filesystem::path& log) {
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    done_ = pipe_fds[0];
+    ::fcntl(done_, F_SETFD, FD_CLOEXEC);
+    ::fcntl(done_, F_SETFL, O_NONBLOCK);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], kDoneFd);
     std::vector<char*> pointers;
     for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
     pointers.push_back(nullptr);
-    const int status = posix_spawn(&pid_, pointers[0], &actions, nullptr, pointers.data(), environ);
+    // The environment: this process's, with `env` and the done descriptor's name set over it.
+    std::vector<std::string> entries = env;
+    entries.push_back(std::string(kWorkerDoneFdVariable) + "=" + std::to_string(kDoneFd));
+    std::vector<char*> environment;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const std::string_view name = entry.substr(0, entry.find('='));
+      const bool replaced = std::any_of(entries.begin(), entries.end(), [&](const std::string& s) {
+        return std::string_view(s).substr(0, s.find('=')) == name;
+      });
+      if (!replaced) environment.push_back(*e);
+    }
+    for (std::string& entry : entries) environment.push_back(entry.data());
+    environment.push_back(nullptr);
+    const int status =
+        posix_spawn(&pid_, pointers[0], &actions, nullptr, pointers.data(), environment.data());
     posix_spawn_file_actions_destroy(&actions);
-    if (status != 0)
+    ::close(pipe_fds[1]);
+    if (status != 0) {
+      ::close(done_);
       throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(status));
+    }
   }
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
   ~Process() {
-    if (pid_ > 0) wait();  // never leave a zombie behind
+    if (pid_ > 0 && !said_done_) wait();  // never leave a zombie behind
+    ::close(done_);
   }
   // The exit code, or 128 + the signal that ended it.
   int wait() { return *poll(0); }
   // Sends `number` to the process while it runs.
   void signal(int number) const {
     if (pid_ > 0) kill(pid_, number);
+  }
+  // True once the child has said its report is written (it then only has its exit left).
+  bool said_done() {
+    if (said_done_) return true;
+    char c = 0;
+    while (true) {
+      const ssize_t got = ::read(done_, &c, 1);
+      if (got < 0 && errno == EINTR) continue;
+      said_done_ = got == 1 && c == kWorkerDoneSignal;
+      return said_done_;
+    }
   }
   // The exit code once the process has ended (waiting for it when `options` is 0), nullopt
   // while it runs (options WNOHANG).
@@ -72,7 +114,20 @@ class Process {
 
  private:
   pid_t pid_ = -1;
+  int done_ = -1;
+  bool said_done_ = false;
 };
+
+void signal_worker_done() {
+  const char* text = std::getenv(kWorkerDoneFdVariable);
+  if (text == nullptr) return;
+  const int fd = std::atoi(text);
+  if (fd <= STDERR_FILENO) return;
+  const char c = kWorkerDoneSignal;
+  while (::write(fd, &c, 1) < 0 && errno == EINTR) {
+  }
+  ::close(fd);
+}
 
 namespace {
 
@@ -206,7 +261,7 @@ WorkerPool::WorkerPool(const std::vector<WorkerJob>& jobs)
       start_(std::chrono::steady_clock::now()) {
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     try {
-      processes_[j] = std::make_unique<Process>(jobs_[j].argv, jobs_[j].log);
+      processes_[j] = std::make_unique<Process>(jobs_[j].argv, jobs_[j].env, jobs_[j].log);
     } catch (const std::runtime_error& error) {
       results_[j].exit_code = static_cast<int>(ExitCode::kInternal);
       results_[j].failure = error.what();
@@ -227,7 +282,14 @@ std::vector<WorkerResult> WorkerPool::wait(const std::vector<Row>& sweep_rows) {
     running = 0;
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       if (!processes_[j] || results_[j].seconds >= 0) continue;
-      if (const std::optional<int> code = processes_[j]->poll(WNOHANG)) {
+      // A worker that said its report is written is done (its exit, the driver's teardown,
+      // goes on without us); else its exit ends it.
+      std::optional<int> code;
+      if (processes_[j]->said_done())
+        code = 0;
+      else
+        code = processes_[j]->poll(WNOHANG);
+      if (code) {
         results_[j].exit_code = *code;
         results_[j].seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -36,10 +36,21 @@ double seconds_since_process_start();
 std::vector<std::string> lines_containing(const std::filesystem::path& path,
                                           const std::string& needle);
 
+// The environment variable through which a worker learns the descriptor on which to say "my
+// report is written" (kWorkerDoneSignal, once), so that the parent need not wait for the rest
+// of its exit (the CUDA driver's teardown of its context takes about 0.1 s).
+inline constexpr const char* kWorkerDoneFdVariable = "CUFLASH_ROOFLINE_DONE_FD";
+inline constexpr char kWorkerDoneSignal = 'R';
+
+// In a worker: tells the parent, where it asked through kWorkerDoneFdVariable, that the report
+// is written and complete. Nothing otherwise.
+void signal_worker_done();
+
 struct WorkerJob {
   int device = 0;
   std::vector<std::size_t> points;  // indices into the sweep, ascending
   std::vector<std::string> argv;    // the whole command, program first
+  std::vector<std::string> env;     // "NAME=value" set for the worker over this process's own
   std::filesystem::path report;     // where the worker writes its JSON report
   std::filesystem::path log;        // where its stderr goes
 };
@@ -55,8 +66,10 @@ class Process;
 
 // Worker processes started together: the constructor starts every job (stdout to /dev/null,
 // stderr to job.log), so that the caller can do its own work while they run; wait() waits for
-// all of them and reads each report back (see run_workers). Destroying a pool waits for the
-// workers still running; terminate() asks them to stop first.
+// all of them and reads each report back (see run_workers). A worker that says its report is
+// written (signal_worker_done) counts as done with exit code 0 from then on; the pool leaves
+// the rest of its exit to it (the system reaps it). Destroying a pool waits for the workers
+// still running otherwise; terminate() asks them to stop first.
 class WorkerPool {
  public:
   explicit WorkerPool(const std::vector<WorkerJob>& jobs);

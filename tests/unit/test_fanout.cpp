@@ -2,6 +2,9 @@
 // shell commands that write a prepared report or fail the way a real worker would.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "app/fanout.hpp"
@@ -87,7 +90,7 @@ TEST_CASE("fanout: workers inherit the sweep, not the fan-out or the outputs") {
                                                            "--verify"});
 }
 
-TEST_CASE("fanout: a failing worker becomes error rows with its reason; the report survives") {
+TEST_CASE("fanout: a failing worker becomes error rows with its reason, the report survives") {
   TempDir dir;
   const Report base = read_report_file(kReports + "base.json");  // 24 points: the sweep
   const std::vector<Row>& sweep = base.rows;
@@ -123,6 +126,35 @@ TEST_CASE("fanout: a failing worker becomes error rows with its reason; the repo
   }
   // It is a report like any other: written and read back.
   CHECK(render_json(report_from_json(report_to_json(report), "x")) == render_json(report));
+}
+
+TEST_CASE("fanout: a worker done with its report is not waited for, it sees its own env") {
+  TempDir dir;
+  const Report base = read_report_file(kReports + "base.json");
+  const std::vector<Row>& sweep = base.rows;
+  // The worker copies its report, says so on the done descriptor, then lingers 30 s (a real
+  // worker's CUDA teardown, drawn out) and would exit 9.
+  WorkerJob job = writing(dir, 0, range(0, 24), base);
+  const std::filesystem::path env_seen = dir.path / "env.txt";
+  job.env = {"CUDA_VISIBLE_DEVICES=7", "ROOFLINE_TEST_MARK=x"};
+  job.argv = {"/bin/sh", "-c",
+              "cp \"$1\" \"$2\"; echo \"$CUDA_VISIBLE_DEVICES $ROOFLINE_TEST_MARK\" > \"$3\"; "
+              "printf R >&\"$" +
+                  std::string(kWorkerDoneFdVariable) + "\"; sleep 30; exit 9",
+              "sh", job.argv[4], job.report.string(), env_seen.string()};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<WorkerResult> results = run_workers({job}, sweep);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 10);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].exit_code == 0);
+  CHECK(results[0].failure.empty());
+  CHECK(results[0].report.has_value());
+  std::ifstream in(env_seen);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "7 x");
 }
 
 TEST_CASE("fanout: workers that cannot start, crash, or answer for other points") {
