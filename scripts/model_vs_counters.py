@@ -101,6 +101,16 @@ FRESH4 = [
     ("m_b1h1d64", 1, 1, 64, [16386], None),
     ("m_b12h1d64", 12, 1, 64, [999], None),
 ]
+# --groups fresh5: shapes fixed (session 5) after fresh4 was judged, with the model frozen, to
+# count once and judge once.
+FRESH5 = [
+    ("n_b2h6d128", 2, 6, 128, [1111, 2306], None),
+    ("n_b1h3d128", 1, 3, 128, [6141], None),
+    ("n_b5h3d64", 5, 3, 64, [1333, 3990], None),
+    ("n_b2h2d32", 2, 2, 32, [7777], None),
+    ("n_b4h8d64", 4, 8, 64, [2560], None),
+    ("n_b1h1d128", 1, 1, 128, [12000], None),
+]
 KERNELS = ("standard", "flash-v1", "flash-v2", "flash-v3")
 LIMIT_BYTES = 10e6
 LIMIT_RATIO = 1.5
@@ -365,13 +375,15 @@ def main():
     ap.add_argument("--projection", action="store_true",
                     help="also check projections of the counted rows (needs --model or --tool)")
     ap.add_argument("--projection-target", default="h100-sxm5")
-    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh", "fresh2", "fresh3", "fresh4"),
+    ap.add_argument("--groups", choices=("seed40", "holdout", "fresh", "fresh2", "fresh3", "fresh4",
+                             "fresh5"),
                     default="seed40",
-                    help="workloads: the 40 of GROUPS (default), or HOLDOUT, FRESH, FRESH2, FRESH3, FRESH4")
+                    help="workloads: the 40 of GROUPS (default), or HOLDOUT, FRESH, FRESH2, FRESH3, FRESH4, FRESH5")
     args = ap.parse_args()
     if args.groups != "seed40":
         GROUPS[:] = {"holdout": HOLDOUT, "fresh": FRESH, "fresh2": FRESH2,
-                     "fresh3": FRESH3, "fresh4": FRESH4}[args.groups]
+                     "fresh3": FRESH3, "fresh4": FRESH4,
+                     "fresh5": FRESH5}[args.groups]
     folder = args.reuse or args.out
     if args.offline and not (args.model and args.out):
         ap.error("--offline needs --model TOOL and --out DIR")
