@@ -133,8 +133,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
     throw InputError("--save-counter-data records one process's counters: not with --devices");
   const std::optional<int> visible = gpu::visible_gpu_count();
   const std::vector<int> devices = parse_devices(
-      options.devices,
-      options.devices == "all" ? (visible ? *visible : gpu::device_count()) : 0);
+      options.devices, options.devices == "all" ? (visible ? *visible : gpu::device_count()) : 0);
   if (visible)
     for (int device : devices)
       if (device >= *visible)

@@ -38,7 +38,8 @@ class Process {
   Process(const std::vector<std::string>& argv, const std::vector<std::string>& env,
           const std::filesystem::path& log) {
     int pipe_fds[2];
-    if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe(pipe_fds) != 0)
+      throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
     done_ = pipe_fds[0];
     ::fcntl(done_, F_SETFD, FD_CLOEXEC);
     ::fcntl(done_, F_SETFL, O_NONBLOCK);

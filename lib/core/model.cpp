@@ -507,8 +507,9 @@ Prediction predict(const KernelModel& kernel, const Workload& workload, const Gp
   const double retained = l2_retained_writes(writes, p.model_dram_bytes, cache.l2);
   add(p.cache_aware_byte_terms, p.model_dram_bytes,
       "outputs still in L2 when the kernel ends (written back after it)",
-      "−min(bytes written " + mb(writes) + ", 0.4·L2)·clamp((1.5 − traffic/L2) ÷ 0.8, 0, 1) (traffic " +
-          mb(p.model_dram_bytes) + ")",
+      "−min(bytes written " + mb(writes) +
+          ", 0.4·L2)·clamp((1.5 − traffic/L2) ÷ 0.8, 0, 1) (traffic " + mb(p.model_dram_bytes) +
+          ")",
       -retained);
   if (kernel.family == KernelFamily::kStandard) {
     // TMA comes with wgmma (sm_90 on): a spec that lists a wgmma ceiling has both.

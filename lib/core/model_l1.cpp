@@ -196,9 +196,9 @@ void add_element_wise_gemms(const Workload& w, int sm_count, Prediction& p) {
   // The N×d results: an N×N operand (rows of N halves) and an N×d one (rows of d halves).
   auto n_by_d = [&](const std::string& what, double count, bool contiguous_k) {
     const NdKernel k = odd_nd_kernel(w, sms, contiguous_k);
-    const double square_bytes = k.wmma ? (contiguous_k ? kWmmaOddRowsKBytes : kWmmaOddRowsNBytes)
-                                       : (contiguous_k ? kTensorOpOddRowsKBytes
-                                                       : kTensorOpOddRowsNBytes);
+    const double square_bytes =
+        k.wmma ? (contiguous_k ? kWmmaOddRowsKBytes : kWmmaOddRowsNBytes)
+               : (contiguous_k ? kTensorOpOddRowsKBytes : kTensorOpOddRowsNBytes);
     add_nd_gemm(w, k, what, count, square_bytes,
                 contiguous_k ? "contiguous along k" : "contiguous along the result's N",
                 kAlignedOperandBytes, kBytesPerFp32, p);

@@ -169,8 +169,7 @@ std::optional<std::string> host_gpu_name() {
   // NVML, whose initialisation opens every GPU.
   std::error_code error;
   std::vector<std::filesystem::path> gpus;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", error))
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", error))
     gpus.push_back(entry.path());
   std::sort(gpus.begin(), gpus.end());  // PCI bus order
   for (const std::filesystem::path& gpu : gpus) {

@@ -137,11 +137,15 @@ TEST_CASE("fanout: a worker done with its report is not waited for, it sees its 
   WorkerJob job = writing(dir, 0, range(0, 24), base);
   const std::filesystem::path env_seen = dir.path / "env.txt";
   job.env = {"CUDA_VISIBLE_DEVICES=7", "ROOFLINE_TEST_MARK=x"};
-  job.argv = {"/bin/sh", "-c",
+  job.argv = {"/bin/sh",
+              "-c",
               "cp \"$1\" \"$2\"; echo \"$CUDA_VISIBLE_DEVICES $ROOFLINE_TEST_MARK\" > \"$3\"; "
               "printf R >&\"$" +
                   std::string(kWorkerDoneFdVariable) + "\"; sleep 30; exit 9",
-              "sh", job.argv[4], job.report.string(), env_seen.string()};
+              "sh",
+              job.argv[4],
+              job.report.string(),
+              env_seen.string()};
   const auto start = std::chrono::steady_clock::now();
   std::vector<WorkerResult> results = run_workers({job}, sweep);
   const double seconds =
