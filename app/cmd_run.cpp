@@ -44,9 +44,10 @@ struct RunCommandOptions {
   std::uint64_t seed = 20240607;
   std::string save_counter_data;
   std::string counter_set = "roofline";
-  std::string devices;  // --devices: fan out over these GPUs
-  std::string shard;    // --shard I/N
-  std::string points;   // --points (internal: a --devices worker's share of the sweep)
+  std::string devices;            // --devices: fan out over these GPUs
+  std::string shard;              // --shard I/N
+  std::string points;             // --points (internal: a --devices worker's share of the sweep)
+  int counters_after_round = -1;  // --counters-after-round (internal: a worker's turn)
 };
 
 // Kernel launches per point, for the cost estimates that split a sweep: warm-ups (all in the
@@ -174,6 +175,16 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
          {std::string("--device"), std::string("0"), std::string("--points"),
           points_text(job.points), std::string("--json"), job.report.string()})
       job.argv.push_back(arg);
+    // Staggered counters: worker d of n profiles after round rounds−1 − d·(rounds−1)/(n−1), so
+    // two workers profile at opposite ends of their timing rounds, never at once.
+    if (devices.size() > 1) {
+      const long long last = std::max(1, std::min(options.rounds, options.reps)) - 1;
+      const long long turn = last - (static_cast<long long>(d) * last +
+                                     static_cast<long long>(devices.size() - 1) / 2) /
+                                        static_cast<long long>(devices.size() - 1);
+      job.argv.push_back("--counters-after-round");
+      job.argv.push_back(std::to_string(turn));
+    }
     spdlog::info("device {}: {} of {} points", job.device, job.points.size(), selected.size());
     std::string command;
     for (const std::string& arg : job.argv) command += (command.empty() ? "" : " ") + arg;
@@ -337,6 +348,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.reps = options.reps;
   run.rounds = options.rounds;
   run.counter_repeats = options.counter_repeats;
+  run.counters_after_round = options.counters_after_round;
   run.test_slowdown = slowdown;
   run.test_extra_bytes = extra_bytes;
   run.warmup = options.warmup;
@@ -438,6 +450,10 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   sub->add_option("--points", options->points, "A --devices worker's share of the sweep")
       ->group("")
       ->excludes(shard);
+  sub->add_option("--counters-after-round", options->counters_after_round,
+                  "A --devices worker's turn to profile: after this timing round (0-based)")
+      ->group("")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--reps", options->reps,
                   "Timed repetitions per point, over all rounds (every sample kept)")
       ->check(CLI::Range(1, 100000))

@@ -24,8 +24,9 @@ std::vector<std::size_t> parse_points(const std::string& text, std::size_t count
 std::string points_text(const std::vector<std::size_t>& points);
 
 // `args` (a `run` command line, global options included) without the options a worker must not
-// inherit: the fan-out itself (--devices, --shard, --device, --points) and every output (--json,
-// --csv, --svg, --plot, --save-counter-data); both "--opt VALUE" and "--opt=VALUE" forms.
+// inherit: the fan-out itself (--devices, --shard, --device, --points, --counters-after-round)
+// and every output (--json, --csv, --svg, --plot, --save-counter-data); both "--opt VALUE" and
+// "--opt=VALUE" forms.
 std::vector<std::string> worker_base_args(const std::vector<std::string>& args);
 
 // Seconds since this process started (from /proc/self/stat, to the kernel's clock tick); NaN

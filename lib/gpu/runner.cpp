@@ -152,24 +152,38 @@ class SweepRunner {
     const Clock::time_point t_first = Clock::now();
     for (std::size_t i = 0; i < points_.size(); ++i) result.rows.push_back(measure(i));
     const double first_round = since(t_first);
+    // The counters after the round options_.counters_after_round names (the last by default):
+    // they need the first round's statuses, and nothing after them depends on them.
+    const int counters_after = options_.counters_after_round >= 0
+                                   ? std::min(options_.counters_after_round, rounds() - 1)
+                                   : rounds() - 1;
+    double counters_seconds = 0;
+    auto counters = [&] {
+      const Clock::time_point t = Clock::now();
+      if (options_.counters == CounterMode::kOff) {
+        result.counters = "off (--no-counters): bytes and FLOPs from the analytic model";
+      } else {
+        collect_counters(result);
+      }
+      counters_seconds = since(t);
+    };
+    if (counters_after == 0) counters();
     const Clock::time_point t_later = Clock::now();
-    for (int round = 1; round < rounds(); ++round)
+    for (int round = 1; round < rounds(); ++round) {
       for (std::size_t i = 0; i < points_.size(); ++i)
         if (result.rows[i].status == RowStatus::kOk && result.rows[i].timing)
           time_later_round(i, round, result.rows[i]);
-    arena_.release();
-    const double later_rounds = since(t_later);
-
-    const Clock::time_point t_counters = Clock::now();
-    if (options_.counters == CounterMode::kOff) {
-      result.counters = "off (--no-counters): bytes and FLOPs from the analytic model";
-    } else {
-      collect_counters(result);
+      if (round == counters_after) {
+        release_arena();
+        counters();
+      }
     }
+    release_arena();
+    const double later_rounds = since(t_later) - (counters_after > 0 ? counters_seconds : 0);
     spdlog::debug(
         "sweep: first round (set-up, inputs, warm-ups, timing) {:.2f} s, later rounds {:.2f} s, "
-        "counters {:.2f} s",
-        first_round, later_rounds, since(t_counters));
+        "counters {:.2f} s (after round {})",
+        first_round, later_rounds, counters_seconds, counters_after + 1);
     return result;
   }
 
@@ -187,14 +201,17 @@ class SweepRunner {
                                   cudaGetErrorString(status) + ")");
   }
 
+  // The arena freed: whatever inputs it held are gone with it.
+  void release_arena() {
+    arena_.release();
+    filled_for_.reset();
+  }
+
   // Grow the arena for this point; start over when growing in place would not fit.
   void ensure_arena(const Sizes& s) {
     std::size_t free_bytes = 0, total_bytes = 0;
     ROOFLINE_CUDA_CALL(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (arena_.growth(s) + kMemoryMargin > free_bytes) {
-      arena_.release();
-      filled_for_.reset();
-    }
+    if (arena_.growth(s) + kMemoryMargin > free_bytes) release_arena();
     arena_.allocate(s);
   }
 
@@ -401,8 +418,7 @@ class SweepRunner {
     spdlog::warn("{} {}: {}", row.kernel, row.workload.label(), row.message);
     // A sticky error leaves the context unusable; a plain one is cleared.
     cudaGetLastError();
-    arena_.release();
-    filled_for_.reset();
+    release_arena();
     if (cudaDeviceSynchronize() != cudaSuccess)
       throw GpuUnavailableError("the GPU context failed after " + row.kernel + " " +
                                 row.workload.label() + ": " + row.message);
@@ -581,7 +597,7 @@ class SweepRunner {
         pass_seconds.push_back(std::chrono::duration<double>(Clock::now() - t_pass).count());
         if (done) break;
       } while (true);
-      arena_.release();
+      release_arena();
       extra_.reset();
       const auto t_decode = Clock::now();
       const std::vector<RangeValues> ranges = profiler.decode_and_evaluate();
@@ -631,7 +647,7 @@ class SweepRunner {
           " per point; " + std::to_string(result.counter_passes) +
           " passes for the whole sweep; chip " + result.device.chip + "; " + counter_timing_;
     } catch (const ProfilerError& error) {
-      arena_.release();
+      release_arena();
       mark_unavailable(result, unavailable_message(error));
     }
   }

@@ -36,6 +36,10 @@ struct RunOptions {
   // Ranges per point in each counter pass (back to back, an L2 flush before each): the spread of
   // a point's counts is the report's own noise for each quantity.
   int counter_repeats = 3;
+  // The counter passes come after this timing round (0: right after the first, whose statuses
+  // they need; -1 or past the last: after the last). `run --devices` staggers its workers, so
+  // that no two GPUs profile at the same time (profiling slows when two processes do).
+  int counters_after_round = -1;
   bool verify = false;
   CounterMode counters = CounterMode::kAuto;
   CounterSet counter_set = CounterSet::kRoofline;

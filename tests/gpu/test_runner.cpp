@@ -29,6 +29,49 @@ Workload workload(int n, bool causal, Pass pass = Pass::kForward) {
 
 }  // namespace
 
+TEST_CASE("runner: counters after the first round give the rows they give after the last") {
+  // `run --devices` staggers its workers' counter passes (RunOptions::counters_after_round):
+  // the rows must not depend on when the counters ran, and the rounds after them must still
+  // time the points on their own inputs (the arena is freed in between).
+  std::vector<gpu::SweepPoint> points;
+  for (const char* kernel : {"standard", "flash-v2"})
+    for (int n : {1000, 2048}) points.push_back({kernel, workload(n, false, Pass::kBackward)});
+  gpu::RunOptions late;
+  late.reps = 6;
+  late.rounds = 3;
+  late.verify = true;
+  gpu::RunOptions early = late;
+  early.counters_after_round = 0;
+  const gpu::RunResult a = gpu::run_sweep(points, late);
+  const gpu::RunResult b = gpu::run_sweep(points, early);
+  REQUIRE(a.rows.size() == points.size());
+  REQUIRE(b.rows.size() == points.size());
+  CHECK(b.counters_measured);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    CAPTURE(points[i].kernel);
+    CAPTURE(points[i].workload.label());
+    CHECK(b.rows[i].status == RowStatus::kOk);
+    REQUIRE(b.rows[i].timing.has_value());
+    CHECK(b.rows[i].timing->samples_seconds.size() == 6);
+    CHECK(b.rows[i].verification->passed);
+    // Tensor FLOPs are exact; DRAM bytes close (small points: a few MB, which vary by process).
+    CHECK(b.rows[i].counters.at(quantity::kTensorMmaSync) +
+              b.rows[i].counters.at(quantity::kTensorWgmma) ==
+          a.rows[i].counters.at(quantity::kTensorMmaSync) +
+              a.rows[i].counters.at(quantity::kTensorWgmma));
+    const double dram_a =
+        a.rows[i].counters.at(quantity::kDramRead) + a.rows[i].counters.at(quantity::kDramWrite);
+    const double dram_b =
+        b.rows[i].counters.at(quantity::kDramRead) + b.rows[i].counters.at(quantity::kDramWrite);
+    CHECK(dram_b / dram_a == doctest::Approx(1).epsilon(0.25));
+    // The later rounds timed the same work: medians within a factor of 1.5.
+    const double ta = a.rows[i].timing->median_seconds();
+    const double tb = b.rows[i].timing->median_seconds();
+    CHECK(tb / ta < 1.5);
+    CHECK(ta / tb < 1.5);
+  }
+}
+
 TEST_CASE("runner: every kernel, verified and timed, with counters in one sweep") {
   std::vector<gpu::SweepPoint> points;
   for (const KernelModel& model : kernel_models())

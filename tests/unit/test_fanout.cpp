@@ -81,10 +81,26 @@ TEST_CASE("fanout: --devices and --points parse strictly") {
 }
 
 TEST_CASE("fanout: workers inherit the sweep, not the fan-out or the outputs") {
-  const std::vector<std::string> args = {
-      "--spec", "x.json",  "run",      "--seq",       "1024,4096", "--devices",
-      "0,1",    "--json",  "out.json", "--csv=o.csv", "--plot",    "--svg",
-      "c.svg",  "--shard", "1/4",      "--reps",      "30",        "--verify"};
+  const std::vector<std::string> args = {"--spec",
+                                         "x.json",
+                                         "run",
+                                         "--seq",
+                                         "1024,4096",
+                                         "--devices",
+                                         "0,1",
+                                         "--json",
+                                         "out.json",
+                                         "--csv=o.csv",
+                                         "--plot",
+                                         "--svg",
+                                         "c.svg",
+                                         "--shard",
+                                         "1/4",
+                                         "--reps",
+                                         "30",
+                                         "--verify",
+                                         "--counters-after-round",
+                                         "2"};
   CHECK(worker_base_args(args) == std::vector<std::string>{"--spec", "x.json", "run", "--seq",
                                                            "1024,4096", "--reps", "30",
                                                            "--verify"});
