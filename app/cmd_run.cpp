@@ -110,7 +110,8 @@ struct ScratchDir {
 // split prices points on the spec of the host's GPU (else --gpu's, else kShardCostSpec; only
 // their ratios matter), ordinals are checked against the count, and the rows of a failed worker
 // are judged like the others. Only where the host's GPU has no spec file (or /proc says nothing)
-// does it ask CUDA, after the workers have started.
+// does it ask CUDA, after the workers have started. The workers take turns to profile
+// (--counters-after-round): two processes collecting counters at once slow each other.
 // The CUDA_VISIBLE_DEVICES entry that shows a worker the device this process calls `ordinal`:
 // the ordinal-th entry of this process's own list where it has one, else the ordinal.
 std::string visible_entry(int ordinal) {
