@@ -2,7 +2,6 @@
 // against a spec (the device's own, or --gpu NAME as a projection).
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -100,6 +99,15 @@ struct ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
 };
 
+// The CUDA_VISIBLE_DEVICES entry that shows a worker the device this process calls `ordinal`:
+// the ordinal-th entry of this process's own list where it has one, else the ordinal.
+std::string visible_entry(int ordinal) {
+  const auto entries = gpu::visible_device_entries();
+  if (entries && ordinal >= 0 && static_cast<std::size_t>(ordinal) < entries->size())
+    return (*entries)[static_cast<std::size_t>(ordinal)];
+  return std::to_string(ordinal);
+}
+
 // --devices: one worker process per GPU, the selected points split so that they finish together
 // (model cost estimates), one report at the end. A worker that fails leaves error rows naming its
 // device and why; the report is written all the same. Exit code 0 when at least one worker
@@ -112,22 +120,6 @@ struct ScratchDir {
 // are judged like the others. Only where the host's GPU has no spec file (or /proc says nothing)
 // does it ask CUDA, after the workers have started. The workers take turns to profile
 // (--counters-after-round): two processes collecting counters at once slow each other.
-// The CUDA_VISIBLE_DEVICES entry that shows a worker the device this process calls `ordinal`:
-// the ordinal-th entry of this process's own list where it has one, else the ordinal.
-std::string visible_entry(int ordinal) {
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    std::vector<std::string> entries;
-    for (const std::string& entry : split(visible, ','))
-      if (entry.find_first_not_of(" \t") != std::string::npos) entries.push_back(entry);
-    if (ordinal >= 0 && static_cast<std::size_t>(ordinal) < entries.size()) {
-      const std::string& entry = entries[static_cast<std::size_t>(ordinal)];
-      const std::size_t first = entry.find_first_not_of(" \t");
-      return entry.substr(first, entry.find_last_not_of(" \t") + 1 - first);
-    }
-  }
-  return std::to_string(ordinal);
-}
-
 int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
                 const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
                 const std::vector<std::size_t>& selected) {
@@ -228,7 +220,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   std::vector<WorkerResult> results = pool.wait(sweep_rows);
   spdlog::debug("workers done {:.2f} s after this process", seconds_since_process_start());
   for (const WorkerJob& job : jobs)
-    for (const std::string& line : lines_containing(job.log, ""))
+    for (const std::string& line : read_lines(job.log))
       spdlog::debug("device {}: worker said: {}", job.device, line);
   int exit_code = -1;
   for (std::size_t j = 0; j < jobs.size(); ++j) {

@@ -245,13 +245,10 @@ double seconds_since_process_start() {
   return uptime - ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-std::vector<std::string> lines_containing(const std::filesystem::path& path,
-                                          const std::string& needle) {
+std::vector<std::string> read_lines(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line))
-    if (line.find(needle) != std::string::npos) lines.push_back(line);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
 

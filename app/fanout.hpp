@@ -33,9 +33,8 @@ std::vector<std::string> worker_base_args(const std::vector<std::string>& args);
 // where /proc does not say. For -v's account of where a fan-out's time goes.
 double seconds_since_process_start();
 
-// The lines of the text file `path` that contain `needle` (none when it cannot be read).
-std::vector<std::string> lines_containing(const std::filesystem::path& path,
-                                          const std::string& needle);
+// The lines of the text file `path` (none when it cannot be read).
+std::vector<std::string> read_lines(const std::filesystem::path& path);
 
 // The environment variable through which a worker learns the descriptor on which to say "my
 // report is written" (kWorkerDoneSignal, once), so that the parent need not wait for the rest

@@ -42,6 +42,12 @@ std::vector<std::string> split(std::string_view text, char separator) {
   return out;
 }
 
+std::string trim(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return std::string(text.substr(first, text.find_last_not_of(" \t\r\n") + 1 - first));
+}
+
 std::string first_line(std::string_view text) {
   return std::string(text.substr(0, text.find('\n')));
 }

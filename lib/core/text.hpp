@@ -12,6 +12,8 @@ std::string to_lower(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 std::vector<std::string> split(std::string_view text, char separator);
 std::string first_line(std::string_view text);
+// `text` without leading and trailing spaces, tabs, carriage returns and newlines.
+std::string trim(std::string_view text);
 // `text` on one line: control characters (newline, ESC, NUL, DEL, ...) written as \n, \t, \r
 // or \xNN, C1 controls as \u00NN (so applying it twice changes nothing). Every error message passes
 // through it.

@@ -177,9 +177,7 @@ std::optional<std::string> host_gpu_name() {
     std::string line;
     while (std::getline(in, line)) {
       if (line.rfind("Model:", 0) != 0) continue;
-      const std::size_t first = line.find_first_not_of(" \t", 6);
-      const std::size_t last = line.find_last_not_of(" \t\r");
-      if (first != std::string::npos) return line.substr(first, last + 1 - first);
+      if (std::string model = trim(line.substr(6)); !model.empty()) return model;
     }
   }
   Nvml& n = nvml();
@@ -191,13 +189,17 @@ std::optional<std::string> host_gpu_name() {
   return std::string(text);
 }
 
+std::optional<std::vector<std::string>> visible_device_entries() {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr) return std::nullopt;
+  std::vector<std::string> entries;
+  for (const std::string& entry : split(visible, ','))
+    if (std::string trimmed = trim(entry); !trimmed.empty()) entries.push_back(std::move(trimmed));
+  return entries;
+}
+
 std::optional<int> visible_gpu_count() {
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    int count = 0;
-    for (const std::string& entry : split(visible, ','))
-      if (entry.find_first_not_of(" \t") != std::string::npos) ++count;
-    return count;
-  }
+  if (const auto entries = visible_device_entries()) return static_cast<int>(entries->size());
   std::error_code error;
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", error)) {

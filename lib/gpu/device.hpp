@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lib/core/gpu_spec.hpp"
 #include "lib/core/report.hpp"
@@ -31,6 +32,9 @@ SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, i
 // The name of the host's first GPU ("NVIDIA H200"), without initialising CUDA: from the
 // driver's /proc/driver/nvidia/gpus/*/information, else NVML; nullopt when neither answers.
 std::optional<std::string> host_gpu_name();
+
+// The entries of CUDA_VISIBLE_DEVICES (trimmed, empty ones dropped); nullopt when it is unset.
+std::optional<std::vector<std::string>> visible_device_entries();
 
 // How many CUDA devices this process would see, without initialising CUDA: the entries of
 // CUDA_VISIBLE_DEVICES when it is set, else the GPUs in /proc/driver/nvidia/gpus; nullopt when
