@@ -1,6 +1,7 @@
 // `cuflash-roofline run`: measure the bundled kernels on the GPU present and judge them
 // against a spec (the device's own, or --gpu NAME as a projection).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -43,10 +44,10 @@ struct RunCommandOptions {
   std::uint64_t seed = 20240607;
   std::string save_counter_data;
   std::string counter_set = "roofline";
-  std::string devices;            // --devices: fan out over these GPUs
-  std::string shard;              // --shard I/N
-  std::string points;             // --points (internal: a --devices worker's share of the sweep)
-  int counters_after_round = -1;  // --counters-after-round (internal: a worker's turn)
+  std::string devices;               // --devices: fan out over these GPUs
+  std::string shard;                 // --shard I/N
+  std::string points;                // --points (internal: a --devices worker's share of the sweep)
+  std::string counters_after_round;  // --counters-after-round (internal: a worker's turn)
 };
 
 // Kernel launches per point, for the cost estimates that split a sweep: warm-ups (all in the
@@ -249,6 +250,17 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   return std::max(exit_code, 0);
 }
 
+// --counters-after-round: a timing round, 0 to 1000; -1 (after the last) when not given.
+int parse_counters_after_round(const std::string& text) {
+  if (text.empty()) return -1;
+  int round = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), round);
+  if (error != std::errc() || end != text.data() + text.size() || round < 0 || round > 1000)
+    throw InputError("--counters-after-round must be a whole number from 0 to 1000 (got \"" +
+                     text.substr(0, 40) + "\")");
+  return round;
+}
+
 // "\r[3/24] ..." on a tty, nothing otherwise; the line is cleared when the sweep ends.
 class ProgressLine {
  public:
@@ -341,7 +353,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.reps = options.reps;
   run.rounds = options.rounds;
   run.counter_repeats = options.counter_repeats;
-  run.counters_after_round = options.counters_after_round;
+  run.counters_after_round = parse_counters_after_round(options.counters_after_round);
   run.test_slowdown = slowdown;
   run.test_extra_bytes = extra_bytes;
   run.warmup = options.warmup;
@@ -445,8 +457,7 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->excludes(shard);
   sub->add_option("--counters-after-round", options->counters_after_round,
                   "A --devices worker's turn to profile: after this timing round (0-based)")
-      ->group("")
-      ->check(CLI::NonNegativeNumber);
+      ->group("");
   sub->add_option("--reps", options->reps,
                   "Timed repetitions per point, over all rounds (every sample kept)")
       ->check(CLI::Range(1, 100000))

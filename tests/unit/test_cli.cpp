@@ -73,6 +73,8 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
            (dir.path / "missing").string() + " does not exist"},
       {{"model", "--causal", "--no-causal"}, "error: --causal excludes --no-causal"},
       {{"model", "--seq", "abc"}, "error: "},
+      {{"run", "--counters-after-round", "x", "--json", out},
+       "error: --counters-after-round must be a whole number from 0 to 1000 (got \"x\")"},
       {{}, "error: A subcommand is required"},
   };
   for (const Case& c : cases) {
