@@ -57,7 +57,12 @@ std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet 
 
 // Quantity ids with a fixed meaning, used by the analysis.
 namespace quantity {
+// A profiled launch's kernel time: the GPU's own execution time of its kernels (activity
+// records), else the time of the range around it; kRangeTime keeps the range's time beside it,
+// and kKernelCount how many kernels (graph nodes) the launch ran.
 inline constexpr const char* kGpuTime = "gpu_time_seconds";
+inline constexpr const char* kRangeTime = "range_time_seconds";
+inline constexpr const char* kKernelCount = "kernel_count";
 inline constexpr const char* kSmClock = "sm_clock_hz";
 inline constexpr const char* kDramClock = "dram_clock_hz";
 inline constexpr const char* kL2Clock = "l2_clock_hz";

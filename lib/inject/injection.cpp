@@ -66,9 +66,11 @@
 #include "lib/core/counter_lease.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/profile_protocol.hpp"
+#include "lib/core/text.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/driver.hpp"
 #include "lib/inject/event_timer.hpp"
+#include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/l2_flush.hpp"
 #include "lib/inject/record_file.hpp"
 
@@ -201,6 +203,9 @@ struct BatchedLaunch {
   std::string range;               // the name of its range
   CUresult result = CUDA_SUCCESS;  // what the launch call returned
   std::string error;               // its description when not CUDA_SUCCESS
+  std::uint32_t correlation = 0;   // of its driver call: its kernels' activity records
+  std::uint64_t window_start = 0;  // CUPTI timestamps between which only its kernels ran
+  std::uint64_t window_end = 0;
 };
 
 // Ranges one batch holds before its pass is ended and read. The image costs about 150 KB a
@@ -236,7 +241,16 @@ struct Measuring {
   bool timing_only = false;  // no counters for this launch: `why` says why
   std::string why;
   Clock::time_point kernel_start;
+  std::uint32_t correlation = 0;   // of its driver call: its kernels' activity records
+  std::uint64_t window_start = 0;  // CUPTI timestamp just before the launch
 };
+
+// Kernel replay of a CUDA graph launch (auto range) made a PyTorch program's graph replay fail
+// with "an illegal instruction was encountered" on the H200 (CUPTI 13.0); graph launches are
+// therefore never kernel-replayed, and only batches (one-pass user ranges) count them.
+constexpr const char* kGraphNotReplayed =
+    "a CUDA graph launch is never kernel-replayed (kernel replay of graph launches broke "
+    "programs): kernel time only; --replay batch with the default counter set counts it";
 
 void on_exit_read_batch();  // the batch reader's exit handler (after the class)
 
@@ -249,12 +263,13 @@ thread_local bool t_holds_lock = false;
 class Injection {
  public:
   Injection(std::unique_ptr<RecordFile> records, ProfileOptions options, const Driver& driver,
-            std::string run_dir)
+            std::string run_dir, std::string no_activity)
       : records_(std::move(records)),
         options_(std::move(options)),
         driver_(driver),
         run_dir_(std::move(run_dir)),
-        process_(process_name()) {
+        process_(process_name()),
+        no_activity_(std::move(no_activity)) {
     if (!options_.kernel_regex.empty())
       regex_.emplace(options_.kernel_regex, std::regex::ECMAScript | std::regex::optimize);
   }
@@ -343,11 +358,17 @@ class Injection {
     if (site->stream != nullptr && driver_.stream_get_id(site->stream, &stream_id) == CUDA_SUCCESS)
       launch.stream_id = static_cast<std::int64_t>(stream_id);
     m.stream = site->stream;
+    m.correlation = cb->correlationId;
+    if (no_activity_.empty()) KernelActivity::instance().expect(m.correlation);
 
     try {
       std::lock_guard<std::mutex> lock(sessions_mutex_);
       Session& session = session_for(cb->context);
       m.timing_only = !take_counters(session, &m.why);
+      if (!m.timing_only && site->graph && !batches(session)) {
+        m.timing_only = true;
+        m.why = kGraphNotReplayed;
+      }
       if (options_.cache == CacheControl::kCold && session.flush) {
         const Clock::time_point t = Clock::now();
         session.flush->run(site->stream);
@@ -382,6 +403,7 @@ class Injection {
         if (!session.timer) session.timer = std::make_unique<EventTimer>(driver_);
         session.timer->begin(site->stream);
       }
+      m.window_start = KernelActivity::now_ns();
       m.kernel_start = Clock::now();
       t_measuring = std::move(m);
     } catch (const gpu::ProfilerError& error) {
@@ -402,7 +424,7 @@ class Injection {
       else if (m.batched)
         finish_batched(m, cb);
       else
-        finish(m.launch, cb);
+        finish(m, cb);
       const bool done = options_.launch_count >= 0 && profiled_ >= options_.launch_count;
       if (done) active_.store(false);
       // Hand the counters over when another process waits for them, or for good when done.
@@ -665,8 +687,12 @@ class Injection {
     }
     add_phase("events", seconds_since(t));
     record_device(*session_, 0);
-    record(launch_record(m.launch, RowStatus::kCountersUnavailable, m.why,
-                         {{quantity::kGpuTime, seconds}}));
+    // The events bracket the launch on its stream; the activity record holds the kernel alone.
+    std::map<std::string, double> counters{{quantity::kGpuTime, seconds}};
+    std::string message = m.why;
+    apply_gpu_time(counters, gpu_time(m.launch, m.correlation, m.window_start), message,
+                   "CUDA events");
+    record(launch_record(m.launch, RowStatus::kCountersUnavailable, message, counters));
   }
 
   // Stops the session's pass, decodes and evaluates its ranges (each phase timed); throws
@@ -684,7 +710,8 @@ class Injection {
     return ranges;
   }
 
-  void finish(KernelLaunch& launch, const CUpti_CallbackData* cb) {
+  void finish(Measuring& m, const CUpti_CallbackData* cb) {
+    KernelLaunch& launch = m.launch;
     std::lock_guard<std::mutex> lock(sessions_mutex_);
     if (session_ == nullptr || session_->counters == nullptr) return;
     Session& session = *session_;
@@ -701,7 +728,7 @@ class Injection {
           launch_record(launch, RowStatus::kError, driver_.describe(cb->functionName, result), {}));
       return;
     }
-    record_ranges(session, launch, ranges);
+    record_ranges(session, launch, ranges, gpu_time(launch, m.correlation, m.window_start));
     add_phase("record", seconds_since(t));
   }
 
@@ -711,14 +738,16 @@ class Injection {
     std::lock_guard<std::mutex> lock(sessions_mutex_);
     if (session_ == nullptr || session_->counters == nullptr) return;
     Session& session = *session_;
-    BatchedLaunch batched{m.launch, m.range, launch_result(cb), ""};
+    BatchedLaunch batched{m.launch,       m.range, launch_result(cb), "", m.correlation,
+                          m.window_start, 0};
     if (batched.result != CUDA_SUCCESS)
       batched.error = driver_.describe(cb->functionName, batched.result);
-    session.batched.push_back(std::move(batched));
     Clock::time_point t = Clock::now();
     // The kernel ends before its range closes, whatever order CUPTI gives the pop.
     synchronize_context();
     add_phase("sync", seconds_since(t));
+    batched.window_end = KernelActivity::now_ns();
+    session.batched.push_back(std::move(batched));
     t = Clock::now();
     try {
       session.counters->pop_range();
@@ -743,6 +772,7 @@ class Injection {
       return;
     }
     const Clock::time_point t = Clock::now();
+    flush_activity();
     std::map<std::string, const gpu::RangeValues*> by_name;
     for (const gpu::RangeValues& range : ranges) by_name[range.name] = &range;
     for (const BatchedLaunch& b : session.batched) {
@@ -753,7 +783,8 @@ class Injection {
         record(launch_record(b.launch, RowStatus::kError,
                              "the range profiler recorded no range for this launch", {}));
       else
-        record_ranges(session, b.launch, {*found->second});
+        record_ranges(session, b.launch, {*found->second},
+                      take_gpu_time(b.launch, b.correlation, b.window_start, b.window_end));
     }
     session.batched.clear();
     add_phase("record", seconds_since(t));
@@ -814,7 +845,8 @@ class Injection {
 
   // Rows of one launch from its ranges (one for a kernel, one per kernel node of a graph).
   void record_ranges(const Session& session, const KernelLaunch& launch,
-                     const std::vector<gpu::RangeValues>& ranges) {
+                     const std::vector<gpu::RangeValues>& ranges,
+                     const std::optional<LaunchGpuTime>& time) {
     if (ranges.empty()) {
       record(launch_record(launch, RowStatus::kError,
                            "the range profiler recorded no range for this launch", {}));
@@ -840,9 +872,9 @@ class Injection {
         std::map<std::string, double> counters;
         if (!ranges[i].values.empty() && ranges[i].values[0] == ranges[i].values[0])
           counters[quantity::kGpuTime] = ranges[i].values[0] * 1e-9;
-        record(launch_record(row, RowStatus::kCountersUnavailable,
-                             "no metric catalogue for chip " + session.chip + ": kernel time only",
-                             counters));
+        std::string note = "no metric catalogue for chip " + session.chip + ": kernel time only";
+        if (ranges.size() == 1) apply_gpu_time(counters, time, note, "the range");
+        record(launch_record(row, RowStatus::kCountersUnavailable, note, counters));
         continue;
       }
       std::map<std::string, double> counters =
@@ -852,8 +884,69 @@ class Injection {
                              "the range profiler returned no counter values for this launch", {}));
         continue;
       }
+      // A graph launch back per kernel node (not done today: graphs are only batched) keeps
+      // each node's range time.
+      if (ranges.size() == 1) apply_gpu_time(counters, time, message, "the range");
       record(launch_record(row, RowStatus::kOk, message, std::move(counters)));
     }
+  }
+
+  // The activity records CUPTI holds, delivered (the launches read next have finished).
+  void flush_activity() {
+    if (!no_activity_.empty()) return;
+    const Clock::time_point t = Clock::now();
+    KernelActivity::instance().flush();
+    add_phase("activity", seconds_since(t));
+  }
+
+  // The GPU time of a launch that has just finished: its context synchronised, records flushed.
+  std::optional<LaunchGpuTime> gpu_time(const KernelLaunch& launch, std::uint32_t correlation,
+                                        std::uint64_t window_start) {
+    if (!no_activity_.empty()) return std::nullopt;
+    synchronize_context();
+    const std::uint64_t window_end = KernelActivity::now_ns();
+    flush_activity();
+    return take_gpu_time(launch, correlation, window_start, window_end);
+  }
+
+  // A graph launch's kernels are its kernel nodes; a kernel launch's, those of its name.
+  std::optional<LaunchGpuTime> take_gpu_time(const KernelLaunch& launch, std::uint32_t correlation,
+                                             std::uint64_t start, std::uint64_t end) {
+    if (!no_activity_.empty()) return std::nullopt;
+    std::optional<LaunchGpuTime> time = KernelActivity::instance().take(
+        correlation, launch.graph ? std::string() : launch.mangled_name, start, end);
+    add_phase(!time             ? "activity missing"
+              : time->by_window ? "activity by window"
+                                : "activity by correlation",
+              1);
+    return time;
+  }
+
+  // The row's time is the kernel's own (activity records); `counters`' kGpuTime on entry is
+  // the time `fallback` measured around the launch, kept as kRangeTime. Without a record the
+  // fallback stays the row's time and `message` says so.
+  void apply_gpu_time(std::map<std::string, double>& counters,
+                      const std::optional<LaunchGpuTime>& time, std::string& message,
+                      const char* fallback) const {
+    auto note = [&message](const std::string& text) {
+      message += (message.empty() ? "" : "; ") + text;
+    };
+    const auto around = counters.find(quantity::kGpuTime);
+    const double around_seconds = around != counters.end() ? around->second : std::nan("");
+    if (!std::isnan(around_seconds)) counters[quantity::kRangeTime] = around_seconds;
+    if (!time) {
+      note(std::string("kernel time from ") + fallback + " around the launch (launch latency " +
+           "included): " +
+           (no_activity_.empty() ? "CUPTI gave no kernel activity record for it" : no_activity_));
+      return;
+    }
+    counters[quantity::kGpuTime] = time->seconds;
+    counters[quantity::kKernelCount] = time->kernels;
+    // A kernel cannot outlast what was measured around it: if it seems to, one source is wrong.
+    if (around_seconds > 0 && time->seconds > around_seconds * 1.05 + 2e-6)
+      note("the kernel's activity time (" + format_fixed(time->seconds * 1e6, 1) +
+           " us) exceeds the time measured around it (" + format_fixed(around_seconds * 1e6, 1) +
+           " us)");
   }
 
   std::unique_ptr<RecordFile> records_;
@@ -861,6 +954,7 @@ class Injection {
   const Driver& driver_;
   std::string run_dir_;  // the run's record directory: record files and counter leases
   std::string process_;
+  std::string no_activity_;  // why kernel activity records are unavailable; empty: they work
   std::optional<std::regex> regex_;
   std::atomic<bool> active_{true};
   std::atomic<bool> stopping_{false};  // the process is exiting: the watcher stops
@@ -987,7 +1081,10 @@ bool start() {
             (other ? ": another profiler (ncu, nsys, a CUPTI tool) is attached" : "")));
     return false;
   }
-  g_injection = new Injection(std::move(records), options, *driver, dir);
+  std::string no_activity;
+  if (!KernelActivity::enable(&no_activity) && no_activity.empty())
+    no_activity = "kernel activity records unavailable";
+  g_injection = new Injection(std::move(records), options, *driver, dir, no_activity);
   for (CUpti_CallbackId id : kLaunchCallbacks)
     if (CUptiResult r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
         r != CUPTI_SUCCESS) {

@@ -11,6 +11,11 @@
 //            that launches one axpy, before it initialises CUDA itself.
 //   repeat   with --repeat N, only this: axpy with a = 1 launched N times on one stream over
 //            x = 1, y = 0 (so y = N after), for runs longer than one batch of ranges.
+//   graph-replay  with --graph-replay, only this: a graph of four kernel nodes (axpy, the
+//            WMMA GEMM, a scale, an axpy that reads the GEMM) captured once and replayed five
+//            times, each replay changing its own inputs, as a training step's graph does. Prints
+//            a checksum of every output ("profile_target graph-replay: checksum ..."), which
+//            profiling must leave bit-identical.
 //
 // Prints "profile_target: ok" and exits 0 when every result is right.
 #include <mma.h>
@@ -19,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -167,9 +173,78 @@ bool run_graph() {
   return first == 0.0f;
 }
 
+__global__ void scale(float* v, float factor, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) v[i] = v[i] * factor + 0.25f;
+}
+
+// FNV-1a over the bytes of `count` floats.
+std::uint64_t checksum(const std::vector<float>& values, std::uint64_t hash) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (std::size_t i = 0; i < values.size() * sizeof(float); ++i)
+    hash = (hash ^ bytes[i]) * 1099511628211ull;
+  return hash;
+}
+
+int run_graph_replay() {
+  constexpr int kReplays = 5;
+  const int n = kGemmN;
+  const int elements = n * n;  // the axpy and scale nodes work on the GEMM's output shape
+  std::vector<__half> ha(elements), hb(elements);
+  std::vector<float> hx(elements);
+  for (int i = 0; i < elements; ++i) {
+    ha[i] = __float2half(static_cast<float>((i * 7) % 5) - 2.0f);
+    hb[i] = __float2half(static_cast<float>((i * 3) % 7) - 3.0f);
+    hx[i] = static_cast<float>(i % 11) * 0.125f;
+  }
+  __half *a = nullptr, *b = nullptr;
+  float *c = nullptr, *x = nullptr, *y = nullptr;
+  CHECK_CUDA(cudaMalloc(&a, elements * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&b, elements * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&c, elements * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&x, elements * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&y, elements * sizeof(float)));
+  CHECK_CUDA(cudaMemcpy(a, ha.data(), elements * sizeof(__half), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(b, hb.data(), elements * sizeof(__half), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(x, hx.data(), elements * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(y, 0, elements * sizeof(float)));
+  cudaStream_t stream = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  const int blocks = (elements + 255) / 256;
+  CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  axpy<<<blocks, 256, 0, stream>>>(0.5f, x, y, elements);  // y += x/2: replays accumulate
+  wmma_gemm<<<dim3(n / 16, n / 16), 32, 0, stream>>>(a, b, c, n);
+  scale<<<blocks, 256, 0, stream>>>(x, 0.75f, elements);  // the next replay's x differs
+  axpy<<<blocks, 256, 0, stream>>>(1e-3f, c, y, elements);
+  CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  std::uint64_t hash = 1469598103934665603ull;
+  std::vector<float> out(elements);
+  for (int r = 0; r < kReplays; ++r) {
+    CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(out.data(), y, elements * sizeof(float), cudaMemcpyDeviceToHost));
+    hash = checksum(out, hash);
+  }
+  CHECK_CUDA(cudaMemcpy(out.data(), x, elements * sizeof(float), cudaMemcpyDeviceToHost));
+  hash = checksum(out, hash);
+  CHECK_CUDA(cudaGraphExecDestroy(exec));
+  CHECK_CUDA(cudaGraphDestroy(graph));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c),
+                  static_cast<void*>(x), static_cast<void*>(y)})
+    CHECK_CUDA(cudaFree(p));
+  std::printf("profile_target graph-replay: checksum %016llx\n",
+              static_cast<unsigned long long>(hash));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--graph-replay") == 0) return run_graph_replay();
   const bool child = argc > 1 && std::strcmp(argv[1], "--child") == 0;
   const bool spawn = argc > 1 && std::strcmp(argv[1], "--spawn-child") == 0;
   if (argc > 2 && std::strcmp(argv[1], "--repeat") == 0) {

@@ -3,7 +3,13 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <cstdio>
+#include <memory>
 #include <set>
 
 #include <cuda_runtime_api.h>
@@ -46,6 +52,55 @@ double counter(const json& row, const char* name) {
   return value.is_number() ? value.get<double>() : -1;
 }
 
+// The line of `text` that starts with `prefix` ("" when none).
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    if (text.compare(at, prefix.size(), prefix) == 0) return text.substr(at, end - at);
+    at = end + 1;
+  }
+  return "";
+}
+
+// What the program prints on its own.
+std::string stdout_alone(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe.get()))
+    out.append(buffer.data(), n);
+  return out;
+}
+
+// `profile` in-process with file descriptor 1 (which the program inherits) sent to a file:
+// what the program printed under the tool, and the report.
+std::pair<std::string, json> profile_stdout(const std::vector<std::string>& options,
+                                            const std::vector<std::string>& program) {
+  TempDir dir;
+  const std::string captured = (dir.path / "stdout.txt").string();
+  std::fflush(stdout);
+  const int saved = dup(1);
+  const int fd = open(captured.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(saved >= 0);
+  REQUIRE(fd >= 0);
+  dup2(fd, 1);
+  close(fd);
+  json report;
+  try {
+    report = profile(options, program);
+  } catch (...) {
+    std::fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    throw;
+  }
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  return {read_text(captured), report};
+}
+
 }  // namespace
 
 TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, a child") {
@@ -73,11 +128,20 @@ TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, 
       if (row["kernel"].get<std::string>().find("axpy") != std::string::npos) axpy.push_back(row);
       continue;
     }
-    // The graph holds one axpy node: one row for the launch, or one per node.
+    // The graph holds one axpy node. A batch counts it as one range; a pass per launch
+    // would kernel-replay it, which is never done: its row has the kernel's time only.
     ++graphs;
-    CHECK(row["status"] == "ok");
-    CHECK(row["message"].get<std::string>().find("CUDA graph") != std::string::npos);
-    CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+    CAPTURE(row.dump());
+    CHECK(counter(row, "kernel_count") == 1);
+    CHECK(counter(row, "gpu_time_seconds") > 0);
+    if (replay == "batch") {
+      CHECK(row["status"] == "ok");
+      CHECK(row["message"].get<std::string>().find("CUDA graph") != std::string::npos);
+      CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+    } else {
+      CHECK(row["status"] == "counters_unavailable");
+      CHECK(row["message"].get<std::string>().find("never kernel-replayed") != std::string::npos);
+    }
   }
   REQUIRE(axpy.size() == 3);  // two threads, the child
   std::set<std::string> ranges;
@@ -93,8 +157,17 @@ TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, 
     CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
     CHECK(counter(row, "dram_read_bytes") == doctest::Approx(2 * 4 * kAxpyN).epsilon(0.02));
     CHECK(counter(row, "tensor_mma_sync_flops") == 0);
+    // The kernel's own time (activity record), inside the range measured around it.
+    CHECK(counter(row, "kernel_count") == 1);
     CHECK(counter(row, "gpu_time_seconds") > 0);
+    CHECK(counter(row, "gpu_time_seconds") <= counter(row, "range_time_seconds") * 1.05 + 2e-6);
   }
+  // The child's axpy is the first launch of its process (its module loaded lazily inside
+  // the range), the threads' the first of theirs: the same kernel, the same time.
+  std::vector<double> times;
+  for (const json& row : axpy) times.push_back(counter(row, "gpu_time_seconds"));
+  const auto [fastest, slowest] = std::minmax_element(times.begin(), times.end());
+  CHECK(*slowest < 1.5 * *fastest);
   CHECK(graphs >= 1);
   CHECK(children == 1);
   CHECK(ranges == std::set<std::string>{"thread 0", "thread 1", "child axpy"});
@@ -164,6 +237,34 @@ TEST_CASE("profile: a program whose GPU counters are held elsewhere gets timed r
     CHECK(counter(row, "gpu_time_seconds") > 0);   // from CUDA events
     CHECK(counter(row, "dram_read_bytes") == -1);  // no counters
   }
+}
+
+TEST_CASE("profile: a program that replays a CUDA graph prints the same output in every mode") {
+  // Kernel replay of a graph launch broke a PyTorch program's replay; whatever the set and the
+  // replay mode, the program must compute exactly what it computes alone.
+  const std::string prefix = "profile_target graph-replay: checksum";
+  const std::string alone =
+      line_starting(stdout_alone(std::string(ROOFLINE_PROFILE_TARGET) + " --graph-replay"), prefix);
+  REQUIRE(!alone.empty());
+  for (const char* set : {"roofline", "full"})
+    for (const char* replay : {"batch", "launch"}) {
+      CAPTURE(set);
+      CAPTURE(replay);
+      const auto [out, report] = profile_stdout({"--counter-set", set, "--replay", replay},
+                                                {ROOFLINE_PROFILE_TARGET, "--graph-replay"});
+      CHECK(line_starting(out, prefix) == alone);
+      int graph_rows = 0;
+      for (const json& row : report["rows"]) {
+        if (!row["launch"]["graph"].get<bool>()) continue;
+        ++graph_rows;
+        CAPTURE(row.dump());
+        CHECK(counter(row, "kernel_count") == 4);
+        CHECK(counter(row, "gpu_time_seconds") > 0);
+        const bool counted = std::string(set) == "roofline" && std::string(replay) == "batch";
+        CHECK(row["status"] == (counted ? "ok" : "counters_unavailable"));
+      }
+      CHECK(graph_rows == 5);
+    }
 }
 
 int main(int argc, char** argv) {

@@ -1,0 +1,160 @@
+#include "lib/inject/kernel_activity.hpp"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace roofline::inject {
+namespace {
+
+// Activity buffers: CUPTI fills one, hands it back, asks for the next. 8 MiB holds about 40,000
+// kernel records; the buffers are freed once read.
+constexpr std::size_t kBufferBytes = std::size_t{8} << 20;
+constexpr std::size_t kBufferAlign = 8;
+// Records of no expected id kept for the window match: enough for the kernel nodes of the
+// largest graphs, bounded so that a long program's other kernels cannot grow it.
+constexpr std::size_t kUnexpectedKept = std::size_t{1} << 16;
+// The injection library's own L2 flush (lib/inject/flush_l2.cu), never a program's kernel.
+constexpr const char* kFlushKernel = "cuflash_roofline_flush_l2";
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
+                               std::size_t, std::size_t valid) {
+  KernelActivity& activity = KernelActivity::instance();
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+        record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+      continue;
+    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    KernelExecution e;
+    e.start_ns = k->start;
+    e.end_ns = k->end;
+    e.correlation = k->correlationId;
+    e.graph_node = k->graphNodeId;
+    if (k->name != nullptr) e.name = k->name;
+    activity.add(e);
+  }
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0)
+    activity.add_dropped(dropped);
+  std::free(buffer);
+}
+
+}  // namespace
+
+bool KernelActivity::enable(std::string* why) {
+  auto failed = [why](const char* call, CUptiResult r) {
+    const char* text = nullptr;
+    if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) text = "";
+    *why = std::string(call) + " failed: " + text;
+    return false;
+  };
+  if (CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+      r != CUPTI_SUCCESS)
+    return failed("cuptiActivityRegisterCallbacks", r);
+  // Concurrent kernel records leave the program's kernels free to overlap (the plain kernel
+  // kind would serialise every launch of the program).
+  if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      r != CUPTI_SUCCESS)
+    return failed("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
+  return true;
+}
+
+KernelActivity& KernelActivity::instance() {
+  static KernelActivity* activity = new KernelActivity();  // never freed: used until exit
+  return *activity;
+}
+
+std::uint64_t KernelActivity::now_ns() {
+  std::uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  return t;
+}
+
+void KernelActivity::expect(std::uint32_t correlation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  expected_.insert(correlation);
+}
+
+void KernelActivity::flush() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void KernelActivity::add(const KernelExecution& execution) {
+  if (execution.name == kFlushKernel) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (expected_.count(execution.correlation) != 0) {
+    by_correlation_[execution.correlation].push_back(execution);
+    return;
+  }
+  unexpected_.push_back(execution);
+  if (unexpected_.size() > kUnexpectedKept) unexpected_.pop_front();
+}
+
+std::optional<LaunchGpuTime> KernelActivity::take(std::uint32_t correlation,
+                                                  const std::string& kernel,
+                                                  std::uint64_t window_start_ns,
+                                                  std::uint64_t window_end_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  expected_.erase(correlation);
+  if (auto it = by_correlation_.find(correlation); it != by_correlation_.end()) {
+    std::vector<KernelExecution> own;
+    for (const KernelExecution& e : it->second)
+      if (belongs_to(e, kernel)) own.push_back(e);
+    by_correlation_.erase(it);
+    const LaunchGpuTime time = gpu_time_of(own);
+    if (time.kernels > 0) return time;
+  }
+  std::vector<KernelExecution> inside;
+  auto kept = std::remove_if(unexpected_.begin(), unexpected_.end(), [&](const KernelExecution& e) {
+    const bool in =
+        e.start_ns >= window_start_ns && e.end_ns <= window_end_ns && belongs_to(e, kernel);
+    if (in) inside.push_back(e);
+    return in || e.end_ns < window_start_ns;  // older records can match no later launch
+  });
+  unexpected_.erase(kept, unexpected_.end());
+  if (inside.empty()) return std::nullopt;
+  LaunchGpuTime time = gpu_time_of(inside);
+  time.by_window = true;
+  return time;
+}
+
+std::uint64_t KernelActivity::dropped() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return dropped_;
+}
+
+void KernelActivity::add_dropped(std::uint64_t count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  dropped_ += count;
+}
+
+bool belongs_to(const KernelExecution& e, const std::string& kernel) {
+  return kernel.empty() ? e.graph_node != 0 : e.name == kernel;
+}
+
+LaunchGpuTime gpu_time_of(const std::vector<KernelExecution>& executions) {
+  // Per kernel: its graph node, or for a plain launch its name (all of a launch's records).
+  std::map<std::pair<std::uint64_t, std::string>, std::uint64_t> shortest;
+  for (const KernelExecution& e : executions) {
+    if (e.end_ns < e.start_ns) continue;
+    const std::uint64_t ns = e.end_ns - e.start_ns;
+    auto [it, inserted] = shortest.try_emplace({e.graph_node, e.name}, ns);
+    if (!inserted) it->second = std::min(it->second, ns);
+  }
+  LaunchGpuTime time;
+  for (const auto& [key, ns] : shortest) time.seconds += static_cast<double>(ns) * 1e-9;
+  time.kernels = static_cast<int>(shortest.size());
+  time.executions = static_cast<int>(executions.size());
+  return time;
+}
+
+}  // namespace roofline::inject

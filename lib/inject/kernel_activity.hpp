@@ -1,0 +1,88 @@
+// The kernel's own time, as the GPU ran it: CUPTI's activity records of kernel execution
+// (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, the source Nsight Systems reads), each with the
+// kernel's start and end on the GPU. Module loading, launch latency and the range profiler's
+// own work lie outside them, which the range around a launch (gpu__time_duration of a user
+// range) does not leave out.
+//
+// A measured launch names what to look for: the correlation id of its driver call (the id its
+// kernels' records carry; a graph launch's kernel nodes carry the id of cuGraphLaunch) and a
+// window of CUPTI timestamps in which only its kernels ran (profiled launches are serialised
+// and their context synchronised around them). Records are kept for the correlation ids
+// expected; kernel-node records of graphs and records of no expected id wait in a bounded
+// list for the window match, which serves when a correlation id finds nothing (CUPTI 13.0 gives
+// graph launches wrong ids after a first profiling session, by its release notes).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace roofline::inject {
+
+// One kernel execution from an activity record (CUPTI timestamps, nanoseconds).
+struct KernelExecution {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t correlation = 0;
+  std::uint64_t graph_node = 0;  // 0 outside graphs
+  std::string name;              // mangled, as the driver reports it
+};
+
+// The GPU time of one launch: the sum of its kernels' durations, each kernel (each node of a
+// graph) counted once (kernel replay runs a kernel once per pass: the shortest run counts).
+struct LaunchGpuTime {
+  double seconds = 0;
+  int kernels = 0;         // kernels (graph nodes) found
+  int executions = 0;      // records found (> kernels under kernel replay)
+  bool by_window = false;  // matched by the time window, not the correlation id
+};
+
+// Process-wide: CUPTI delivers activity buffers to one pair of callbacks.
+class KernelActivity {
+ public:
+  // Registers the buffer callbacks and enables kernel records. False, with `why`, when CUPTI
+  // refuses (the launch rows then keep the range's time and say so).
+  static bool enable(std::string* why);
+  static KernelActivity& instance();
+
+  // The current CUPTI timestamp (the records' clock).
+  static std::uint64_t now_ns();
+
+  // A launch whose records are wanted, by the correlation id of its driver call.
+  void expect(std::uint32_t correlation);
+  // Delivers every record CUPTI holds (forced: buffers not yet full too). Call after the
+  // launches in question have finished on the GPU.
+  void flush();
+  // The time of a launch after flush(): its records by correlation id, else the records of no
+  // expected id that lie inside [window_start, window_end]. Only the launch's own kernels
+  // count: for a kernel launch those named `kernel` (its mangled name), for a graph launch
+  // (`kernel` empty) its kernel nodes. Records of the same correlation id hold more than those
+  // (the L2 flush launched inside the launch's callback, a kernel of CUPTI's own, seen on the
+  // H200). Consumes them. nullopt when neither finds a kernel.
+  std::optional<LaunchGpuTime> take(std::uint32_t correlation, const std::string& kernel,
+                                    std::uint64_t window_start_ns, std::uint64_t window_end_ns);
+
+  // Called from CUPTI's buffer-completed callback.
+  void add(const KernelExecution& execution);
+  std::uint64_t dropped() const;  // records CUPTI reported dropped
+  void add_dropped(std::uint64_t count);
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::uint32_t> expected_;
+  std::map<std::uint32_t, std::vector<KernelExecution>> by_correlation_;
+  std::deque<KernelExecution> unexpected_;  // bounded: the oldest go first
+  std::uint64_t dropped_ = 0;
+};
+
+// True when `e` is a kernel of the launch `kernel` names (see KernelActivity::take).
+bool belongs_to(const KernelExecution& e, const std::string& kernel);
+// The time of `executions` (all of one launch): per kernel node the shortest run, summed.
+LaunchGpuTime gpu_time_of(const std::vector<KernelExecution>& executions);
+
+}  // namespace roofline::inject

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# `cuflash-roofline profile` on PyTorch programs shaped like real work (scripts/programs/), on
+# a GPU machine, in one call: build, the profile GPU tests, then for each program
+#   - the program alone, twice (its time and its checksum line: is it deterministic?);
+#   - under `profile` in each counter set and replay mode: exit code, time, checksum (the
+#     program must print what it prints alone);
+#   - under `ncu --clock-control none --cache-control all --metrics LIST` (LIST: our own
+#     metric list), the reference for agreement and for cost;
+#   - scripts/profile_vs_ncu.py: launch by launch, time, DRAM, L2 and tensor FLOPs.
+#
+#   scripts/profile_programs.sh [build] [test] [mlp] [train] [modes]
+#
+# `modes` adds the non-default sets and replay modes (--replay launch, --counter-set full) to
+# each program's legs. Writes under $OUT (or out/profile-programs/): summary.txt (tables last),
+# logs.tar.xz, and the reports. Never changes clocks: ncu runs with --clock-control none.
+set -u -o pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+final="${OUT:-$repo/out/profile-programs}"
+out="${WORK_DIR:-/tmp/profile-programs}"
+rm -rf "$out"
+mkdir -p "$final" "$out"
+build="${BUILD_DIR:-$repo/build/device}"
+ncu_bin="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)"
+export PATH="/usr/local/cuda/bin:$PATH"
+export PYTHONUNBUFFERED=1
+# The summary is written where it comes back even when the call is cut short.
+summary="$final/summary.txt"
+: >"$summary"
+# Every leg ends by this many seconds after the start (DEADLINE_S), so that a device call's
+# limit never cuts the script off before its summary.
+deadline=$(($(date +%s) + ${DEADLINE_S:-560}))
+left() { local l=$((deadline - $(date +%s))); echo $((l > 1 ? (l < $1 ? l : $1) : 1)); }
+note() { echo "$*" | tee -a "$summary"; }
+seconds() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$(seconds) - $1:.2f}')"; }
+tool="$build/app/cuflash-roofline"
+finish() { (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude='*.ncu-rep' .); }
+trap finish EXIT
+legs=" ${*:-build test mlp train} "
+has() { [[ "$legs" == *" $1 "* ]]; }
+
+if has build; then
+  t=$(seconds)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1
+  rc=$?
+  note "build: rc=$rc in $(elapsed "$t") s"
+  [ $rc -ne 0 ] && { grep -E "error|Error" "$out/build.log" | head -30 | tee -a "$summary"; exit 1; }
+fi
+
+if has test; then
+  t=$(seconds)
+  timeout "$(left 300)" ctest --test-dir "$build" --output-on-failure --timeout 300 -R 'gpu.profile|profile|launch' \
+    >"$out/ctest.log" 2>&1
+  note "ctest (profile tests): rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+  grep -E "Failed|\*\*\*|ERROR|error:" "$out/ctest.log" | head -40 | tee -a "$summary"
+fi
+
+# checksum FILE: the program's checksum line.
+checksum() { grep -E "checksum" "$1" | tail -1; }
+
+# profile_leg LABEL:OPTIONS: the program (name, cmd, reference of the caller) under profile.
+profile_leg() {
+  local mode="$1"
+  local label="${mode%%:*}" options="${mode#*:}"
+  t=$(seconds)
+  # shellcheck disable=SC2086
+  timeout "$(left 300)" "$tool" -v profile $options --json "$out/${name}_$label.json" -- "${cmd[@]}" \
+    >"$out/${name}_$label.txt" 2>"$out/${name}_$label.err"
+  rc=$?
+  local same="output differs"
+  [ "$(checksum "$out/${name}_$label.txt")" = "$reference" ] && same="same output"
+  note "$name under profile ($label${options:+: $options}): rc=$rc in $(elapsed "$t") s; $same;" \
+    "$(python3 -c "
+import json, collections
+rows = json.load(open('$out/${name}_$label.json'))['rows']
+print(len(rows), 'rows', dict(collections.Counter(r['status'] for r in rows)))" 2>&1)"
+  grep -E "^\[.*(warn|error)" "$out/${name}_$label.err" | head -8 | tee -a "$summary"
+  grep -o "time in the injection library.*" "$out/${name}_$label.err" | head -2 | tee -a "$summary"
+}
+
+# program NAME ARGS...: alone, under profile (default options) and under ncu.
+program() {
+  local name="$1"
+  shift
+  local cmd=(python3 "$@")
+  local t rc
+  for i in 1 2; do
+    t=$(seconds)
+    timeout "$(left 120)" "${cmd[@]}" >"$out/${name}_alone$i.txt" 2>&1
+    rc=$?
+    note "$name alone ($i): rc=$rc in $(elapsed "$t") s; $(checksum "$out/${name}_alone$i.txt")"
+  done
+  local reference
+  reference="$(checksum "$out/${name}_alone1.txt")"
+  [ "$reference" = "$(checksum "$out/${name}_alone2.txt")" ] ||
+    note "$name: NOT deterministic alone (two runs, two checksums): output compared loosely"
+  profile_leg "default:"
+  if [ -n "$ncu_bin" ]; then
+    local metrics
+    metrics="$("$tool" metrics --chip GH100 --list | paste -sd, -)"
+    t=$(seconds)
+    timeout "$(left 400)" "$ncu_bin" --clock-control none --cache-control all --csv --page raw \
+      --metrics "$metrics" "${cmd[@]}" >"$out/${name}_ncu.csv" 2>"$out/${name}_ncu.err"
+    note "$name under ncu --metrics (our list): rc=$? in $(elapsed "$t") s"
+    python3 scripts/profile_vs_ncu.py "$out/${name}_default.json" "$out/${name}_ncu.csv" \
+      >"$out/${name}_vs_ncu.txt" 2>&1
+    note "== $name: profile (default) against ncu, launch by launch =="
+    # The whole table goes to the summary; the acceptance lines to the terminal too.
+    cat "$out/${name}_vs_ncu.txt" >>"$summary"
+    grep -vE "^ *[0-9]+ " "$out/${name}_vs_ncu.txt"
+  else
+    note "$name: no ncu on this machine"
+  fi
+}
+
+# modes NAME ARGS...: the program under the other sets and modes (after every program's
+# default leg and ncu, so that a short call keeps those).
+modes() {
+  local name="$1"
+  shift
+  local cmd=(python3 "$@")
+  local reference t rc
+  reference="$(checksum "$out/${name}_alone1.txt")"
+  profile_leg "launch:--replay launch"
+  profile_leg "full:--counter-set full"
+  if [ -s "$out/${name}_launch.json" ] && [ -s "$out/${name}_ncu.csv" ]; then
+    python3 scripts/profile_vs_ncu.py "$out/${name}_launch.json" "$out/${name}_ncu.csv" \
+      >"$out/${name}_launch_vs_ncu.txt" 2>&1
+    note "== $name: profile --replay launch against ncu (summary) =="
+    grep -E "^(time|first|DRAM|L2|tensor|largest)" "$out/${name}_launch_vs_ncu.txt" | tee -a "$summary"
+  fi
+}
+
+has mlp && program mlp scripts/programs/mlp_block.py
+has train && program train scripts/programs/train_step.py
+has modes && has mlp && modes mlp scripts/programs/mlp_block.py
+has modes && has train && modes train scripts/programs/train_step.py
