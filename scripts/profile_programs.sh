@@ -10,6 +10,8 @@
 #
 #   scripts/profile_programs.sh [build] [test] [mlp] [train] [modes]
 #
+# ALONE_RUNS (default 2): runs of the program alone. NCU_REFERENCE_DIR: NAME_ncu.csv files of an
+# earlier call to pair with instead of running ncu again.
 # `modes` adds the non-default sets and replay modes (--replay launch, --counter-set full) to
 # each program's legs. Writes under $OUT (or out/profile-programs/): summary.txt (tables last),
 # logs.tar.xz, and the reports. Never changes clocks: ncu runs with --clock-control none.
@@ -86,7 +88,7 @@ program() {
   shift
   local cmd=(python3 "$@")
   local t rc
-  for i in 1 2; do
+  for i in $(seq 1 "${ALONE_RUNS:-2}"); do
     t=$(seconds)
     timeout "$(left 120)" "${cmd[@]}" >"$out/${name}_alone$i.txt" 2>&1
     rc=$?
@@ -94,16 +96,22 @@ program() {
   done
   local reference
   reference="$(checksum "$out/${name}_alone1.txt")"
-  [ "$reference" = "$(checksum "$out/${name}_alone2.txt")" ] ||
+  [ ! -f "$out/${name}_alone2.txt" ] || [ "$reference" = "$(checksum "$out/${name}_alone2.txt")" ] ||
     note "$name: NOT deterministic alone (two runs, two checksums): output compared loosely"
   profile_leg "default:"
   if [ -n "$ncu_bin" ]; then
     local metrics
     metrics="$("$tool" metrics --chip GH100 --list | paste -sd, -)"
     t=$(seconds)
-    timeout "$(left 400)" "$ncu_bin" --clock-control none --cache-control all --csv --page raw \
-      --metrics "$metrics" "${cmd[@]}" >"$out/${name}_ncu.csv" 2>"$out/${name}_ncu.err"
-    note "$name under ncu --metrics (our list): rc=$? in $(elapsed "$t") s"
+    if [ -s "${NCU_REFERENCE_DIR:-/nonexistent}/${name}_ncu.csv" ]; then
+      # ncu's counts of an earlier call on the same program (its launches are the same).
+      cp "$NCU_REFERENCE_DIR/${name}_ncu.csv" "$out/${name}_ncu.csv"
+      note "$name: ncu reference from $NCU_REFERENCE_DIR (an earlier call)"
+    else
+      timeout "$(left 400)" "$ncu_bin" --clock-control none --cache-control all --csv --page raw \
+        --metrics "$metrics" "${cmd[@]}" >"$out/${name}_ncu.csv" 2>"$out/${name}_ncu.err"
+      note "$name under ncu --metrics (our list): rc=$? in $(elapsed "$t") s"
+    fi
     python3 scripts/profile_vs_ncu.py "$out/${name}_default.json" "$out/${name}_ncu.csv" \
       >"$out/${name}_vs_ncu.txt" 2>&1
     note "== $name: profile (default) against ncu, launch by launch =="

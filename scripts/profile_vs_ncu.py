@@ -59,7 +59,8 @@ def ours_quantities(row):
     tensor = sum(v for v in parts if not math.isnan(v)) if any(
         not math.isnan(v) for v in parts) else NAN
     return [get("gpu_time_seconds"), get("dram_read_bytes") + get("dram_write_bytes"),
-            get("l2_bytes"), tensor]
+            get("l2_bytes"), tensor, get("kernel_execution_seconds"),
+            get("range_time_seconds")]
 
 
 def kernels_of(row):
@@ -176,6 +177,13 @@ def main():
         if not good:
             fails.append(i)
     print()
+    for label, k in (("execution alone", 4), ("of the range", 5)):
+        d = [(o["q"][k] - ref[0]) * 1e6 for _, o, ref, _ in pairs
+             if len(o["q"]) > k and not math.isnan(o["q"][k]) and not math.isnan(ref[0])]
+        if d:
+            d.sort()
+            print(f"other time ({label}) minus the reference: median {d[len(d) // 2]:+.2f} us, "
+                  f"10% {d[len(d) // 10]:+.2f}, 90% {d[9 * len(d) // 10]:+.2f} ({len(d)} launches)")
     print(f"time: {time_ok[0]}/{time_ok[1]} launches within 5% (>= 20 us) or 2 us + 10% "
           f"(< 20 us) of the reference")
     if sums[1] > 0:

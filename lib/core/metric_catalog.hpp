@@ -57,12 +57,14 @@ std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet 
 
 // Quantity ids with a fixed meaning, used by the analysis.
 namespace quantity {
-// A profiled launch's kernel time: the GPU's own execution time of its kernels (activity
-// records), else the time of the range around it; kRangeTime keeps the range's time beside it,
-// and kKernelCount how many kernels (graph nodes) the launch ran.
+// A profiled launch's kernel time (kGpuTime): the GPU's own time for its kernels, from CUPTI's
+// activity records (lib/inject/kernel_activity.hpp), else from the range around it.
+// kKernelExecution: the kernels' execution alone (activity records); kRangeTime: the range's
+// (or events') time around the launch; kKernelCount: how many kernels (graph nodes) it ran.
 inline constexpr const char* kGpuTime = "gpu_time_seconds";
 inline constexpr const char* kRangeTime = "range_time_seconds";
 inline constexpr const char* kKernelCount = "kernel_count";
+inline constexpr const char* kKernelExecution = "kernel_execution_seconds";
 inline constexpr const char* kSmClock = "sm_clock_hz";
 inline constexpr const char* kDramClock = "dram_clock_hz";
 inline constexpr const char* kL2Clock = "l2_clock_hz";

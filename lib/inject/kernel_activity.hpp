@@ -28,6 +28,7 @@ namespace roofline::inject {
 struct KernelExecution {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
+  std::uint64_t submitted_ns = 0;  // the launch's command buffer handed to the GPU; 0: unknown
   std::uint32_t correlation = 0;
   std::uint64_t graph_node = 0;  // 0 outside graphs
   std::string name;              // mangled, as the driver reports it
@@ -37,6 +38,9 @@ struct KernelExecution {
 // graph) counted once (kernel replay runs a kernel once per pass: the shortest run counts).
 struct LaunchGpuTime {
   double seconds = 0;
+  // From the submission of each kernel's launch to the GPU to its end (NaN when unknown): the
+  // GPU's launch processing included, as in ncu's gpu__time_duration.
+  double seconds_from_submission = 0;
   int kernels = 0;         // kernels (graph nodes) found
   int executions = 0;      // records found (> kernels under kernel replay)
   bool by_window = false;  // matched by the time window, not the correlation id

@@ -157,8 +157,10 @@ TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, 
     CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
     CHECK(counter(row, "dram_read_bytes") == doctest::Approx(2 * 4 * kAxpyN).epsilon(0.02));
     CHECK(counter(row, "tensor_mma_sync_flops") == 0);
-    // The kernel's own time (activity record), inside the range measured around it.
-    CHECK(counter(row, "kernel_count") == 1);
+    // The kernel's own time (activity record), inside the range measured around it. Kernel
+    // replay leaves no usable record (its passes' records have no duration): the auto range
+    // around the kernel alone times it then.
+    if (replay == "batch") CHECK(counter(row, "kernel_count") == 1);
     CHECK(counter(row, "gpu_time_seconds") > 0);
     CHECK(counter(row, "gpu_time_seconds") <= counter(row, "range_time_seconds") * 1.05 + 2e-6);
   }
