@@ -42,6 +42,8 @@ int run_cli(const std::vector<std::string>& args) {
   root.footer(kExitCodes);
   root.set_version_flag("--version", std::string("cuflash-roofline ") + kToolVersion);
   root.require_subcommand(1);
+  // -q, -v and the spec options also after the subcommand ("run ... -q").
+  root.fallthrough();
   GlobalOptions global;
   global.args = args;
   global.specs.add_to(root);

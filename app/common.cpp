@@ -5,11 +5,14 @@
 #include <iostream>
 #include <limits>
 
+#include <spdlog/spdlog.h>
+
 #include "lib/core/calibration.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/model.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"
+#include "lib/core/report_notes.hpp"
 #include "lib/core/svg_chart.hpp"
 #include "lib/core/terminal_chart.hpp"
 #include "lib/core/text.hpp"
@@ -179,6 +182,8 @@ void OutputOptions::emit(const Report& report) const {
     std::cout << render_table(report, options);
     if (ascii_plot) std::cout << "\n" << render_ascii_plot(report, 72, 22);
   }
+  // Once per cause, with the rows it concerns, on stderr (silenced by -q).
+  for (const ReportNote& warning : report_warnings(report)) spdlog::warn("{}", describe(warning));
 }
 
 void CeilingOptions::add_to(CLI::App& app, bool keep_recorded_choice) {

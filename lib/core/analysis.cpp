@@ -79,16 +79,24 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
 
   const KernelModel* model = try_model(row.kernel);
   PathChoice choice = choose_path(row, model);
+  // A profiled launch has no model: without counted FLOPs it is judged on its bytes alone.
+  a.bandwidth_only = row.launch.has_value() && choice.source == Source::kModel;
+  if (a.bandwidth_only) {
+    choice.flops = kNaN;
+    choice.note = "no FLOPs counted";
+  }
   a.flops = choice.flops;
   a.flops_source = choice.source;
   a.path_note = choice.note;
   // Without counters, the kernel's own instruction where the GPU has it, else the best of its
   // path (cuBLAS runs mma.sync where there is no wgmma).
-  if (model != nullptr && choice.path == model->path && choice.source == Source::kModel)
+  if (a.bandwidth_only)
+    a.ceiling = nullptr;
+  else if (model != nullptr && choice.path == model->path && choice.source == Source::kModel)
     a.ceiling = binding_ceiling(*model, spec, row.workload);
   else
     a.ceiling = spec.ceiling(choice.path, choice.instruction);
-  if (a.ceiling == nullptr && choice.instruction != TensorInstruction::kNone) {
+  if (!a.bandwidth_only && a.ceiling == nullptr && choice.instruction != TensorInstruction::kNone) {
     a.ceiling = spec.ceiling(choice.path);
     if (a.ceiling != nullptr)
       a.warnings.push_back("spec has no " + std::string(to_string(choice.instruction)) +
@@ -99,15 +107,12 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   const double wgmma = counter(row, quantity::kTensorWgmma);
   const double fp32 = counter(row, quantity::kFp32Flops);
   const double fp16 = counter(row, quantity::kFp16Flops);
-  // A profiled launch has no model: without counted FLOPs it is judged on its bytes alone.
-  if (row.launch && choice.source == Source::kModel) {
-    a.path_note = "no FLOPs counted";
-    a.warnings.push_back(
+  if (a.bandwidth_only)
+    a.footnotes.push_back(
         std::isnan(fp32) || std::isnan(fp16)
-            ? "FLOPs not counted: the default counter set counts tensor FLOPs only "
-              "(--counter-set full adds CUDA-core FLOPs); judged on bytes alone"
-            : "no FLOPs counted on any pipe; judged on bytes alone");
-  }
+            ? "judged on bytes alone: the default counter set counts FP16 tensor FLOPs only "
+              "(--counter-set full adds BF16/TF32 tensor and CUDA-core FLOPs)"
+            : "judged on bytes alone: no FLOPs counted on any pipe");
   a.total_counted_flops =
       (std::isnan(mma) && std::isnan(wgmma) && std::isnan(fp32) && std::isnan(fp16))
           ? kNaN
@@ -173,7 +178,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     level.time_floor_seconds = seconds_at(lb.bytes, level.peak_bandwidth_bytes_per_second);
     level.partial = lb.level == MemoryLevel::kL1 && l1_partial;
     if (level.partial)
-      a.warnings.push_back(
+      a.footnotes.push_back(
           "L1 bytes leave out wgmma's operand reads from shared memory and TMA copies: the L1 "
           "intensity is an upper bound, not a verdict");
     // A partial level's bytes are still a lower bound on its traffic, so its floor holds.
@@ -211,6 +216,23 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   }
   a.regime = (a.compute_bound ? "compute-bound (" : "memory-bound (") + a.binding + ")";
   a.fraction_of_bound = a.time_floor_seconds / a.time_seconds;
+  if (a.bandwidth_only) {
+    // The level whose bytes take longest at its peak bounds the launch.
+    const LevelAnalysis* slowest = nullptr;
+    for (const LevelAnalysis& level : a.levels)
+      if (!level.partial && std::isfinite(level.time_floor_seconds) &&
+          (slowest == nullptr || level.time_floor_seconds > slowest->time_floor_seconds))
+        slowest = &level;
+    a.compute_bound = false;
+    a.attainable_flops_per_second = kNaN;
+    a.ridge_factor = kNaN;
+    a.binding = slowest != nullptr ? std::string(display_name(slowest->level)) : "no bandwidth";
+    a.regime = slowest == nullptr
+                   ? "no verdict: no level has a bandwidth in the spec"
+                   : "memory-bound: " + a.binding + " at " +
+                         format_fixed(100 * slowest->bandwidth_utilisation, 0) + "% of " +
+                         format_fixed(slowest->peak_bandwidth_bytes_per_second / 1e9, 0) + " GB/s";
+  }
 
   a.flops_vs_model =
       std::isnan(a.total_counted_flops) ? kNaN : a.total_counted_flops / row.prediction.model_flops;
@@ -222,7 +244,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     a.dram_bytes_vs_compulsory = kNaN;
   }
 
-  if (a.ceiling == nullptr)
+  if (a.ceiling == nullptr && !a.bandwidth_only)
     a.warnings.push_back(spec.key + " has no ceiling for " + std::string(to_string(choice.path)));
   if (timed && !projection && a.flops_per_second > a.peak_flops_per_second * 1.02)
     a.warnings.push_back("above the compute roof: FLOPs or peak are wrong (units? sparse peak?)");

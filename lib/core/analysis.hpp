@@ -28,7 +28,12 @@ struct LevelAnalysis {
 };
 
 struct RowAnalysis {
-  bool has_verdict = false;                 // false for incorrect / too_large / error rows
+  bool has_verdict = false;  // false for incorrect / too_large / error rows
+  // A profiled launch with no FLOPs counted (the default set counts FP16 tensor FLOPs only):
+  // judged on its bytes alone. No FLOP ceiling, intensity or FLOP rate; the binding level is
+  // the one with the longest time floor, and the regime says how much of its bandwidth the
+  // launch used ("memory-bound: DRAM at 78% of 4800 GB/s").
+  bool bandwidth_only = false;
   const ComputeCeiling* ceiling = nullptr;  // the path the kernel used; null if spec lacks it
   std::string path_note;  // how the path was chosen ("counters: 97% of FLOPs on mma.sync")
 
@@ -65,6 +70,10 @@ struct RowAnalysis {
   double dram_bytes_vs_compulsory = 0;
 
   std::vector<std::string> warnings;
+  // Fixed properties of the kernel or the counter set that qualify the row without being a
+  // problem (an L1 level that wgmma's operand reads bypass; FLOPs the set does not count):
+  // footnotes of a table, not warnings.
+  std::vector<std::string> footnotes;
 
   // Projection (analyze(row, report) on a report measured on another GPU): time, rates and
   // re-estimated DRAM bytes are `projected`; the note says how.

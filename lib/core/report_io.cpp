@@ -15,6 +15,7 @@
 #include "lib/core/json_write.hpp"
 #include "lib/core/merge.hpp"
 #include "lib/core/output.hpp"
+#include "lib/core/report_notes.hpp"
 #include "lib/core/roofline.hpp"
 #include "lib/core/text.hpp"
 
@@ -98,6 +99,7 @@ json analysis_json(const Row& row, const RowAnalysis& a) {
   out["dram_bytes_vs_model"] = json_number(a.dram_bytes_vs_model);
   out["dram_bytes_vs_compulsory"] = json_number(a.dram_bytes_vs_compulsory);
   out["warnings"] = a.warnings;
+  out["footnotes"] = a.footnotes;
   (void)row;
   return out;
 }
@@ -771,6 +773,8 @@ std::string render_table(const Report& report, const TableOptions& options) {
                                        : row.launch->shape_label();
     const double gflop = known ? a.algorithmic_flops : a.flops;
     const double tflops = known ? a.algorithmic_flops_per_second : a.flops_per_second;
+    // A launch judged on bytes alone has no FLOP figure to print.
+    auto flop_cell = [&](std::string text) { return a.bandwidth_only ? std::string("-") : text; };
     auto mark = [&](Source s) {
       if (s == Source::kModel) any_model = true;
       if (s == Source::kProjected) any_projected = true;
@@ -788,24 +792,20 @@ std::string render_table(const Report& report, const TableOptions& options) {
         row.kernel,
         workload,
         format_fixed(ms, ms < 1 ? 3 : 2) + " ms" + mark(a.time_source),
-        format_fixed(gflop / 1e9, 2) + (known ? "" : mark(a.flops_source)),
-        format_fixed(tflops / 1e12, 1) + mark(a.time_source),
+        flop_cell(format_fixed(gflop / 1e9, 2) + (known ? "" : mark(a.flops_source))),
+        flop_cell(format_fixed(tflops / 1e12, 1) + mark(a.time_source)),
         bytes_text(a.dram->bytes) + mark(a.dram->bytes_source),
         format_fixed(a.dram->achieved_bytes_per_second / 1e9, 0),
         format_fixed(100 * a.dram->bandwidth_utilisation, 0) + "%",
-        format_fixed(a.dram->intensity, a.dram->intensity < 10 ? 2 : 0) +
-            mark(a.dram->bytes_source),
+        flop_cell(format_fixed(a.dram->intensity, a.dram->intensity < 10 ? 2 : 0) +
+                  mark(a.dram->bytes_source)),
         a.ceiling ? a.ceiling->label() : "-",
         a.regime,
-        describe_ridge_factor(a.ridge_factor),
-        format_fixed(a.attainable_flops_per_second / 1e12, 1),
+        flop_cell(describe_ridge_factor(a.ridge_factor)),
+        flop_cell(format_fixed(a.attainable_flops_per_second / 1e12, 1)),
         format_fixed(100 * a.fraction_of_bound, 0) + "%",
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
-    for (const std::string& warning : a.warnings)
-      notes.push_back(row.kernel + " " + row_label(row) + ": " + warning);
-    if (row.status == RowStatus::kCountersUnavailable && !row.message.empty())
-      notes.push_back(row.kernel + " " + row_label(row) + ": " + row.message);
   }
   std::vector<std::size_t> widths(header.size());
   for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);
@@ -832,7 +832,10 @@ std::string render_table(const Report& report, const TableOptions& options) {
   if (any_projected)
     out << "~ projected: counted on the GPU measured, placed on this spec's roofs (README, "
            "projection)\n";
-  for (const std::string& note : notes) out << "warning: " << one_line(note) << "\n";
+  // Warnings go to stderr (report_warnings); fixed properties are footnotes, once per cause.
+  for (const ReportNote& note : report_footnotes(report))
+    out << "note: " << one_line(describe(note)) << "\n";
+  for (const std::string& note : notes) out << "note: " << one_line(note) << "\n";
   return out.str();
 }
 

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
@@ -133,4 +134,15 @@ TEST_CASE("cli: help documents exit codes, version") {
   const CliResult version = cli({"--version"});
   CHECK(version.code == 0);
   CHECK(version.out.rfind("cuflash-roofline ", 0) == 0);
+}
+
+TEST_CASE("cli: -q and -v before or after the subcommand") {
+  CHECK(cli({"model", "--gpu", "h100", "--seq", "1024", "-q"}).code == 0);
+  CHECK(spdlog::get_level() == spdlog::level::err);
+  CHECK(cli({"model", "--gpu", "h100", "--seq", "1024", "-v"}).code == 0);
+  CHECK(spdlog::get_level() == spdlog::level::debug);
+  CHECK(cli({"-q", "model", "--gpu", "h100", "--seq", "1024"}).code == 0);
+  CHECK(spdlog::get_level() == spdlog::level::err);
+  CHECK(cli({"model", "--gpu", "h100", "--seq", "1024"}).code == 0);
+  CHECK(spdlog::get_level() == spdlog::level::info);
 }

@@ -1,12 +1,15 @@
 // Rows of a profiled launch (KernelLaunch): names, JSON round trip, CSV, table, matching, plot.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "lib/core/analysis.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/metric_catalog.hpp"
 #include "lib/core/report_io.hpp"
+#include "lib/core/report_notes.hpp"
 #include "lib/core/row_match.hpp"
 #include "lib/core/svg_chart.hpp"
 #include "lib/core/text.hpp"
@@ -118,8 +121,48 @@ TEST_CASE("launch rows: counted FLOPs judge them, missing FLOPs are said") {
   Row uncounted = report.rows[0];
   uncounted.counters.erase(quantity::kTensorMmaSync);
   const RowAnalysis b = analyze(uncounted, report.specs[0]);
-  REQUIRE_FALSE(b.warnings.empty());
-  CHECK(b.warnings[0].find("FLOPs not counted") != std::string::npos);
+  // A bandwidth verdict: no FLOP ceiling, the binding level's share of its bandwidth.
+  CHECK(b.bandwidth_only);
+  CHECK(b.ceiling == nullptr);
+  CHECK(b.warnings.empty());
+  REQUIRE(b.footnotes.size() == 1);
+  CHECK(b.footnotes[0].find("judged on bytes alone") != std::string::npos);
+  CHECK(b.footnotes[0].find("--counter-set full") != std::string::npos);
+  // 5e7 DRAM bytes in 200 us: 250 GB/s of the H200's 4800 (5%); 3e8 L2 bytes bind if the spec
+  // has an L2 bandwidth, else DRAM does.
+  CHECK(b.regime.rfind("memory-bound: ", 0) == 0);
+  CHECK(b.regime.find("% of ") != std::string::npos);
+  CHECK_FALSE(b.compute_bound);
+  CHECK(b.time_floor_seconds > 0);
+  CHECK(b.fraction_of_bound == doctest::Approx(b.time_floor_seconds / 2.0e-4));
+  CHECK(std::isnan(b.attainable_flops_per_second));
+
+  // A profiled launch whose tensor FLOPs were counted keeps its FLOP verdict.
+  CHECK_FALSE(a.bandwidth_only);
+}
+
+TEST_CASE("launch rows: warnings once per cause with their count, fixed properties as footnotes") {
+  Report report = launch_report();
+  for (Row& row : report.rows) row.counters.erase(quantity::kTensorMmaSync);
+  Row timed = report.rows[0];
+  timed.status = RowStatus::kCountersUnavailable;
+  timed.message = "another process kept the counters for more than 10 s: kernel time only";
+  report.rows.push_back(timed);
+  timed.message = "another process kept the counters for more than 12 s: kernel time only";
+  report.rows.push_back(timed);
+  const std::vector<ReportNote> warnings = report_warnings(report);
+  REQUIRE(warnings.size() == 1);  // the two messages differ only in a number
+  CHECK(warnings[0].rows == 2);
+  CHECK(describe(warnings[0]).find("(2 rows, the first: ") != std::string::npos);
+  const std::vector<ReportNote> footnotes = report_footnotes(report);
+  REQUIRE(footnotes.size() == 1);
+  CHECK(footnotes[0].rows == 4);
+  const std::string table = render_table(report, {});
+  CHECK(table.find("warning") == std::string::npos);  // warnings are for stderr
+  CHECK(table.find("judged on bytes alone") == table.rfind("judged on bytes alone"));
+  CHECK(table.find("(4 rows, the first: ") != std::string::npos);
+  CHECK(table.find("memory-bound: ") != std::string::npos);
+  CHECK(table.find("tensor FP16") == std::string::npos);  // no FLOP ceiling on any row
 }
 
 TEST_CASE("launch rows: CSV and table show the launch") {
