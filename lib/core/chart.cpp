@@ -139,11 +139,20 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
       auto kernel_it = std::find(chart.kernels.begin(), chart.kernels.end(), row.kernel);
       if (kernel_it == chart.kernels.end())
         kernel_it = chart.kernels.insert(chart.kernels.end(), row.kernel);
+      const auto kernel_index = static_cast<std::size_t>(kernel_it - chart.kernels.begin());
+      if (a.bandwidth_only) {
+        for (const LevelAnalysis& level : a.levels)
+          if (positive(level.bytes) && positive(level.achieved_bytes_per_second))
+            panel.bandwidth_points.push_back(
+                {r, i, kernel_index, row.kernel, row_label(row),
+                 row.launch ? "#" + std::to_string(row.launch->index) : std::string(), level.level,
+                 level.bytes, level.achieved_bytes_per_second, a.regime});
+        continue;
+      }
       for (const LevelAnalysis& level : a.levels) {
         if (!positive(level.intensity) || !positive(a.flops_per_second)) continue;
         if (level.level == MemoryLevel::kDram) dram_point[r][i] = panel.points.size();
-        panel.points.push_back({r, i, static_cast<std::size_t>(kernel_it - chart.kernels.begin()),
-                                row.kernel, row.workload, row_label(row),
+        panel.points.push_back({r, i, kernel_index, row.kernel, row.workload, row_label(row),
                                 has_workload(row) ? seq_text(row.workload.seq_len)
                                                   : "#" + std::to_string(row.launch->index),
                                 level.level, level.bytes_source, level.intensity,
@@ -252,6 +261,22 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
     // Whole decades; the top decade ends at the highest roof (its label goes below the line).
     std::tie(panel.lx0, panel.lx1) = decade_range(xs, 0.05, 0.05, 3, true);
     std::tie(panel.ly0, panel.ly1) = decade_range(ys, 0.15, 0.0, 2, false);
+    if (!panel.bandwidth_points.empty()) {
+      std::set<std::pair<std::size_t, std::size_t>> rows;
+      for (const BandwidthPoint& p : panel.bandwidth_points) rows.insert({p.report, p.row});
+      panel.notes.push_back(
+          std::to_string(rows.size()) +
+          " launches without counted FLOPs: off the roofline, on the SVG's bandwidth chart");
+      std::vector<double> bx, by;
+      for (const BandwidthPoint& p : panel.bandwidth_points) {
+        bx.push_back(std::log10(p.bytes));
+        by.push_back(std::log10(p.bytes_per_second));
+      }
+      for (const MemoryRoof& roof : panel.memory)
+        by.push_back(std::log10(roof.bandwidth_bytes_per_second));
+      std::tie(panel.bx0, panel.bx1) = decade_range(bx, 0.05, 0.05, 2, false);
+      std::tie(panel.by0, panel.by1) = decade_range(by, 0.05, 0.05, 2, false);
+    }
   }
   return chart;
 }

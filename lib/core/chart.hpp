@@ -62,6 +62,23 @@ struct ChartPoint {
   std::string regime;
 };
 
+// A row judged on its bytes alone (a profiled launch without counted FLOPs: analysis.hpp's
+// bandwidth_only) has no place on a roofline, whose x is FLOPs per byte: it is drawn in the
+// panel's bandwidth chart, one point per memory level, at the bytes it moved there and the
+// rate it moved them at.
+struct BandwidthPoint {
+  std::size_t report;
+  std::size_t row;
+  std::size_t kernel;  // index into Chart::kernels
+  std::string kernel_name;
+  std::string row_text;    // row_label()
+  std::string point_text;  // "#12": the launch index
+  MemoryLevel level;
+  double bytes;
+  double bytes_per_second;
+  std::string regime;
+};
+
 struct ChartArrow {
   std::size_t from;  // indices into ChartPanel::points (DRAM level)
   std::size_t to;
@@ -77,11 +94,15 @@ struct ChartPanel {
   std::vector<ComputeRoof> compute;  // judged first, then context; descending peak within each
   std::vector<RidgeMark> ridges;
   std::vector<ChartPoint> points;
+  std::vector<BandwidthPoint> bandwidth_points;  // rows without FLOPs; drawn apart
   std::vector<ChartArrow> arrows;
   std::vector<std::string> notes;  // where the points came from
   // log10 of the axis ranges: whole numbers, finite, at most kMaxAxisDecades apart.
   double lx0 = 0, lx1 = 1;  // x, FLOP/byte
   double ly0 = 0, ly1 = 1;  // y, FLOP/s
+  // log10 of the bandwidth chart's ranges (with bandwidth_points): bytes and bytes/s.
+  double bx0 = 0, bx1 = 1;
+  double by0 = 0, by1 = 1;
 };
 
 // Every value on a chart is a finite positive double, so an axis spans at most ~640 decades.

@@ -225,9 +225,9 @@ std::string end_record(std::int64_t launches, std::int64_t profiled,
 }
 
 std::string describe_phases(const std::map<std::string, double>& phases) {
-  static const char* const kOrder[] = {"wait",     "open",   "flush",  "start", "sync",
-                                       "push",     "kernel", "pop",    "stop",  "decode",
-                                       "evaluate", "record", "events", "close"};
+  static const char* const kOrder[] = {"wait",     "open",   "flush",  "start",    "sync",
+                                       "push",     "kernel", "pop",    "stop",     "decode",
+                                       "evaluate", "record", "events", "activity", "close"};
   std::string out;
   double total = 0;
   for (const char* phase : kOrder)

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/core/analysis.hpp"
+#include "lib/core/chart.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/metric_catalog.hpp"
 #include "lib/core/report_io.hpp"
@@ -204,4 +205,23 @@ TEST_CASE("launch rows: plot labels points with the launch index") {
   const std::string svg = render_svg({report});
   CHECK(svg.find("grid 32x8x1 block 128x1x1 #3") != std::string::npos);
   CHECK(svg.find(">#3<") != std::string::npos);
+}
+
+TEST_CASE("launch rows: a launch without counted FLOPs is drawn on the bandwidth chart") {
+  Report report = launch_report();
+  report.rows[1].counters.erase(quantity::kTensorMmaSync);  // #9: bytes alone
+  const Chart chart = build_chart({report}, {});
+  REQUIRE(chart.panels.size() == 1);
+  const ChartPanel& panel = chart.panels[0];
+  for (const ChartPoint& p : panel.points) CHECK(p.row == 0);  // only #3 on the roofline
+  REQUIRE(panel.bandwidth_points.size() == 2);                 // its DRAM and L2 bytes
+  for (const BandwidthPoint& p : panel.bandwidth_points) {
+    CHECK(p.row == 1);
+    CHECK(p.bytes_per_second == doctest::Approx(p.bytes / 2.0e-4));
+  }
+  CHECK(panel.notes.back().find("1 launches without counted FLOPs") == 0);
+  const std::string svg = render_svg({report});
+  CHECK(svg.find("class=\"bandwidth-panel\"") != std::string::npos);
+  CHECK(svg.find("data-launches=\"1\"") != std::string::npos);
+  CHECK(svg.find("data-bytes=\"50000000\"") != std::string::npos);  // 4e7 + 1e7 DRAM bytes
 }
