@@ -60,6 +60,7 @@ int run_cli(const std::vector<std::string>& args) {
   setup_metrics(root, global, &exit_code);
   setup_calibrate(root, global, &exit_code);
   setup_merge(root, global, &exit_code);
+  setup_show(root, global, &exit_code);
 
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -193,6 +193,7 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                   "Judge against this GPU's spec (default: the device's own)")
       ->type_name("NAME");
   options->output.add_to(*sub, true);
+  options->output.summary_top = 15;  // where the time goes, then the launches
   sub->add_option("command", options->command, "The program and its arguments, after --")
       ->required()
       ->type_name("PROGRAM [ARGS...]");

@@ -26,5 +26,6 @@ void setup_metrics(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code);
 void setup_merge(CLI::App& root, const GlobalOptions& global, int* exit_code);
+void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code);
 
 }  // namespace roofline::app

@@ -13,6 +13,7 @@
 #include "lib/core/output.hpp"
 #include "lib/core/report_io.hpp"
 #include "lib/core/report_notes.hpp"
+#include "lib/core/summary.hpp"
 #include "lib/core/svg_chart.hpp"
 #include "lib/core/terminal_chart.hpp"
 #include "lib/core/text.hpp"
@@ -179,6 +180,8 @@ void OutputOptions::emit(const Report& report) const {
   if (json_path != "-" && csv_path != "-") {
     TableOptions options;
     options.color = stdout_is_tty();
+    if (summary_top > 0 && report.rows.size() > 1)
+      std::cout << render_summary(summarize(report, GroupBy::kFunctor), summary_top) << "\n";
     std::cout << render_table(report, options);
     if (ascii_plot) std::cout << "\n" << render_ascii_plot(report, 72, 22);
   }

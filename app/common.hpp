@@ -1,6 +1,7 @@
 // Options and helpers shared by the subcommands.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ struct OutputOptions {
   std::string csv_path;
   std::string svg_path;
   bool ascii_plot = false;
+  // Print where the time goes (summary.hpp, the top groups) before the table: `profile`.
+  std::size_t summary_top = 0;
   void add_to(CLI::App& app, bool with_plots);
   // Fails early (InputError) when a path cannot be written, two outputs are the same file or
   // an output is one of `inputs`, before any work.

@@ -1,0 +1,163 @@
+// `cuflash-roofline show REPORT.json...`: a saved report (run, model, profile, merge) printed
+// again: where its time goes (the summary by kernel, summary.hpp), its rows as the table, or
+// both; the rows chosen by --kernel-regex and ordered by --sort can be written out again as
+// JSON or CSV.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <regex>
+
+#include "app/commands.hpp"
+#include "lib/core/analysis.hpp"
+#include "lib/core/errors.hpp"
+#include "lib/core/output.hpp"
+#include "lib/core/report_io.hpp"
+#include "lib/core/summary.hpp"
+#include "lib/core/text.hpp"
+
+namespace roofline::app {
+namespace {
+
+struct ShowOptions {
+  std::vector<std::string> reports;
+  std::string view;  // table|summary|both; empty: both for profiled launches, else table
+  std::string group_by = "functor";
+  std::string sort;  // empty: the summary by time, the rows as written
+  std::size_t top = 15;
+  std::string kernel_regex;
+  std::string json_path;
+  std::string csv_path;
+};
+
+GroupBy group_by_of(const std::string& text) {
+  if (text == "name") return GroupBy::kName;
+  if (text == "shape") return GroupBy::kShape;
+  if (text == "nvtx") return GroupBy::kNvtx;
+  return GroupBy::kFunctor;
+}
+
+SummarySort sort_of(const std::string& text) {
+  if (text == "gain") return SummarySort::kGain;
+  if (text == "launch") return SummarySort::kLaunch;
+  return SummarySort::kTime;  // time and share order alike
+}
+
+// The rows `regex` chooses (kernel or full name), in the order `sort` asks.
+void select_rows(Report& report, const std::optional<std::regex>& regex, const std::string& sort) {
+  if (regex) {
+    auto kept = std::remove_if(report.rows.begin(), report.rows.end(), [&](const Row& row) {
+      const std::string& full = row.launch ? row.launch->demangled_name : row.kernel;
+      return !std::regex_search(row.kernel, *regex) && !std::regex_search(full, *regex);
+    });
+    report.rows.erase(kept, report.rows.end());
+  }
+  if (sort.empty() || sort == "launch") return;  // as written: launch order
+  std::vector<double> time(report.rows.size());
+  std::vector<double> gain(report.rows.size());
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const RowAnalysis a = analyze(report.rows[i], report);
+    time[i] = a.has_verdict ? a.time_seconds : 0;
+    gain[i] = a.has_verdict && std::isfinite(a.time_floor_seconds)
+                  ? std::max(0.0, a.time_seconds - a.time_floor_seconds)
+                  : 0;
+  }
+  std::vector<std::size_t> order(report.rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  const std::vector<double>& key = sort == "gain" ? gain : time;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return key[a] > key[b]; });
+  std::vector<Row> rows;
+  for (std::size_t i : order) rows.push_back(std::move(report.rows[i]));
+  report.rows = std::move(rows);
+}
+
+int run_show(const ShowOptions& options) {
+  check_output_paths({{"--json", options.json_path}, {"--csv", options.csv_path}}, options.reports);
+  for (const std::string* path : {&options.json_path, &options.csv_path})
+    if (!path->empty()) check_output_path(*path);
+  if (options.json_path == "-" && options.csv_path == "-")
+    throw InputError("--json - and --csv - cannot both write to stdout");
+  std::optional<std::regex> regex;
+  if (!options.kernel_regex.empty()) {
+    try {
+      regex.emplace(options.kernel_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& error) {
+      throw InputError("--kernel-regex " + quote_text(options.kernel_regex, 80) +
+                       " is not a regular expression: " + error.what());
+    }
+  }
+  std::vector<Report> reports;
+  for (const std::string& path : options.reports) {
+    reports.push_back(read_report_file(path));
+    select_rows(reports.back(), regex, options.sort);
+    if (reports.back().rows.empty())
+      throw InputError(path +
+                       (regex ? ": no row matches --kernel-regex" : ": the report has no rows"));
+  }
+  // Files first, then stdout, so that a failed write leaves the terminal's output unprinted.
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (!options.json_path.empty() && reports.size() == 1)
+      write_output(options.json_path, render_json(reports[i]));
+    if (!options.csv_path.empty() && reports.size() == 1)
+      write_output(options.csv_path, render_csv(reports[i]));
+  }
+  if (options.json_path == "-" || options.csv_path == "-") return 0;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const Report& report = reports[i];
+    const bool profiled = std::any_of(report.rows.begin(), report.rows.end(),
+                                      [](const Row& row) { return row.launch.has_value(); });
+    const std::string view = options.view.empty() ? (profiled ? "both" : "table") : options.view;
+    if (reports.size() > 1) std::cout << (i > 0 ? "\n" : "") << options.reports[i] << ":\n";
+    if (view != "table")
+      std::cout << render_summary(
+          summarize(report, group_by_of(options.group_by), sort_of(options.sort)), options.top);
+    if (view == "both") std::cout << "\n";
+    if (view != "summary") std::cout << render_table(report, {});
+  }
+  return 0;
+}
+
+}  // namespace
+
+void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
+  auto options = std::make_shared<ShowOptions>();
+  CLI::App* sub = root.add_subcommand(
+      "show", "Print saved reports again: where the time goes by kernel, and the rows");
+  sub->add_option("reports", options->reports, "Reports written with --json")
+      ->required()
+      ->type_name("REPORT.json ...");
+  sub->add_option("--view", options->view,
+                  "summary (time by kernel group), table (the rows) or both; default: both for "
+                  "profiled programs, table otherwise")
+      ->check(CLI::IsMember({"table", "summary", "both"}))
+      ->type_name("table|summary|both");
+  sub->add_option("--group-by", options->group_by,
+                  "functor: the kernel and the functor its template names (PyTorch's "
+                  "element-wise kernels apart); name; shape: name and launch shape or workload; "
+                  "nvtx: the innermost NVTX range")
+      ->check(CLI::IsMember({"functor", "name", "shape", "nvtx"}))
+      ->capture_default_str();
+  sub->add_option("--sort", options->sort,
+                  "time (or share): largest first; gain: most time above the floor first; "
+                  "launch: in launch order (default: groups by time, rows as written)")
+      ->check(CLI::IsMember({"time", "share", "gain", "launch"}))
+      ->type_name("time|share|gain|launch");
+  sub->add_option("--top", options->top, "Summary groups shown (0: all)")->capture_default_str();
+  sub->add_option("--kernel-regex", options->kernel_regex,
+                  "Only rows whose kernel or full name matches (ECMAScript, search)")
+      ->type_name("REGEX");
+  sub->add_option("--json", options->json_path,
+                  "Write the chosen rows as a report to PATH (- for stdout)")
+      ->type_name("PATH");
+  sub->add_option("--csv", options->csv_path, "Write the chosen rows as CSV to PATH (- for stdout)")
+      ->type_name("PATH");
+  sub->callback([options, exit_code] {
+    if ((!options->json_path.empty() || !options->csv_path.empty()) && options->reports.size() > 1)
+      throw InputError("--json and --csv write one report: give one REPORT.json (or merge first)");
+    *exit_code = run_show(*options);
+  });
+}
+
+}  // namespace roofline::app

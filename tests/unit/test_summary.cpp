@@ -1,0 +1,134 @@
+// Where the time goes (summary.hpp) and `show`.
+#include <doctest/doctest.h>
+
+#include "lib/core/metric_catalog.hpp"
+#include "lib/core/report_io.hpp"
+#include "lib/core/summary.hpp"
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+
+namespace {
+
+Row launch_row(const std::string& demangled, std::int64_t index, double seconds, double bytes) {
+  Row row;
+  row.kernel = short_kernel_name(demangled);
+  row.spec_key = "h200-sxm";
+  KernelLaunch launch;
+  launch.mangled_name = "_Z1kv";
+  launch.demangled_name = demangled;
+  launch.grid = {132, 1, 1};
+  launch.block = {256, 1, 1};
+  launch.index = index;
+  row.launch = launch;
+  row.timing = Timing{{seconds}, 0, 0};
+  row.counters = {{quantity::kDramRead, bytes / 2},
+                  {quantity::kDramWrite, bytes / 2},
+                  {quantity::kTensorMmaSync, 0.0}};
+  return row;
+}
+
+const char* kGelu =
+    "void at::native::vectorized_elementwise_kernel<4, "
+    "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+    "at::native::GeluType)::{lambda()#1}::operator()() const::{lambda(float)#1}, "
+    "std::array<char*, 2ul> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, "
+    "at::native::GeluType)::{lambda()#1}::operator()() const::{lambda(float)#1}, "
+    "std::array<char*, 2ul>)";
+const char* kAdd =
+    "void at::native::vectorized_elementwise_kernel<4, "
+    "at::native::(anonymous namespace)::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, "
+    "at::native::(anonymous namespace)::CUDAFunctor_add<float>, std::array<char*, 3ul>)";
+
+Report program() {
+  SpecRegistry registry;
+  registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
+  Report report;
+  report.context = make_context("profile");
+  report.specs.push_back(registry.find("h200"));
+  // GELU: 3 launches of 100 us moving 240 MB each (a 50 us floor at 4.8 TB/s); add: one of
+  // 100 us moving 480 MB (its floor); a GEMM of 200 us with no bytes counted.
+  for (int i = 0; i < 3; ++i) report.rows.push_back(launch_row(kGelu, i, 100e-6, 240e6));
+  report.rows.push_back(launch_row(kAdd, 3, 100e-6, 480e6));
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("summary: the functor of a templated kernel tells its instances apart") {
+  CHECK(functor_of(kGelu) == "GeluCUDAKernelImpl");
+  CHECK(functor_of(kAdd) == "CUDAFunctor_add");
+  CHECK(functor_of("void at::native::vectorized_elementwise_kernel<4, "
+                   "at::native::FillFunctor<c10::Half>, std::array<char*, 1ul> >(int, ...)") ==
+        "FillFunctor");
+  CHECK(functor_of("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT") == "");
+  CHECK(functor_of("void axpy<float, 4>(float, float const*, float*)") == "");
+  const Report report = program();
+  CHECK(group_key(report.rows[0], GroupBy::kFunctor) ==
+        "at::native::vectorized_elementwise_kernel [GeluCUDAKernelImpl]");
+  CHECK(group_key(report.rows[0], GroupBy::kName) == "at::native::vectorized_elementwise_kernel");
+}
+
+TEST_CASE("summary: shares, floors, headroom and what the program would gain") {
+  const Report report = program();
+  const Summary by_functor = summarize(report, GroupBy::kFunctor);
+  REQUIRE(by_functor.groups.size() == 2);
+  CHECK(by_functor.rows == 4);
+  CHECK(by_functor.total_seconds == doctest::Approx(400e-6));
+  const KernelGroup& gelu = by_functor.groups[0];  // 300 us: first by time
+  CHECK(gelu.launches == 3);
+  CHECK(gelu.share == doctest::Approx(0.75));
+  CHECK(gelu.median_seconds == doctest::Approx(100e-6));
+  CHECK(gelu.binding == "DRAM");
+  CHECK(gelu.floor_seconds == doctest::Approx(3 * 240e6 / 4.8e12));
+  CHECK(gelu.fraction_of_bound == doctest::Approx(0.5));
+  CHECK(gelu.headroom_seconds == doctest::Approx(150e-6));
+  CHECK(gelu.program_gain == doctest::Approx(150e-6 / 400e-6));
+  const KernelGroup& add = by_functor.groups[1];
+  CHECK(add.fraction_of_bound == doctest::Approx(1.0));
+  CHECK(add.headroom_seconds == doctest::Approx(0).epsilon(1e-12));
+  // By name: one group; sorted by gain or launch order the same two functor groups.
+  CHECK(summarize(report, GroupBy::kName).groups.size() == 1);
+  CHECK(summarize(report, GroupBy::kFunctor, SummarySort::kLaunch).groups[0].key == gelu.key);
+  const std::string text = render_summary(by_functor, 1);
+  CHECK(text.find("75.0%") != std::string::npos);
+  CHECK(text.find("... and 1 more groups, 25.0% of the time") != std::string::npos);
+}
+
+TEST_CASE("show: a saved report prints the same rows as the command that wrote it") {
+  for (const char* name : {"head.json", "base.json", "head_a100.json", "head_low_clock.json",
+                           "head_improved.json", "model.json"}) {
+    CAPTURE(name);
+    const std::string file = std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/" + name;
+    const CliResult r = cli({"show", file});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out == render_table(read_report_file(file), {}));  // run, model: the table alone
+  }
+  const std::string path = std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/head.json";
+  const CliResult both = cli({"show", path, "--view", "both"});
+  CHECK(both.out.find("Where the time goes") == 0);
+}
+
+TEST_CASE("show: profiled rows get the summary, filters and bad input") {
+  TempDir dir;
+  const std::string path = (dir.path / "profile.json").string();
+  write_text(path, render_json(program()));
+  const CliResult r = cli({"show", path, "--top", "5"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("Where the time goes: 4 launches") == 0);
+  CHECK(r.out.find("[GeluCUDAKernelImpl]") != std::string::npos);
+  const CliResult only_add = cli({"show", path, "--kernel-regex", "add", "--view", "summary"});
+  CHECK(only_add.out.find("1 launches") != std::string::npos);
+  const CliResult none = cli({"show", path, "--kernel-regex", "nothing-matches"});
+  CHECK(none.code == 2);
+  CHECK(none.err.find("no row matches --kernel-regex") != std::string::npos);
+  const CliResult bad = cli({"show", path, "--kernel-regex", "("});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("is not a regular expression") != std::string::npos);
+  // The chosen rows written out again, read back whole.
+  const std::string out = (dir.path / "gelu.json").string();
+  REQUIRE(cli({"show", path, "--kernel-regex", "Gelu", "--json", out}).code == 0);
+  CHECK(read_report_file(out).rows.size() == 3);
+  CHECK(cli({"show", path, "--json", path}).code == 2);  // never over its input
+}
