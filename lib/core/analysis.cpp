@@ -110,8 +110,8 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   if (a.bandwidth_only)
     a.footnotes.push_back(
         std::isnan(fp32) || std::isnan(fp16)
-            ? "judged on bytes alone: the default counter set counts FP16 tensor FLOPs only "
-              "(--counter-set full adds BF16/TF32 tensor and CUDA-core FLOPs)"
+            ? "judged on bytes alone: the default counter set counts tensor FLOPs only "
+              "(--counter-set full adds CUDA-core FLOPs, and TF32 tensor FLOPs)"
             : "judged on bytes alone: no FLOPs counted on any pipe");
   a.total_counted_flops =
       (std::isnan(mma) && std::isnan(wgmma) && std::isnan(fp32) && std::isnan(fp16))
