@@ -24,12 +24,14 @@ seconds() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$(seconds) - $1:.${2:-2}f}')"; }
 
 # find_ncu: puts Nsight Compute's ncu on PATH when it is not there already: the newest
-# /opt/nvidia/nsight-compute/*/ncu, else /usr/local/cuda/bin/ncu. Returns 1 when there is none
-# (the ncu legs then fail and say so in their logs; nothing else depends on ncu).
+# $NSIGHT_COMPUTE_ROOT/*/ncu (default /opt/nvidia/nsight-compute), else /usr/local/cuda/bin/ncu.
+# Returns 1 when there is none (the ncu legs then fail and say so in their logs; nothing else
+# depends on ncu).
 find_ncu() {
   command -v ncu >/dev/null 2>&1 && return 0
   local candidate
-  candidate="$(ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort -V | tail -1)"
+  candidate="$(ls -d "${NSIGHT_COMPUTE_ROOT:-/opt/nvidia/nsight-compute}"/*/ncu 2>/dev/null |
+    sort -V | tail -1)"
   [ -x "$candidate" ] || candidate=/usr/local/cuda/bin/ncu
   [ -x "$candidate" ] || return 1
   PATH="$(dirname "$candidate"):$PATH"
@@ -53,4 +55,4 @@ device_build() {
     cmake --build "$build" -j "$(nproc)" "${targets[@]}" "${keep_going[@]}" >>"$log" 2>&1
 }
 
-find_ncu
+find_ncu || true
