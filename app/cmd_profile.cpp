@@ -14,7 +14,7 @@
 #include "app/commands.hpp"
 #include "app/profile_process.hpp"
 #include "lib/core/errors.hpp"
-#include "lib/core/output.hpp"
+#include "lib/core/input.hpp"
 #include "lib/core/profile_protocol.hpp"
 
 namespace roofline::app {

@@ -12,6 +12,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/catalog.hpp"
+
 namespace roofline::kernels {
 
 enum class Pass { kForward, kBackward };
@@ -45,31 +47,7 @@ struct AttentionBuffers {
   void* workspace = nullptr;  // workspace_bytes(kernel, shape) bytes, shared by fwd and bwd
 };
 
-// Tile sizes the analytic model needs: rows of Q per CTA step and rows of K/V per inner step,
-// per pass (0 for the standard kernel: no tiling).
-struct KernelTiles {
-  int fwd_block_q = 0;   // Br of the forward pass
-  int fwd_block_kv = 0;  // Bc of the forward pass
-  int bwd_block_q = 0;   // Br of the backward pass
-  int bwd_block_kv = 0;  // Bc of the backward pass
-};
-
-// A bundled kernel: its name (as users type it), a one-line summary, and its tiles per head
-// dimension (register limits narrow some tiles at d = 128).
-struct KernelInfo {
-  std::string name;        // "standard", "flash-v1", "flash-v2"
-  std::string summary;     // one line for `--help` and reports
-  bool uses_tensor_cores;  // mma.sync on the tensor pipe (or cuBLAS)
-  KernelTiles tiles_d32;
-  KernelTiles tiles_d64;
-  KernelTiles tiles_d128;
-
-  const KernelTiles& tiles(int head_dim) const {
-    return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
-  }
-};
-
-// All bundled kernels, in the order reports list them.
+// All bundled kernels, in the order reports list them: kKernelCatalog (catalog.hpp).
 const std::vector<KernelInfo>& kernel_catalog();
 
 // nullptr when no kernel has that name.

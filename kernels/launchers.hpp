@@ -1,4 +1,4 @@
-// Internal host entry points of the kernel files; registry.cu dispatches to them. Not part of
+// Internal host entry points of the kernel files; registry.cpp dispatches to them. Not part of
 // the public contract (attention.hpp): shapes arrive already validated.
 #pragma once
 

@@ -1,5 +1,6 @@
-// The catalogue of bundled kernels, shape validation and the name-based dispatch behind
-// attention.hpp. Host code only; each kernel file provides its launchers (launchers.hpp).
+// The catalogue of bundled kernels (catalog.hpp) as attention.hpp serves it, shape validation
+// and the name-based dispatch behind attention.hpp. Host code only; each kernel file provides
+// its launchers (launchers.hpp).
 #include <string>
 
 #include "kernels/attention.hpp"
@@ -11,14 +12,20 @@ namespace {
 // Grids put batch x heads in gridDim.y, whose limit is 65535.
 constexpr long long kMaxBatchHeads = 65535;
 
+// The catalogue's entries, in its order.
 enum class KernelId { kStandard, kFlashV1, kFlashV2, kFlashV3, kUnknown };
+static_assert(kKernelCatalog.size() == static_cast<std::size_t>(KernelId::kUnknown),
+              "a KernelId for every catalogue entry");
+static_assert(kKernelCatalog[static_cast<int>(KernelId::kStandard)].name == "standard" &&
+                  kKernelCatalog[static_cast<int>(KernelId::kFlashV1)].name == "flash-v1" &&
+                  kKernelCatalog[static_cast<int>(KernelId::kFlashV2)].name == "flash-v2" &&
+                  kKernelCatalog[static_cast<int>(KernelId::kFlashV3)].name == "flash-v3",
+              "KernelId in the catalogue's order");
 
 KernelId kernel_id(std::string_view name) {
-  if (name == "standard") return KernelId::kStandard;
-  if (name == "flash-v1") return KernelId::kFlashV1;
-  if (name == "flash-v2") return KernelId::kFlashV2;
-  if (name == "flash-v3") return KernelId::kFlashV3;
-  return KernelId::kUnknown;
+  const KernelInfo* entry = find_in_catalog(name);
+  return entry == nullptr ? KernelId::kUnknown
+                          : static_cast<KernelId>(entry - kKernelCatalog.data());
 }
 
 bool required_buffers_present(KernelId id, Pass pass, const AttentionBuffers& b) {
@@ -34,44 +41,13 @@ bool required_buffers_present(KernelId id, Pass pass, const AttentionBuffers& b)
 }  // namespace
 
 const std::vector<KernelInfo>& kernel_catalog() {
-  static const std::vector<KernelInfo> catalog = {
-      {"standard",
-       "unfused: cuBLAS Q*K^T, a row-softmax kernel, cuBLAS P*V; S and P live in device memory",
-       true,
-       {},
-       {},
-       {}},
-      {"flash-v1",
-       "fused tiles staged through shared memory, online softmax, FP32 CUDA-core arithmetic",
-       false,
-       {64, 64, 64, 64},
-       {64, 64, 64, 64},
-       {64, 64, 64, 64}},
-      // flash-v2 narrows two tiles at d = 128 to stay within 255 registers (flash_v2_fwd.cu,
-      // flash_v2_bwd.cu).
-      {"flash-v2",
-       "FlashAttention-2 on tensor cores: mma.sync m16n8k16, ldmatrix, cp.async double buffering",
-       true,
-       {128, 64, 64, 128},
-       {128, 64, 64, 128},
-       {128, 32, 32, 128}},
-      // flash-v3 runs on sm_90 only (built as sm_90a), d = 64 and 128; two consumer
-      // warpgroups of 64 query rows, 128-key K/V stages (flash_v3_fwd.cu).
-      {"flash-v3",
-       "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
-       true,
-       {128, 128, 64, 128},
-       {128, 128, 64, 128},
-       {128, 128, 64, 128}},
-  };
+  static const std::vector<KernelInfo> catalog(kKernelCatalog.begin(), kKernelCatalog.end());
   return catalog;
 }
 
 const KernelInfo* find_kernel(std::string_view name) {
-  for (const KernelInfo& info : kernel_catalog()) {
-    if (info.name == name) return &info;
-  }
-  return nullptr;
+  const KernelInfo* entry = find_in_catalog(name);
+  return entry == nullptr ? nullptr : &kernel_catalog()[entry - kKernelCatalog.data()];
 }
 
 std::string validate_shape(const AttentionShape& shape) {

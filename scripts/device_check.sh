@@ -9,8 +9,7 @@
 # Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
 # tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
 set -u -o pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
+source "$(dirname "$0")/device_env.sh"
 # Everything is written to $work; $OUT (at most 8 files come back from the device tool) gets
 # summary.txt, logs.tar.xz and the counter fixture.
 final="${OUT:-$repo/out/device-check}"
@@ -19,16 +18,10 @@ rm -rf "$work"
 mkdir -p "$final" "$work"
 out="$work"
 stages="${*:-build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bench}"
-build="${BUILD_DIR:-$repo/build/device}"
-export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
-export PYTHONUNBUFFERED=1
 summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 has() { [[ " $stages " == *" $1 "* ]]; }
-seconds() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$(seconds) - $1:.2f}')"; }
-tool="$build/app/cuflash-roofline"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$out/gpu.txt" 2>&1
@@ -36,8 +29,7 @@ note "gpu: $(tail -1 "$out/gpu.txt")"
 
 if has build; then
   t=$(seconds)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1
+  device_build "$out/build.log"
   rc=$?
   note "build: rc=$rc in $(elapsed "$t") s"
   if [ $rc -ne 0 ]; then grep -E "error|Error" "$out/build.log" | head -30; exit 1; fi

@@ -9,21 +9,15 @@
 #
 # Env: BUILD_DIR (default build/device; built here when the binary is missing), OUT, FLEET_PAIRS.
 set -u -o pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
-build="${BUILD_DIR:-$repo/build/device}"
+source "$(dirname "$0")/device_env.sh"
 final="${OUT:-$repo/out/fleet-check}"
 work="${WORK_DIR:-/tmp/fleet-check}"
 rm -rf "$work"
 mkdir -p "$final" "$work"
-export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
-tool="$build/app/cuflash-roofline"
-seconds() { date +%s.%N; }
 
 if [ ! -x "$tool" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >"$work/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" --target cuflash-roofline \
-    >>"$work/build.log" 2>&1 || { grep -E "error" "$work/build.log" | head -30; exit 1; }
+  device_build "$work/build.log" cuflash-roofline ||
+    { grep -E "error" "$work/build.log" | head -30; exit 1; }
 fi
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 nvidia-smi --query-gpu=index,name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader \

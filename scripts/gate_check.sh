@@ -20,27 +20,20 @@
 #
 # Env: BUILD_DIR (default build/device; built here when the binary is missing), OUT.
 set -u -o pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
+source "$(dirname "$0")/device_env.sh"
 pairs="${1:-20}"
 budget="${GATE_BUDGET_S:-270}"
-build="${BUILD_DIR:-$repo/build/device}"
 final="${OUT:-$repo/out/gate-check}"
 work="${WORK_DIR:-/tmp/gate-check}"
 rec="$work/gate_reports"
 rm -rf "$work"
 mkdir -p "$final" "$rec"
-export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
-tool="$build/app/cuflash-roofline"
-seconds() { date +%s.%N; }
 
 if [ ! -x "$tool" ]; then
   t=$(seconds)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >"$work/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" --target cuflash-roofline \
-    >>"$work/build.log" 2>&1
+  device_build "$work/build.log" cuflash-roofline
   rc=$?
-  echo "build: rc=$rc in $(python3 -c "print(f'{$(seconds) - $t:.1f}')") s"
+  echo "build: rc=$rc in $(elapsed "$t" 1) s"
   if [ $rc -ne 0 ]; then grep -E "error" "$work/build.log" | head -30; exit 1; fi
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv,noheader \

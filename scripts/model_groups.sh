@@ -8,19 +8,14 @@
 #
 # Env: BUILD_DIR (default build/device; the tool is built there when missing), OUT.
 set -u -o pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
-build="${BUILD_DIR:-$repo/build/device}"
+source "$(dirname "$0")/device_env.sh"
 final="${OUT:-$repo/out/model-groups}"
 work="${WORK_DIR:-/tmp/model-groups}"
-tool="$build/app/cuflash-roofline"
-export PATH="/usr/local/cuda/bin:$PATH" PYTHONUNBUFFERED=1
 rm -rf "$work"
 mkdir -p "$final" "$work"
 if [ ! -x "$tool" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >"$work/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" --target cuflash-roofline \
-    >>"$work/build.log" 2>&1 || { grep -E "error" "$work/build.log" | head -30; exit 1; }
+  device_build "$work/build.log" cuflash-roofline ||
+    { grep -E "error" "$work/build.log" | head -30; exit 1; }
 fi
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && groups=(seed40 holdout fresh fresh2 fresh3 fresh4 fresh5)

@@ -10,7 +10,7 @@ Acceptance (exit 1 when it fails): the model's regime equals the counted one on 
 standard, flash-v1, flash-v2 and flash-v3 row that ran, and the model's DRAM bytes are within
 1.5x of the counted ones wherever those exceed 10 MB. A row whose two lowest counted roofs lie
 within --tie (5%: the counted DRAM bytes of one point vary up to 4.5% between processes,
-shared/measurement.md) is a tie: either regime of the tie counts as a match there, and the
+NOTES.md, "The CI gate") is a tie: either regime of the tie counts as a match there, and the
 table says so (`tie`), so the strict count is printed too.
 
     scripts/model_vs_counters.py --tool TOOL --out DIR            # on a GPU: run both modes

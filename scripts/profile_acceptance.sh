@@ -16,21 +16,14 @@
 # Writes under $OUT (or out/profile-acceptance/): summary.txt (tables last), logs.tar.xz,
 # chart.svg, profile.json. Never changes clocks: ncu runs with --clock-control none.
 set -u -o pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
+source "$(dirname "$0")/device_env.sh"
 final="${OUT:-$repo/out/profile-acceptance}"
 out="${WORK_DIR:-/tmp/profile-acceptance}"
 rm -rf "$out"
 mkdir -p "$final" "$out"
-build="${BUILD_DIR:-$repo/build/device}"
-export PATH="/usr/local/cuda/bin:/opt/nvidia/nsight-compute/2025.3.1:$PATH"
-export PYTHONUNBUFFERED=1
 summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
-seconds() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$(seconds) - $1:.2f}')"; }
-tool="$build/app/cuflash-roofline"
 program=(python3 scripts/sdpa_program.py)
 finish() {
   cp "$summary" "$final/" 2>/dev/null
@@ -41,8 +34,7 @@ trap finish EXIT
 
 if [ "${1:-build}" = build ]; then
   t=$(seconds)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" -- -k 0 >>"$out/build.log" 2>&1
+  device_build "$out/build.log" -k
   rc=$?
   note "build: rc=$rc in $(elapsed "$t") s"
   # Keep going: whatever built is still measured.

@@ -23,26 +23,19 @@
 # Everything is written to $WORK_DIR; $OUT (or out/v3-check/) gets summary.txt, logs.tar.xz and
 # the benchmark JSON. The summary's tables are printed last. Never changes clocks.
 set -u -o pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
+source "$(dirname "$0")/device_env.sh"
 final="${OUT:-$repo/out/v3-check}"
 out="${WORK_DIR:-/tmp/v3-check}"
 rm -rf "$out"
 mkdir -p "$final" "$out"
 stages="${*:-build sass grid sanitize verify bench profile gate}"
 profile_seq="${V3_PROFILE_SEQ:-16384}"
-build="${BUILD_DIR:-$repo/build/device}"
-export PATH="/usr/local/cuda/bin:$PATH"
-export PYTHONUNBUFFERED=1
 summary="$out/summary.txt"
 tables="$out/tables.txt"
 : >"$summary"
 : >"$tables"
 note() { echo "$*" | tee -a "$summary"; }
 has() { [[ " $stages " == *" $1 "* ]]; }
-seconds() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$(seconds) - $1:.1f}')"; }
-tool="$build/app/cuflash-roofline"
 tests="$build/tests/gpu/gpu_kernel_tests"
 finish() {
   cat "$tables" >>"$summary"
@@ -60,12 +53,9 @@ note "gpu: $(cat "$out/gpu.txt")"
 
 if has build; then
   t=$(seconds)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >"$out/build.log" 2>&1 &&
-    cmake --build "$build" -j "$(nproc)" --target cuflash-roofline gpu_kernel_tests \
-      >>"$out/build.log" 2>&1
+  device_build "$out/build.log" cuflash-roofline gpu_kernel_tests
   rc=$?
-  note "build: rc=$rc in $(elapsed "$t") s"
+  note "build: rc=$rc in $(elapsed "$t" 1) s"
   if [ $rc -ne 0 ]; then
     grep -E "error|Error" "$out/build.log" | head -30 | tee -a "$summary"
     exit 4
@@ -104,12 +94,12 @@ fi
 if has grid; then
   t=$(seconds)
   "$tests" -tc='flash-v3*' >"$out/grid.log" 2>&1
-  note "grid (gpu_kernel_tests -tc='flash-v3*'): rc=$? in $(elapsed "$t") s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid.log" | tr '\n' ' ')"
+  note "grid (gpu_kernel_tests -tc='flash-v3*'): rc=$? in $(elapsed "$t" 1) s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid.log" | tr '\n' ' ')"
   for variant in ${V3_VARIANTS:-}; do
     [[ "$variant" == *=* ]] || continue
     t=$(seconds)
     env "${variant#*=}=1" "$tests" -tc='flash-v3*' >"$out/grid_${variant%%=*}.log" 2>&1
-    note "grid (flash-v3, ${variant%%=*}): rc=$? in $(elapsed "$t") s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid_${variant%%=*}.log" | tr '\n' ' ')"
+    note "grid (flash-v3, ${variant%%=*}): rc=$? in $(elapsed "$t" 1) s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid_${variant%%=*}.log" | tr '\n' ' ')"
   done
 fi
 
@@ -118,13 +108,13 @@ if has sanitize; then
     t=$(seconds)
     ROOFLINE_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool "$check" --error-exitcode 9 \
       "$tests" -tc='flash-v3*' >"$out/sanitize_$check.log" 2>&1
-    note "compute-sanitizer $check (flash-v3 small grid): rc=$? in $(elapsed "$t") s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$check.log" | tail -1)"
+    note "compute-sanitizer $check (flash-v3 small grid): rc=$? in $(elapsed "$t" 1) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$check.log" | tail -1)"
     for variant in ${V3_VARIANTS:-}; do
       [[ "$variant" == *=* ]] || continue
       t=$(seconds)
       env "${variant#*=}=1" ROOFLINE_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool "$check" \
         --error-exitcode 9 "$tests" -tc='flash-v3*' >"$out/sanitize_${check}_${variant%%=*}.log" 2>&1
-      note "compute-sanitizer $check (flash-v3 small grid, ${variant%%=*}): rc=$? in $(elapsed "$t") s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${check}_${variant%%=*}.log" | tail -1)"
+      note "compute-sanitizer $check (flash-v3 small grid, ${variant%%=*}): rc=$? in $(elapsed "$t" 1) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${check}_${variant%%=*}.log" | tail -1)"
     done
   done
 fi
@@ -148,7 +138,7 @@ if has quick; then
       done
     done
   done
-  note "quick: $(elapsed "$t") s"
+  note "quick: $(elapsed "$t" 1) s"
   python3 - "${quick_files[@]}" <<'PY' >>"$tables"
 import json, re, sys
 print("== flash-v3 variants (run --no-counters --reps 10, N16384), TFLOP/s, one column per round")
@@ -198,14 +188,14 @@ if has verify || has bench; then
     note "run B1 H8 N16384 d64 fwd,bwd $verify_flag: rc=$?"
     runs+=("$out/d128_big.json" "$out/d64_big.json")
   fi
-  note "verify/bench runs: $(elapsed "$t") s; rows incorrect: $(cat "$out"/d128_small.txt "$out"/d64.txt "$out"/n3000.txt "$out"/d128_big.txt "$out"/d64_big.txt 2>/dev/null | grep -c incorrect)"
+  note "verify/bench runs: $(elapsed "$t" 1) s; rows incorrect: $(cat "$out"/d128_small.txt "$out"/d64.txt "$out"/n3000.txt "$out"/d128_big.txt "$out"/d64_big.txt 2>/dev/null | grep -c incorrect)"
 fi
 
 if has bench; then
   t=$(seconds)
   python3 scripts/bench_vs_pytorch.py "${runs[@]}" --torch flash,cudnn --json "$out/bench.json" \
     >"$out/bench.txt" 2>&1
-  note "bench_vs_pytorch: rc=$? in $(elapsed "$t") s"
+  note "bench_vs_pytorch: rc=$? in $(elapsed "$t" 1) s"
   {
     echo "== flash-v2 / flash-v3 beside PyTorch (bench_vs_pytorch.py --torch flash,cudnn)"
     cat "$out/bench.txt"
@@ -218,7 +208,7 @@ if has profile; then
   "$tool" run --counter-set full --reps "${V3_PROFILE_REPS:-5}" --kernel flash-v3 --batch 4 --heads 16 --head-dim 128 \
     --seq "$profile_seq" --no-causal --pass "${V3_PROFILE_PASS:-fwd,bwd}" --json "$out/profile_d128.json" \
     >"$out/profile_d128.txt" 2>&1
-  note "profile d128: rc=$? in $(elapsed "$t") s"
+  note "profile d128: rc=$? in $(elapsed "$t" 1) s"
   "$tool" run --counter-set full --reps "${V3_PROFILE_REPS:-5}" --kernel flash-v3 --batch 1 --heads 8 --head-dim 64 \
     --seq "$profile_seq" --no-causal --pass fwd --json "$out/profile_d64.json" \
     >"$out/profile_d64.txt" 2>&1
@@ -236,7 +226,7 @@ if has gate && [ -n "${BASE_TOOL:-}" ]; then
   "$tool" "${others[@]}" --json "$out/gate_head.json" >"$out/gate_head.txt" 2>&1
   "$tool" compare "$out/gate_base.json" "$out/gate_head.json" >"$out/gate_compare.txt" 2>&1
   rc=$?
-  note "gate: compare base (BASE_TOOL) head (this build), flash-v1/flash-v2/standard: rc=$rc in $(elapsed "$t") s"
+  note "gate: compare base (BASE_TOOL) head (this build), flash-v1/flash-v2/standard: rc=$rc in $(elapsed "$t" 1) s"
   {
     echo "== compare: base build against this build, the other kernels (exit $rc)"
     cat "$out/gate_compare.txt"

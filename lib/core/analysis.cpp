@@ -217,21 +217,31 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   a.regime = (a.compute_bound ? "compute-bound (" : "memory-bound (") + a.binding + ")";
   a.fraction_of_bound = a.time_floor_seconds / a.time_seconds;
   if (a.bandwidth_only) {
-    // The level whose bytes take longest at its peak bounds the launch.
+    // The level whose counted bytes take longest at its peak bounds the launch.
     const LevelAnalysis* slowest = nullptr;
-    for (const LevelAnalysis& level : a.levels)
+    bool counted = false;
+    for (const LevelAnalysis& level : a.levels) {
+      if (level.bytes_source != Source::kMeasured || !(level.bytes > 0)) continue;
+      counted = true;
       if (!level.partial && std::isfinite(level.time_floor_seconds) &&
           (slowest == nullptr || level.time_floor_seconds > slowest->time_floor_seconds))
         slowest = &level;
+    }
     a.compute_bound = false;
     a.attainable_flops_per_second = kNaN;
     a.ridge_factor = kNaN;
-    a.binding = slowest != nullptr ? std::string(display_name(slowest->level)) : "no bandwidth";
-    a.regime = slowest == nullptr
-                   ? "no verdict: no level has a bandwidth in the spec"
-                   : "memory-bound: " + a.binding + " at " +
+    a.binding = slowest != nullptr ? std::string(display_name(slowest->level)) : "none";
+    if (slowest == nullptr) {  // nothing to judge: the time alone
+      a.time_floor_seconds = kNaN;
+      a.fraction_of_bound = kNaN;
+      a.footnotes.clear();
+    }
+    a.regime = slowest != nullptr
+                   ? "memory-bound: " + a.binding + " at " +
                          format_fixed(100 * slowest->bandwidth_utilisation, 0) + "% of " +
-                         format_fixed(slowest->peak_bandwidth_bytes_per_second / 1e9, 0) + " GB/s";
+                         format_fixed(slowest->peak_bandwidth_bytes_per_second / 1e9, 0) + " GB/s"
+               : counted ? "no verdict: no counted level has a bandwidth in the spec"
+                         : "time only: no bytes or FLOPs counted";
   }
 
   a.flops_vs_model =

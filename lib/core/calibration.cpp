@@ -8,6 +8,7 @@
 
 #include "lib/core/errors.hpp"
 #include "lib/core/json_reader.hpp"
+#include "lib/core/json_values.hpp"
 #include "lib/core/output.hpp"
 #include "lib/core/statistics.hpp"
 #include "lib/core/text.hpp"
@@ -113,13 +114,7 @@ json to_json(const CalibrationOverlay& overlay) {
   root["time_utc"] = overlay.time_utc;
   root["host"] = overlay.host;
   root["spec"] = overlay.spec_key;
-  const DeviceInfo& d = overlay.device;
-  root["device"] = {{"name", d.name},
-                    {"chip", d.chip},
-                    {"compute_capability", d.compute_capability},
-                    {"sm_count", d.sm_count},
-                    {"driver_version", d.driver_version},
-                    {"runtime_version", d.runtime_version}};
+  root["device"] = device_json(overlay.device, DeviceFields::kCalibration);
   root["duration_seconds"] = overlay.duration_seconds;
   root["measurements"] = json::array();
   for (const CalibrationMeasurement& m : overlay.measurements)
@@ -158,13 +153,8 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   overlay.host = optional_string(read, root, "", "host");
   overlay.spec_key = read.string(root, "", "spec");
   overlay.duration_seconds = read.number(root, "", "duration_seconds", kCalibrationSeconds);
-  const json& d = read.member(root, "", "device");
-  overlay.device.name = read.string(d, "device", "name");
-  overlay.device.chip = optional_string(read, d, "device", "chip");
-  overlay.device.compute_capability = read.string(d, "device", "compute_capability");
-  overlay.device.sm_count = static_cast<int>(read.integer(d, "device", "sm_count", 1, kMaxSmCount));
-  overlay.device.driver_version = optional_string(read, d, "device", "driver_version");
-  overlay.device.runtime_version = optional_string(read, d, "device", "runtime_version");
+  overlay.device =
+      device_from_json(read, read.member(root, "", "device"), "device", DeviceFields::kCalibration);
 
   const json& measurements = read.member(root, "", "measurements");
   read.require_array(measurements, "measurements");
@@ -285,12 +275,6 @@ GpuSpec apply_calibration(const GpuSpec& spec, const CalibrationOverlay& overlay
 
 std::string_view to_string(Ceilings ceilings) {
   return ceilings == Ceilings::kCalibrated ? "calibrated" : "spec";
-}
-
-std::optional<Ceilings> parse_ceilings(std::string_view text) {
-  if (text == "spec") return Ceilings::kSpec;
-  if (text == "calibrated") return Ceilings::kCalibrated;
-  return std::nullopt;
 }
 
 void apply_ceilings(Report& report, Ceilings choice,

@@ -30,6 +30,9 @@
 
 namespace roofline {
 
+// The `format_version` of calibration files; readers refuse any other. Bumped under the same rule
+// as kReportSchemaVersion (report.hpp): when a reader of the previous version would misread a
+// file of the new one; a key old readers may ignore does not bump it.
 inline constexpr int kCalibrationFormatVersion = 1;
 
 // One micro-kernel's timings. `target` is a memory level ("dram", "l2", "l1") or a ceiling id
@@ -82,7 +85,6 @@ GpuSpec apply_calibration(const GpuSpec& spec, const CalibrationOverlay& overlay
 
 enum class Ceilings { kSpec, kCalibrated };
 std::string_view to_string(Ceilings ceilings);  // "spec", "calibrated"
-std::optional<Ceilings> parse_ceilings(std::string_view text);
 
 // Judges `report`'s rows against the sheet or the calibrated ceilings. Every spec the rows use
 // gets its calibrated twin (from `overlays`, or already in the report) embedded beside it, so

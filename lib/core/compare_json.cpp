@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/core/compare_writers.hpp"
-#include "lib/core/json_write.hpp"
+#include "lib/core/json_values.hpp"
 #include "lib/core/statistics.hpp"
 
 namespace roofline {
@@ -12,7 +12,7 @@ std::string render_compare_json(const Comparison& c) {
   using nlohmann::json;
   json root;
   root["kind"] = "cuflash-roofline compare";
-  root["schema_version"] = 2;
+  root["schema_version"] = kCompareSchemaVersion;
   root["base"] = {{"file", c.base_origin},
                   {"device", c.base_device.empty() ? json(nullptr) : json(c.base_device)},
                   {"median_sm_clock_mhz", json_number(c.base_sm_clock_mhz)}};

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/core/errors.hpp"
-#include "lib/core/output.hpp"
+#include "lib/core/input.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {

@@ -101,12 +101,6 @@ const std::vector<CounterQuantity>& counter_quantities() {
   return kQuantities;
 }
 
-const CounterQuantity* find_counter_quantity(std::string_view id) {
-  for (const CounterQuantity& q : counter_quantities())
-    if (q.id == id) return &q;
-  return nullptr;
-}
-
 std::vector<std::string> catalogued_chips() {
   std::vector<std::string> chips;
   for (const auto& [chip, table] : catalogue()) chips.push_back(chip);

@@ -31,7 +31,6 @@ struct CounterQuantity {
 };
 
 const std::vector<CounterQuantity>& counter_quantities();
-const CounterQuantity* find_counter_quantity(std::string_view id);
 
 // Chips with a catalogue ("GA100", "GH100", ...).
 std::vector<std::string> catalogued_chips();

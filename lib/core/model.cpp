@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/catalog.hpp"
 #include "lib/core/cache_model.hpp"
 #include "lib/core/errors.hpp"
 #include "lib/core/model_l1.hpp"
@@ -360,87 +361,79 @@ void cache_aware_standard(const Workload& w, const CacheContext& c, Prediction& 
       2 * nn * (1 - hit_matrix));
 }
 
+TileShape tile_shape(const kernels::KernelTiles& tiles) {
+  return {tiles.fwd_block_q, tiles.fwd_block_kv, tiles.bwd_block_q, tiles.bwd_block_kv};
+}
+
 }  // namespace
 
 const std::vector<KernelModel>& kernel_models() {
   static const std::vector<KernelModel> kModels = [] {
-    std::vector<KernelModel> models = {
-        {"standard",
-         KernelFamily::kStandard,
-         "unfused: cuBLAS GEMMs and a row softmax, S and P materialised in DRAM",
-         ComputePath::kTensorFp16,
-         // cuBLAS (CUDA 13.0) on sm_90 ran these GEMMs as wgmma when N % 8 == 0 and as mma.sync
-         // otherwise (unaligned_instruction below), at every d: the counters of
-         // tests/data/reports/h200_counted_40_workloads.json (odd N) and h200_gate.tar.xz
-         // (N = 1024..16384, d = 64). Without wgmma, the tensor ceiling.
-         TensorInstruction::kWgmma,
-         {},
-         {},
-         {}},
-        {"flash-v1",
-         KernelFamily::kFlash,
-         "tiled online softmax on CUDA cores (FP32), the v0.3.0 analysis's baseline design",
-         ComputePath::kFp32,
-         TensorInstruction::kNone,
-         {64, 64, 64, 64},
-         {64, 64, 64, 64},
-         {64, 64, 64, 64},
-         /*bwd_separate_dq_pass=*/true},
-        {"flash-v2",
-         KernelFamily::kFlash,
-         "tensor cores (mma.sync + ldmatrix), cp.async double buffering, registers for S/P/O",
-         ComputePath::kTensorFp16,
-         TensorInstruction::kMmaSync,
-         {128, 64, 64, 128},
-         {128, 64, 64, 128},
-         {128, 32, 32, 128}},
-        // flash-v3: forward 128 query rows per CTA (two consumer warpgroups of 64 rows), 128
-        // keys per K/V stage (kernels/flash_v3_fwd.cu); backward 128 keys per CTA, 64-query
-        // tiles, dQ added in FP32 per key tile by bulk tensor reductions (kernels/flash_v3_bwd.cu).
-        // No d = 32: the d = 32 tiles only keep the model's arithmetic defined for `model` rows,
-        // which say `unsupported`.
-        {"flash-v3",
-         KernelFamily::kFlash,
-         "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
-         ComputePath::kTensorFp16,
-         TensorInstruction::kWgmma,
-         {128, 128, 64, 128},
-         {128, 128, 64, 128},
-         {128, 128, 64, 128},
-         /*bwd_separate_dq_pass=*/false,
-         /*required_compute_capability=*/"9.0",
-         /*head_dims=*/{64, 128},
-         /*head_dim_limit=*/
-         "its 128-byte swizzled TMA and wgmma tiles need rows of 64 or 128 halves",
-         /*has_backward=*/true},
-    };
+    // Names, summaries and tiles from the one catalogue the kernels dispatch by.
+    std::vector<KernelModel> models;
+    for (const kernels::KernelInfo& info : kernels::kKernelCatalog) {
+      KernelModel model{};
+      model.name = std::string(info.name);
+      model.summary = std::string(info.summary);
+      model.tiles_d32 = tile_shape(info.tiles_d32);
+      model.tiles_d64 = tile_shape(info.tiles_d64);
+      model.tiles_d128 = tile_shape(info.tiles_d128);
+      models.push_back(std::move(model));
+    }
     // What the cache-aware model and the counted FLOPs need, set by name.
     auto named = [&models](std::string_view name) -> KernelModel& {
       for (KernelModel& model : models)
         if (model.name == name) return model;
       throw std::logic_error("kernel catalogue: no " + std::string(name));
     };
-    named("standard").unaligned_instruction = TensorInstruction::kMmaSync;
+    // What the model adds to the catalogue, kernel by kernel.
+    KernelModel& standard = named("standard");
+    standard.family = KernelFamily::kStandard;
+    standard.path = ComputePath::kTensorFp16;
+    // cuBLAS (CUDA 13.0) on sm_90 ran these GEMMs as wgmma when N % 8 == 0 and as mma.sync
+    // otherwise (unaligned_instruction), at every d: the counters of
+    // tests/data/reports/h200_counted_40_workloads.json (odd N) and h200_gate.tar.xz
+    // (N = 1024..16384, d = 64). Without wgmma, the tensor ceiling.
+    standard.instruction = TensorInstruction::kWgmma;
+    standard.unaligned_instruction = TensorInstruction::kMmaSync;
+    KernelModel& v1 = named("flash-v1");
+    v1.family = KernelFamily::kFlash;
+    v1.path = ComputePath::kFp32;  // the v0.3.0 analysis's baseline design
+    v1.instruction = TensorInstruction::kNone;
+    v1.bwd_separate_dq_pass = true;
+    KernelModel& v2 = named("flash-v2");
+    v2.family = KernelFamily::kFlash;
+    v2.path = ComputePath::kTensorFp16;
+    v2.instruction = TensorInstruction::kMmaSync;
+    // flash-v3: dQ added in FP32 per key tile by bulk tensor reductions
+    // (kernels/flash_v3_bwd.cu).
+    KernelModel& v3 = named("flash-v3");
+    v3.family = KernelFamily::kFlash;
+    v3.path = ComputePath::kTensorFp16;
+    v3.instruction = TensorInstruction::kWgmma;
+    v3.required_compute_capability = "9.0";
+    v3.head_dims = {64, 128};
+    v3.head_dim_limit = "its 128-byte swizzled TMA and wgmma tiles need rows of 64 or 128 halves";
     // flash-v1: __launch_bounds__(256, 1), ~104 KB of shared memory at d = 64.
-    named("flash-v1").fwd_ctas_per_sm = 1;
-    named("flash-v1").bwd_ctas_per_sm = 1;
+    v1.fwd_ctas_per_sm = 1;
+    v1.bwd_ctas_per_sm = 1;
     // flash-v2: kMinBlocksPerSm = 2 forward; 8 warps at up to 255 registers backward.
-    named("flash-v2").fwd_ctas_per_sm = 2;
-    named("flash-v2").bwd_ctas_per_sm = 1;
-    named("flash-v2").computes_padding = true;
-    named("flash-v2").fwd_row_block = 32;  // 4 warps × 32 query rows
-    named("flash-v2").bwd_key_block = 16;  // 8 warps × 16 keys
+    v2.fwd_ctas_per_sm = 2;
+    v2.bwd_ctas_per_sm = 1;
+    v2.computes_padding = true;
+    v2.fwd_row_block = 32;  // 4 warps × 32 query rows
+    v2.bwd_key_block = 16;  // 8 warps × 16 keys
     // flash-v3: __launch_bounds__(384, 1) and 160 KB of shared memory (d = 128) forward.
-    named("flash-v3").fwd_ctas_per_sm = 1;
-    named("flash-v3").bwd_ctas_per_sm = 1;
+    v3.fwd_ctas_per_sm = 1;
+    v3.bwd_ctas_per_sm = 1;
     // flash-v3: TMA reads rows past N as zeros and wgmma computes whole tiles: forward both
     // consumer warpgroups (128 query rows) over whole 128-key tiles; backward each consumer
     // warpgroup's 64 keys over whole 64-query tiles, dQ over the CTA's 128 keys. Against the
     // wgmma FLOPs counted in tests/data/reports: forward exact, backward 0.94-1.08× (0.6× at
     // N = 1 without a mask, where both warpgroups run on padding).
-    named("flash-v3").computes_padding = true;
-    named("flash-v3").fwd_row_block = 128;
-    named("flash-v3").bwd_key_block = 64;
+    v3.computes_padding = true;
+    v3.fwd_row_block = 128;
+    v3.bwd_key_block = 64;
     return models;
   }();
   return kModels;

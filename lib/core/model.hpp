@@ -41,10 +41,10 @@ struct TileShape {
   int bwd_block_kv = 0;
 };
 
-// A bundled kernel as the model sees it. The tile sizes must match the kernels' own
-// (tests/unit checks them against kernels/attention.hpp when CUDA is built).
+// A bundled kernel as the model sees it. Name, summary and tiles come from the kernels' own
+// catalogue (kernels/catalog.hpp, plain C++); the rest is the model's.
 struct KernelModel {
-  std::string name;  // "standard", "flash-v1", "flash-v2"
+  std::string name;  // "standard", "flash-v1", "flash-v2", "flash-v3"
   KernelFamily family;
   std::string summary;
   ComputePath path;               // the pipe doing most of the work

@@ -28,7 +28,4 @@ void check_output_paths(const std::vector<OutputPath>& outputs,
 
 void write_output(const std::string& path, const std::string& content);
 
-// Whole file as text; throws InputError("cannot read <path>: <reason>").
-std::string read_text_file(const std::filesystem::path& path);
-
 }  // namespace roofline

@@ -8,8 +8,7 @@
 
 #include "lib/core/errors.hpp"
 #include "lib/core/json_reader.hpp"
-#include "lib/core/json_write.hpp"
-#include "lib/core/report_io.hpp"
+#include "lib/core/json_values.hpp"
 #include "lib/core/text.hpp"
 
 namespace roofline {
@@ -188,18 +187,12 @@ std::string process_record(int pid, int ppid, const std::string& process) {
 
 std::string device_record(const DeviceInfo& d, const std::string& counter_set,
                           const std::vector<std::string>& metrics, int passes) {
-  return line_of({{"type", "device"},
-                  {"name", d.name},
-                  {"chip", d.chip},
-                  {"compute_capability", d.compute_capability},
-                  {"sm_count", d.sm_count},
-                  {"memory_bytes", d.memory_bytes},
-                  {"l2_cache_bytes", d.l2_cache_bytes},
-                  {"driver_version", d.driver_version},
-                  {"runtime_version", d.runtime_version},
-                  {"counter_set", counter_set},
-                  {"metrics", metrics},
-                  {"passes", passes}});
+  json record = device_json(d);  // the device's fields at the top level, beside these
+  record["type"] = "device";
+  record["counter_set"] = counter_set;
+  record["metrics"] = metrics;
+  record["passes"] = passes;
+  return line_of(record);
 }
 
 std::string launch_record(const KernelLaunch& launch, RowStatus status, const std::string& message,

@@ -1,19 +1,20 @@
-// Report writers and the JSON reader. Writers are pure: Report in, text out; output.hpp puts
-// the text where the user asked. JSON carries raw quantities and, per row, an `analysis`
-// block derived from them (ignored on reading: it is recomputed).
+// A report's writers and its reader, one format per file behind this header: JSON
+// (report_json.cpp, writer beside reader; rows in row_json.cpp), CSV (report_csv.cpp) and the
+// terminal table (report_table.cpp). Writers are pure: Report in, text out; output.hpp puts the
+// text where the user asked. JSON carries raw quantities and, per row, an `analysis` block
+// derived from them (ignored on reading: it is recomputed).
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "lib/core/report.hpp"
 
 namespace roofline {
-
-enum class ReportFormat { kTable, kJson, kCsv };
 
 struct TableOptions {
   bool color = false;  // ANSI colours for the regime column
@@ -32,15 +33,7 @@ Report report_from_json(const nlohmann::json& json, const std::string& origin);
 Report report_from_text(std::string_view text, const std::string& origin);
 Report read_report_file(const std::filesystem::path& path);
 
-class JsonReader;
-// Pieces of a report, also read from `profile`'s process records (profile_protocol.cpp):
-// `json` at key path `path`, checked as in a report.
-KernelLaunch launch_from_json(const JsonReader& read, const nlohmann::json& json,
-                              const std::string& path);
-DeviceInfo device_from_json(const JsonReader& read, const nlohmann::json& json,
-                            const std::string& path);
-
-// CSV column names, in order (documented in the README).
+// CSV column names, in order (report_csv.cpp's table says what each holds).
 const std::vector<std::string>& csv_columns();
 
 }  // namespace roofline

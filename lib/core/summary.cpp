@@ -128,6 +128,7 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
     KernelGroup group;
     std::vector<double> times;
     std::map<std::string, double> time_by_binding;
+    double judged_seconds = 0;  // time of the rows with a floor
   };
   std::map<std::string, std::size_t> index;
   std::vector<Gathered> gathered;
@@ -147,11 +148,15 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
       gathered.push_back(std::move(g));
     }
     Gathered& g = gathered[it->second];
-    const double floor = std::isfinite(a.time_floor_seconds) ? a.time_floor_seconds : 0;
     ++g.group.launches;
     g.group.total_seconds += a.time_seconds;
-    g.group.floor_seconds += std::min(floor, a.time_seconds);
-    g.group.headroom_seconds += std::max(0.0, a.time_seconds - floor);
+    // A row without a floor (nothing counted) claims no headroom and is left out of the
+    // fraction of the roof.
+    if (std::isfinite(a.time_floor_seconds)) {
+      g.judged_seconds += a.time_seconds;
+      g.group.floor_seconds += std::min(a.time_floor_seconds, a.time_seconds);
+      g.group.headroom_seconds += std::max(0.0, a.time_seconds - a.time_floor_seconds);
+    }
     g.times.push_back(a.time_seconds);
     g.time_by_binding[a.binding] += a.time_seconds;
     summary.total_seconds += a.time_seconds;
@@ -163,7 +168,8 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
     group.median_seconds = median_of(g.times);
     group.min_seconds = *std::min_element(g.times.begin(), g.times.end());
     group.max_seconds = *std::max_element(g.times.begin(), g.times.end());
-    group.fraction_of_bound = group.floor_seconds / group.total_seconds;
+    group.fraction_of_bound =
+        g.judged_seconds > 0 ? group.floor_seconds / g.judged_seconds : std::nan("");
     group.program_gain = group.headroom_seconds / summary.total_seconds;
     group.binding =
         std::max_element(g.time_by_binding.begin(), g.time_by_binding.end(),
@@ -201,11 +207,12 @@ std::string render_summary(const Summary& summary, std::size_t top) {
   const std::size_t shown = top == 0 ? summary.groups.size() : std::min(top, summary.groups.size());
   for (std::size_t i = 0; i < shown; ++i) {
     const KernelGroup& g = summary.groups[i];
-    rows.push_back({format_fixed(100 * g.share, 1) + "%", seconds_text(g.total_seconds),
-                    std::to_string(g.launches), seconds_text(g.median_seconds), g.binding,
-                    format_fixed(100 * g.fraction_of_bound, 0) + "%",
-                    seconds_text(g.headroom_seconds), format_fixed(100 * g.program_gain, 1) + "%",
-                    g.key});
+    rows.push_back(
+        {format_fixed(100 * g.share, 1) + "%", seconds_text(g.total_seconds),
+         std::to_string(g.launches), seconds_text(g.median_seconds), g.binding,
+         std::isfinite(g.fraction_of_bound) ? format_fixed(100 * g.fraction_of_bound, 0) + "%"
+                                            : std::string("-"),
+         seconds_text(g.headroom_seconds), format_fixed(100 * g.program_gain, 1) + "%", g.key});
   }
   std::vector<std::size_t> widths(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) {

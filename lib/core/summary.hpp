@@ -32,7 +32,7 @@ struct KernelGroup {
   double min_seconds = 0;
   double max_seconds = 0;
   std::string binding;           // the roof binding most of its time ("DRAM", "tensor ...")
-  double fraction_of_bound = 0;  // Σ time floors ÷ Σ times
+  double fraction_of_bound = 0;  // Σ time floors ÷ Σ times of the rows with a floor (NaN: none)
   double floor_seconds = 0;      // Σ time floors
   double headroom_seconds = 0;   // Σ max(0, time − floor)
   double program_gain = 0;       // headroom ÷ the summary's total time

@@ -8,7 +8,6 @@
 namespace roofline {
 
 bool iequals(std::string_view a, std::string_view b);
-std::string to_lower(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 std::vector<std::string> split(std::string_view text, char separator);
 std::string first_line(std::string_view text);

@@ -9,6 +9,7 @@
 
 #include "kernels/calibration.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/statistics.hpp"
 #include "lib/core/text.hpp"
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device_memory.hpp"
@@ -44,13 +45,10 @@ class Timer {
     ROOFLINE_CUDA_CALL(cudaEventRecord(start_.get(), stream_.get()));
     ROOFLINE_CUDA_CALL(kernels::launch_micro_kernel(kernel, args, stream_.get()));
     ROOFLINE_CUDA_CALL(cudaEventRecord(stop_.get(), stream_.get()));
-    ROOFLINE_CUDA_CALL(cudaEventSynchronize(stop_.get()));
-    float ms = 0;
-    ROOFLINE_CUDA_CALL(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    Sample sample;
+    sample.seconds = elapsed_seconds(start_, stop_);
     unsigned long long probe[2] = {0, 0};
     ROOFLINE_CUDA_CALL(cudaMemcpy(probe, clock_.get(), sizeof probe, cudaMemcpyDeviceToHost));
-    Sample sample;
-    sample.seconds = static_cast<double>(ms) * 1e-3;
     // cycles per nanosecond × 1000 = MHz
     if (probe[1] > 0)
       sample.clock_mhz = static_cast<double>(probe[0]) / static_cast<double>(probe[1]) * 1e3;
@@ -62,12 +60,6 @@ class Timer {
   const DeviceBuffer& clock_;
   Event start_, stop_;
 };
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 }  // namespace
 

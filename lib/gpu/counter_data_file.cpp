@@ -4,6 +4,7 @@
 
 #include "lib/core/checksum.hpp"
 #include "lib/core/errors.hpp"
+#include "lib/core/input.hpp"
 #include "lib/core/output.hpp"
 #include "lib/gpu/range_profiler.hpp"
 

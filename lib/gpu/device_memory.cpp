@@ -47,6 +47,13 @@ Event::~Event() {
   if (event_ != nullptr) cudaEventDestroy(event_);
 }
 
+double elapsed_seconds(const Event& start, const Event& stop) {
+  ROOFLINE_CUDA_CALL(cudaEventSynchronize(stop.get()));
+  float ms = 0;
+  ROOFLINE_CUDA_CALL(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return ms * 1e-3;
+}
+
 Stream::Stream() {
   ROOFLINE_CUDA_CALL(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }

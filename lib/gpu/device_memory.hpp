@@ -48,6 +48,9 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// Seconds between two events recorded on a stream, once `stop` has completed (waits for it).
+double elapsed_seconds(const Event& start, const Event& stop);
+
 class Stream {
  public:
   Stream();

@@ -1,7 +1,7 @@
 // Hardware counters through the CUPTI Range Profiler (CUDA 13), behind a small RAII interface.
 //
-// This header includes no CUPTI or nvperf header; range_profiler.cpp is the only file of the
-// project that does. Two halves, as in CUPTI itself:
+// This header includes no CUPTI or nvperf header (the implementation, in range_profiler.cpp and
+// cupti/, does). Two halves, as in CUPTI itself:
 //   - MetricHost: the host half. Needs libcupti only, no GPU and no driver: chip support,
 //     metric checks, config image and pass count, and evaluation of a counter-data image
 //     recorded earlier on a GPU (which is how CI tests the analysis path).

@@ -158,7 +158,7 @@ std::vector<std::pair<std::string, double>> roofs(const RowAnalysis& a) {
 }
 
 // Counted roofs within 5% of the binding one are a tie: the counted DRAM bytes of one point
-// vary up to 4.5% between processes (shared/measurement.md), so either regime is the measured
+// vary up to 4.5% between processes (NOTES.md, "The CI gate"), so either regime is the measured
 // one there.
 bool within_tie(const RowAnalysis& counted, const std::string& regime) {
   for (const auto& [name, rate] : roofs(counted))

@@ -1,5 +1,5 @@
-// The analytic model (lib/core) and the kernels (kernels/) name the same kernels with the same
-// tiles. Host code only: runs without a GPU.
+// The one kernel catalogue (kernels/catalog.hpp): the analytic model (lib/core) and the kernels'
+// dispatch (kernels/registry.cpp) both read it. Host code only: runs without a GPU.
 #include <doctest/doctest.h>
 
 #include "kernels/attention.hpp"
@@ -7,13 +7,15 @@
 
 using namespace roofline;
 
-TEST_CASE("kernel catalogue: the model's tiles are the kernels' tiles") {
+TEST_CASE("kernel catalogue: the model has every catalogue kernel, in order, with its tiles") {
   const auto& kernels = kernels::kernel_catalog();
   const auto& models = kernel_models();
-  REQUIRE(kernels.size() == models.size());
+  REQUIRE(kernels.size() == kernels::kKernelCatalog.size());
+  REQUIRE(models.size() == kernels.size());
   for (std::size_t i = 0; i < models.size(); ++i) {
     CAPTURE(models[i].name);
     CHECK(kernels[i].name == models[i].name);
+    CHECK(kernels[i].summary == models[i].summary);
     for (int d : {32, 64, 128}) {
       CAPTURE(d);
       CHECK(kernels[i].tiles(d).fwd_block_q == models[i].tiles(d).fwd_block_q);
@@ -21,10 +23,25 @@ TEST_CASE("kernel catalogue: the model's tiles are the kernels' tiles") {
       CHECK(kernels[i].tiles(d).bwd_block_q == models[i].tiles(d).bwd_block_q);
       CHECK(kernels[i].tiles(d).bwd_block_kv == models[i].tiles(d).bwd_block_kv);
     }
+    // What the model adds must agree with the catalogue's pipe.
     CHECK(kernels[i].uses_tensor_cores == is_tensor(models[i].path));
     CHECK(kernels::find_kernel(models[i].name) == &kernels[i]);
   }
   CHECK(kernels::find_kernel("flash-v9") == nullptr);
+}
+
+TEST_CASE("kernel catalogue: the dispatch knows every catalogue kernel by name") {
+  kernels::AttentionShape shape;
+  shape.seq_len = 4096;
+  // An unknown name needs no workspace and launches nothing (cudaErrorInvalidValue before any
+  // CUDA call); every catalogue name reaches its kernel file, which sizes a workspace.
+  CHECK(kernels::workspace_bytes("flash-v9", shape) == 0);
+  CHECK(kernels::launch_attention("flash-v9", kernels::Pass::kForward, shape, {}, nullptr) ==
+        cudaErrorInvalidValue);
+  for (const kernels::KernelInfo& info : kernels::kKernelCatalog) {
+    CAPTURE(info.name);
+    CHECK(kernels::workspace_bytes(info.name, shape) > 0);
+  }
 }
 
 TEST_CASE("kernel catalogue: shape validation and workspace sizes") {

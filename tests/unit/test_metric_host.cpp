@@ -26,7 +26,7 @@ std::vector<std::string> recommended(const std::string& chip) {
   return roofline::catalogue_metrics(chip, roofline::CounterSet::kFull);
 }
 
-// A counter-data header as CUPTI 13.0 lays it out (see range_profiler.cpp): signature, layout
+// A counter-data header as CUPTI 13.0 lays it out (cupti/counter_data_image.cpp): signature, layout
 // words 24/1, range table at 0x100 with the first range at 0x200, 0x100 bytes per range and
 // `ranges` recorded. Room for 14 ranges in 4096 bytes.
 std::vector<std::uint8_t> synthetic_header(std::uint32_t ranges) {

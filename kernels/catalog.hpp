@@ -1,0 +1,76 @@
+// The bundled kernels, written once: the name users type and reports list, a one-line summary,
+// whether the kernel runs on the tensor pipe, and its tiles per head dimension (register limits
+// narrow some tiles at d = 128). Plain C++ with no CUDA header, so that both sides read the same
+// table: kernels/registry.cpp dispatches by these names (kernel_catalog(), attention.hpp), and
+// the analytic model (lib/core/model.cpp) builds its KernelModel of each kernel from its entry.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace roofline::kernels {
+
+// Tile sizes the analytic model needs: rows of Q per CTA step and rows of K/V per inner step,
+// per pass (0 for the standard kernel: no tiling). They must be the kernel files' own tiles.
+struct KernelTiles {
+  int fwd_block_q = 0;   // Br of the forward pass
+  int fwd_block_kv = 0;  // Bc of the forward pass
+  int bwd_block_q = 0;   // Br of the backward pass
+  int bwd_block_kv = 0;  // Bc of the backward pass
+};
+
+struct KernelInfo {
+  std::string_view name;     // "standard", "flash-v1", "flash-v2", "flash-v3"
+  std::string_view summary;  // one line for `--help` and reports
+  bool uses_tensor_cores;    // mma.sync or wgmma on the tensor pipe (or cuBLAS)
+  KernelTiles tiles_d32;
+  KernelTiles tiles_d64;
+  KernelTiles tiles_d128;
+
+  constexpr const KernelTiles& tiles(int head_dim) const {
+    return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
+  }
+};
+
+// All bundled kernels, in the order reports list them.
+inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
+    {"standard",
+     "unfused: cuBLAS Q*K^T, a row-softmax kernel, cuBLAS P*V; S and P live in device memory",
+     true,
+     {},
+     {},
+     {}},
+    {"flash-v1",
+     "fused tiles staged through shared memory, online softmax, FP32 CUDA-core arithmetic",
+     false,
+     {64, 64, 64, 64},
+     {64, 64, 64, 64},
+     {64, 64, 64, 64}},
+    // flash-v2 narrows two tiles at d = 128 to stay within 255 registers (flash_v2_fwd.cu,
+    // flash_v2_bwd.cu).
+    {"flash-v2",
+     "FlashAttention-2 on tensor cores: mma.sync m16n8k16, ldmatrix, cp.async double buffering",
+     true,
+     {128, 64, 64, 128},
+     {128, 64, 64, 128},
+     {128, 32, 32, 128}},
+    // flash-v3 runs on sm_90 only (built as sm_90a), d = 64 and 128: forward 128 query rows per
+    // CTA (two consumer warpgroups of 64 rows), 128 keys per K/V stage (flash_v3_fwd.cu);
+    // backward 128 keys per CTA, 64-query tiles (flash_v3_bwd.cu). The d = 32 tiles only keep
+    // the model's arithmetic defined for `model` rows, which say `unsupported`.
+    {"flash-v3",
+     "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
+     true,
+     {128, 128, 64, 128},
+     {128, 128, 64, 128},
+     {128, 128, 64, 128}},
+}};
+
+// The entry named `name`; nullptr when no kernel has that name.
+constexpr const KernelInfo* find_in_catalog(std::string_view name) {
+  for (const KernelInfo& info : kKernelCatalog)
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
+}  // namespace roofline::kernels

@@ -1,0 +1,60 @@
+# The layering the design promises, checked on the sources (cmake -P, no compiler needed):
+#   - CUPTI and nvperf headers only in roofline_profiler (lib/gpu/range_profiler.cpp,
+#     lib/gpu/cupti/) and the injection library (lib/inject/);
+#   - lib/core includes no CUDA header and nothing from lib/gpu, lib/inject or app; of kernels/
+#     only the plain catalogue (kernels/catalog.hpp, itself free of CUDA headers);
+#   - lib/ includes nothing from app/.
+# Usage: cmake -DSOURCE_DIR=<repository root> -P check_includes.cmake
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "check_includes: SOURCE_DIR not set")
+endif()
+
+set(failures "")
+# check_files(FILES PATTERN ALLOWED_FILES ALLOWED_LINES WHY): every line of FILES matching
+# PATTERN is a failure, except in files whose path matches ALLOWED_FILES or lines matching
+# ALLOWED_LINES (either may be empty).
+function(check_files files pattern allowed_files allowed_lines why)
+  set(out ${failures})
+  foreach(file IN LISTS files)
+    file(RELATIVE_PATH rel "${SOURCE_DIR}" "${file}")
+    if(NOT allowed_files STREQUAL "" AND rel MATCHES "${allowed_files}")
+      continue()
+    endif()
+    file(STRINGS "${file}" hits REGEX "${pattern}")
+    foreach(hit IN LISTS hits)
+      if(NOT allowed_lines STREQUAL "" AND hit MATCHES "${allowed_lines}")
+        continue()
+      endif()
+      string(STRIP "${hit}" hit)
+      list(APPEND out "${rel}: ${hit} (${why})")
+    endforeach()
+  endforeach()
+  set(failures ${out} PARENT_SCOPE)
+endfunction()
+
+set(include "^[ \t]*#[ \t]*include[ \t]*")
+file(GLOB_RECURSE all_sources "${SOURCE_DIR}/lib/*" "${SOURCE_DIR}/app/*" "${SOURCE_DIR}/kernels/*"
+     "${SOURCE_DIR}/tests/*")
+list(FILTER all_sources INCLUDE REGEX "\\.(cpp|hpp|cu|cuh)$")
+check_files("${all_sources}" "${include}<(cupti|nvperf)"
+            "^(lib/gpu/range_profiler[.]cpp|lib/gpu/cupti/|lib/inject/)" ""
+            "CUPTI belongs to roofline_profiler and lib/inject")
+
+file(GLOB_RECURSE core_sources "${SOURCE_DIR}/lib/core/*.cpp" "${SOURCE_DIR}/lib/core/*.hpp"
+     "${SOURCE_DIR}/kernels/catalog.hpp")
+check_files("${core_sources}" "${include}<(cuda|cupti|nvperf|cublas|nvtx)" "" ""
+            "lib/core builds without CUDA")
+check_files("${core_sources}" "${include}\"(lib/gpu|lib/inject|app)/" "" ""
+            "lib/core is the bottom layer")
+check_files("${core_sources}" "${include}\"kernels/" "" "\"kernels/catalog[.]hpp\""
+            "of kernels/, lib/core includes only catalog.hpp")
+
+file(GLOB_RECURSE lib_sources "${SOURCE_DIR}/lib/*.cpp" "${SOURCE_DIR}/lib/*.hpp"
+     "${SOURCE_DIR}/lib/*.cu")
+check_files("${lib_sources}" "${include}\"app/" "" "" "lib/ never includes app/")
+
+if(failures)
+  list(JOIN failures "\n  " text)
+  message(FATAL_ERROR "include layering broken:\n  ${text}")
+endif()
+message(STATUS "include layering: ok")
