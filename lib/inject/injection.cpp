@@ -6,19 +6,19 @@
 // the filters is measured on its own, under a process-wide lock held from the launch's entry
 // callback to its exit callback, after an L2 flush on the launch's stream (--cache cold), in
 // one of two ways:
-//   - batch (--replay batch, one-pass counter sets): one user-replay pass, started at the
-//     first measured launch, stays open across launches; each measured launch is a user
-//     range, opened after the context's earlier work (the flush included) has finished and
-//     closed after the kernel has. A graph launch is one such range, measured as a whole (a
-//     batch never switches to kernel replay, which would need another config). The pass is
-//     ended, decoded and evaluated, and its launches' records appended, when its image is full
-//     (kBatchRanges), before a launch measured the other way, at a hand-over of the counters,
-//     at context destruction and at exit: so a pass start (tens of ms) is paid per batch, not
-//     per launch.
-//   - per launch (--replay launch, the default, and multi-pass sets): the range profiler in
-//     auto range + kernel replay mode is started before the launch, which runs serialised
-//     (replayed by CUPTI when the set needs several passes), and the exit callback stops,
-//     decodes and evaluates it and appends the launch's record.
+//   - batch (--replay batch, the default, with one-pass counter sets): one user-replay pass,
+//     started at the first measured launch, stays open across launches; each measured launch
+//     is a user range, opened after the context's earlier work (the flush included) has
+//     finished and closed after the kernel has. A graph launch is one such range, measured as
+//     a whole (a batch never switches to kernel replay, which would need another config). The
+//     pass is ended, decoded and evaluated, and its launches' records appended, when its image
+//     is full (kBatchRanges), before a launch measured the other way, at a hand-over of the
+//     counters, at context destruction and at exit: so a pass start (tens of ms) is paid per
+//     batch, not per launch.
+//   - per launch (--replay launch, and multi-pass sets): the range profiler in auto range +
+//     kernel replay mode is started before the launch, which runs serialised (replayed by
+//     CUPTI when the set needs several passes), and the exit callback stops, decodes and
+//     evaluates it and appends the launch's record.
 // Launches not chosen run as usual, but also take the lock while any launch is left to
 // profile, so that no other thread's kernel falls into a measured range.
 //
@@ -43,11 +43,12 @@
 //
 // Every failure is a record (profile_protocol.hpp), never an exception across the driver: the
 // program then goes on unprofiled. The end record carries the seconds spent in each phase
-// (wait, open, flush, start, sync, push, kernel, pop, stop, decode, evaluate, record, close;
-// "sessions" and "batches" count), which
-// `profile -v` prints. The state lives until the process ends: CUDA tears down its contexts
-// before static destructors would run, so nothing here is freed at exit; a session still open
-// then ends with the process, which releases the counters and the lease.
+// (wait, open, flush, start, sync, push, kernel, pop, events, stop, decode, evaluate,
+// activity, record, close; "sessions" and "batches" count, as do "activity by correlation",
+// "activity by window" and "activity missing"), which `profile -v` prints. The state lives
+// until the process ends: CUDA tears down its contexts before static destructors would run, so
+// nothing here is freed at exit; a session still open then ends with the process, which
+// releases the counters and the lease.
 #include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>
