@@ -51,7 +51,6 @@
 // releases the counters and the lease.
 #include <cuda.h>
 #include <cupti.h>
-#include <cxxabi.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -82,20 +81,11 @@
 #include "lib/inject/event_timer.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/l2_flush.hpp"
+#include "lib/inject/launch_site.hpp"
 #include "lib/inject/record_file.hpp"
 
 namespace roofline::inject {
 namespace {
-
-std::string demangle(const char* name) {
-  if (name == nullptr) return "";
-  int status = 0;
-  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || text == nullptr) return name;
-  std::string out(text);
-  std::free(text);
-  return out;
-}
 
 std::string process_name() {
   std::ifstream comm("/proc/self/comm");
@@ -118,76 +108,6 @@ ProfileErrorKind kind_of(gpu::ProfilerErrorKind kind) {
       return ProfileErrorKind::kInternal;
   }
 }
-
-// What a launch callback tells about the launch.
-struct LaunchSite {
-  CUfunction function = nullptr;
-  std::array<int, 3> grid{1, 1, 1};
-  std::array<int, 3> block{1, 1, 1};
-  std::int64_t dynamic_shared = 0;
-  CUstream stream = nullptr;
-  bool graph = false;
-};
-
-std::optional<LaunchSite> launch_site(CUpti_CallbackId id, const void* params) {
-  LaunchSite s;
-  auto from_plain = [&](const auto* p) {
-    s.function = p->f;
-    s.grid = {int(p->gridDimX), int(p->gridDimY), int(p->gridDimZ)};
-    s.block = {int(p->blockDimX), int(p->blockDimY), int(p->blockDimZ)};
-    s.dynamic_shared = p->sharedMemBytes;
-    s.stream = p->hStream;
-  };
-  auto from_ex = [&](const auto* p) {
-    s.function = p->f;
-    const CUlaunchConfig* c = p->config;
-    s.grid = {int(c->gridDimX), int(c->gridDimY), int(c->gridDimZ)};
-    s.block = {int(c->blockDimX), int(c->blockDimY), int(c->blockDimZ)};
-    s.dynamic_shared = c->sharedMemBytes;
-    s.stream = c->hStream;
-  };
-  switch (id) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-      from_plain(static_cast<const cuLaunchKernel_params*>(params));
-      return s;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-      from_plain(static_cast<const cuLaunchKernel_ptsz_params*>(params));
-      return s;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-      from_plain(static_cast<const cuLaunchCooperativeKernel_params*>(params));
-      return s;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      from_plain(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params));
-      return s;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-      from_ex(static_cast<const cuLaunchKernelEx_params*>(params));
-      return s;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      from_ex(static_cast<const cuLaunchKernelEx_ptsz_params*>(params));
-      return s;
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-      s.graph = true;
-      s.stream = static_cast<const cuGraphLaunch_params*>(params)->hStream;
-      return s;
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-      s.graph = true;
-      s.stream = static_cast<const cuGraphLaunch_ptsz_params*>(params)->hStream;
-      return s;
-    default:
-      return std::nullopt;
-  }
-}
-
-constexpr CUpti_CallbackId kLaunchCallbacks[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-};
 
 using Clock = std::chrono::steady_clock;
 
@@ -367,9 +287,10 @@ class Injection {
     launch.process = process_;
     launch.graph = site->graph;
     if (site->function != nullptr) {
-      launch.registers_per_thread = function_attribute(site->function, CU_FUNC_ATTRIBUTE_NUM_REGS);
+      launch.registers_per_thread =
+          function_attribute(driver_, site->function, CU_FUNC_ATTRIBUTE_NUM_REGS);
       launch.static_shared_bytes =
-          function_attribute(site->function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+          function_attribute(driver_, site->function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     }
     unsigned long long stream_id = 0;
     if (site->stream != nullptr && driver_.stream_get_id(site->stream, &stream_id) == CUDA_SUCCESS)
@@ -499,21 +420,6 @@ class Injection {
   }
 
  private:
-  // An attribute of a launched function; 0 when the driver cannot say. The runtime of CUDA 12
-  // and later launches context-independent kernels (CUkernel, passed as the CUfunction of
-  // cuLaunchKernel), which cuFuncGetAttribute refuses: those are asked as kernels, for the
-  // current context's device.
-  int function_attribute(CUfunction function, CUfunction_attribute attribute) const {
-    int value = 0;
-    if (driver_.func_get_attribute(&value, attribute, function) == CUDA_SUCCESS) return value;
-    CUdevice device = 0;
-    if (driver_.ctx_get_device(&device) == CUDA_SUCCESS &&
-        driver_.kernel_get_attribute(&value, attribute, reinterpret_cast<CUkernel>(function),
-                                     device) == CUDA_SUCCESS)
-      return value;
-    return 0;
-  }
-
   void add_phase(const char* phase, double seconds) {
     std::lock_guard<std::mutex> lock(phases_mutex_);
     phases_[phase] += seconds;
@@ -653,31 +559,9 @@ class Injection {
 
   void record_device(const Session& session, int passes) {
     if (device_recorded_) return;
-    record(device_record(device_info(session.device, session.chip),
+    record(device_record(device_info(driver_, session.device, session.chip),
                          std::string(to_string(options_.counter_set)), session.metrics, passes));
     device_recorded_ = true;
-  }
-
-  DeviceInfo device_info(CUdevice device, const std::string& chip) const {
-    DeviceInfo info;
-    char name[256] = {};
-    if (driver_.device_get_name(name, sizeof name, device) == CUDA_SUCCESS) info.name = name;
-    info.chip = chip;
-    int major = 0, minor = 0, sms = 0, l2 = 0, version = 0;
-    driver_.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-    driver_.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-    driver_.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
-    driver_.device_get_attribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device);
-    info.compute_capability = std::to_string(major) + "." + std::to_string(minor);
-    info.sm_count = sms;
-    info.l2_cache_bytes = l2;
-    size_t memory = 0;
-    if (driver_.device_total_mem(&memory, device) == CUDA_SUCCESS)
-      info.memory_bytes = static_cast<std::int64_t>(memory);
-    if (driver_.driver_get_version(&version) == CUDA_SUCCESS)
-      info.driver_version =
-          "CUDA " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-    return info;
   }
 
   CUresult launch_result(const CUpti_CallbackData* cb) const {
@@ -1117,7 +1001,7 @@ bool start() {
   if (!KernelActivity::enable(&no_activity) && no_activity.empty())
     no_activity = "kernel activity records unavailable";
   g_injection = new Injection(std::move(records), options, *driver, dir, no_activity);
-  for (CUpti_CallbackId id : kLaunchCallbacks)
+  for (CUpti_CallbackId id : launch_callbacks())
     if (CUptiResult r = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
         r != CUPTI_SUCCESS) {
       g_injection->fail(ProfileErrorKind::kInternal, cupti_error("cuptiEnableCallback", r));
