@@ -7,9 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/text.hpp"
-#include "lib/core/version.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/text.hpp"
+#include "lib/core/base/version.hpp"
 
 namespace roofline::app {
 namespace {

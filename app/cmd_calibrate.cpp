@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
-#include "lib/core/calibration.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/output.hpp"
-#include "lib/core/roofline.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/report/calibration.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/model/roofline.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/gpu/calibration_runner.hpp"
 #include "lib/gpu/device.hpp"
 

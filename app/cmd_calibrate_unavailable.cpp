@@ -1,6 +1,6 @@
 // `calibrate` in a build without CUDA: say so.
 #include "app/commands.hpp"
-#include "lib/core/errors.hpp"
+#include "lib/core/base/errors.hpp"
 
 namespace roofline::app {
 

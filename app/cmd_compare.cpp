@@ -1,6 +1,6 @@
 // `cuflash-roofline compare BASE.json HEAD.json`: row-by-row verdicts between two reports (or two
 // kernels of one report) and an exit code that gates CI. The statistics live in
-// lib/core/compare.hpp; this file parses, reads, and writes.
+// lib/core/compare/compare.hpp; this file parses, reads, and writes.
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -9,13 +9,13 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
-#include "lib/core/compare.hpp"
-#include "lib/core/compare_writers.hpp"
-#include "lib/core/device_compare.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/output.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/compare/compare.hpp"
+#include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/compare/device_compare.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 namespace {

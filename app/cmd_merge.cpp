@@ -1,15 +1,15 @@
 // `cuflash-roofline merge A.json B.json ... -o all.json`: one report from the reports of shards
-// (`run --shard`), devices and hosts. The rules are merge_reports' (lib/core/merge.hpp):
+// (`run --shard`), devices and hosts. The rules are merge_reports' (lib/core/report/merge.hpp):
 // identical duplicates collapse, conflicting ones are an input error (exit 2), and each row
 // keeps the context of the device it was measured on.
 #include <iostream>
 #include <memory>
 
 #include "app/commands.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/merge.hpp"
-#include "lib/core/output.hpp"
-#include "lib/core/report_io.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/report/merge.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/report/report_io.hpp"
 
 namespace roofline::app {
 namespace {

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "app/commands.hpp"
-#include "lib/core/model.hpp"
-#include "lib/core/report.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/report.hpp"
 
 namespace roofline::app {
 namespace {

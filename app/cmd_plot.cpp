@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "app/commands.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/limits.hpp"
-#include "lib/core/output.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/svg_chart.hpp"
-#include "lib/core/terminal_chart.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/limits.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
+#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 namespace {

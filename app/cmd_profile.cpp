@@ -13,9 +13,9 @@
 
 #include "app/commands.hpp"
 #include "app/profile_process.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/input.hpp"
-#include "lib/core/profile_protocol.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/input.hpp"
+#include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::app {
 namespace {

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "app/commands.hpp"
-#include "lib/core/errors.hpp"
+#include "lib/core/base/errors.hpp"
 
 namespace roofline::app {
 

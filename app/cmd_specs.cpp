@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "app/commands.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/roofline.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/model/roofline.hpp"
+#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 namespace {

@@ -7,16 +7,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include "lib/core/calibration.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/model.hpp"
-#include "lib/core/output.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/report_notes.hpp"
-#include "lib/core/summary.hpp"
-#include "lib/core/svg_chart.hpp"
-#include "lib/core/terminal_chart.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/report/calibration.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_notes.hpp"
+#include "lib/core/report/summary.hpp"
+#include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
+#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 

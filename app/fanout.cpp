@@ -19,10 +19,10 @@
 #include <string_view>
 #include <thread>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/merge.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/report/merge.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/base/text.hpp"
 
 extern char** environ;
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/report.hpp"
+#include "lib/core/report/report.hpp"
 
 namespace roofline::app {
 

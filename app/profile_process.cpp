@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 namespace {

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-MAX_PLOT_INPUT_BYTES = 200 << 20  # lib/core/limits.hpp: kMaxPlotInputBytes
+MAX_PLOT_INPUT_BYTES = 200 << 20  # lib/core/base/limits.hpp: kMaxPlotInputBytes
 
 
 def model_report(binary: str, path: str, lengths: list) -> None:

@@ -161,7 +161,7 @@ fi
 if has l1probe; then
   # What each kernel of `standard` moves through L1 at odd N (cuBLAS's mma.sync fallback) and at
   # N % 8 == 0 (wgmma), per kernel, from ncu: the evidence behind the model's L1 bytes for it
-  # (lib/core/model_l1.cpp). Caches flushed, clocks untouched, one launch per point.
+  # (lib/core/model/model_l1.cpp). Caches flushed, clocks untouched, one launch per point.
   t=$(seconds)
   l1_metrics=l1tex__t_bytes.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum
   # L1PROBE_SHAPES: "B H d N[,N...]" entries separated by ';' (default: the seed-40 shapes).

@@ -3,7 +3,10 @@
 #     lib/gpu/cupti/) and the injection library (lib/inject/);
 #   - lib/core includes no CUDA header and nothing from lib/gpu, lib/inject or app; of kernels/
 #     only the plain catalogue (kernels/catalog.hpp, itself free of CUDA headers);
-#   - lib/ includes nothing from app/.
+#   - lib/ includes nothing from app/;
+#   - lib/core's feature folders include only themselves and the folders before them, in the
+#     order base, spec, model, report, compare, chart (lib/core/CMakeLists.txt says what each
+#     holds), and nothing from lib/profile.
 # Usage: cmake -DSOURCE_DIR=<repository root> -P check_includes.cmake
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_includes: SOURCE_DIR not set")
@@ -52,6 +55,26 @@ check_files("${core_sources}" "${include}\"kernels/" "" "\"kernels/catalog[.]hpp
 file(GLOB_RECURSE lib_sources "${SOURCE_DIR}/lib/*.cpp" "${SOURCE_DIR}/lib/*.hpp"
      "${SOURCE_DIR}/lib/*.cu")
 check_files("${lib_sources}" "${include}\"app/" "" "" "lib/ never includes app/")
+
+set(core_order base spec model report compare chart)
+set(later "${core_order}")
+foreach(folder IN LISTS core_order)
+  list(REMOVE_AT later 0)
+  file(GLOB_RECURSE folder_sources "${SOURCE_DIR}/lib/core/${folder}/*.cpp"
+       "${SOURCE_DIR}/lib/core/${folder}/*.hpp")
+  if(later)
+    list(JOIN later "|" later_pattern)
+    check_files("${folder_sources}" "${include}\"lib/core/(${later_pattern})/" "" ""
+                "lib/core/${folder} comes before lib/core/{${later_pattern}}")
+  endif()
+  check_files("${folder_sources}" "${include}\"lib/profile/" "" ""
+              "lib/core comes before lib/profile")
+endforeach()
+file(GLOB core_loose "${SOURCE_DIR}/lib/core/*.cpp" "${SOURCE_DIR}/lib/core/*.hpp")
+foreach(file IN LISTS core_loose)
+  file(RELATIVE_PATH rel "${SOURCE_DIR}" "${file}")
+  list(APPEND failures "${rel}: outside lib/core's feature folders")
+endforeach()
 
 if(failures)
   list(JOIN failures "\n  " text)

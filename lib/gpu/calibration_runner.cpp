@@ -8,9 +8,9 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/calibration.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/statistics.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/statistics.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device_memory.hpp"
 

@@ -1,12 +1,12 @@
 // `calibrate`: runs the micro-kernels of kernels/calibration.hpp on one device, at whatever
-// clock it runs (clocks are never changed), and returns the overlay of lib/core/calibration.hpp.
+// clock it runs (clocks are never changed), and returns the overlay of lib/core/report/calibration.hpp.
 #pragma once
 
 #include <functional>
 #include <string>
 
-#include "lib/core/calibration.hpp"
-#include "lib/core/report.hpp"
+#include "lib/core/report/calibration.hpp"
+#include "lib/core/report/report.hpp"
 
 namespace roofline::gpu {
 

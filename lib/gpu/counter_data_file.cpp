@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/checksum.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/input.hpp"
-#include "lib/core/output.hpp"
+#include "lib/core/base/checksum.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/input.hpp"
+#include "lib/core/base/output.hpp"
 #include "lib/gpu/range_profiler.hpp"
 
 namespace roofline::gpu {

@@ -9,11 +9,11 @@
 #include <spdlog/spdlog.h>
 
 #include "kernels/attention.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/metric_catalog.hpp"
-#include "lib/core/model.hpp"
-#include "lib/core/statistics.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/base/statistics.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/range_profiler.hpp"
 

@@ -11,8 +11,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/gpu/cuda_check.hpp"
 
 namespace roofline::gpu {

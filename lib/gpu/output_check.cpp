@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "lib/core/verification.hpp"
+#include "lib/core/report/verification.hpp"
 #include "lib/gpu/cuda_check.hpp"
 
 namespace roofline::gpu {
@@ -86,7 +86,7 @@ Verification OutputCheck::verify(const Workload& workload, InputArena& arena, co
         {out.name, count, kernel_err[0], kernel_err[1], kernel_err[2], fp16_err[0], fp16_err[1]});
   }
   // flash-attention's rule (at most 2× the error of a plain FP16 implementation) with an
-  // absolute floor scaled to the outputs' magnitude (lib/core/verification.hpp).
+  // absolute floor scaled to the outputs' magnitude (lib/core/report/verification.hpp).
   return judge_verification(errors);
 }
 

@@ -1,7 +1,7 @@
 // Checks of one point's outputs on the device, after its first launch: every output element
 // written (no NaN or Inf left of the poison), and --verify's comparison of each output with an
 // FP32 reference and with a plain FP16 implementation (flash-attention's rule, judged by
-// lib/core/verification.hpp).
+// lib/core/report/verification.hpp).
 #pragma once
 
 #include <array>
@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "lib/core/report.hpp"
+#include "lib/core/report/report.hpp"
 #include "lib/gpu/device_memory.hpp"
 #include "lib/gpu/input_arena.hpp"
 

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <string>
 
-#include "lib/core/profile_protocol.hpp"
+#include "lib/profile/profile_protocol.hpp"
 #include "lib/inject/driver.hpp"
 #include "lib/inject/launch_rows.hpp"
 #include "lib/inject/recorder.hpp"

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "generated_nvtx_meta.h"
-#include "lib/core/profile_protocol.hpp"
+#include "lib/profile/profile_protocol.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/batch_recorder.hpp"
 #include "lib/inject/counter_handover.hpp"

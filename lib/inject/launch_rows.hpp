@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/profile_protocol.hpp"
+#include "lib/profile/profile_protocol.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/driver.hpp"
 #include "lib/inject/kernel_activity.hpp"

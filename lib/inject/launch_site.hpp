@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/profile_protocol.hpp"
+#include "lib/profile/profile_protocol.hpp"
 #include "lib/inject/driver.hpp"
 
 namespace roofline::inject {

@@ -7,15 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/compare.hpp"
-#include "lib/core/compare_writers.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/gpu_spec.hpp"
-#include "lib/core/json_reader.hpp"
-#include "lib/core/model.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/svg_chart.hpp"
-#include "lib/core/terminal_chart.hpp"
+#include "lib/core/compare/compare.hpp"
+#include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/gpu_spec.hpp"
+#include "lib/core/base/json_reader.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
 
 #ifndef ROOFLINE_FUZZ_DATA_DIR
 #error "ROOFLINE_FUZZ_DATA_DIR must name tests/data"

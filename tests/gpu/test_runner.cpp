@@ -7,9 +7,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/metric_catalog.hpp"
-#include "lib/core/model.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/model/model.hpp"
 #include "lib/gpu/runner.hpp"
 
 using namespace roofline;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/output.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/svg_chart.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/chart/svg_chart.hpp"
 
 namespace {
 

@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/analysis.hpp"
-#include "lib/core/calibration.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/json_reader.hpp"
-#include "lib/core/report_io.hpp"
+#include "lib/core/report/analysis.hpp"
+#include "lib/core/report/calibration.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/json_reader.hpp"
+#include "lib/core/report/report_io.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/text.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

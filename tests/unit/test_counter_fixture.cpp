@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "lib/core/analysis.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/report_io.hpp"
+#include "lib/core/report/analysis.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/report/report_io.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "tests/unit/helpers.hpp"

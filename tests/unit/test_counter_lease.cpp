@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "lib/core/counter_lease.hpp"
+#include "lib/profile/counter_lease.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

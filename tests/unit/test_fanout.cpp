@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/fanout.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/report_io.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/report/report_io.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

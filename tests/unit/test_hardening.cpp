@@ -13,14 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/compare.hpp"
-#include "lib/core/compare_writers.hpp"
-#include "lib/core/errors.hpp"
-#include "lib/core/json_reader.hpp"
-#include "lib/core/output.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/terminal_chart.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/compare/compare.hpp"
+#include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/json_reader.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
+#include "lib/core/base/text.hpp"
 #include "tests/fuzz/targets.hpp"
 #include "tests/unit/helpers.hpp"
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "lib/core/profile_protocol.hpp"
+#include "lib/profile/profile_protocol.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

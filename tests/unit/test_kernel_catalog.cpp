@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/attention.hpp"
-#include "lib/core/model.hpp"
+#include "lib/core/model/model.hpp"
 
 using namespace roofline;
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/model.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/model/model.hpp"
 
 using namespace roofline;
 

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/gpu_spec.hpp"
-#include "lib/core/model.hpp"
-#include "lib/core/partition.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/gpu_spec.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/partition.hpp"
 
 using namespace roofline;
 

@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/metric_catalog.hpp"
-#include "lib/core/profile_protocol.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/profile/profile_protocol.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -2,12 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/metric_catalog.hpp"
-#include "lib/core/model.hpp"
-#include "lib/core/output.hpp"
-#include "lib/core/report_io.hpp"
-#include "lib/core/text.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/base/text.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "lib/core/roofline.hpp"
+#include "lib/core/model/roofline.hpp"
 
 using namespace roofline;
 

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/errors.hpp"
-#include "lib/core/gpu_spec.hpp"
-#include "lib/core/roofline.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/gpu_spec.hpp"
+#include "lib/core/model/roofline.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

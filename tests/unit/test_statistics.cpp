@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "lib/core/statistics.hpp"
+#include "lib/core/base/statistics.hpp"
 
 using namespace roofline;
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "lib/core/verification.hpp"
+#include "lib/core/report/verification.hpp"
 
 using namespace roofline;
 

@@ -1,0 +1,127 @@
+// The roofline chart as data, independent of how it is drawn: panels (one per GPU spec the rows
+// are judged against, and per device in a merged report of several devices), their memory slopes
+// and compute roofs, ridge points, one point per row and memory level, arrows between matched rows,
+// and the axis ranges. svg_chart and terminal_chart draw it.
+//
+// Both axes are log-log: x is arithmetic intensity in FLOP/byte, y is performance in FLOP/s.
+// Axis ranges are whole decades covering every point, every ridge point and every ceiling.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lib/core/report/report.hpp"
+
+namespace roofline {
+
+struct PlotOptions {
+  // Arrows between two kernels of each report (base kernel → head kernel, matched by workload
+  // and spec), instead of between consecutive reports. Both empty: arrows between reports.
+  std::string kernel_base;
+  std::string kernel_head;
+  // One name per report for the legend (file names); empty: "base"/"head" for two reports,
+  // "report 1", ... otherwise.
+  std::vector<std::string> report_labels;
+};
+
+struct MemoryRoof {
+  MemoryLevel level;
+  double bandwidth_bytes_per_second;
+  // "" for the judging spec's slopes; "spec sheet" or "calibrated" for those of its twin
+  // (calibration.hpp), drawn for context.
+  std::string twin;
+};
+
+struct ComputeRoof {
+  std::string id;  // "tensor_fp16.mma_sync"
+  std::string label;
+  double peak_flops_per_second;
+  bool judged;  // a row is judged against it (else drawn for context)
+};
+
+struct RidgeMark {
+  std::size_t compute;  // index into ChartPanel::compute
+  std::size_t memory;   // index into ChartPanel::memory
+  double ai;            // FLOP/byte
+  double flops;         // FLOP/s
+};
+
+struct ChartPoint {
+  std::size_t report;
+  std::size_t row;
+  std::size_t kernel;  // index into Chart::kernels
+  std::string kernel_name;
+  Workload workload;
+  std::string row_text;    // row_label(): the workload, or a profiled launch's shape
+  std::string point_text;  // beside the point: "4k", or "#12" for a launch without workload
+  MemoryLevel level;
+  Source bytes_source;
+  double ai;     // FLOP/byte at this level
+  double flops;  // FLOP/s on the row's own pipe
+  std::string regime;
+};
+
+// A row judged on its bytes alone (a profiled launch without counted FLOPs: analysis.hpp's
+// bandwidth_only) has no place on a roofline, whose x is FLOPs per byte: it is drawn in the
+// panel's bandwidth chart, one point per memory level, at the bytes it moved there and the
+// rate it moved them at.
+struct BandwidthPoint {
+  std::size_t report;
+  std::size_t row;
+  std::size_t kernel;  // index into Chart::kernels
+  std::string kernel_name;
+  std::string row_text;    // row_label()
+  std::string point_text;  // "#12": the launch index
+  MemoryLevel level;
+  double bytes;
+  double bytes_per_second;
+  std::string regime;
+};
+
+struct ChartArrow {
+  std::size_t from;  // indices into ChartPanel::points (DRAM level)
+  std::size_t to;
+  double change;  // head FLOP/s ÷ base FLOP/s − 1
+};
+
+struct ChartPanel {
+  const GpuSpec* spec = nullptr;  // points into the reports given to build_chart
+  // The device of a panel of a merged report that holds several devices ("" otherwise: rows of
+  // every device judged against `spec` share the panel).
+  std::string device;
+  std::vector<MemoryRoof> memory;    // ascending bandwidth
+  std::vector<ComputeRoof> compute;  // judged first, then context; descending peak within each
+  std::vector<RidgeMark> ridges;
+  std::vector<ChartPoint> points;
+  std::vector<BandwidthPoint> bandwidth_points;  // rows without FLOPs; drawn apart
+  std::vector<ChartArrow> arrows;
+  std::vector<std::string> notes;  // where the points came from
+  // log10 of the axis ranges: whole numbers, finite, at most kMaxAxisDecades apart.
+  double lx0 = 0, lx1 = 1;  // x, FLOP/byte
+  double ly0 = 0, ly1 = 1;  // y, FLOP/s
+  // log10 of the bandwidth chart's ranges (with bandwidth_points): bytes and bytes/s.
+  double bx0 = 0, bx1 = 1;
+  double by0 = 0, by1 = 1;
+};
+
+// Every value on a chart is a finite positive double, so an axis spans at most ~640 decades.
+inline constexpr int kMaxAxisDecades = 640;
+// Decades between labelled ticks so that an axis from `lo` to `hi` (log10) has at most
+// `max_ticks` + 1 of them: 1 for ordinary charts.
+int decade_step(double lo, double hi, int max_ticks);
+
+struct Chart {
+  std::vector<ChartPanel> panels;
+  std::vector<std::string> kernels;
+  std::vector<std::string> report_labels;
+  std::size_t report_count = 0;
+  bool kernel_pair = false;
+  std::string kernel_base, kernel_head;
+};
+
+// The chart of `reports`: a pure function of its inputs. The chart points into `reports` (specs),
+// which must outlive it. Throws InputError when a row names a spec its report does not embed.
+Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options);
+
+}  // namespace roofline

@@ -1,0 +1,678 @@
+#include "lib/core/chart/svg_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "lib/core/chart/chart_labels.hpp"
+#include "lib/core/chart/svg_bandwidth.hpp"
+#include "lib/core/chart/svg_draw.hpp"
+#include "lib/core/base/text.hpp"
+
+namespace roofline {
+namespace {
+
+constexpr double kSvgWidth = 1040;
+constexpr double kPanelHeight = 600;
+constexpr double kPlotLeft = 84;
+constexpr double kPlotTop = 76;
+constexpr double kPlotWidth = 620;
+constexpr double kPlotHeight = 450;
+constexpr double kLegendLeft = kPlotLeft + kPlotWidth + 28;
+constexpr double kFaded = 0.4;
+constexpr double kArrowLabelMin = 0.01;       // smaller changes get an arrow but no label
+constexpr int kMaxTicks = 12;                 // labelled decades per axis, at most (plus one)
+constexpr std::size_t kMaxPointLabels = 400;  // sequence-length labels per panel, at most
+
+struct Box {
+  double x0, y0, x1, y1;
+};
+
+bool overlaps(const Box& a, const Box& b) {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+// Keeps labels from landing on each other or on markers: first free candidate wins. Taken boxes
+// are filed in a grid of kCell-pixel buckets over the bounds, so that a query looks only at the
+// boxes near it (charts of many points reserve a box per marker).
+class LabelPlacer {
+ public:
+  explicit LabelPlacer(Box bounds)
+      : bounds_(bounds),
+        columns_(cells_along(bounds.x1 - bounds.x0)),
+        rows_(cells_along(bounds.y1 - bounds.y0)),
+        buckets_(columns_ * rows_) {}
+  bool is_free(const Box& box) const {
+    if (box.x0 < bounds_.x0 || box.x1 > bounds_.x1 || box.y0 < bounds_.y0 || box.y1 > bounds_.y1)
+      return false;
+    const Cells c = cells(box);
+    for (std::size_t row = c.row0; row <= c.row1; ++row)
+      for (std::size_t col = c.col0; col <= c.col1; ++col)
+        for (std::size_t index : buckets_[row * columns_ + col])
+          if (overlaps(box, taken_[index])) return false;
+    return true;
+  }
+  void take(const Box& box) {
+    if (!(box.x0 < bounds_.x1 && bounds_.x0 < box.x1 && box.y0 < bounds_.y1 && bounds_.y0 < box.y1))
+      return;  // outside the bounds: no query can meet it
+    const Cells c = cells(box);
+    for (std::size_t row = c.row0; row <= c.row1; ++row)
+      for (std::size_t col = c.col0; col <= c.col1; ++col)
+        buckets_[row * columns_ + col].push_back(taken_.size());
+    taken_.push_back(box);
+  }
+
+ private:
+  static constexpr double kCell = 16;
+  struct Cells {
+    std::size_t col0, col1, row0, row1;
+  };
+  static std::size_t cells_along(double length) {
+    return static_cast<std::size_t>(std::ceil(std::max(length, kCell) / kCell));
+  }
+  // The buckets a box touches, clamped to the grid (boxes reaching past the bounds included).
+  Cells cells(const Box& box) const {
+    auto index = [](double offset, std::size_t count) {
+      const double cell = std::floor(offset / kCell);
+      return static_cast<std::size_t>(std::clamp(cell, 0.0, static_cast<double>(count - 1)));
+    };
+    return {index(box.x0 - bounds_.x0, columns_), index(box.x1 - bounds_.x0, columns_),
+            index(box.y0 - bounds_.y0, rows_), index(box.y1 - bounds_.y0, rows_)};
+  }
+
+  Box bounds_;
+  std::size_t columns_, rows_;
+  std::vector<Box> taken_;
+  std::vector<std::vector<std::size_t>> buckets_;
+};
+
+// Width of `text` in DejaVu Sans / Helvetica, generously estimated (digits are 0.64 em).
+double text_width(const std::string& text, double size, bool bold = false) {
+  return (bold ? 0.7 : 0.62) * size * static_cast<double>(display_width(text));
+}
+
+enum class Anchor { kStart, kMiddle, kEnd };
+
+Box text_box(double x, double baseline, const std::string& text, double size, Anchor anchor,
+             bool bold = false) {
+  const double w = text_width(text, size, bold);
+  const double x0 = anchor == Anchor::kStart ? x : anchor == Anchor::kMiddle ? x - w / 2 : x - w;
+  return {x0 - 1, baseline - 0.82 * size, x0 + w + 1, baseline + 0.25 * size};
+}
+
+class SvgPanel {
+ public:
+  SvgPanel(const Chart& chart, const ChartPanel& panel, double offset_y, std::ostringstream& out)
+      : chart_(chart),
+        panel_(panel),
+        offset_y_(offset_y),
+        top_(offset_y + kPlotTop),
+        out_(out),
+        placer_({kPlotLeft + 2, top_ + 2, kPlotLeft + kPlotWidth - 2, top_ + kPlotHeight - 2}) {}
+
+  double x(double ai) const {
+    return kPlotLeft + kPlotWidth * (std::log10(ai) - panel_.lx0) / (panel_.lx1 - panel_.lx0);
+  }
+  double y(double flops) const {
+    return top_ + kPlotHeight * (panel_.ly1 - std::log10(flops)) / (panel_.ly1 - panel_.ly0);
+  }
+
+  void draw() {
+    const GpuSpec& spec = *panel_.spec;
+    // Panel ids stay unique when one spec has a panel per device (merged reports).
+    const std::size_t index = static_cast<std::size_t>(&panel_ - chart_.panels.data());
+    out_ << "<g class=\"panel\" id=\"panel-" << xml_escape(spec.key)
+         << (panel_.device.empty() ? std::string() : "-" + std::to_string(index + 1))
+         << "\" data-spec=\"" << xml_escape(spec.key) << "\"";
+    if (!panel_.device.empty()) out_ << " data-device=\"" << xml_escape(panel_.device) << "\"";
+    out_ << " data-x-min=\"" << si(std::pow(10.0, panel_.lx0)) << "\" data-x-max=\""
+         << si(std::pow(10.0, panel_.lx1)) << "\" data-y-min=\"" << si(std::pow(10.0, panel_.ly0))
+         << "\" data-y-max=\"" << si(std::pow(10.0, panel_.ly1)) << "\" data-plot-left=\""
+         << px(kPlotLeft) << "\" data-plot-top=\"" << px(top_) << "\" data-plot-width=\""
+         << px(kPlotWidth) << "\" data-plot-height=\"" << px(kPlotHeight) << "\">\n";
+    out_ << "<text class=\"title\" x=\"" << px(kPlotLeft) << "\" y=\"" << px(offset_y_ + 30)
+         << "\" font-size=\"17\" font-weight=\"bold\">Roofline: " << xml_escape(spec.name) << " ["
+         << xml_escape(spec.key) << "]"
+         << (panel_.device.empty() ? "" : ", measured on " + xml_escape(panel_.device))
+         << "</text>\n";
+    out_ << "<text class=\"subtitle\" x=\"" << px(kPlotLeft) << "\" y=\"" << px(offset_y_ + 52)
+         << "\" font-size=\"12\" fill=\"#555555\">" << xml_escape(join(panel_.notes, "; "))
+         << "</text>\n";
+    label_points_ = labelled_point_count() <= kMaxPointLabels;
+    draw_grid_and_axes();
+    reserve_markers();
+    draw_roofs();
+    draw_arrows();
+    draw_points();
+    draw_legend();
+    out_ << "</g>\n";
+  }
+
+ private:
+  void text(double tx, double ty, const std::string& content, double size, Anchor anchor,
+            const std::string& extra = "") {
+    out_ << "<text x=\"" << px(tx) << "\" y=\"" << px(ty) << "\" font-size=\"" << size << "\"";
+    if (anchor == Anchor::kMiddle) out_ << " text-anchor=\"middle\"";
+    if (anchor == Anchor::kEnd) out_ << " text-anchor=\"end\"";
+    if (!extra.empty()) out_ << " " << extra;
+    out_ << ">" << xml_escape(content) << "</text>\n";
+  }
+
+  void draw_grid_and_axes() {
+    const double left = kPlotLeft, right = kPlotLeft + kPlotWidth;
+    const double top = top_, bottom = top_ + kPlotHeight;
+    // Ticks every `step` decades (1 on ordinary charts); minor lines (2..9) only when step is 1.
+    const int x0 = static_cast<int>(panel_.lx0), x1 = static_cast<int>(panel_.lx1);
+    const int y0 = static_cast<int>(panel_.ly0), y1 = static_cast<int>(panel_.ly1);
+    const int x_step = decade_step(panel_.lx0, panel_.lx1, kMaxTicks);
+    const int y_step = decade_step(panel_.ly0, panel_.ly1, kMaxTicks);
+    out_ << "<g class=\"grid\" stroke-width=\"1\">\n";
+    if (x_step == 1)
+      for (int e = x0; e < x1; ++e)
+        for (int m = 2; m <= 9; ++m) {
+          const double gx = x(m * std::pow(10.0, e));
+          out_ << "<line x1=\"" << px(gx) << "\" y1=\"" << px(top) << "\" x2=\"" << px(gx)
+               << "\" y2=\"" << px(bottom) << "\" stroke=\"#f0f0f0\"/>\n";
+        }
+    if (y_step == 1)
+      for (int e = y0; e < y1; ++e)
+        for (int m = 2; m <= 9; ++m) {
+          const double gy = y(m * std::pow(10.0, e));
+          out_ << "<line x1=\"" << px(left) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(right)
+               << "\" y2=\"" << px(gy) << "\" stroke=\"#f0f0f0\"/>\n";
+        }
+    for (int e = x0; e <= x1; e += x_step) {
+      const double gx = x(std::pow(10.0, e));
+      out_ << "<line x1=\"" << px(gx) << "\" y1=\"" << px(top) << "\" x2=\"" << px(gx) << "\" y2=\""
+           << px(bottom) << "\" stroke=\"#d6d6d6\"/>\n";
+    }
+    for (int e = y0; e <= y1; e += y_step) {
+      const double gy = y(std::pow(10.0, e));
+      out_ << "<line x1=\"" << px(left) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(right)
+           << "\" y2=\"" << px(gy) << "\" stroke=\"#d6d6d6\"/>\n";
+    }
+    out_ << "</g>\n<g class=\"axes\" font-size=\"12\" fill=\"#222222\">\n";
+    out_ << "<rect x=\"" << px(left) << "\" y=\"" << px(top) << "\" width=\"" << px(kPlotWidth)
+         << "\" height=\"" << px(kPlotHeight) << "\" fill=\"none\" stroke=\"#444444\"/>\n";
+    for (int e = x0; e <= x1; e += x_step) {
+      const double gx = x(std::pow(10.0, e));
+      out_ << "<line x1=\"" << px(gx) << "\" y1=\"" << px(bottom) << "\" x2=\"" << px(gx)
+           << "\" y2=\"" << px(bottom + 5) << "\" stroke=\"#444444\"/>\n";
+      out_ << "<text class=\"tick x\" data-value=\"" << si(std::pow(10.0, e)) << "\" x=\"" << px(gx)
+           << "\" y=\"" << px(bottom + 19) << "\" text-anchor=\"middle\">" << decade_text(e)
+           << "</text>\n";
+    }
+    for (int e = y0; e <= y1; e += y_step) {
+      const double gy = y(std::pow(10.0, e));
+      out_ << "<line x1=\"" << px(left - 5) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(left)
+           << "\" y2=\"" << px(gy) << "\" stroke=\"#444444\"/>\n";
+      out_ << "<text class=\"tick y\" data-value=\"" << si(std::pow(10.0, e)) << "\" x=\""
+           << px(left - 8) << "\" y=\"" << px(gy + 4) << "\" text-anchor=\"end\">"
+           << decade_text(e - 12) << "</text>\n";
+    }
+    out_ << "<text class=\"axis-title\" x=\"" << px(left + kPlotWidth / 2) << "\" y=\""
+         << px(bottom + 42) << "\" text-anchor=\"middle\" font-size=\"13\">"
+         << "arithmetic intensity (FLOP/byte)</text>\n";
+    const double ty = top + kPlotHeight / 2;
+    out_ << "<text class=\"axis-title\" x=\"" << px(left - 58) << "\" y=\"" << px(ty)
+         << "\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 " << px(left - 58)
+         << " " << px(ty) << ")\">performance (TFLOP/s)</text>\n";
+    out_ << "</g>\n";
+  }
+
+  void reserve_markers() {
+    for (const ChartPoint& p : panel_.points)
+      placer_.take({x(p.ai) - 7, y(p.flops) - 7, x(p.ai) + 7, y(p.flops) + 7});
+  }
+
+  double top_roof() const {
+    double top = 0;
+    for (const ComputeRoof& roof : panel_.compute) top = std::max(top, roof.peak_flops_per_second);
+    return top;
+  }
+
+  void draw_roofs() {
+    const double x_min = std::pow(10.0, panel_.lx0), x_max = std::pow(10.0, panel_.lx1);
+    const double y_min = std::pow(10.0, panel_.ly0), y_max = std::pow(10.0, panel_.ly1);
+    const double top = top_roof() > 0 ? top_roof() : y_max;
+    const double fastest =
+        panel_.memory.empty() ? 0 : panel_.memory.back().bandwidth_bytes_per_second;
+    out_ << "<g class=\"roofs\" fill=\"none\">\n";
+    // Memory slopes, from the bottom or left edge up to the highest compute roof.
+    struct SlopeLabel {
+      double x0, y0, x1, y1;
+      std::string text;
+    };
+    std::vector<SlopeLabel> slope_labels;
+    for (const MemoryRoof& roof : panel_.memory) {
+      const double bw = roof.bandwidth_bytes_per_second;
+      const double start = std::max(x_min, y_min / bw);
+      const double end = std::min(x_max, top / bw);
+      if (!(start < end)) continue;
+      const bool twin = !roof.twin.empty();
+      out_ << "<line class=\"roof memory\" data-level=\"" << to_string(roof.level)
+           << "\" data-role=\"" << (twin ? "context" : "judged") << "\" data-bandwidth=\"" << si(bw)
+           << "\" x1=\"" << px(x(start)) << "\" y1=\"" << px(y(start * bw)) << "\" x2=\""
+           << px(x(end)) << "\" y2=\"" << px(y(end * bw)) << "\"" << memory_stroke(roof) << "/>\n";
+      slope_labels.push_back({x(start), y(start * bw), x(end), y(end * bw),
+                              std::string(display_name(roof.level)) + " " + bandwidth_text(bw) +
+                                  (twin ? " (" + roof.twin + ")" : "")});
+    }
+    // Compute roofs, from where they meet the fastest memory slope to the right edge.
+    struct RoofLabel {
+      double y;
+      std::string text;
+      bool judged;
+    };
+    std::vector<RoofLabel> roof_labels;
+    for (const ComputeRoof& roof : panel_.compute) {
+      const double peak = roof.peak_flops_per_second;
+      const double start = fastest > 0 ? std::max(x_min, peak / fastest) : x_min;
+      out_ << "<line class=\"roof compute\" data-ceiling=\"" << xml_escape(roof.id)
+           << "\" data-role=\"" << (roof.judged ? "judged" : "context") << "\" data-peak=\""
+           << si(peak) << "\" x1=\"" << px(x(start)) << "\" y1=\"" << px(y(peak)) << "\" x2=\""
+           << px(x(x_max)) << "\" y2=\"" << px(y(peak)) << "\" stroke=\""
+           << (roof.judged ? "#1f1f1f" : "#8a8a8a") << "\" stroke-width=\""
+           << (roof.judged ? 2.2 : 1.4) << "\"" << (roof.judged ? "" : " stroke-dasharray=\"5 4\"")
+           << "/>\n";
+      roof_labels.push_back({y(peak), roof.label + "  " + peak_text(peak), roof.judged});
+      placer_.take({x(start), y(peak) - 1.5, x(x_max), y(peak) + 1.5});
+    }
+    // Labels keep off the slopes too.
+    for (const SlopeLabel& slope : slope_labels) {
+      const double length = std::hypot(slope.x1 - slope.x0, slope.y1 - slope.y0);
+      for (double along = 0; along <= length; along += 4) {
+        const double t = along / length;
+        const double sx = slope.x0 + t * (slope.x1 - slope.x0);
+        const double sy = slope.y0 + t * (slope.y1 - slope.y0);
+        placer_.take({sx - 1.5, sy - 1.5, sx + 1.5, sy + 1.5});
+      }
+    }
+    // Ridge points, and a drop line from the DRAM ridge of each judged roof to the axis.
+    for (const RidgeMark& ridge : panel_.ridges) {
+      const MemoryRoof& memory = panel_.memory[ridge.memory];
+      const bool dram = memory.level == MemoryLevel::kDram;
+      const double rx = x(ridge.ai), ry = y(ridge.flops);
+      if (dram)
+        out_ << "<line class=\"ridge-drop\" x1=\"" << px(rx) << "\" y1=\"" << px(ry) << "\" x2=\""
+             << px(rx) << "\" y2=\"" << px(top_ + kPlotHeight)
+             << "\" stroke=\"#9a9a9a\" stroke-width=\"1\" stroke-dasharray=\"3 3\"/>\n";
+      out_ << "<circle class=\"ridge\" data-ceiling=\""
+           << xml_escape(panel_.compute[ridge.compute].id) << "\" data-level=\""
+           << to_string(memory.level) << "\" data-ai=\"" << si(ridge.ai) << "\" data-flops=\""
+           << si(ridge.flops) << "\" cx=\"" << px(rx) << "\" cy=\"" << px(ry)
+           << "\" r=\"4\" fill=\"white\" stroke=\"#1f1f1f\" stroke-width=\"1.6\"><title>ridge: "
+           << xml_escape(panel_.compute[ridge.compute].label) << " meets "
+           << display_name(memory.level) << " at " << number_text(ridge.ai, 3)
+           << " FLOP/byte</title></circle>\n";
+      placer_.take({rx - 5, ry - 5, rx + 5, ry + 5});
+    }
+    out_ << "</g>\n<g class=\"roof-labels\" font-size=\"11.5\" fill=\"#1f1f1f\">\n";
+    for (const RidgeMark& ridge : panel_.ridges) {
+      if (panel_.memory[ridge.memory].level != MemoryLevel::kDram) continue;
+      const std::string label = "ridge " + number_text(ridge.ai, 3) + " FLOP/B";
+      const double rx = x(ridge.ai);
+      bool placed = false;
+      for (double base : {top_ + kPlotHeight - 6, top_ + kPlotHeight - 20, top_ + kPlotHeight - 34})
+        for (const auto& [dx, anchor] :
+             {std::pair{4.0, Anchor::kStart}, std::pair{-4.0, Anchor::kEnd}}) {
+          const Box box = text_box(rx + dx, base, label, 10.5, anchor);
+          if (placed || !placer_.is_free(box)) continue;
+          placer_.take(box);
+          text(rx + dx, base, label, 10.5, anchor, "class=\"ridge-label\" fill=\"#666666\"");
+          placed = true;
+        }
+    }
+    // Roof labels at the right end, all on one side of their lines: above, unless the highest
+    // roof is the top edge of the plot; then below.
+    const double right = kPlotLeft + kPlotWidth - 6;
+    bool above = true;
+    for (const RoofLabel& label : roof_labels)
+      if (label.y - 5 - 12 < top_) above = false;
+    const std::vector<double> offsets = above ? std::vector<double>{-5.0, 14.0, -17.0, 26.0}
+                                              : std::vector<double>{14.0, -5.0, 26.0, -17.0};
+    for (const RoofLabel& label : roof_labels) {
+      std::optional<Box> chosen;
+      double chosen_y = 0;
+      for (double dy : offsets) {
+        for (double shift : {0.0, 120.0, 240.0}) {
+          const Box box = text_box(right - shift, label.y + dy, label.text, 11.5, Anchor::kEnd);
+          if (placer_.is_free(box)) {
+            chosen = box;
+            chosen_y = label.y + dy;
+            text(right - shift, chosen_y, label.text, 11.5, Anchor::kEnd,
+                 std::string("class=\"roof-label\"") + (label.judged ? "" : " fill=\"#6a6a6a\""));
+            break;
+          }
+        }
+        if (chosen) break;
+      }
+      if (chosen)
+        placer_.take(*chosen);
+      else
+        text(right, label.y - 5, label.text, 11.5, Anchor::kEnd, "class=\"roof-label\"");
+    }
+    // Slope labels, rotated along the line, above it (else below) near its lower end, at the
+    // first place where they collide with nothing.
+    for (const SlopeLabel& label : slope_labels) {
+      const double angle = std::atan2(label.y1 - label.y0, label.x1 - label.x0);
+      const double length = std::hypot(label.x1 - label.x0, label.y1 - label.y0);
+      const double w = text_width(label.text, 11.5);
+      if (length < w + 20) continue;
+      const double cx = std::cos(angle), cy = std::sin(angle);
+      struct Spot {
+        double x, y, baseline;
+        std::vector<Box> boxes;
+      };
+      std::optional<Spot> spot;
+      for (double baseline : {-5.0, 14.0}) {
+        for (double t = 0.06; !spot && t <= 0.9 && t * length + w + 10 <= length; t += 0.06) {
+          const double lx = label.x0 + t * (label.x1 - label.x0);
+          const double ly = label.y0 + t * (label.y1 - label.y0);
+          // The rotated text as small boxes along its baseline (centre 5 px from it).
+          const double offset = baseline - 5;
+          std::vector<Box> boxes;
+          for (double along = 0; along < w; along += 8) {
+            const double bx = lx + (along + 4) * cx - offset * cy;
+            const double by = ly + (along + 4) * cy + offset * cx;
+            boxes.push_back({bx - 5, by - 6, bx + 5, by + 6});
+          }
+          if (std::all_of(boxes.begin(), boxes.end(),
+                          [&](const Box& box) { return placer_.is_free(box); }))
+            spot = Spot{lx, ly, baseline, std::move(boxes)};
+        }
+        if (spot) break;
+      }
+      if (!spot) {
+        // Crowded line: level text beside where the line enters the plot, else only the legend.
+        for (const auto& [dx, dy] :
+             {std::pair{8.0, 16.0}, std::pair{10.0, 4.0}, std::pair{8.0, -8.0}}) {
+          const Box box = text_box(label.x0 + dx, label.y0 + dy, label.text, 11.5, Anchor::kStart);
+          if (!placer_.is_free(box)) continue;
+          placer_.take(box);
+          text(label.x0 + dx, label.y0 + dy, label.text, 11.5, Anchor::kStart,
+               "class=\"slope-label\"");
+          break;
+        }
+        continue;
+      }
+      for (const Box& box : spot->boxes) placer_.take(box);
+      out_ << "<text class=\"slope-label\" transform=\"translate(" << px(spot->x) << ","
+           << px(spot->y) << ") rotate(" << format_fixed(angle * 180 / std::numbers::pi, 2)
+           << ")\" x=\"0\" y=\"" << format_fixed(spot->baseline, 0) << "\" font-size=\"11.5\">"
+           << xml_escape(label.text) << "</text>\n";
+    }
+    out_ << "</g>\n";
+  }
+
+  // Sequence-length labels only on panels with few enough points to read them; every point is
+  // drawn either way.
+  std::size_t labelled_point_count() const {
+    std::size_t n = 0;
+    for (const ChartPoint& p : panel_.points)
+      if (p.level == MemoryLevel::kDram && !faded(p)) ++n;
+    return n;
+  }
+
+  bool faded(const ChartPoint& p) const {
+    return chart_.report_count > 1 && !chart_.kernel_pair && p.report + 1 < chart_.report_count;
+  }
+
+  void draw_arrows() {
+    if (panel_.arrows.empty()) return;
+    out_ << "<g class=\"arrows\">\n";
+    for (const ChartArrow& arrow : panel_.arrows) {
+      const ChartPoint& a = panel_.points[arrow.from];
+      const ChartPoint& b = panel_.points[arrow.to];
+      const double x0 = x(a.ai), y0 = y(a.flops), x1 = x(b.ai), y1 = y(b.flops);
+      const double length = std::hypot(x1 - x0, y1 - y0);
+      const std::string label = change_text(arrow.change);
+      const bool labelled = std::fabs(arrow.change) >= kArrowLabelMin;
+      out_ << "<g class=\"arrow\" data-from-ai=\"" << si(a.ai) << "\" data-from-flops=\""
+           << si(a.flops) << "\" data-to-ai=\"" << si(b.ai) << "\" data-to-flops=\"" << si(b.flops)
+           << "\" data-change=\"" << si(arrow.change) << "\">\n";
+      out_ << "<title>"
+           << xml_escape(a.kernel_name + " " + a.row_text + " → " + b.kernel_name + ": " + label +
+                         " FLOP/s")
+           << "</title>\n";
+      if (length > 13) {  // shorter moves: the two markers touch, the label says it
+        const double ux = (x1 - x0) / length, uy = (y1 - y0) / length;
+        out_ << "<line x1=\"" << px(x0 + 5 * ux) << "\" y1=\"" << px(y0 + 5 * uy) << "\" x2=\""
+             << px(x1 - 6 * ux) << "\" y2=\"" << px(y1 - 6 * uy)
+             << "\" stroke=\"#4a4a4a\" stroke-width=\"1.3\" marker-end=\"url(#arrowhead)\"/>\n";
+      }
+      if (!labelled) {
+        out_ << "</g>\n";
+        continue;
+      }
+      // The label beside the middle of the arrow, else beside the head point.
+      const double mx = (x0 + x1) / 2, my = (y0 + y1) / 2;
+      const double nx = length > 0 ? -(y1 - y0) / length : 0,
+                   ny = length > 0 ? (x1 - x0) / length : -1;
+      const char* colour = arrow.change >= 0 ? "#1a7f37" : "#c62828";
+      std::vector<std::pair<double, double>> candidates = {
+          {mx + 9 * nx, my + 9 * ny}, {mx - 9 * nx, my - 9 * ny}, {x1 + 9, y1 - 8},
+          {x1 + 9, y1 + 16},          {x1 - 9, y1 - 8},           {x1 - 9, y1 + 16}};
+      Anchor anchor = Anchor::kMiddle;
+      std::pair<double, double> at = {x1 + 9, y1 - 8};
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const Anchor candidate_anchor =
+            i < 2 ? Anchor::kMiddle : (i < 4 ? Anchor::kStart : Anchor::kEnd);
+        const Box box = text_box(candidates[i].first, candidates[i].second + 4, label, 10.5,
+                                 candidate_anchor, true);
+        if (placer_.is_free(box)) {
+          placer_.take(box);
+          at = candidates[i];
+          anchor = candidate_anchor;
+          break;
+        }
+        if (i + 1 == candidates.size()) anchor = Anchor::kStart;
+      }
+      text(at.first, at.second + 4, label, 10.5, anchor,
+           std::string("class=\"arrow-label\" font-weight=\"bold\" fill=\"") + colour +
+               "\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"");
+      out_ << "</g>\n";
+    }
+    out_ << "</g>\n";
+  }
+
+  void marker_shape(MemoryLevel level, const std::string& fill, const std::string& stroke) {
+    out_ << marker_svg(level, fill, stroke);
+  }
+
+  void draw_points() {
+    out_ << "<g class=\"points\">\n";
+    // Earlier reports first, so the head's points sit on top.
+    std::vector<std::size_t> order(panel_.points.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return faded(panel_.points[a]) && !faded(panel_.points[b]);
+    });
+    for (std::size_t index : order) {
+      const ChartPoint& p = panel_.points[index];
+      const std::string colour = kernel_colour(p.kernel);
+      out_ << "<g class=\"point\" data-report=\"" << p.report << "\" data-row=\"" << p.row
+           << "\" data-kernel=\"" << xml_escape(p.kernel_name) << "\" data-level=\""
+           << to_string(p.level) << "\" data-causal=\"" << (p.workload.causal ? "true" : "false")
+           << "\" data-seq-len=\"" << p.workload.seq_len << "\" data-ai=\"" << si(p.ai)
+           << "\" data-flops=\"" << si(p.flops) << "\" data-regime=\"" << xml_escape(p.regime)
+           << "\" transform=\"translate(" << px(x(p.ai)) << "," << px(y(p.flops)) << ")\""
+           << (faded(p) ? " opacity=\"" + format_fixed(kFaded, 2) + "\"" : "") << ">";
+      out_ << "<title>"
+           << xml_escape(p.kernel_name + " " + p.row_text + " [" + chart_.report_labels[p.report] +
+                         "]: " + std::string(display_name(p.level)) + " " + number_text(p.ai, 4) +
+                         " FLOP/byte (" + std::string(to_string(p.bytes_source)) + "), " +
+                         format_fixed(p.flops / 1e12, 1) + " TFLOP/s; " + p.regime)
+           << "</title>";
+      marker_shape(p.level, p.workload.causal ? "white" : colour, colour);
+      out_ << "</g>\n";
+    }
+    out_ << "</g>\n";
+    // Sequence-length labels beside the DRAM points of the newest report (or of every report
+    // when arrows join two kernels), where they do not collide.
+    out_ << "<g class=\"point-labels\" font-size=\"10\" fill=\"#333333\">\n";
+    for (const ChartPoint& p : panel_.points) {
+      if (p.level != MemoryLevel::kDram || faded(p) || !label_points_) continue;
+      const std::string label = p.point_text;
+      const double px0 = x(p.ai), py0 = y(p.flops);
+      const std::pair<double, double> offsets[] = {{8, 4}, {-8, 4}, {0, -9}, {0, 16}};
+      const Anchor anchors[] = {Anchor::kStart, Anchor::kEnd, Anchor::kMiddle, Anchor::kMiddle};
+      for (std::size_t i = 0; i < 4; ++i) {
+        const Box box =
+            text_box(px0 + offsets[i].first, py0 + offsets[i].second, label, 10, anchors[i]);
+        if (!placer_.is_free(box)) continue;
+        placer_.take(box);
+        text(px0 + offsets[i].first, py0 + offsets[i].second, label, 10, anchors[i],
+             "class=\"point-label\"");
+        break;
+      }
+    }
+    out_ << "</g>\n";
+  }
+
+  void draw_legend() {
+    double ly = top_ + 4;
+    const double lx = kLegendLeft;
+    out_ << "<g class=\"legend\" font-size=\"11.5\" fill=\"#1f1f1f\">\n";
+    auto heading = [&](const std::string& title) {
+      ly += 6;
+      text(lx, ly + 4, title, 12, Anchor::kStart, "font-weight=\"bold\"");
+      ly += 18;
+    };
+    auto entry_text = [&](const std::string& label) {
+      text(lx + 34, ly + 4, label, 11.5, Anchor::kStart);
+      ly += 18;
+    };
+    heading("Roofs");
+    for (const MemoryRoof& roof : panel_.memory) {
+      out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 26)
+           << "\" y2=\"" << px(ly) << "\"" << memory_stroke(roof) << "/>\n";
+      entry_text(std::string(display_name(roof.level)) + " " +
+                 bandwidth_text(roof.bandwidth_bytes_per_second) +
+                 (roof.twin.empty() ? "" : " (" + roof.twin + ")"));
+    }
+    for (const ComputeRoof& roof : panel_.compute) {
+      out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 26)
+           << "\" y2=\"" << px(ly) << "\" stroke=\"" << (roof.judged ? "#1f1f1f" : "#8a8a8a")
+           << "\" stroke-width=\"" << (roof.judged ? 2.2 : 1.4) << "\""
+           << (roof.judged ? "" : " stroke-dasharray=\"5 4\"") << "/>\n";
+      entry_text(roof.label + " " + peak_text(roof.peak_flops_per_second) +
+                 (roof.judged ? "" : " (context)"));
+    }
+    if (!panel_.ridges.empty()) {
+      out_ << "<circle cx=\"" << px(lx + 13) << "\" cy=\"" << px(ly) << "\" r=\"4\" "
+           << "fill=\"white\" stroke=\"#1f1f1f\" stroke-width=\"1.6\"/>\n";
+      entry_text("ridge point (slope meets roof)");
+    }
+    std::vector<std::size_t> kernels;
+    std::set<MemoryLevel> levels;
+    bool any_causal = false, any_full = false;
+    for (const ChartPoint& p : panel_.points) {
+      if (std::find(kernels.begin(), kernels.end(), p.kernel) == kernels.end())
+        kernels.push_back(p.kernel);
+      levels.insert(p.level);
+      (p.workload.causal ? any_causal : any_full) = true;
+    }
+    if (!kernels.empty()) {
+      std::sort(kernels.begin(), kernels.end());
+      heading("Kernels");
+      for (std::size_t k : kernels) {
+        out_ << "<circle cx=\"" << px(lx + 13) << "\" cy=\"" << px(ly) << "\" r=\"5\" fill=\""
+             << kernel_colour(k) << "\"/>\n";
+        entry_text(chart_.kernels[k]);
+      }
+      heading("Intensity at");
+      for (MemoryLevel level : kAllMemoryLevels) {
+        if (levels.count(level) == 0) continue;
+        out_ << "<g transform=\"translate(" << px(lx + 13) << "," << px(ly) << ")\">";
+        marker_shape(level, "#555555", "#555555");
+        out_ << "</g>\n";
+        entry_text(std::string(display_name(level)) + " bytes");
+      }
+      if (!label_points_)
+        entry_text("(" + std::to_string(labelled_point_count()) + " points: no N labels)");
+      if (any_causal && any_full) {
+        out_ << "<g transform=\"translate(" << px(lx + 13) << "," << px(ly) << ")\">";
+        marker_shape(MemoryLevel::kDram, "white", "#555555");
+        out_ << "</g>\n";
+        entry_text("hollow: causal");
+      }
+    }
+    if (!panel_.arrows.empty() || (chart_.report_count > 1 && !chart_.kernel_pair)) {
+      heading(chart_.kernel_pair ? "Kernels compared" : "Reports");
+      if (!chart_.kernel_pair)
+        for (std::size_t r = 0; r < chart_.report_count; ++r) {
+          out_ << "<circle cx=\"" << px(lx + 13) << "\" cy=\"" << px(ly)
+               << "\" r=\"5\" fill=\"#555555\""
+               << (r + 1 < chart_.report_count ? " opacity=\"" + format_fixed(kFaded, 2) + "\""
+                                               : "")
+               << "/>\n";
+          entry_text(chart_.report_labels[r]);
+        }
+      out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 24)
+           << "\" y2=\"" << px(ly)
+           << "\" stroke=\"#4a4a4a\" stroke-width=\"1.3\" marker-end=\"url(#arrowhead)\"/>\n";
+      entry_text(chart_.kernel_pair ? chart_.kernel_base + " → " + chart_.kernel_head
+                                    : "change in FLOP/s");
+    }
+    ly += 8;
+    for (const std::string& line : {std::string("x: FLOPs on the kernel's pipe ÷ bytes"),
+                                    std::string("y: those FLOPs ÷ median time")}) {
+      text(lx, ly, line, 10.5, Anchor::kStart, "fill=\"#666666\"");
+      ly += 15;
+    }
+    out_ << "</g>\n";
+  }
+
+  const Chart& chart_;
+  const ChartPanel& panel_;
+  double offset_y_;  // of the panel within the SVG
+  double top_;       // of the plot area
+  std::ostringstream& out_;
+  LabelPlacer placer_;
+  bool label_points_ = true;  // sequence-length labels beside the points
+};
+
+}  // namespace
+
+std::string render_svg(const std::vector<Report>& reports) {
+  return render_svg(reports, {});
+}
+
+std::string render_svg(const std::vector<Report>& reports, const PlotOptions& options) {
+  const Chart chart = build_chart(reports, options);
+  // Each panel's roofline, and below it the bandwidth chart of its rows without FLOPs.
+  std::vector<double> offsets;
+  double height = 0;
+  for (const ChartPanel& panel : chart.panels) {
+    offsets.push_back(height);
+    height += kPanelHeight + (panel.bandwidth_points.empty() ? 0 : kBandwidthPanelHeight);
+  }
+  if (chart.panels.empty()) height = kPanelHeight;
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kSvgWidth << "\" height=\""
+      << height << "\" viewBox=\"0 0 " << kSvgWidth << " " << height
+      << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" data-panels=\""
+      << chart.panels.size() << "\">\n"
+      << "<title>cuflash-roofline roofline chart</title>\n"
+      << "<defs><marker id=\"arrowhead\" viewBox=\"0 0 10 10\" refX=\"8\" refY=\"5\" "
+         "markerWidth=\"5\" markerHeight=\"5\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 Z\" "
+         "fill=\"#4a4a4a\"/></marker></defs>\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (chart.panels.empty())
+    out << "<text x=\"" << kSvgWidth / 2 << "\" y=\"" << kPanelHeight / 2
+        << "\" text-anchor=\"middle\" font-size=\"16\">no rows to plot</text>\n";
+  for (std::size_t i = 0; i < chart.panels.size(); ++i) {
+    SvgPanel(chart, chart.panels[i], offsets[i], out).draw();
+    if (!chart.panels[i].bandwidth_points.empty())
+      draw_bandwidth_panel(chart, chart.panels[i], offsets[i] + kPanelHeight, out);
+  }
+  out << "</svg>\n";
+  return out.str();
+}
+
+}  // namespace roofline

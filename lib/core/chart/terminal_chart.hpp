@@ -1,0 +1,14 @@
+// The roofline chart drawn with characters for the terminal (log-log, one panel per spec).
+#pragma once
+
+#include <string>
+
+#include "lib/core/report/report.hpp"
+
+namespace roofline {
+
+// `width` × `height` cells for the plot area, plus a frame, tick labels and a key.
+// Throws InputError below 20 × 8 cells.
+std::string render_ascii_plot(const Report& report, int width, int height);
+
+}  // namespace roofline

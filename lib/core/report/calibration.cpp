@@ -1,0 +1,337 @@
+#include "lib/core/report/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/json_reader.hpp"
+#include "lib/core/report/json_values.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/base/statistics.hpp"
+#include "lib/core/base/text.hpp"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormatName = "cuflash-roofline calibration";
+
+// `object[key]` when it is a string (empty allowed), "" when absent or null.
+std::string optional_string(const JsonReader& read, const json& object, std::string_view path,
+                            const char* key) {
+  const json* value = read.optional_member(object, path, key);
+  if (value == nullptr || value->is_null()) return "";
+  return read.string(object, path, key, true);
+}
+
+// `value` as JSON text for a message: on one line, at most 40 bytes.
+std::string shortened_dump(const json& value) {
+  const std::string text = one_line(value.dump());
+  return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+}
+
+// A ceiling id ("fp32", "tensor_fp16.mma_sync") as path and instruction.
+std::optional<std::pair<ComputePath, TensorInstruction>> parse_ceiling_id(std::string_view id) {
+  const std::size_t dot = id.find('.');
+  auto path = parse_compute_path(id.substr(0, dot));
+  if (!path) return std::nullopt;
+  if (dot == std::string_view::npos) return std::make_pair(*path, TensorInstruction::kNone);
+  auto instruction = parse_tensor_instruction(id.substr(dot + 1));
+  if (!instruction || !is_tensor(*path)) return std::nullopt;
+  return std::make_pair(*path, *instruction);
+}
+
+std::string describe(const CalibrationOverlay& overlay, const CalibrationMeasurement& m) {
+  std::string out = "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
+                    "): " + m.method + "; median of " + std::to_string(m.samples_seconds.size());
+  if (m.sm_clock_mhz > 0) out += " at " + format_fixed(m.sm_clock_mhz, 0) + " MHz SM clock";
+  return out;
+}
+
+void sort_levels(std::vector<MemoryLevelSpec>& levels) {
+  std::stable_sort(levels.begin(), levels.end(),
+                   [](const MemoryLevelSpec& a, const MemoryLevelSpec& b) {
+                     return static_cast<int>(a.level) < static_cast<int>(b.level);
+                   });
+}
+
+}  // namespace
+
+double CalibrationMeasurement::median_seconds() const {
+  return percentile(samples_seconds, 0.5);
+}
+
+double CalibrationMeasurement::rate_per_second() const {
+  return work / median_seconds();
+}
+
+double CalibrationMeasurement::relative_range() const {
+  return (percentile(samples_seconds, 1.0) - percentile(samples_seconds, 0.0)) / median_seconds();
+}
+
+void derive_ceilings(CalibrationOverlay& overlay) {
+  overlay.memory.clear();
+  overlay.compute.clear();
+  // The best measurement per target: several kernels may measure the same roof.
+  std::vector<const CalibrationMeasurement*> best;
+  for (const CalibrationMeasurement& m : overlay.measurements) {
+    if (!(m.rate_per_second() > 0)) continue;
+    auto same = std::find_if(best.begin(), best.end(), [&](const CalibrationMeasurement* b) {
+      return b->target == m.target;
+    });
+    if (same == best.end())
+      best.push_back(&m);
+    else if (m.rate_per_second() > (*same)->rate_per_second())
+      *same = &m;
+  }
+  for (const CalibrationMeasurement* m : best) {
+    if (auto level = parse_memory_level(m->target)) {
+      if (m->flops) throw InputError("calibration " + m->id + ": a memory level measures bytes");
+      overlay.memory.push_back({*level, m->rate_per_second() / 1e9, describe(overlay, *m)});
+      continue;
+    }
+    auto ceiling = parse_ceiling_id(m->target);
+    if (!ceiling)
+      throw InputError("calibration " + m->id + ": unknown target \"" + m->target + "\"");
+    if (!m->flops) throw InputError("calibration " + m->id + ": a compute ceiling measures FLOPs");
+    if (!(m->sm_clock_mhz > 0))
+      throw InputError("calibration " + m->id + ": no SM clock measured for a compute ceiling");
+    overlay.compute.push_back({ceiling->first, ceiling->second, m->rate_per_second() / 1e12,
+                               m->sm_clock_mhz, describe(overlay, *m)});
+  }
+  sort_levels(overlay.memory);
+}
+
+json to_json(const CalibrationOverlay& overlay) {
+  json root;
+  root["format"] = kFormatName;
+  root["format_version"] = kCalibrationFormatVersion;
+  root["tool_version"] = overlay.tool_version;
+  root["time_utc"] = overlay.time_utc;
+  root["host"] = overlay.host;
+  root["spec"] = overlay.spec_key;
+  root["device"] = device_json(overlay.device, DeviceFields::kCalibration);
+  root["duration_seconds"] = overlay.duration_seconds;
+  root["measurements"] = json::array();
+  for (const CalibrationMeasurement& m : overlay.measurements)
+    root["measurements"].push_back({{"id", m.id},
+                                    {"target", m.target},
+                                    {"method", m.method},
+                                    {"unit", m.flops ? "flops" : "bytes"},
+                                    {"work", m.work},
+                                    {"samples_seconds", m.samples_seconds},
+                                    {"sm_clock_mhz", m.sm_clock_mhz}});
+  // The same entries as a spec file's.
+  GpuSpec levels_only;
+  levels_only.memory = overlay.memory;
+  levels_only.compute = overlay.compute;
+  const json as_spec = to_json(levels_only);
+  root["memory_levels"] = as_spec["memory_levels"];
+  root["compute_ceilings"] = as_spec["compute_ceilings"];
+  return root;
+}
+
+CalibrationOverlay parse_calibration(const json& root, const std::string& origin) {
+  const JsonReader read(origin);
+  read.require_object(root, "");
+  const json* format = read.optional_member(root, "", "format");
+  if (format == nullptr || *format != kFormatName)
+    read.fail("format", std::string("missing or not \"") + kFormatName +
+                            "\" (not a file written by `cuflash-roofline calibrate`?)");
+  const json& version = read.member(root, "", "format_version");
+  if (!version.is_number_integer() || version.get<std::int64_t>() != kCalibrationFormatVersion)
+    read.fail("format_version", shortened_dump(version) + " is not supported (this tool reads " +
+                                    std::to_string(kCalibrationFormatVersion) + ")");
+  CalibrationOverlay overlay;
+  overlay.file = origin;
+  overlay.tool_version = read.string(root, "", "tool_version");
+  overlay.time_utc = read.string(root, "", "time_utc");
+  overlay.host = optional_string(read, root, "", "host");
+  overlay.spec_key = read.string(root, "", "spec");
+  overlay.duration_seconds = read.number(root, "", "duration_seconds", kCalibrationSeconds);
+  overlay.device =
+      device_from_json(read, read.member(root, "", "device"), "device", DeviceFields::kCalibration);
+
+  const json& measurements = read.member(root, "", "measurements");
+  read.require_array(measurements, "measurements");
+  for (std::size_t i = 0; i < measurements.size(); ++i) {
+    const std::string where = index_path("measurements", i);
+    const json& entry = measurements[i];
+    CalibrationMeasurement m;
+    m.id = read.string(entry, where, "id");
+    m.target = read.string(entry, where, "target");
+    m.method = read.string(entry, where, "method");
+    const std::string unit = read.string(entry, where, "unit");
+    if (unit != "flops" && unit != "bytes")
+      read.fail(key_path(where, "unit"), "must be flops or bytes (got " + quote_text(unit) + ")");
+    m.flops = unit == "flops";
+    m.work = read.number(entry, where, "work", kCalibrationWork);
+    const std::string samples_path = key_path(where, "samples_seconds");
+    const json& samples = read.member(entry, where, "samples_seconds");
+    read.require_array(samples, samples_path);
+    if (samples.empty()) read.fail(samples_path, "must not be empty");
+    if (samples.size() > static_cast<std::size_t>(kMaxSamples))
+      read.fail(samples_path, "must hold at most " + std::to_string(kMaxSamples) + " samples");
+    for (std::size_t k = 0; k < samples.size(); ++k)
+      m.samples_seconds.push_back(
+          read.number_value(samples[k], index_path(samples_path, k), kSampleSeconds));
+    m.sm_clock_mhz = read.number(entry, where, "sm_clock_mhz", kCalibrationClockMhz);
+    overlay.measurements.push_back(std::move(m));
+  }
+  const json& memory_levels = read.member(root, "", "memory_levels");
+  read.require_array(memory_levels, "memory_levels");
+  const json& compute_ceilings = read.member(root, "", "compute_ceilings");
+  read.require_array(compute_ceilings, "compute_ceilings");
+
+  // The ceilings are validated exactly as a spec file's, through a spec carrying only them.
+  json as_spec = {{"name", "calibration"},
+                  {"aliases", json::array()},
+                  {"device_names", json::array()},
+                  {"chip", "x"},
+                  {"compute_capability", "0.0"},
+                  {"sm_count", 1},
+                  {"boost_clock_mhz", 1000},
+                  {"base_clock_mhz", 1000},
+                  {"l2_cache_bytes", std::int64_t{1} << 20},
+                  {"memory_bytes", std::int64_t{1} << 30},
+                  {"tdp_watts", 1},
+                  {"sources",
+                   {{"sm_count", "-"},
+                    {"boost_clock_mhz", "-"},
+                    {"base_clock_mhz", "-"},
+                    {"l2_cache_bytes", "-"},
+                    {"memory_bytes", "-"},
+                    {"tdp_watts", "-"}}},
+                  {"memory_levels", memory_levels},
+                  {"compute_ceilings", compute_ceilings}};
+  if (as_spec["memory_levels"].empty() && as_spec["compute_ceilings"].empty())
+    read.fail("memory_levels", "no level and no ceiling: nothing was calibrated");
+  // A spec needs a DRAM level and a ceiling; an overlay may hold only some of them, so the
+  // placeholders below are validated and then dropped.
+  const bool has_dram = std::any_of(
+      as_spec["memory_levels"].begin(), as_spec["memory_levels"].end(),
+      [](const json& level) { return level.is_object() && level.value("level", "") == "dram"; });
+  if (!has_dram)
+    as_spec["memory_levels"].push_back(
+        {{"level", "dram"}, {"bandwidth_gbps", 1}, {"source", "placeholder"}});
+  const bool has_ceiling = !as_spec["compute_ceilings"].empty();
+  if (!has_ceiling)
+    as_spec["compute_ceilings"].push_back(
+        {{"path", "fp64"}, {"peak_tflops", 1}, {"clock_mhz", 1000}, {"source", "placeholder"}});
+  GpuSpec parsed = parse_gpu_spec(as_spec, origin);
+  if (!has_dram)
+    parsed.memory.erase(std::remove_if(parsed.memory.begin(), parsed.memory.end(),
+                                       [](const MemoryLevelSpec& level) {
+                                         return level.level == MemoryLevel::kDram;
+                                       }),
+                        parsed.memory.end());
+  if (!has_ceiling) parsed.compute.clear();
+  overlay.memory = std::move(parsed.memory);
+  overlay.compute = std::move(parsed.compute);
+  return overlay;
+}
+
+CalibrationOverlay load_calibration_file(const std::filesystem::path& file) {
+  return parse_calibration(read_json_file(file), file.string());
+}
+
+bool calibrates(const CalibrationOverlay& overlay, const GpuSpec& spec) {
+  if (iequals(overlay.spec_key, spec.key)) return true;
+  return std::any_of(spec.device_names.begin(), spec.device_names.end(),
+                     [&](const std::string& name) { return iequals(name, overlay.device.name); });
+}
+
+GpuSpec apply_calibration(const GpuSpec& spec, const CalibrationOverlay& overlay) {
+  GpuSpec out = spec;
+  out.key = spec.key + ".calibrated";
+  out.name = spec.name + " (calibrated)";
+  out.aliases.clear();
+  out.device_names.clear();
+  out.calibrated_from = spec.key;
+  out.file = overlay.file;
+  for (const MemoryLevelSpec& level : overlay.memory) {
+    auto same = std::find_if(out.memory.begin(), out.memory.end(),
+                             [&](const MemoryLevelSpec& m) { return m.level == level.level; });
+    if (same != out.memory.end())
+      *same = level;
+    else
+      out.memory.push_back(level);
+  }
+  sort_levels(out.memory);
+  for (const ComputeCeiling& ceiling : overlay.compute) {
+    auto same = std::find_if(out.compute.begin(), out.compute.end(),
+                             [&](const ComputeCeiling& c) { return c.id() == ceiling.id(); });
+    if (same != out.compute.end())
+      *same = ceiling;
+    else
+      out.compute.push_back(ceiling);
+  }
+  return out;
+}
+
+std::string_view to_string(Ceilings ceilings) {
+  return ceilings == Ceilings::kCalibrated ? "calibrated" : "spec";
+}
+
+void apply_ceilings(Report& report, Ceilings choice,
+                    const std::vector<CalibrationOverlay>& overlays) {
+  auto find = [&](const std::string& key) -> const GpuSpec* {
+    for (const GpuSpec& spec : report.specs)
+      if (spec.key == key) return &spec;
+    return nullptr;
+  };
+  // The sheet spec of every row (a calibrated spec's calibrated_from, when the report has it).
+  std::vector<std::string> sheet_keys;
+  for (const Row& row : report.rows) {
+    const GpuSpec& spec = report.spec_for(row);
+    const std::string key = !spec.calibrated_from.empty() && find(spec.calibrated_from) != nullptr
+                                ? spec.calibrated_from
+                                : spec.key;
+    if (std::find(sheet_keys.begin(), sheet_keys.end(), key) == sheet_keys.end())
+      sheet_keys.push_back(key);
+  }
+  for (const std::string& sheet_key : sheet_keys) {
+    const GpuSpec sheet = *find(sheet_key);  // a copy: report.specs may grow below
+    std::string twin_key;
+    if (!sheet.calibrated_from.empty()) {
+      twin_key = sheet.key;  // only the calibrated spec is in the report: it judges both ways
+    } else {
+      for (const GpuSpec& spec : report.specs)
+        if (spec.calibrated_from == sheet.key) twin_key = spec.key;
+      if (twin_key.empty()) {
+        auto overlay =
+            std::find_if(overlays.begin(), overlays.end(),
+                         [&](const CalibrationOverlay& o) { return calibrates(o, sheet); });
+        if (overlay != overlays.end()) {
+          report.specs.push_back(apply_calibration(sheet, *overlay));
+          twin_key = report.specs.back().key;
+        }
+      }
+    }
+    if (choice == Ceilings::kCalibrated && twin_key.empty()) {
+      std::string have;
+      for (const CalibrationOverlay& o : overlays)
+        have += (have.empty() ? "" : "; ") + (o.file.empty() ? "calibration" : o.file) +
+                " calibrates " + o.spec_key + " (" + o.device.name + ")";
+      throw InputError("--ceilings calibrated: no calibration for " + sheet.key +
+                       (have.empty() ? std::string(" (give --calibration FILE, written by "
+                                                   "`cuflash-roofline calibrate`)")
+                                     : "; " + have));
+    }
+    if (choice == Ceilings::kSpec && !sheet.calibrated_from.empty())
+      throw InputError("--ceilings spec: the report carries only the calibrated ceilings of " +
+                       sheet.calibrated_from + ", not its spec sheet");
+    const std::string target = choice == Ceilings::kCalibrated ? twin_key : sheet.key;
+    for (Row& row : report.rows) {
+      const std::string& key = row.spec_key;
+      if (key == sheet.key || (!twin_key.empty() && key == twin_key)) row.spec_key = target;
+    }
+  }
+  report.context.ceilings = std::string(to_string(choice));
+}
+
+}  // namespace roofline

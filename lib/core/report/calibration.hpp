@@ -1,0 +1,97 @@
+// Measured ceilings: the spec overlay that `cuflash-roofline calibrate` writes, read like a spec.
+//
+// An overlay holds what micro-kernels reached on one device at its running clock (raw samples
+// per measurement) and, derived from them, memory levels and compute ceilings in the spec
+// format. Applied to a spec it yields a calibrated spec: every level and ceiling the overlay
+// measured replaces the sheet's figure (or fills a level the sheet lacks); the rest stays the
+// sheet's, each figure with its own source.
+//
+// File format (JSON, `format_version` 1):
+//   {"format": "cuflash-roofline calibration", "format_version": 1, "tool_version": "...",
+//    "time_utc": "...", "host": "...", "spec": "<key of the spec it calibrates>",
+//    "device": {"name", "chip", "compute_capability", "sm_count", "driver_version",
+//               "runtime_version"},
+//    "duration_seconds": s,
+//    "measurements": [{"id", "target", "method", "unit": "bytes"|"flops", "work",
+//                      "samples_seconds": [...], "sm_clock_mhz"}],
+//    "memory_levels": [spec entries], "compute_ceilings": [spec entries]}
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "lib/core/spec/gpu_spec.hpp"
+#include "lib/core/report/report.hpp"
+
+namespace roofline {
+
+// The `format_version` of calibration files; readers refuse any other. Bumped under the same rule
+// as kReportSchemaVersion (report.hpp): when a reader of the previous version would misread a
+// file of the new one; a key old readers may ignore does not bump it.
+inline constexpr int kCalibrationFormatVersion = 1;
+
+// One micro-kernel's timings. `target` is a memory level ("dram", "l2", "l1") or a ceiling id
+// ("fp32", "tensor_fp16.mma_sync"); several measurements may share a target (the best counts).
+struct CalibrationMeasurement {
+  std::string id;      // "dram_read", "dram_copy", "l2_read", "fp32_ffma", ...
+  std::string target;  // what it measures
+  std::string method;  // one line: what the kernel does
+  bool flops = false;  // work is FLOPs (else bytes)
+  double work = 0;     // FLOPs or bytes per launch
+  std::vector<double> samples_seconds;
+  double sm_clock_mhz = 0;  // measured inside the kernel (cycles ÷ elapsed); 0 when unknown
+
+  double median_seconds() const;
+  double rate_per_second() const;  // work ÷ median: FLOP/s or bytes/s
+  // (max − min) ÷ median over the samples.
+  double relative_range() const;
+};
+
+struct CalibrationOverlay {
+  std::string tool_version;
+  std::string time_utc;
+  std::string host;
+  std::string spec_key;  // the spec this calibrates (the one the device matched)
+  DeviceInfo device;     // memory_bytes and l2_cache_bytes are not stored
+  double duration_seconds = 0;
+  std::vector<CalibrationMeasurement> measurements;
+  std::vector<MemoryLevelSpec> memory;
+  std::vector<ComputeCeiling> compute;
+  std::string file;  // where it was read from; empty when built in memory
+};
+
+// Fills `memory` and `compute` from `measurements`: per target the highest rate; a compute
+// ceiling is quoted at the SM clock its measurement ran at. Throws InputError for a target
+// that is neither a level nor a ceiling id, or a compute measurement without a clock.
+void derive_ceilings(CalibrationOverlay& overlay);
+
+nlohmann::json to_json(const CalibrationOverlay& overlay);
+// Throws InputError("<origin>: <key>: <what is wrong>").
+CalibrationOverlay parse_calibration(const nlohmann::json& json, const std::string& origin);
+CalibrationOverlay load_calibration_file(const std::filesystem::path& file);
+
+// Whether `overlay` was made on the GPU `spec` describes (its spec key, or a device name of it).
+bool calibrates(const CalibrationOverlay& overlay, const GpuSpec& spec);
+
+// The calibrated spec: key "<key>.calibrated", name "<name> (calibrated)", calibrated_from
+// = spec.key, no aliases or device names; measured levels and ceilings replace or extend the
+// sheet's.
+GpuSpec apply_calibration(const GpuSpec& spec, const CalibrationOverlay& overlay);
+
+enum class Ceilings { kSpec, kCalibrated };
+std::string_view to_string(Ceilings ceilings);  // "spec", "calibrated"
+
+// Judges `report`'s rows against the sheet or the calibrated ceilings. Every spec the rows use
+// gets its calibrated twin (from `overlays`, or already in the report) embedded beside it, so
+// charts can draw both; rows are pointed at the one `choice` names, and context.ceilings says
+// which. Throws InputError when `choice` is calibrated and a spec the rows use has no
+// calibration. With no overlay and no twin in the report, `kSpec` changes nothing.
+void apply_ceilings(Report& report, Ceilings choice,
+                    const std::vector<CalibrationOverlay>& overlays);
+
+}  // namespace roofline

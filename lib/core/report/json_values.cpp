@@ -1,0 +1,143 @@
+#include "lib/core/report/json_values.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+#include "lib/core/base/errors.hpp"
+#include "lib/core/spec/gpu_spec.hpp"
+#include "lib/core/base/limits.hpp"
+#include "lib/core/base/text.hpp"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+// A string member that may be absent or null (then empty).
+std::string optional_string(const JsonReader& r, const json& object, const std::string& path,
+                            const char* key) {
+  const json* value = r.optional_member(object, path, key);
+  if (value == nullptr || value->is_null()) return "";
+  return r.string(object, path, key, true);
+}
+
+}  // namespace
+
+json json_number(double value) {
+  return std::isnan(value) || std::isinf(value) ? json(nullptr) : json(value);
+}
+
+json workload_json(const Workload& w) {
+  return {{"batch", w.batch},       {"heads", w.heads},   {"seq_len", w.seq_len},
+          {"head_dim", w.head_dim}, {"causal", w.causal}, {"pass", to_string(w.pass)},
+          {"dtype", w.dtype}};
+}
+
+Workload workload_from_json(const JsonReader& r, const json& j, const std::string& where) {
+  Workload w;
+  w.batch = static_cast<int>(r.integer(j, where, "batch", 1, kIntMax));
+  w.heads = static_cast<int>(r.integer(j, where, "heads", 1, kIntMax));
+  w.seq_len = static_cast<int>(r.integer(j, where, "seq_len", 1, kIntMax));
+  w.head_dim = static_cast<int>(r.integer(j, where, "head_dim", 1, kIntMax));
+  w.causal = r.boolean(j, where, "causal");
+  auto pass = parse_pass(r.string(j, where, "pass", true));
+  if (!pass) r.fail(key_path(where, "pass"), "must be fwd or bwd");
+  w.pass = *pass;
+  w.dtype = r.string(j, where, "dtype", true);
+  try {
+    w.validate();  // the same rules as the command line's
+  } catch (const InputError& error) {
+    r.fail(where, error.what());
+  }
+  return w;
+}
+
+json launch_json(const KernelLaunch& l) {
+  return {{"mangled_name", l.mangled_name},
+          {"demangled_name", l.demangled_name},
+          {"nvtx_range", l.nvtx_range},
+          {"grid", l.grid},
+          {"block", l.block},
+          {"registers_per_thread", l.registers_per_thread},
+          {"static_shared_bytes", l.static_shared_bytes},
+          {"dynamic_shared_bytes", l.dynamic_shared_bytes},
+          {"index", l.index},
+          {"stream_id", l.stream_id},
+          {"process_id", l.process_id},
+          {"process", l.process},
+          {"graph", l.graph},
+          {"workload_known", l.workload_known}};
+}
+
+KernelLaunch launch_from_json(const JsonReader& r, const json& l, const std::string& where) {
+  KernelLaunch launch;
+  launch.mangled_name = r.string(l, where, "mangled_name", true);  // empty for a graph launch
+  launch.demangled_name = r.string(l, where, "demangled_name");
+  launch.nvtx_range = r.string(l, where, "nvtx_range", true);
+  for (const char* key : {"grid", "block"}) {
+    const json& d = r.member(l, where, key);
+    const std::string path = key_path(where, key);
+    if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
+    auto& out = std::string_view(key) == "grid" ? launch.grid : launch.block;
+    for (std::size_t i = 0; i < 3; ++i)
+      out[i] = static_cast<int>(r.integer_value(d[i], index_path(path, i), 1, kIntMax));
+  }
+  launch.registers_per_thread =
+      static_cast<int>(r.integer(l, where, "registers_per_thread", 0, kMaxRegistersPerThread));
+  launch.static_shared_bytes = r.integer(l, where, "static_shared_bytes", 0, kMaxSharedBytes);
+  launch.dynamic_shared_bytes = r.integer(l, where, "dynamic_shared_bytes", 0, kMaxSharedBytes);
+  launch.index = r.integer(l, where, "index", 0, kInt64Max);
+  launch.stream_id = r.integer(l, where, "stream_id", 0, kInt64Max);
+  launch.process_id = static_cast<int>(r.integer(l, where, "process_id", 0, kIntMax));
+  launch.process = r.string(l, where, "process", true);
+  launch.graph = r.boolean(l, where, "graph");
+  launch.workload_known = r.boolean(l, where, "workload_known");
+  return launch;
+}
+
+json device_json(const DeviceInfo& d, DeviceFields fields) {
+  json out = {{"name", d.name},
+              {"chip", d.chip},
+              {"compute_capability", d.compute_capability},
+              {"sm_count", d.sm_count},
+              {"driver_version", d.driver_version},
+              {"runtime_version", d.runtime_version}};
+  if (fields == DeviceFields::kAll) {
+    out["memory_bytes"] = d.memory_bytes;
+    out["l2_cache_bytes"] = d.l2_cache_bytes;
+  }
+  return out;
+}
+
+DeviceInfo device_from_json(const JsonReader& r, const json& d, const std::string& where,
+                            DeviceFields fields) {
+  const bool all = fields == DeviceFields::kAll;
+  DeviceInfo info;
+  info.name = r.string(d, where, "name");
+  info.chip = all ? r.string(d, where, "chip", true) : optional_string(r, d, where, "chip");
+  info.compute_capability = r.string(d, where, "compute_capability");
+  if (all) {
+    const auto cc = parse_compute_capability(info.compute_capability);
+    if (!cc)
+      r.fail(key_path(where, "compute_capability"),
+             "must be MAJOR.MINOR, e.g. \"9.0\" (got " + quote_text(info.compute_capability) + ")");
+    info.cc_major = cc->first;
+    info.cc_minor = cc->second;
+  }
+  info.sm_count = static_cast<int>(r.integer(d, where, "sm_count", 1, kMaxSmCount));
+  if (all) {
+    info.memory_bytes = r.integer(d, where, "memory_bytes", kMinMemoryBytes, kMaxMemoryBytes);
+    info.l2_cache_bytes = r.integer(d, where, "l2_cache_bytes", kMinL2Bytes, kMaxL2Bytes);
+  }
+  info.driver_version = all ? r.string(d, where, "driver_version", true)
+                            : optional_string(r, d, where, "driver_version");
+  info.runtime_version = all ? r.string(d, where, "runtime_version", true)
+                             : optional_string(r, d, where, "runtime_version");
+  return info;
+}
+
+}  // namespace roofline

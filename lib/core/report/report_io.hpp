@@ -1,0 +1,39 @@
+// A report's writers and its reader, one format per file behind this header: JSON
+// (report_json.cpp, writer beside reader; rows in row_json.cpp), CSV (report_csv.cpp) and the
+// terminal table (report_table.cpp). Writers are pure: Report in, text out; output.hpp puts the
+// text where the user asked. JSON carries raw quantities and, per row, an `analysis` block
+// derived from them (ignored on reading: it is recomputed).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "lib/core/report/report.hpp"
+
+namespace roofline {
+
+struct TableOptions {
+  bool color = false;  // ANSI colours for the regime column
+};
+
+std::string render_json(const Report& report);
+std::string render_csv(const Report& report);
+std::string render_table(const Report& report, const TableOptions& options = {});
+
+nlohmann::json report_to_json(const Report& report);
+// Throws InputError naming `origin` for anything it cannot read: another schema version,
+// missing keys, wrong types.
+Report report_from_json(const nlohmann::json& json, const std::string& origin);
+// The same from JSON text: the same report, or the same error, with memory for one row's JSON
+// tree at a time rather than the whole document's.
+Report report_from_text(std::string_view text, const std::string& origin);
+Report read_report_file(const std::filesystem::path& path);
+
+// CSV column names, in order (report_csv.cpp's table says what each holds).
+const std::vector<std::string>& csv_columns();
+
+}  // namespace roofline

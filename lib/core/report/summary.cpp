@@ -1,0 +1,245 @@
+#include "lib/core/report/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "lib/core/report/analysis.hpp"
+#include "lib/core/base/text.hpp"
+
+namespace roofline {
+namespace {
+
+std::string trim(const std::string& text) {
+  const std::size_t begin = text.find_first_not_of(' ');
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(' ') - begin + 1);
+}
+
+// The template arguments of the first template in `text` (split at top-level commas).
+std::vector<std::string> template_arguments(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t open = std::string::npos;
+  int paren = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++paren;
+    if (text[i] == ')') --paren;
+    if (text[i] == '<' && paren == 0) {
+      open = i;
+      break;
+    }
+  }
+  if (open == std::string::npos) return out;
+  int depth = 0;
+  std::string current;
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<' || c == '(' || c == '{' || c == '[') ++depth;
+    if (c == ')' || c == '}' || c == ']') --depth;
+    if (c == '>') {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (c == ',' && depth == 0) {
+      out.push_back(trim(current));
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  out.push_back(trim(current));
+  return out;
+}
+
+bool is_value(const std::string& argument) {
+  if (argument.empty()) return true;
+  if (argument == "true" || argument == "false") return true;
+  const char c = argument[0];
+  return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '(';
+}
+
+// The last name of a qualified name, up to its own template or parameter list.
+std::string last_name(std::string name) {
+  for (const char* noise : {"(anonymous namespace)::", "{anonymous}::"})
+    for (std::size_t at; (at = name.find(noise)) != std::string::npos;)
+      name.erase(at, std::string(noise).size());
+  const std::size_t end = name.find_first_of("<(");
+  name = name.substr(0, end);
+  const std::size_t colon = name.rfind("::");
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string seconds_text(double s) {
+  if (s >= 1) return format_fixed(s, 2) + " s";
+  if (s >= 1e-3) return format_fixed(s * 1e3, s >= 0.1 ? 1 : 2) + " ms";
+  return format_fixed(s * 1e6, s >= 1e-4 ? 0 : 1) + " us";
+}
+
+}  // namespace
+
+std::string functor_of(const std::string& demangled) {
+  for (const std::string& argument : template_arguments(demangled)) {
+    if (is_value(argument)) continue;
+    std::string name = last_name(argument);
+    // A plain type argument (float, c10::Half) names no functor.
+    if (name.empty() || name == "float" || name == "double" || name == "int" || name == "Half" ||
+        name == "BFloat16" || name == "bool" || name == "char" || name == "long" ||
+        name == "unsigned" || name == "array")
+      continue;
+    return name;
+  }
+  return "";
+}
+
+std::string group_key(const Row& row, GroupBy by) {
+  const std::string base = row.kernel;
+  switch (by) {
+    case GroupBy::kName:
+      return base;
+    case GroupBy::kShape:
+      return base + " " + row_label(row);
+    case GroupBy::kNvtx: {
+      if (!row.launch) return base;
+      const std::string& range = row.launch->nvtx_range;
+      const std::size_t cut = range.rfind(" / ");
+      const std::string inner = cut == std::string::npos ? range : range.substr(cut + 3);
+      return inner.empty() ? "(no NVTX range)" : inner;
+    }
+    case GroupBy::kFunctor:
+    default: {
+      if (!row.launch) return base;
+      const std::string functor = functor_of(row.launch->demangled_name);
+      return functor.empty() ? base : base + " [" + functor + "]";
+    }
+  }
+}
+
+Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
+  Summary summary;
+  struct Gathered {
+    KernelGroup group;
+    std::vector<double> times;
+    std::map<std::string, double> time_by_binding;
+    double judged_seconds = 0;  // time of the rows with a floor
+  };
+  std::map<std::string, std::size_t> index;
+  std::vector<Gathered> gathered;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const Row& row = report.rows[i];
+    const RowAnalysis a = analyze(row, report);
+    if (!a.has_verdict || a.time_source == Source::kModel || !(a.time_seconds > 0)) {
+      ++summary.left_out;
+      continue;
+    }
+    const std::string key = group_key(row, by);
+    auto [it, inserted] = index.try_emplace(key, gathered.size());
+    if (inserted) {
+      Gathered g;
+      g.group.key = key;
+      g.group.first_launch = row.launch ? row.launch->index : static_cast<std::int64_t>(i);
+      gathered.push_back(std::move(g));
+    }
+    Gathered& g = gathered[it->second];
+    ++g.group.launches;
+    g.group.total_seconds += a.time_seconds;
+    // A row without a floor (nothing counted) claims no headroom and is left out of the
+    // fraction of the roof.
+    if (std::isfinite(a.time_floor_seconds)) {
+      g.judged_seconds += a.time_seconds;
+      g.group.floor_seconds += std::min(a.time_floor_seconds, a.time_seconds);
+      g.group.headroom_seconds += std::max(0.0, a.time_seconds - a.time_floor_seconds);
+    }
+    g.times.push_back(a.time_seconds);
+    g.time_by_binding[a.binding] += a.time_seconds;
+    summary.total_seconds += a.time_seconds;
+    ++summary.rows;
+  }
+  for (Gathered& g : gathered) {
+    KernelGroup& group = g.group;
+    group.share = group.total_seconds / summary.total_seconds;
+    group.median_seconds = median_of(g.times);
+    group.min_seconds = *std::min_element(g.times.begin(), g.times.end());
+    group.max_seconds = *std::max_element(g.times.begin(), g.times.end());
+    group.fraction_of_bound =
+        g.judged_seconds > 0 ? group.floor_seconds / g.judged_seconds : std::nan("");
+    group.program_gain = group.headroom_seconds / summary.total_seconds;
+    group.binding =
+        std::max_element(g.time_by_binding.begin(), g.time_by_binding.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; })
+            ->first;
+    summary.groups.push_back(std::move(group));
+  }
+  std::stable_sort(summary.groups.begin(), summary.groups.end(),
+                   [sort](const KernelGroup& a, const KernelGroup& b) {
+                     switch (sort) {
+                       case SummarySort::kGain:
+                         return a.program_gain > b.program_gain;
+                       case SummarySort::kLaunch:
+                         return a.first_launch < b.first_launch;
+                       case SummarySort::kTime:
+                       default:
+                         return a.total_seconds > b.total_seconds;
+                     }
+                   });
+  return summary;
+}
+
+std::string render_summary(const Summary& summary, std::size_t top) {
+  std::ostringstream out;
+  out << "Where the time goes: " << summary.rows << " launches, "
+      << seconds_text(summary.total_seconds) << " of kernel time in " << summary.groups.size()
+      << " groups";
+  if (summary.left_out > 0)
+    out << " (" << summary.left_out << " rows without a measured time left out)";
+  out << "\n";
+  const std::vector<std::string> header = {"time %",   "total",           "launches",
+                                           "median",   "bound by",        "of roof",
+                                           "headroom", "gain if at roof", "kernel"};
+  std::vector<std::vector<std::string>> rows;
+  const std::size_t shown = top == 0 ? summary.groups.size() : std::min(top, summary.groups.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const KernelGroup& g = summary.groups[i];
+    rows.push_back(
+        {format_fixed(100 * g.share, 1) + "%", seconds_text(g.total_seconds),
+         std::to_string(g.launches), seconds_text(g.median_seconds), g.binding,
+         std::isfinite(g.fraction_of_bound) ? format_fixed(100 * g.fraction_of_bound, 0) + "%"
+                                            : std::string("-"),
+         seconds_text(g.headroom_seconds), format_fixed(100 * g.program_gain, 1) + "%", g.key});
+  }
+  std::vector<std::size_t> widths(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    widths[c] = display_width(header[c]);
+    for (const auto& cells : rows)
+      widths[c] = std::max(widths[c], display_width(one_line(cells[c])));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) text += "  ";
+      text +=
+          c + 1 == cells.size() ? one_line(cells[c]) : pad(one_line(cells[c]), widths[c], c != 4);
+    }
+    out << text << "\n";
+  };
+  line(header);
+  for (const auto& cells : rows) line(cells);
+  if (shown < summary.groups.size()) {
+    double rest = 0;
+    for (std::size_t i = shown; i < summary.groups.size(); ++i) rest += summary.groups[i].share;
+    out << "... and " << summary.groups.size() - shown << " more groups, "
+        << format_fixed(100 * rest, 1) << "% of the time\n";
+  }
+  out << "of roof: Σ time floors ÷ Σ times. gain if at roof: the group's headroom (time above its "
+         "floor) ÷ all the kernel time above: an upper bound on what it can save the program.\n";
+  return out.str();
+}
+
+}  // namespace roofline

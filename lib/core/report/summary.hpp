@@ -1,0 +1,62 @@
+// Where a report's time goes: its rows grouped by kernel, each group with its launches, total
+// time, share of the measured GPU time, median, the roof that binds it and how close it comes,
+// its time floor and headroom (time above the floor), and what the whole program would gain if
+// the group ran at its floor (headroom ÷ total time): Nsight Systems' kernel summary with the
+// roofline's answer beside it. A pure function of the report (rows without a verdict or a
+// measured time are counted apart).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lib/core/report/report.hpp"
+
+namespace roofline {
+
+enum class GroupBy {
+  kFunctor,  // the kernel's short name and, for templated kernels, the functor or lambda its
+             // template arguments name ("vectorized_elementwise_kernel [GeluCUDAKernelImpl]")
+  kName,     // the short name alone
+  kShape,    // the name and the launch shape (grid, block), or the workload of a bundled kernel
+  kNvtx,     // the innermost NVTX range the launch ran under (profiled launches)
+};
+
+struct KernelGroup {
+  std::string key;  // what the group is, as printed
+  std::size_t launches = 0;
+  std::int64_t first_launch = 0;  // launch index (profile) or row position (run) of its first
+  double total_seconds = 0;
+  double share = 0;  // of the summary's total time
+  double median_seconds = 0;
+  double min_seconds = 0;
+  double max_seconds = 0;
+  std::string binding;           // the roof binding most of its time ("DRAM", "tensor ...")
+  double fraction_of_bound = 0;  // Σ time floors ÷ Σ times of the rows with a floor (NaN: none)
+  double floor_seconds = 0;      // Σ time floors
+  double headroom_seconds = 0;   // Σ max(0, time − floor)
+  double program_gain = 0;       // headroom ÷ the summary's total time
+};
+
+struct Summary {
+  std::vector<KernelGroup> groups;  // by total time, largest first
+  double total_seconds = 0;         // measured time of every summarised row
+  std::size_t rows = 0;             // rows summarised
+  std::size_t left_out = 0;         // rows without a verdict or a measured time
+};
+
+enum class SummarySort { kTime, kGain, kLaunch };
+
+// The group of `row` under `by`.
+std::string group_key(const Row& row, GroupBy by);
+// The functor or lambda a templated kernel's demangled signature names, "" when none:
+// "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, ...>(...)"
+// gives "AbsFunctor".
+std::string functor_of(const std::string& demangled);
+
+Summary summarize(const Report& report, GroupBy by, SummarySort sort = SummarySort::kTime);
+
+// The summary as a table: the top `top` groups (0: all), the rest counted in one line.
+std::string render_summary(const Summary& summary, std::size_t top);
+
+}  // namespace roofline

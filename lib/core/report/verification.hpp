@@ -1,0 +1,43 @@
+// Judging a kernel's outputs against an FP32 reference: flash-attention's rule (error at most
+// twice that of a plain FP16 implementation of the same function) with an absolute floor, as
+// torch.testing.assert_close and numpy.allclose combine atol and rtol, so that an output whose
+// reference is exactly zero (dK with a single key) does not turn rounding into `incorrect`.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lib/core/report/report.hpp"
+
+namespace roofline {
+
+// Error statistics of one output tensor (all over its `count` elements).
+struct OutputErrors {
+  std::string name;         // "o", "dq", ...
+  std::size_t count = 0;    // elements
+  double max_abs = 0;       // max |kernel − reference|
+  double l2_diff = 0;       // ‖kernel − reference‖₂
+  double l2_ref = 0;        // ‖reference‖₂
+  double fp16_max_abs = 0;  // the same for the plain FP16 implementation
+  double fp16_l2_diff = 0;
+};
+
+// The absolute floor: torch.testing.assert_close's default atol for float16 (1e-5, meant for
+// values of order 1) times the largest RMS among the pass's reference outputs when that is
+// above 1 (an exactly zero output is judged on the scale of its siblings). Against ‖ref‖₂ it
+// adds 1e-5 to the relative error allowed, far below FP16's own (≈ 3e-4).
+double verification_atol(const std::vector<OutputErrors>& outputs);
+
+// Passed when, for every output, ‖err‖₂ ≤ 2·‖err_fp16‖₂ + atol·√count and
+// max|err| ≤ 2·max|err_fp16| + atol. Relative errors are reported against
+// max(‖ref‖₂, atol·√count). The worst output (largest ratio to its allowance) is kept.
+Verification judge_verification(const std::vector<OutputErrors>& outputs);
+
+// "error 3.21e-3 in dk exceeds 2× the FP16 reference's 1.10e-3 (+ atol 9.8e-4)": one line.
+std::string describe_failure(const Verification& verification);
+
+// A number for a sentence: 3 significant digits, scientific outside [1e-3, 1e5).
+std::string format_number(double value);
+
+}  // namespace roofline

@@ -1,0 +1,172 @@
+#include "lib/core/spec/metric_catalog.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/text.hpp"
+
+namespace roofline {
+namespace {
+
+using Terms = std::vector<MetricTerm>;
+constexpr CounterSet kFull = CounterSet::kFull;
+using ChipTable = std::map<std::string, Terms, std::less<>>;
+
+// Metrics every chip from sm_80 on names the same way.
+ChipTable common_table() {
+  const std::string sass = "sm__sass_thread_inst_executed_op_";
+  return {
+      {quantity::kGpuTime, {{"gpu__time_duration.sum", 1e-9}}},  // ns
+      {quantity::kSmClock, {{"sm__cycles_elapsed.avg.per_second", 1}}},
+      {quantity::kDramClock, {{"dram__cycles_elapsed.avg.per_second", 1}}},
+      {quantity::kL2Clock, {{"lts__cycles_elapsed.avg.per_second", 1}}},
+      {quantity::kDramRead, {{"dram__bytes_read.sum", 1}}},
+      {quantity::kDramWrite, {{"dram__bytes_write.sum", 1}}},
+      {quantity::kL2, {{"lts__t_sectors_srcunit_tex.sum", 32}}},  // 32-byte sectors
+      {quantity::kL2Fabric, {{"lts__t_bytes.sum", 1}}},
+      {quantity::kL1, {{"l1tex__t_bytes.sum", 1}}},
+      {quantity::kShared, {{"sm__sass_data_bytes_mem_shared.sum", 1, kFull}}},
+      // SASS-instrumented: exact, but the kernels run many times slower in that pass.
+      {quantity::kFp32Flops,
+       {{sass + "fadd_pred_on.sum", 1, kFull},
+        {sass + "fmul_pred_on.sum", 1, kFull},
+        {sass + "ffma_pred_on.sum", 2, kFull}}},
+      // Packed half2 assumed (2 lanes); compiler-generated HFMA2.MMA moves inflate it.
+      {quantity::kFp16Flops,
+       {{sass + "hadd_pred_on.sum", 2, kFull},
+        {sass + "hmul_pred_on.sum", 2, kFull},
+        {sass + "hfma_pred_on.sum", 4, kFull}}},
+  };
+}
+
+const std::map<std::string, ChipTable, std::less<>>& catalogue() {
+  static const auto kCatalogue = [] {
+    std::map<std::string, ChipTable, std::less<>> out;
+    // GA100 (A100): every tensor instruction is mma.sync; values are FLOPs already.
+    ChipTable ga100 = common_table();
+    ga100[quantity::kTensorMmaSync] = {
+        {"sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 1, kFull},
+        {"sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
+    };
+    out["GA100"] = ga100;
+    // GH100 (H100, H200): mma.sync (HMMA) and wgmma (HGMMA) counted apart.
+    ChipTable gh100 = common_table();
+    // BF16 is in the default set (training runs in BF16), FP16 with FP16 accumulation (rare in
+    // libraries' GEMMs) in the full set: with both in the default set it needs two passes.
+    gh100[quantity::kTensorMmaSync] = {
+        {"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum", 1, kFull},
+        {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
+    };
+    gh100[quantity::kTensorWgmma] = {
+        {"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
+    };
+    out["GH100"] = gh100;
+    return out;
+  }();
+  return kCatalogue;
+}
+
+}  // namespace
+
+const std::vector<CounterQuantity>& counter_quantities() {
+  static const std::vector<CounterQuantity> kQuantities = {
+      {quantity::kGpuTime, "seconds",
+       "kernel duration on the GPU, summed over the range's launches"},
+      {quantity::kSmClock, "hz", "average SM clock while the range ran"},
+      {quantity::kDramClock, "hz", "average DRAM clock while the range ran"},
+      {quantity::kL2Clock, "hz", "average L2 clock while the range ran"},
+      {quantity::kDramRead, "bytes", "bytes read from device memory"},
+      {quantity::kDramWrite, "bytes",
+       "bytes written to device memory (writes still dirty in L2 at the end are not counted)"},
+      {quantity::kL2, "bytes", "L2 traffic requested by the SMs (32-byte sectors × 32)"},
+      {quantity::kL2Fabric, "bytes", "all L2 traffic including the fabric between L2 halves"},
+      {quantity::kL1, "bytes",
+       "L1/TEX traffic of global and local accesses (TMA, wgmma bypass it)"},
+      {quantity::kShared, "bytes", "shared-memory bytes moved by SASS instructions (exact)"},
+      {quantity::kFp32Flops, "flops", "FP32 FLOPs on CUDA cores: FADD + FMUL + 2·FFMA per thread"},
+      {quantity::kFp16Flops, "flops",
+       "FP16 FLOPs on CUDA cores, assuming packed half2: 2·HADD + 2·HMUL + 4·HFMA (approximate)"},
+      {quantity::kTensorMmaSync, "flops",
+       "dense tensor FLOPs issued by mma.sync / HMMA (2·M·N·K per instruction), all input types"},
+      {quantity::kTensorWgmma, "flops",
+       "dense tensor FLOPs issued by wgmma / HGMMA (Hopper), all input types"},
+  };
+  return kQuantities;
+}
+
+std::vector<std::string> catalogued_chips() {
+  std::vector<std::string> chips;
+  for (const auto& [chip, table] : catalogue()) chips.push_back(chip);
+  return chips;
+}
+
+bool has_catalogue(std::string_view chip) {
+  return catalogue().find(chip) != catalogue().end();
+}
+
+std::string_view to_string(CounterSet set) {
+  return set == CounterSet::kRoofline ? "roofline" : "full";
+}
+
+std::vector<MetricTerm> metric_terms(std::string_view chip, std::string_view quantity_id,
+                                     CounterSet set) {
+  std::vector<MetricTerm> out;
+  auto table = catalogue().find(chip);
+  if (table == catalogue().end()) return out;
+  auto terms = table->second.find(quantity_id);
+  if (terms == table->second.end()) return out;
+  for (const MetricTerm& term : terms->second)
+    if (set == CounterSet::kFull || term.set == CounterSet::kRoofline) out.push_back(term);
+  return out;
+}
+
+std::vector<std::string> catalogue_metrics(std::string_view chip, CounterSet set) {
+  if (!has_catalogue(chip))
+    throw InputError("no counter catalogue for chip " + std::string(chip) +
+                     "; catalogued: " + join(catalogued_chips(), ", "));
+  std::vector<std::string> metrics;
+  for (const CounterQuantity& q : counter_quantities())
+    for (const MetricTerm& term : metric_terms(chip, q.id, set))
+      if (std::find(metrics.begin(), metrics.end(), term.metric) == metrics.end())
+        metrics.push_back(term.metric);
+  return metrics;
+}
+
+std::vector<std::string> catalogue_quantities(std::string_view chip, CounterSet set) {
+  std::vector<std::string> out;
+  for (const CounterQuantity& q : counter_quantities())
+    if (!metric_terms(chip, q.id, set).empty()) out.push_back(q.id);
+  return out;
+}
+
+std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet set,
+                                              const std::vector<std::string>& metrics,
+                                              const std::vector<double>& values) {
+  std::map<std::string, double> out;
+  for (const CounterQuantity& q : counter_quantities()) {
+    const std::vector<MetricTerm> terms = metric_terms(chip, q.id, set);
+    if (terms.empty()) continue;
+    double total = 0;
+    bool complete = true;
+    for (const MetricTerm& term : terms) {
+      auto it = std::find(metrics.begin(), metrics.end(), term.metric);
+      if (it == metrics.end() ||
+          std::isnan(values.at(static_cast<std::size_t>(it - metrics.begin())))) {
+        complete = false;
+        break;
+      }
+      total += term.factor * values[static_cast<std::size_t>(it - metrics.begin())];
+    }
+    if (complete) out[q.id] = total;
+  }
+  return out;
+}
+
+}  // namespace roofline
