@@ -8,24 +8,22 @@
 #     metric list), the reference for agreement and for cost;
 #   - scripts/profile_vs_ncu.py: launch by launch, time, DRAM, L2 and tensor FLOPs.
 #
-#   scripts/profile_programs.sh [build] [test] [mlp] [train] [modes]
+#   scripts/profile_programs.sh [build] [test] [gputests] [gate] [mlp] [train] [modes]
 #
+# `gputests` runs every GPU test; `gate` the seed sweep against a report recorded before the
+# change (see below); `mlp-modes` / `train-modes` the other sets and modes for one program.
 # ALONE_RUNS (default 2): runs of the program alone. NCU_REFERENCE_DIR: NAME_ncu.csv files of an
 # earlier call to pair with instead of running ncu again.
 # `modes` adds the non-default sets and replay modes (--replay launch, --counter-set full) to
 # each program's legs. Writes under $OUT (or out/profile-programs/): summary.txt (tables last),
 # logs.tar.xz, and the reports. Never changes clocks: ncu runs with --clock-control none.
 set -u -o pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$repo"
+source "$(dirname "$0")/device_env.sh"
 final="${OUT:-$repo/out/profile-programs}"
 out="${WORK_DIR:-/tmp/profile-programs}"
 rm -rf "$out"
 mkdir -p "$final" "$out"
-build="${BUILD_DIR:-$repo/build/device}"
-ncu_bin="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)"
-export PATH="/usr/local/cuda/bin:$PATH"
-export PYTHONUNBUFFERED=1
+ncu_bin="$(command -v ncu || true)"
 # The summary is written where it comes back even when the call is cut short.
 summary="$final/summary.txt"
 : >"$summary"
@@ -34,9 +32,6 @@ summary="$final/summary.txt"
 deadline=$(($(date +%s) + ${DEADLINE_S:-560}))
 left() { local l=$((deadline - $(date +%s))); echo $((l > 1 ? (l < $1 ? l : $1) : 1)); }
 note() { echo "$*" | tee -a "$summary"; }
-seconds() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$(seconds) - $1:.2f}')"; }
-tool="$build/app/cuflash-roofline"
 finish() { (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude='*.ncu-rep' .); }
 trap finish EXIT
 legs=" ${*:-build test mlp train} "
@@ -44,11 +39,42 @@ has() { [[ "$legs" == *" $1 "* ]]; }
 
 if has build; then
   t=$(seconds)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    >"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1
+  device_build "$out/build.log"
   rc=$?
   note "build: rc=$rc in $(elapsed "$t") s"
   [ $rc -ne 0 ] && { grep -E "error|Error" "$out/build.log" | head -30 | tee -a "$summary"; exit 1; }
+fi
+
+if has gputests; then
+  t=$(seconds)
+  timeout "$(left 300)" ctest --test-dir "$build" --output-on-failure --timeout 300 -L gpu \
+    >"$out/ctest_gpu.log" 2>&1
+  note "ctest -L gpu: rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest_gpu.log")"
+  grep -E "Failed|\*\*\*|ERROR|error:|Skipped" "$out/ctest_gpu.log" | head -20 | tee -a "$summary"
+fi
+
+# gate: the seed sweep (`run --pass fwd,bwd`, default options) against a report of the same
+# command recorded before the change (tests/data/reports/h200_gate.tar.xz, a_00: unchanged
+# code of 2026-11-30): compare's verdicts, and the two tables' lines that differ in more than
+# their digits.
+if has gate; then
+  t=$(seconds)
+  mkdir -p "$out/gate" && tar -xJf tests/data/reports/h200_gate.tar.xz -C "$out/gate"
+  timeout "$(left 120)" "$tool" run --pass fwd,bwd --json "$out/gate_new.json" >"$out/gate_new.txt" 2>&1
+  note "run --pass fwd,bwd: rc=$? in $(elapsed "$t") s"
+  "$tool" compare "$out/gate/h200_gate/a_00.json" "$out/gate_new.json" >"$out/gate_compare.txt" 2>&1
+  note "compare a_00 (before) new: rc=$? (0: no regression); $(grep -E "rows compared" "$out/gate_compare.txt")"
+  "$tool" show "$out/gate/h200_gate/a_00.json" >"$out/gate_old_table.txt" 2>&1
+  "$tool" show "$out/gate_new.json" >"$out/gate_new_table.txt" 2>&1
+  note "show before/after: $(python3 -c "
+import re, sys
+a = open('$out/gate_old_table.txt').read().splitlines()
+b = open('$out/gate_new_table.txt').read().splitlines()
+norm = lambda l: re.sub(r'[0-9.]+', '#', l)
+other = [(x, y) for x, y in zip(a, b) if norm(x) != norm(y)]
+print(f'{len(a)} and {len(b)} lines; {sum(x != y for x, y in zip(a, b))} differ, '
+      f'{len(other)} in more than digits')
+for x, y in other[:6]: print('  before:', x[:150]); print('  after: ', y[:150])")"
 fi
 
 if has test; then
@@ -143,5 +169,5 @@ modes() {
 
 has mlp && program mlp scripts/programs/mlp_block.py
 has train && program train scripts/programs/train_step.py
-has modes && has mlp && modes mlp scripts/programs/mlp_block.py
-has modes && has train && modes train scripts/programs/train_step.py
+{ has modes || has mlp-modes; } && has mlp && modes mlp scripts/programs/mlp_block.py
+{ has modes || has train-modes; } && has train && modes train scripts/programs/train_step.py
