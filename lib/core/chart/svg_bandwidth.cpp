@@ -4,9 +4,10 @@
 #include <cmath>
 #include <set>
 
+#include "lib/core/base/text.hpp"
 #include "lib/core/chart/chart_labels.hpp"
 #include "lib/core/chart/svg_draw.hpp"
-#include "lib/core/base/text.hpp"
+#include "lib/core/chart/svg_labels.hpp"
 
 namespace roofline {
 namespace {
@@ -50,11 +51,8 @@ class BandwidthPanel {
 
  private:
   void text(double tx, double ty, const std::string& content, double size,
-            const std::string& extra = "", const char* anchor = nullptr) {
-    out_ << "<text x=\"" << px(tx) << "\" y=\"" << px(ty) << "\" font-size=\"" << size << "\"";
-    if (anchor != nullptr) out_ << " text-anchor=\"" << anchor << "\"";
-    if (!extra.empty()) out_ << " " << extra;
-    out_ << ">" << xml_escape(content) << "</text>\n";
+            const std::string& extra = "", Anchor anchor = Anchor::kStart) {
+    out_ << svg_text(tx, ty, content, size, anchor, extra);
   }
 
   void line(double x1, double y1, double x2, double y2, const std::string& paint) {
@@ -68,19 +66,19 @@ class BandwidthPanel {
     for (int e = static_cast<int>(panel_.bx0); e <= static_cast<int>(panel_.bx1); ++e) {
       const double gx = x(std::pow(10.0, e));
       line(gx, top_, gx, bottom, " stroke=\"#e2e2e2\"");
-      text(gx, bottom + 18, decade_text(e - 6), 12, "", "middle");  // MB
+      text(gx, bottom + 18, decade_text(e - 6), 12, "", Anchor::kMiddle);  // MB
     }
     for (int e = static_cast<int>(panel_.by0); e <= static_cast<int>(panel_.by1); ++e) {
       const double gy = y(std::pow(10.0, e));
       line(kLeft, gy, kLeft + kWidth, gy, " stroke=\"#e2e2e2\"");
-      text(kLeft - 8, gy + 4, decade_text(e - 9), 12, "", "end");  // GB/s
+      text(kLeft - 8, gy + 4, decade_text(e - 9), 12, "", Anchor::kEnd);  // GB/s
     }
     out_ << "<rect x=\"" << px(kLeft) << "\" y=\"" << px(top_) << "\" width=\"" << px(kWidth)
          << "\" height=\"" << px(kHeight) << "\" fill=\"none\" stroke=\"#444444\"/>\n";
-    text(kLeft + kWidth / 2, bottom + 40, "bytes moved (MB)", 13, "", "middle");
+    text(kLeft + kWidth / 2, bottom + 40, "bytes moved (MB)", 13, "", Anchor::kMiddle);
     const double ty = top_ + kHeight / 2;
     text(kLeft - 58, ty, "bandwidth (GB/s)", 13,
-         "transform=\"rotate(-90 " + px(kLeft - 58) + " " + px(ty) + ")\"", "middle");
+         "transform=\"rotate(-90 " + px(kLeft - 58) + " " + px(ty) + ")\"", Anchor::kMiddle);
     out_ << "</g>\n";
   }
 
@@ -100,7 +98,7 @@ class BandwidthPanel {
                                 : t < 1e-3 ? number_text(t * 1e6, 3) + " us"
                                 : t < 1    ? number_text(t * 1e3, 3) + " ms"
                                            : number_text(t, 3) + " s";
-      text(x(hi) - 4, y(hi / t) + 12, label, 10, "fill=\"#8a8a8a\"", "end");
+      text(x(hi) - 4, y(hi / t) + 12, label, 10, "fill=\"#8a8a8a\"", Anchor::kEnd);
     }
     for (const MemoryRoof& roof : panel_.memory) {
       const double gy = y(roof.bandwidth_bytes_per_second);
@@ -111,7 +109,7 @@ class BandwidthPanel {
            std::string(display_name(roof.level)) + " " +
                bandwidth_text(roof.bandwidth_bytes_per_second) +
                (roof.twin.empty() ? "" : " (" + roof.twin + ")"),
-           11, "fill=\"#333333\"", "end");
+           11, "fill=\"#333333\"", Anchor::kEnd);
     }
     out_ << "</g>\n";
   }

@@ -7,10 +7,11 @@
 #include <set>
 #include <sstream>
 
+#include "lib/core/base/text.hpp"
 #include "lib/core/chart/chart_labels.hpp"
 #include "lib/core/chart/svg_bandwidth.hpp"
 #include "lib/core/chart/svg_draw.hpp"
-#include "lib/core/base/text.hpp"
+#include "lib/core/chart/svg_labels.hpp"
 
 namespace roofline {
 namespace {
@@ -26,82 +27,6 @@ constexpr double kFaded = 0.4;
 constexpr double kArrowLabelMin = 0.01;       // smaller changes get an arrow but no label
 constexpr int kMaxTicks = 12;                 // labelled decades per axis, at most (plus one)
 constexpr std::size_t kMaxPointLabels = 400;  // sequence-length labels per panel, at most
-
-struct Box {
-  double x0, y0, x1, y1;
-};
-
-bool overlaps(const Box& a, const Box& b) {
-  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
-}
-
-// Keeps labels from landing on each other or on markers: first free candidate wins. Taken boxes
-// are filed in a grid of kCell-pixel buckets over the bounds, so that a query looks only at the
-// boxes near it (charts of many points reserve a box per marker).
-class LabelPlacer {
- public:
-  explicit LabelPlacer(Box bounds)
-      : bounds_(bounds),
-        columns_(cells_along(bounds.x1 - bounds.x0)),
-        rows_(cells_along(bounds.y1 - bounds.y0)),
-        buckets_(columns_ * rows_) {}
-  bool is_free(const Box& box) const {
-    if (box.x0 < bounds_.x0 || box.x1 > bounds_.x1 || box.y0 < bounds_.y0 || box.y1 > bounds_.y1)
-      return false;
-    const Cells c = cells(box);
-    for (std::size_t row = c.row0; row <= c.row1; ++row)
-      for (std::size_t col = c.col0; col <= c.col1; ++col)
-        for (std::size_t index : buckets_[row * columns_ + col])
-          if (overlaps(box, taken_[index])) return false;
-    return true;
-  }
-  void take(const Box& box) {
-    if (!(box.x0 < bounds_.x1 && bounds_.x0 < box.x1 && box.y0 < bounds_.y1 && bounds_.y0 < box.y1))
-      return;  // outside the bounds: no query can meet it
-    const Cells c = cells(box);
-    for (std::size_t row = c.row0; row <= c.row1; ++row)
-      for (std::size_t col = c.col0; col <= c.col1; ++col)
-        buckets_[row * columns_ + col].push_back(taken_.size());
-    taken_.push_back(box);
-  }
-
- private:
-  static constexpr double kCell = 16;
-  struct Cells {
-    std::size_t col0, col1, row0, row1;
-  };
-  static std::size_t cells_along(double length) {
-    return static_cast<std::size_t>(std::ceil(std::max(length, kCell) / kCell));
-  }
-  // The buckets a box touches, clamped to the grid (boxes reaching past the bounds included).
-  Cells cells(const Box& box) const {
-    auto index = [](double offset, std::size_t count) {
-      const double cell = std::floor(offset / kCell);
-      return static_cast<std::size_t>(std::clamp(cell, 0.0, static_cast<double>(count - 1)));
-    };
-    return {index(box.x0 - bounds_.x0, columns_), index(box.x1 - bounds_.x0, columns_),
-            index(box.y0 - bounds_.y0, rows_), index(box.y1 - bounds_.y0, rows_)};
-  }
-
-  Box bounds_;
-  std::size_t columns_, rows_;
-  std::vector<Box> taken_;
-  std::vector<std::vector<std::size_t>> buckets_;
-};
-
-// Width of `text` in DejaVu Sans / Helvetica, generously estimated (digits are 0.64 em).
-double text_width(const std::string& text, double size, bool bold = false) {
-  return (bold ? 0.7 : 0.62) * size * static_cast<double>(display_width(text));
-}
-
-enum class Anchor { kStart, kMiddle, kEnd };
-
-Box text_box(double x, double baseline, const std::string& text, double size, Anchor anchor,
-             bool bold = false) {
-  const double w = text_width(text, size, bold);
-  const double x0 = anchor == Anchor::kStart ? x : anchor == Anchor::kMiddle ? x - w / 2 : x - w;
-  return {x0 - 1, baseline - 0.82 * size, x0 + w + 1, baseline + 0.25 * size};
-}
 
 class SvgPanel {
  public:
@@ -154,11 +79,7 @@ class SvgPanel {
  private:
   void text(double tx, double ty, const std::string& content, double size, Anchor anchor,
             const std::string& extra = "") {
-    out_ << "<text x=\"" << px(tx) << "\" y=\"" << px(ty) << "\" font-size=\"" << size << "\"";
-    if (anchor == Anchor::kMiddle) out_ << " text-anchor=\"middle\"";
-    if (anchor == Anchor::kEnd) out_ << " text-anchor=\"end\"";
-    if (!extra.empty()) out_ << " " << extra;
-    out_ << ">" << xml_escape(content) << "</text>\n";
+    out_ << svg_text(tx, ty, content, size, anchor, extra);
   }
 
   void draw_grid_and_axes() {

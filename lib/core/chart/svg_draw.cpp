@@ -1,7 +1,7 @@
 #include "lib/core/chart/svg_draw.hpp"
 
-#include "lib/core/chart/chart_labels.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/chart/chart_labels.hpp"
 
 namespace roofline {
 namespace {
