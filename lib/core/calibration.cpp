@@ -151,6 +151,10 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   if (!version.is_number_integer() || version.get<std::int64_t>() != kCalibrationFormatVersion)
     read.fail("format_version", shortened_dump(version) + " is not supported (this tool reads " +
                                     std::to_string(kCalibrationFormatVersion) + ")");
+  // Every key is one that `calibrate` writes: a misspelt one is an error, not ignored.
+  read.only_keys(root, "",
+                 {"format", "format_version", "tool_version", "time_utc", "host", "spec", "device",
+                  "duration_seconds", "measurements", "memory_levels", "compute_ceilings"});
   CalibrationOverlay overlay;
   overlay.file = origin;
   overlay.tool_version = read.string(root, "", "tool_version");
@@ -159,6 +163,9 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   overlay.spec_key = read.string(root, "", "spec");
   overlay.duration_seconds = read.number(root, "", "duration_seconds", kCalibrationSeconds);
   const json& d = read.member(root, "", "device");
+  read.only_keys(
+      d, "device",
+      {"name", "chip", "compute_capability", "sm_count", "driver_version", "runtime_version"});
   overlay.device.name = read.string(d, "device", "name");
   overlay.device.chip = optional_string(read, d, "device", "chip");
   overlay.device.compute_capability = read.string(d, "device", "compute_capability");
@@ -171,6 +178,8 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   for (std::size_t i = 0; i < measurements.size(); ++i) {
     const std::string where = index_path("measurements", i);
     const json& entry = measurements[i];
+    read.only_keys(entry, where,
+                   {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz"});
     CalibrationMeasurement m;
     m.id = read.string(entry, where, "id");
     m.target = read.string(entry, where, "target");
