@@ -375,7 +375,10 @@ DeviceInfo device_from_json(const JsonReader& r, const json& d, const std::strin
   return info;
 }
 
-json report_to_json(const Report& report) {
+namespace {
+
+// The report without its rows ("rows" an empty array).
+json report_head_json(const Report& report) {
   json root;
   root["schema_version"] = report.schema_version;
   root["tool"] = {{"name", "cuflash-roofline"}, {"version", report.context.tool_version}};
@@ -392,75 +395,106 @@ json report_to_json(const Report& report) {
   root["specs"] = json::object();
   for (const GpuSpec& spec : report.specs) root["specs"][spec.key] = to_json(spec);
   root["rows"] = json::array();
-  for (const Row& row : report.rows) {
-    json r;
-    r["kernel"] = row.kernel;
-    r["workload"] = has_workload(row) ? workload_json(row.workload) : json(nullptr);
-    r["launch"] = row.launch ? launch_json(*row.launch) : json(nullptr);
-    r["spec"] = row.spec_key;
-    r["status"] = to_string(row.status);
-    r["message"] = row.message;
-    const Prediction& p = row.prediction;
-    r["model"] = {{"algorithmic_flops", p.algorithmic_flops},
-                  {"flops", p.model_flops},
-                  {"dram_bytes", p.model_dram_bytes},
-                  {"dram_model", p.dram_model},
-                  {"no_reuse_dram_bytes", p.no_reuse_dram_bytes},
-                  {"compulsory_dram_bytes", p.compulsory_dram_bytes},
-                  {"compulsory_formula", p.compulsory_formula},
-                  {"flop_terms", terms_json(p.flop_terms, "flops")},
-                  {"byte_terms", terms_json(p.byte_terms, "bytes")},
-                  {"cache_aware_byte_terms", terms_json(p.cache_aware_byte_terms, "bytes")}};
-    if (!p.l1_byte_terms.empty()) {
-      r["model"]["l1_bytes"] = p.model_l1_bytes;
-      r["model"]["l1_byte_terms"] = terms_json(p.l1_byte_terms, "bytes");
-    }
-    if (row.timing) {
-      const Timing& t = *row.timing;
-      r["timing"] = {{"samples_seconds", t.samples_seconds},
-                     {"rounds", t.rounds},
-                     {"median_seconds", json_number(t.median_seconds())},
-                     {"min_seconds", json_number(t.min_seconds())},
-                     {"max_seconds", json_number(t.max_seconds())},
-                     {"relative_spread", json_number(t.relative_spread())},
-                     {"sm_clock_before_mhz",
-                      t.sm_clock_before_mhz > 0 ? json(t.sm_clock_before_mhz) : json(nullptr)},
-                     {"sm_clock_after_mhz",
-                      t.sm_clock_after_mhz > 0 ? json(t.sm_clock_after_mhz) : json(nullptr)}};
-    } else {
-      r["timing"] = nullptr;
-    }
-    r["counters"] = json::object();
-    for (const auto& [key, value] : row.counters) r["counters"][key] = json_number(value);
-    if (!row.counter_samples.empty()) {
-      r["counter_samples"] = json::object();
-      for (const auto& [key, values] : row.counter_samples) {
-        json list = json::array();
-        for (double value : values) list.push_back(json_number(value));
-        r["counter_samples"][key] = std::move(list);
-      }
-    }
-    if (row.verification) {
-      const Verification& v = *row.verification;
-      r["verification"] = {{"passed", v.passed},
-                           {"relative_l2_error", json_number(v.relative_l2_error)},
-                           {"max_abs_error", json_number(v.max_abs_error)},
-                           {"fp16_relative_l2_error", json_number(v.fp16_relative_l2_error)},
-                           {"fp16_max_abs_error", json_number(v.fp16_max_abs_error)},
-                           {"worst_output", v.worst_output}};
-    } else {
-      r["verification"] = nullptr;
-    }
-    if (row.origin) r["origin"] = *row.origin;
-    r["analysis"] = analysis_json(row, analyze(row, report));
-    root["rows"].push_back(std::move(r));
+  return root;
+}
+
+json row_json(const Report& report, const Row& row) {
+  json r;
+  r["kernel"] = row.kernel;
+  r["workload"] = has_workload(row) ? workload_json(row.workload) : json(nullptr);
+  r["launch"] = row.launch ? launch_json(*row.launch) : json(nullptr);
+  r["spec"] = row.spec_key;
+  r["status"] = to_string(row.status);
+  r["message"] = row.message;
+  const Prediction& p = row.prediction;
+  r["model"] = {{"algorithmic_flops", p.algorithmic_flops},
+                {"flops", p.model_flops},
+                {"dram_bytes", p.model_dram_bytes},
+                {"dram_model", p.dram_model},
+                {"no_reuse_dram_bytes", p.no_reuse_dram_bytes},
+                {"compulsory_dram_bytes", p.compulsory_dram_bytes},
+                {"compulsory_formula", p.compulsory_formula},
+                {"flop_terms", terms_json(p.flop_terms, "flops")},
+                {"byte_terms", terms_json(p.byte_terms, "bytes")},
+                {"cache_aware_byte_terms", terms_json(p.cache_aware_byte_terms, "bytes")}};
+  if (!p.l1_byte_terms.empty()) {
+    r["model"]["l1_bytes"] = p.model_l1_bytes;
+    r["model"]["l1_byte_terms"] = terms_json(p.l1_byte_terms, "bytes");
   }
+  if (row.timing) {
+    const Timing& t = *row.timing;
+    r["timing"] = {{"samples_seconds", t.samples_seconds},
+                   {"rounds", t.rounds},
+                   {"median_seconds", json_number(t.median_seconds())},
+                   {"min_seconds", json_number(t.min_seconds())},
+                   {"max_seconds", json_number(t.max_seconds())},
+                   {"relative_spread", json_number(t.relative_spread())},
+                   {"sm_clock_before_mhz",
+                    t.sm_clock_before_mhz > 0 ? json(t.sm_clock_before_mhz) : json(nullptr)},
+                   {"sm_clock_after_mhz",
+                    t.sm_clock_after_mhz > 0 ? json(t.sm_clock_after_mhz) : json(nullptr)}};
+  } else {
+    r["timing"] = nullptr;
+  }
+  r["counters"] = json::object();
+  for (const auto& [key, value] : row.counters) r["counters"][key] = json_number(value);
+  if (!row.counter_samples.empty()) {
+    r["counter_samples"] = json::object();
+    for (const auto& [key, values] : row.counter_samples) {
+      json list = json::array();
+      for (double value : values) list.push_back(json_number(value));
+      r["counter_samples"][key] = std::move(list);
+    }
+  }
+  if (row.verification) {
+    const Verification& v = *row.verification;
+    r["verification"] = {{"passed", v.passed},
+                         {"relative_l2_error", json_number(v.relative_l2_error)},
+                         {"max_abs_error", json_number(v.max_abs_error)},
+                         {"fp16_relative_l2_error", json_number(v.fp16_relative_l2_error)},
+                         {"fp16_max_abs_error", json_number(v.fp16_max_abs_error)},
+                         {"worst_output", v.worst_output}};
+  } else {
+    r["verification"] = nullptr;
+  }
+  if (row.origin) r["origin"] = *row.origin;
+  r["analysis"] = analysis_json(row, analyze(row, report));
+  return r;
+}
+
+}  // namespace
+
+json report_to_json(const Report& report) {
+  json root = report_head_json(report);
+  for (const Row& row : report.rows) root["rows"].push_back(row_json(report, row));
   return root;
 }
 
 std::string render_json(const Report& report) {
-  // Invalid UTF-8 (a host or device name) becomes U+FFFD rather than an exception.
-  return report_to_json(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  // The text of report_to_json(report).dump(2), with the JSON tree of one row at a time in
+  // memory rather than the whole report's (about 20 bytes of tree per byte of text). Invalid
+  // UTF-8 (a host or device name) becomes U+FFFD rather than an exception.
+  auto dump = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); };
+  std::string head = dump(report_head_json(report));
+  if (report.rows.empty()) return head + "\n";
+  // "rows" is a key of the top level, indented by two; a string holding that text would have
+  // its quotes escaped.
+  const std::string empty_rows = "\n  \"rows\": []";
+  const std::size_t at = head.find(empty_rows);
+  std::string out = head.substr(0, at) + "\n  \"rows\": [";
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    std::string row = dump(row_json(report, report.rows[i]));
+    out += i == 0 ? "\n    " : ",\n    ";
+    // Each line of the row four more spaces in (JSON strings hold no raw newline).
+    for (std::size_t from = 0, to; from < row.size(); from = to + 1) {
+      to = std::min(row.find('\n', from), row.size());
+      out.append(row, from, to - from);
+      if (to < row.size()) out += "\n    ";
+    }
+  }
+  out += "\n  ]";
+  out += head.substr(at + empty_rows.size());
+  return out + "\n";
 }
 
 namespace {
@@ -563,8 +597,10 @@ Report report_from_json(const json& root, const std::string& origin) {
 Report report_from_text(std::string_view text, const std::string& origin) {
   // Fast path: each row is read as soon as it is parsed and its tree freed, so a report of
   // 100,000 rows never holds them all as JSON. Its first error may differ from the one a
-  // reader of the whole document reports first (a row before a bad schema_version), so on any
-  // error the whole document is read again, the slow way, for the error it names.
+  // reader of the whole document reports first (a row before a bad schema_version), so on an
+  // error in a text of up to kMaxWholeParseBytes the whole document is read again, the slow
+  // way, for the error it names; a larger text's tree would take about 20 times its size in
+  // memory, so its error is the first one met in reading order.
   try {
     std::vector<ReadRow> rows;
     const JsonReader r(origin);
@@ -573,6 +609,7 @@ Report report_from_text(std::string_view text, const std::string& origin) {
     });
     return report_from_parts(root, origin, &rows);
   } catch (const InputError&) {
+    if (text.size() > kMaxWholeParseBytes) throw;
   }
   return report_from_json(parse_json_text(text, origin), origin);
 }
