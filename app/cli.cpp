@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <new>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -121,6 +122,11 @@ int run_cli(const std::vector<std::string>& args) {
     return static_cast<int>(ExitCode::kUsage);
   } catch (const InputError& e) {
     std::cerr << "error: " << one_line(e.what()) << "\n";
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const std::bad_alloc&) {
+    // The machine's limit, not a bug: the README's "Input limits" says what a report needs.
+    std::cerr << "error: out of memory (a report needs about 3 times its size to read, 6 times "
+                 "to merge or rewrite: README, Input limits)\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const GpuUnavailableError& e) {
     std::cerr << "error: " << one_line(e.what()) << "\n";

@@ -78,11 +78,13 @@ int run_merge(const MergeCliOptions& options) {
   std::size_t input_rows = 0;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     std::error_code error;
-    input_bytes += static_cast<double>(std::filesystem::file_size(options.reports[i], error));
+    const std::uintmax_t size = std::filesystem::file_size(options.reports[i], error);
+    if (!error) input_bytes += static_cast<double>(size);
     input_rows += reports[i].rows.size();
   }
-  const double estimate =
-      input_rows == 0 ? 0 : input_bytes * static_cast<double>(merged.rows.size()) / input_rows;
+  const double estimate = input_rows == 0 ? 0
+                                          : input_bytes * static_cast<double>(merged.rows.size()) /
+                                                static_cast<double>(input_rows);
   if (estimate > 1.05 * static_cast<double>(kMaxInputFileBytes))
     too_large(options.json_path, "about " + std::to_string(static_cast<long long>(estimate) >> 20));
   // Everything rendered first, then written together (output.hpp): all or nothing.

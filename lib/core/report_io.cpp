@@ -604,9 +604,12 @@ Report report_from_text(std::string_view text, const std::string& origin) {
   try {
     std::vector<ReadRow> rows;
     const JsonReader r(origin);
-    const json root = parse_json_streaming(text, origin, "rows", [&](std::size_t i, json&& row) {
-      rows.push_back(read_row_of(r, row, index_path("rows", i)));
-    });
+    const json root = parse_json_streaming(
+        text, origin, "rows",
+        [&](std::size_t i, json&& row) {
+          rows.push_back(read_row_of(r, row, index_path("rows", i)));
+        },
+        "analysis");  // recomputed, never read
     return report_from_parts(root, origin, &rows);
   } catch (const InputError&) {
     if (text.size() > kMaxWholeParseBytes) throw;
