@@ -142,6 +142,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
         row.spec_key = spec->key;
         report.rows.push_back(std::move(row));
       }
+    throw_if_interrupted();  // a signal while the records were read: no report
     options.output.emit(report);
   }
 

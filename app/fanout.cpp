@@ -245,7 +245,14 @@ void WorkerPool::terminate() {
 
 std::vector<WorkerResult> WorkerPool::wait(const std::vector<Row>& sweep_rows) {
   // Wait for every worker, noting when each one ends (how well the split balanced the GPUs).
+  bool forwarded = false;
   for (std::size_t running = jobs_.size(); running > 0;) {
+    // A signal that came before the workers started (held back by a TempDir) reaches them now.
+    if (const int number = pending_signal(); number != 0 && !forwarded) {
+      for (const std::unique_ptr<Process>& process : processes_)
+        if (process) process->signal(number);
+      forwarded = true;
+    }
     running = 0;
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       if (!processes_[j] || results_[j].seconds >= 0) continue;

@@ -95,6 +95,10 @@ void install_signal_handlers() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
+int pending_signal() {
+  return received.load();
+}
+
 int take_pending_signal() {
   return received.exchange(0);
 }

@@ -23,7 +23,9 @@ namespace roofline::app {
 // exit 2, not a silent death).
 void install_signal_handlers();
 
-// The termination signal received and not yet acted on (0: none), now taken: the caller acts.
+// The termination signal received and not yet acted on (0: none); take_: now taken, the
+// caller acts on it.
+int pending_signal();
 int take_pending_signal();
 
 // Thrown by throw_if_interrupted; run_cli maps it to exit code 128 + signal.
