@@ -18,11 +18,13 @@ CLI::Validator decimal_in(std::int64_t min, std::int64_t max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
         const std::string range = " from " + std::to_string(min) + " to " + std::to_string(max);
-        const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+        // One sign at most, then digits only; from_chars takes no '+'.
+        const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+        const bool digits = text.size() > sign &&
+                            std::all_of(text.begin() + static_cast<std::ptrdiff_t>(sign),
+                                        text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const char* begin = text.data() + (sign == 1 && text[0] == '+' ? 1 : 0);
         const char* end = text.data() + text.size();
-        const bool digits = begin != end && (*begin == '-' ? begin + 1 != end : true) &&
-                            std::all_of(*begin == '-' ? begin + 1 : begin, end,
-                                        [](char c) { return c >= '0' && c <= '9'; });
         std::int64_t value = 0;
         const auto [stop, error] = std::from_chars(begin, end, value);
         if (!digits || error != std::errc() || stop != end || value < min || value > max)
@@ -114,6 +116,9 @@ void check_kernel_regex(const std::string& pattern) {
       bad_regex(pattern,
                 "a repeated group that holds a repeat or an alternative (such as (a+)+ or "
                 "(a|ab)*) can take exponential time: write it without the nesting");
+    bool again = false;
+    if (length > 0 && repeat_at(pattern, at + length, &again, &again) > 0)
+      bad_regex(pattern, "a repeat of a repeat (such as a** or a+{2,}) can take exponential time");
     if (varies && ++varying > kMaxRegexRepeats)
       bad_regex(pattern, "more than " + std::to_string(kMaxRegexRepeats) +
                              " repeats of varying count can take polynomial time of that degree");
@@ -136,6 +141,10 @@ void check_kernel_regex(const std::string& pattern) {
       i += after_atom(i + 1, false);
     } else if (c == '(') {
       groups.push_back(false);
+      // (?:x), (?=x), (?!x): the '?' and its mark are not a repeat.
+      if (i + 2 < pattern.size() && pattern[i + 1] == '?' &&
+          (pattern[i + 2] == ':' || pattern[i + 2] == '=' || pattern[i + 2] == '!'))
+        i += 2;
     } else if (c == ')' && groups.size() > 1) {
       const bool risky = groups.back();
       groups.pop_back();
@@ -144,7 +153,9 @@ void check_kernel_regex(const std::string& pattern) {
       groups.back() = true;
     } else {
       bool repeats = false, varies = false;
-      if (repeat_at(pattern, i, &repeats, &varies) == 0) i += after_atom(i + 1, false);
+      if (repeat_at(pattern, i, &repeats, &varies) > 0)
+        bad_regex(pattern, "a repeat with nothing before it to repeat");
+      i += after_atom(i + 1, false);
     }
   }
   try {

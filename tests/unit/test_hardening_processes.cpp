@@ -73,10 +73,15 @@ TEST_CASE("profile: bad options are refused before the program runs") {
       {{"--kernel-regex", "(a+)+$"}, "a repeated group that holds a repeat"},
       {{"--kernel-regex", "(x(a*)b)*"}, "a repeated group that holds a repeat"},
       {{"--kernel-regex", "(a)\\1"}, "backreferences are refused"},
+      {{"--kernel-regex", "h|.**v"}, "a repeat of a repeat"},  // the fuzz finding
+      {{"--kernel-regex", "a+{2,}"}, "a repeat of a repeat"},
+      {{"--kernel-regex", ".*a.*b.*c.*d.*e.*f.*g"}, "more than 6 repeats"},
       {{"--kernel-regex", "a{5000}"}, "counts above 1000"},
       {{"--launch-skip", "0x10"}, "must be a decimal integer from 0 to"},
       {{"--launch-skip", "99999999999999999999"}, "must be a decimal integer from 0 to"},
       {{"--launch-skip", "-1"}, "must be a decimal integer from 0 to"},
+      {{"--launch-skip", "+-5"}, "must be a decimal integer from 0 to"},
+      {{"--launch-skip", " 5"}, "must be a decimal integer from 0 to"},
       {{"--launch-count", "-2"}, "must be a decimal integer from -1 to"},
   };
   for (const Case& c : cases) {
@@ -87,7 +92,8 @@ TEST_CASE("profile: bad options are refused before the program runs") {
     CHECK_FALSE(fs::exists(marker));
   }
   // Patterns that only look alike are accepted (the program then runs: no CUDA, exit 2).
-  for (const std::string pattern : {"flash.*fwd", "(ab)+", "[(a+)+]", "\\(a+\\)+", "(a+)?"}) {
+  for (const std::string pattern :
+       {"flash.*fwd", "(ab)+", "[(a+)+]", "\\(a+\\)+", "(a+)?", "(?:fwd|bwd)_kernel", "a+?b"}) {
     CAPTURE(pattern);
     CHECK_NOTHROW(app::check_kernel_regex(pattern));
   }
