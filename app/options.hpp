@@ -22,8 +22,9 @@ extern const CLI::Validator kDecimalUint64;
 // Throws InputError when `pattern` (for --kernel-regex) is not an ECMAScript regular
 // expression, or is one that a backtracking engine (std::regex, in the injection library) can
 // take exponential or high-polynomial time on: a repeated group that holds a repeat or an
-// alternative (`(a+)+`, `(a*b?)*`, `(a|ab)*`), a backreference, more than 6 repeats of varying
-// count (`.*`, `a?`, `b{1,3}`), a count above 1000, a pattern above 1000 bytes.
+// alternative (`(a+)+`, `(a*b?)*`, `(a|ab)*`), a repeat of a repeat (`a**`), a repeat of
+// nothing, a backreference, more than 6 repeats of varying count (`.*`, `a?`, `b{1,3}`), a
+// count above 1000, a pattern above 1000 bytes.
 void check_kernel_regex(const std::string& pattern);
 
 }  // namespace roofline::app
