@@ -29,11 +29,14 @@ std::atomic<int> received{0};
 std::atomic<int> deferred{0};
 static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 
-void on_termination(int number) {
+void on_termination(int number, siginfo_t* info, void* /*context*/) {
+  // A signal from the terminal (Ctrl-C, a hangup) went to the whole foreground process group,
+  // the children included: they are not sent it twice.
+  const bool from_terminal = info != nullptr && info->si_code == SI_KERNEL;
   bool forwarded = false;
   for (std::atomic<pid_t>& child : children)
     if (const pid_t pid = child.load(); pid > 0) {
-      ::kill(pid, number);
+      if (!from_terminal) ::kill(pid, number);
       forwarded = true;
     }
   if (!forwarded && deferred.load() == 0) {
@@ -87,10 +90,10 @@ std::vector<std::string> environment_with(const std::vector<std::string>& entrie
 
 void install_signal_handlers() {
   struct sigaction action {};
-  action.sa_handler = on_termination;
+  action.sa_sigaction = on_termination;
   sigemptyset(&action.sa_mask);
   for (int number : kTerminationSignals) sigaddset(&action.sa_mask, number);
-  action.sa_flags = SA_RESTART;
+  action.sa_flags = SA_RESTART | SA_SIGINFO;
   for (int number : kTerminationSignals) ::sigaction(number, &action, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 }

@@ -2,11 +2,12 @@
 // what SIGINT, SIGTERM and SIGHUP do to it.
 //
 // Signals (install_signal_handlers, from main): while a child runs, the signal is forwarded to
-// every child and noted; the code waiting for them sees it (throw_if_interrupted) once they
-// have ended and unwinds, removing its temporary directories, and the tool exits with 128 + the
-// signal's number. While a TempDir exists the signal is noted in the same way (acted on at the
-// next check, at the latest when the command returns). Otherwise the staged output files are
-// removed (output.hpp) and the tool exits with 128 + N at once.
+// every child (unless it came from the terminal, which sent it to them too) and noted; the code
+// waiting for them sees it (throw_if_interrupted) once they have ended and unwinds, removing its
+// temporary directories, and the tool exits with 128 + the signal's number. While a TempDir exists
+// the signal is noted in the same way (acted on at the next check, at the latest when the command
+// returns). Otherwise the staged output files are removed (output.hpp) and the tool exits with 128
+// + N at once.
 #pragma once
 
 #include <sys/types.h>
