@@ -259,9 +259,15 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
                                 "split on every machine; `merge` joins the shards' reports")
                     ->type_name("I/N")
                     ->check(kNonEmpty);
-  sub->add_option("--points", options->points, "A --devices worker's share of the sweep")
+  // Checked here, not by a validator: CLI11's message would lose a hidden option's name.
+  sub->add_option_function<std::string>(
+         "--points",
+         [options](const std::string& text) {
+           if (text.empty()) throw CLI::ValidationError("--points", "must not be empty");
+           options->points = text;
+         },
+         "A --devices worker's share of the sweep")
       ->group("")
-      ->check(kNonEmpty)
       ->excludes(shard);
   sub->add_option("--counters-after-round", options->counters_after_round,
                   "A --devices worker's turn to profile: after this timing round (0-based)")

@@ -79,10 +79,8 @@ std::size_t repeat_at(const std::string& p, std::size_t at, bool* repeats, bool*
     const std::size_t comma = inside.find(',');
     const std::string low = inside.substr(0, comma);
     const std::string high = comma == std::string::npos ? low : inside.substr(comma + 1);
-    auto count = [&](const std::string& text) {
-      if (text.empty() || text.size() > 9 ||
-          text.find_first_not_of("0123456789") != std::string::npos)
-        return -1L;
+    auto count = [&](const std::string& text) {  // at most 4 digits here (checked above)
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return -1L;
       return std::stol(text);
     };
     const long lo = count(low);
@@ -106,6 +104,20 @@ void check_kernel_regex(const std::string& pattern) {
   // The shape first (compiling a pattern such as ((a{1000}){1000}){1000} takes the memory the
   // guard is for), then std::regex, the engine of the injection library. Each open group:
   // whether it holds a repeat or an alternative.
+  // Counts first, terminated or not, wherever they stand: std::regex reads the digits after a
+  // '{' into a long without a check.
+  for (std::size_t at = pattern.find('{'); at != std::string::npos;
+       at = pattern.find('{', at + 1)) {
+    for (std::size_t from = at + 1; from < pattern.size();) {
+      const std::size_t to =
+          std::min(pattern.find_first_not_of("0123456789", from), pattern.size());
+      if (to - from > 4 ||
+          (to > from && std::stol(pattern.substr(from, to - from)) > kMaxRegexCount))
+        bad_regex(pattern, "counts above " + std::to_string(kMaxRegexCount) + " are refused");
+      if (to >= pattern.size() || pattern[to] != ',' || from != at + 1) break;
+      from = to + 1;  // the count after the comma
+    }
+  }
   std::vector<bool> groups{false};
   int varying = 0;
   // The repeat (if any) after the atom that ends at `i`; returns the characters it takes.
@@ -136,7 +148,10 @@ void check_kernel_regex(const std::string& pattern) {
       std::size_t j = i + 1;
       if (j < pattern.size() && pattern[j] == '^') ++j;
       if (j < pattern.size() && pattern[j] == ']') ++j;
-      while (j < pattern.size() && pattern[j] != ']') j += pattern[j] == '\\' ? 2 : 1;
+      for (; j < pattern.size() && pattern[j] != ']'; j += pattern[j] == '\\' ? 2 : 1)
+        if (pattern[j] == '\\' && j + 1 < pattern.size() && pattern[j + 1] >= '1' &&
+            pattern[j + 1] <= '9')
+          bad_regex(pattern, "backreferences are refused (they can take exponential time)");
       i = j;
       i += after_atom(i + 1, false);
     } else if (c == '(') {

@@ -77,6 +77,7 @@ TEST_CASE("profile: bad options are refused before the program runs") {
       {{"--kernel-regex", "a+{2,}"}, "a repeat of a repeat"},
       {{"--kernel-regex", ".*a.*b.*c.*d.*e.*f.*g"}, "more than 6 repeats"},
       {{"--kernel-regex", "a{5000}"}, "counts above 1000"},
+      {{"--kernel-regex", "a{1,99999999999999999999}"}, "counts above 1000"},  // a fuzz finding
       {{"--launch-skip", "0x10"}, "must be a decimal integer from 0 to"},
       {{"--launch-skip", "99999999999999999999"}, "must be a decimal integer from 0 to"},
       {{"--launch-skip", "-1"}, "must be a decimal integer from 0 to"},
