@@ -279,8 +279,7 @@ void options(const std::uint8_t* data, std::size_t size) {
   }
   value = text;
   if (app::kDecimalUint64(value).empty() &&
-      (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-       text.size() > 20))
+      (text.empty() || text.find_first_not_of("0123456789") != std::string::npos))
     finding("options: kDecimalUint64 accepted " + text);
   // Lists and shards: parsed or refused with an input error.
   auto input_error_only = [&](const char* what, const std::function<void()>& parse) {

@@ -210,7 +210,7 @@ TEST_CASE("outputs: /dev/stdout and /dev/stderr are written through in their own
   expect_one_line_error(r.err, r.code, "name the same output");
 }
 
-TEST_CASE("outputs: names of up to 255 bytes are written; longer ones refused in one line") {
+TEST_CASE("outputs: names of up to 255 bytes are written, longer ones refused in one line") {
   TempDir dir;
   for (std::size_t length : {245, 250, 255}) {
     CAPTURE(length);
