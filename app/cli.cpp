@@ -1,12 +1,17 @@
 #include "app/cli.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <new>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "app/process.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/base/version.hpp"
@@ -21,7 +26,9 @@ constexpr const char* kExitCodes =
     "  2  usage or input error (bad option, unknown GPU, malformed spec or report, unwritable "
     "output)\n"
     "  3  no usable GPU, or hardware counters not permitted when asked for\n"
-    "  4  internal error\n";
+    "  4  internal error\n"
+    "  128+N  ended by signal N (SIGINT, SIGTERM, SIGHUP: forwarded to the program or workers, "
+    "temporary files removed)\n";
 
 void setup_logging(const GlobalOptions& global) {
   spdlog::drop("cuflash-roofline");  // run_cli may run many times in one process (tests)
@@ -32,6 +39,29 @@ void setup_logging(const GlobalOptions& global) {
                     : global.verbosity >= 2 ? spdlog::level::trace
                     : global.verbosity == 1 ? spdlog::level::debug
                                             : spdlog::level::info);
+}
+
+// What the command printed is on its way: std::cout and stdout flushed and checked. A failed
+// write (a full disk, a closed pipe or stdout) turns success or a regression into exit 2.
+int checked_stdout(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return code;
+  const int saved = errno;
+  std::cout.clear();
+  std::clearerr(stdout);
+  if (code > static_cast<int>(ExitCode::kRegression)) return code;  // its error is said
+  std::cerr << "error: cannot write to standard output: "
+            << (saved != 0 ? std::strerror(saved) : "write error") << "\n";
+  return static_cast<int>(ExitCode::kUsage);
+}
+
+int interrupted(int signal) {
+  const char* name = sigabbrev_np(signal);
+  std::cerr << "error: interrupted by signal " << signal
+            << (name != nullptr ? std::string(" (SIG") + name + ")" : std::string()) << "\n";
+  return 128 + signal;
 }
 
 }  // namespace
@@ -67,13 +97,16 @@ int run_cli(const std::vector<std::string>& args) {
   try {
     root.parse_complete_callback([&global] { setup_logging(global); });
     root.parse(reversed);
-    return exit_code;
+    if (const int signal = take_pending_signal()) return interrupted(signal);
+    return checked_stdout(exit_code);
+  } catch (const Interrupted& e) {
+    return interrupted(e.signal());
   } catch (const CLI::CallForHelp& e) {
-    return root.exit(e);
+    return checked_stdout(root.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return root.exit(e);
+    return checked_stdout(root.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return root.exit(e);
+    return checked_stdout(root.exit(e));
   } catch (const CLI::ExtrasError& e) {
     // CLI11 lists the extra arguments of the reversed vector, last first: name them in order.
     std::vector<std::string> extras = root.remaining(true);
@@ -92,6 +125,11 @@ int run_cli(const std::vector<std::string>& args) {
     return static_cast<int>(ExitCode::kUsage);
   } catch (const InputError& e) {
     std::cerr << "error: " << one_line(e.what()) << "\n";
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const std::bad_alloc&) {
+    // The machine's limit, not a bug: the README's "Input limits" says what a report needs.
+    std::cerr << "error: out of memory (a report needs about 3 times its size to read, 6 times "
+                 "to merge or rewrite: README, Input limits)\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const GpuUnavailableError& e) {
     std::cerr << "error: " << one_line(e.what()) << "\n";

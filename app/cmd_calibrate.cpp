@@ -2,7 +2,6 @@
 // micro-kernels and write them as a spec overlay (`run|model|plot --ceilings calibrated
 // --calibration FILE`). Prints each roof beside the spec sheet's figure.
 #include <cmath>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -10,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
-#include "lib/core/report/calibration.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
-#include "lib/core/model/roofline.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/model/roofline.hpp"
+#include "lib/core/report/calibration.hpp"
 #include "lib/gpu/calibration_runner.hpp"
 #include "lib/gpu/device.hpp"
 
@@ -87,7 +86,7 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
 }
 
 int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& global) {
-  if (options.output != "-") check_output_path(options.output);
+  check_output_path(options.output);
   const SpecRegistry registry = global.specs.load();
   const DeviceInfo device = gpu::detect_device(options.device);
   gpu::SpecChoice choice = gpu::choose_spec(registry, device, options.device, std::nullopt);
@@ -104,15 +103,17 @@ int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& globa
   overlay.host = context.host;
   derive_ceilings(overlay);  // again: the sources name the time, known only now
 
-  write_output(options.output, to_json(overlay).dump(2) + "\n");
-  if (options.output != "-") {
-    std::cout << "calibrated " << device.name << " (" << device.sm_count << " SMs) in "
-              << format_fixed(overlay.duration_seconds, 1) << " s against " << choice.spec.name
-              << " [" << choice.spec.key << "]; median of " << options.reps
-              << " launches each, at the running clock\n"
-              << render_calibration_table(overlay, choice.spec) << "wrote " << options.output
-              << " (use: --ceilings calibrated --calibration " << options.output << ")\n";
-  }
+  OutputSet outputs;  // written together (output.hpp)
+  outputs.add(options.output, to_json(overlay).dump(2) + "\n");
+  if (!writes_stdout(options.output))
+    outputs.add("-", "calibrated " + device.name + " (" + std::to_string(device.sm_count) +
+                         " SMs) in " + format_fixed(overlay.duration_seconds, 1) + " s against " +
+                         choice.spec.name + " [" + choice.spec.key + "]; median of " +
+                         std::to_string(options.reps) + " launches each, at the running clock\n" +
+                         render_calibration_table(overlay, choice.spec) + "wrote " +
+                         options.output + " (use: --ceilings calibrated --calibration " +
+                         options.output + ")\n");
+  outputs.commit();
   return 0;
 }
 

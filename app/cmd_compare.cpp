@@ -3,19 +3,18 @@
 // lib/core/compare/compare.hpp; this file parses, reads, and writes.
 #include <cmath>
 #include <cstdlib>
-#include <iostream>
 #include <memory>
 
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/output.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/compare/device_compare.hpp"
-#include "lib/core/base/errors.hpp"
-#include "lib/core/base/output.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 namespace {
@@ -90,7 +89,7 @@ int run_compare(const CompareCliOptions& options) {
   if (options.across_devices) {
     if (one_report || !options.markdown_path.empty() || !options.json_path.empty())
       throw InputError("--across-devices compares two reports and writes a table only");
-    std::cout << render_device_comparison_table(compare_devices(base, head, base_path, head_path));
+    write_stdout(render_device_comparison_table(compare_devices(base, head, base_path, head_path)));
     return 0;
   }
 
@@ -104,14 +103,14 @@ int run_compare(const CompareCliOptions& options) {
   const Comparison comparison = compare_reports(base, head, compare, base_path, head_path);
   for (const std::string& warning : comparison.warnings) spdlog::warn("{}", warning);
 
-  // Render everything before writing anything: a failure leaves no partial output.
-  const std::string markdown =
-      options.markdown_path.empty() ? "" : render_compare_markdown(comparison);
-  const std::string json = options.json_path.empty() ? "" : render_compare_json(comparison);
-  if (!markdown.empty()) write_output(options.markdown_path, markdown);
-  if (!json.empty()) write_output(options.json_path, json);
-  if (options.markdown_path != "-" && options.json_path != "-")
-    std::cout << render_compare_table(comparison);
+  // Everything rendered first, then written together (output.hpp): all or nothing.
+  OutputSet outputs;
+  if (!options.markdown_path.empty())
+    outputs.add(options.markdown_path, render_compare_markdown(comparison));
+  if (!options.json_path.empty()) outputs.add(options.json_path, render_compare_json(comparison));
+  if (!writes_stdout(options.markdown_path) && !writes_stdout(options.json_path))
+    outputs.add("-", render_compare_table(comparison));
+  outputs.commit();
   return comparison.exit_code();
 }
 

@@ -1,17 +1,16 @@
 // `cuflash-roofline plot REPORT.json... -o chart.svg | --plot`: roofline charts of saved reports.
 // With two or more reports, arrows join each row to the same row of the next report.
 #include <filesystem>
-#include <iostream>
 #include <memory>
 
 #include "app/commands.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/chart/terminal_chart.hpp"
-#include "lib/core/base/text.hpp"
+#include "lib/core/report/report_io.hpp"
 
 namespace roofline::app {
 namespace {
@@ -42,7 +41,7 @@ void check_plot_input_size(const std::string& path) {
 }
 
 int run_plot(const PlotCliOptions& options) {
-  if (options.svg_path == "-" && options.ascii)
+  if (writes_stdout(options.svg_path) && options.ascii)
     throw InputError("-o - and --plot cannot both write to stdout");
   std::vector<std::string> inputs = options.reports;
   inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
@@ -69,8 +68,10 @@ int run_plot(const PlotCliOptions& options) {
     for (std::size_t i = 0; i < reports.size(); ++i)
       ascii += (i > 0 ? "\n" : "") + (reports.size() > 1 ? options.reports[i] + ":\n" : "") +
                render_ascii_plot(reports[i], kAsciiWidth, kAsciiHeight);
-  if (!svg.empty()) write_output(options.svg_path, svg);
-  std::cout << ascii;
+  OutputSet outputs;
+  if (!svg.empty()) outputs.add(options.svg_path, svg);
+  if (!ascii.empty()) outputs.add("-", ascii);
+  outputs.commit();
   return 0;
 }
 

@@ -12,9 +12,12 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "app/options.hpp"
 #include "app/profile_process.hpp"
+#include "app/temp_dir.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/input.hpp"
+#include "lib/core/base/output.hpp"
 #include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::app {
@@ -34,10 +37,18 @@ struct ProfileCommandOptions {
   OutputOptions output;
 };
 
+// The record files in `dir`. A directory removed or made unreadable during the run, and a file
+// that is no regular file (a FIFO would block for ever), are input errors: read_text_file
+// refuses them without blocking.
 std::vector<ProcessRecords> read_records(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+  std::error_code error;
+  std::filesystem::directory_iterator it(dir, error);
+  for (; !error && it != std::filesystem::directory_iterator(); it.increment(error))
+    if (it->path().extension() == ".jsonl") files.push_back(it->path());
+  if (error)
+    throw InputError("cannot read the record directory " + dir.string() + " (" + error.message() +
+                     "): was it removed during the run?");
   std::vector<ProcessRecords> out;
   for (const auto& file : files)
     out.push_back(read_process_records(read_text_file(file), file.filename().string()));
@@ -55,6 +66,7 @@ int exit_code_of(ProfileErrorKind kind) {
 
 int run_profile(const ProfileCommandOptions& options, const GlobalOptions& global) {
   options.output.check(global.specs.files);  // no output may overwrite a --spec file
+  if (!options.kernel_regex.empty()) check_kernel_regex(options.kernel_regex);
   const SpecRegistry registry = global.specs.load();
   if (!options.gpu.empty()) registry.find(options.gpu);  // unknown names fail first
   const std::string program = resolve_program(options.command.front());
@@ -68,11 +80,12 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   profile.launch_skip = options.launch_skip;
   profile.launch_count = options.launch_count;
 
-  TempDir records_dir;
+  TempDir records_dir("cuflash-profile");
   std::map<std::string, std::string> environment = to_environment(profile);
   environment["CUDA_INJECTION64_PATH"] = injection.string();
   environment[profile_env::kOutputDir] = records_dir.path().string();
   const ChildStatus status = run_program(program, options.command, environment);
+  throw_if_interrupted();  // forwarded to the program: no report, the directory removed
   const std::vector<ProcessRecords> processes = read_records(records_dir.path());
 
   Report report;
@@ -82,8 +95,11 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   std::size_t rows = 0;
   for (const ProcessRecords& p : processes) {
     for (const ProcessRecords::Error& error : p.errors) {
-      spdlog::warn("process {} ({}): {}", p.process_id, p.process, error.message);
-      if (fatal == nullptr) fatal = &error;
+      // The first error ends the command with its own line; the others are warnings.
+      if (fatal == nullptr)
+        fatal = &error;
+      else
+        spdlog::warn("process {} ({}): {}", p.process_id, p.process, error.message);
     }
     if (p.ended) {
       std::set<std::int64_t> launched;  // a graph launch may have a row per kernel node
@@ -127,6 +143,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
         row.spec_key = spec->key;
         report.rows.push_back(std::move(row));
       }
+    throw_if_interrupted();  // a signal while the records were read: no report
     options.output.emit(report);
   }
 
@@ -180,15 +197,16 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                   "Profile only kernels whose demangled name matches (ECMAScript, search)")
       ->type_name("REGEX");
   sub->add_option("--launch-skip", options->launch_skip, "Skip the first N matching launches")
-      ->check(CLI::NonNegativeNumber)
+      ->check(decimal_in(0, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
   sub->add_option("--launch-count", options->launch_count,
                   "Profile at most N matching launches (-1: all)")
-      ->check(CLI::Range(std::int64_t{-1}, std::numeric_limits<std::int64_t>::max()))
+      ->check(decimal_in(-1, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
   sub->add_option("--injection", options->injection,
                   "The injection library (default: next to this executable)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->check(kNonEmpty);
   sub->add_option("--gpu", options->gpu,
                   "Judge against this GPU's spec (default: the device's own)")
       ->type_name("NAME");

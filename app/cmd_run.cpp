@@ -14,49 +14,20 @@
 
 #include "app/commands.hpp"
 #include "app/fanout.hpp"
+#include "app/options.hpp"
+#include "app/run_devices.hpp"
+#include "app/run_options.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/model/model.hpp"
 #include "lib/core/base/output.hpp"
-#include "lib/core/report/partition.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/partition.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/device.hpp"
 #include "lib/gpu/runner.hpp"
 
 namespace roofline::app {
 namespace {
-
-struct RunCommandOptions {
-  std::string gpu;
-  SweepOptions sweep;
-  OutputOptions output;
-  CeilingOptions ceilings;
-  int device = 0;
-  int reps = 20;
-  int rounds = 5;
-  int counter_repeats = 3;
-  int warmup = 3;
-  std::vector<std::string> test_slowdown;  // KERNEL=PCT
-  std::vector<std::string> test_extra_bytes;
-  bool verify = false;
-  bool no_counters = false;
-  bool counters = false;
-  std::uint64_t seed = 20240607;
-  std::string save_counter_data;
-  std::string counter_set = "roofline";
-  std::string devices;               // --devices: fan out over these GPUs
-  std::string shard;                 // --shard I/N
-  std::string points;                // --points (internal: a --devices worker's share of the sweep)
-  std::string counters_after_round;  // --counters-after-round (internal: a worker's turn)
-};
-
-// Kernel launches per point, for the cost estimates that split a sweep: warm-ups (all in the
-// first round, one in each later round), timed repetitions, counted ranges.
-int launches_per_point(const RunCommandOptions& options) {
-  const int rounds = std::max(1, std::min(options.rounds, options.reps));
-  const int warmups = options.warmup + (rounds - 1) * std::min(options.warmup, 1);
-  return warmups + options.reps + (options.no_counters ? 0 : options.counter_repeats);
-}
 
 // The sweep points to measure: the whole sweep, this shard's points (partitioned by the model's
 // cost on a fixed spec, the same on every machine), or a worker's --points.
@@ -79,175 +50,6 @@ std::vector<std::size_t> selected_points(const RunCommandOptions& options,
   for (std::size_t i = 0; i < sweep.size(); ++i)
     if (bins[i] == static_cast<std::size_t>(shard.index)) selected.push_back(i);
   return selected;
-}
-
-// A temporary directory removed with everything in it.
-struct ScratchDir {
-  std::filesystem::path path;
-  ScratchDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "cuflash-roofline-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      throw InputError("cannot create a temporary directory in " +
-                       std::filesystem::temp_directory_path().string());
-    path = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code error;
-    std::filesystem::remove_all(path, error);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-};
-
-// The CUDA_VISIBLE_DEVICES entry that shows a worker the device this process calls `ordinal`:
-// the ordinal-th entry of this process's own list where it has one, else the ordinal.
-std::string visible_entry(int ordinal) {
-  const auto entries = gpu::visible_device_entries();
-  if (entries && ordinal >= 0 && static_cast<std::size_t>(ordinal) < entries->size())
-    return (*entries)[static_cast<std::size_t>(ordinal)];
-  return std::to_string(ordinal);
-}
-
-// --devices: one worker process per GPU, the selected points split so that they finish together
-// (model cost estimates), one report at the end. A worker that fails leaves error rows naming its
-// device and why; the report is written all the same. Exit code 0 when at least one worker
-// succeeded, else the first worker's (4 for a signal).
-// This process does not initialise CUDA where it can help it: the workers start at once, and its
-// own exit, which comes after theirs, does not wait for the driver's teardown. The GPUs are named
-// and counted by the driver's /proc files (gpu::host_gpu_name, gpu::visible_gpu_count): the
-// split prices points on the spec of the host's GPU (else --gpu's, else kShardCostSpec; only
-// their ratios matter), ordinals are checked against the count, and the rows of a failed worker
-// are judged like the others. Only where the host's GPU has no spec file (or /proc says nothing)
-// does it ask CUDA, after the workers have started. The workers take turns to profile
-// (--counters-after-round): two processes collecting counters at once slow each other.
-int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
-                const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
-                const std::vector<std::size_t>& selected) {
-  if (!options.save_counter_data.empty())
-    throw InputError("--save-counter-data records one process's counters: not with --devices");
-  const std::optional<int> visible = gpu::visible_gpu_count();
-  const std::vector<int> devices = parse_devices(
-      options.devices, options.devices == "all" ? (visible ? *visible : gpu::device_count()) : 0);
-  if (visible)
-    for (int device : devices)
-      if (device >= *visible)
-        throw InputError("--devices: device " + std::to_string(device) + " does not exist (" +
-                         std::to_string(*visible) + " CUDA device" + (*visible == 1 ? "" : "s") +
-                         ")");
-
-  const std::optional<std::string> host_name = gpu::host_gpu_name();
-  const GpuSpec* host_spec = host_name ? registry.find_for_device(*host_name) : nullptr;
-  const GpuSpec& cost_spec =
-      host_spec != nullptr ? *host_spec
-                           : registry.find(options.gpu.empty() ? kShardCostSpec : options.gpu);
-  spdlog::debug("points priced on {}", cost_spec.key);
-  std::vector<double> costs;
-  for (std::size_t i : selected)
-    costs.push_back(estimated_point_seconds(sweep[i].kernel, sweep[i].workload, cost_spec,
-                                            launches_per_point(options)));
-  const std::vector<std::size_t> bins = balance_costs(costs, devices.size());
-
-  ScratchDir scratch;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const std::vector<std::string> base = worker_base_args(global.args);
-  std::vector<WorkerJob> jobs;
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    WorkerJob job;
-    job.device = devices[d];
-    for (std::size_t k = 0; k < selected.size(); ++k)
-      if (bins[k] == d) job.points.push_back(selected[k]);
-    if (job.points.empty()) continue;
-    const std::string name = "device-" + std::to_string(job.device);
-    job.report = scratch.path / (name + ".json");
-    job.log = scratch.path / (name + ".log");
-    job.argv = {self};
-    job.argv.insert(job.argv.end(), base.begin(), base.end());
-    // The worker sees its own GPU only, as device 0: its CUDA initialises one device, not all.
-    job.env = {"CUDA_VISIBLE_DEVICES=" + visible_entry(job.device)};
-    for (const std::string& arg :
-         {std::string("--device"), std::string("0"), std::string("--points"),
-          points_text(job.points), std::string("--json"), job.report.string()})
-      job.argv.push_back(arg);
-    // Staggered counters: worker d of n profiles after round rounds−1 − d·(rounds−1)/(n−1), so
-    // two workers profile at opposite ends of their timing rounds, never at once.
-    if (devices.size() > 1) {
-      const long long last = std::max(1, std::min(options.rounds, options.reps)) - 1;
-      const long long turn = last - (static_cast<long long>(d) * last +
-                                     static_cast<long long>(devices.size() - 1) / 2) /
-                                        static_cast<long long>(devices.size() - 1);
-      job.argv.push_back("--counters-after-round");
-      job.argv.push_back(std::to_string(turn));
-    }
-    spdlog::info("device {}: {} of {} points", job.device, job.points.size(), selected.size());
-    std::string command;
-    for (const std::string& arg : job.argv) command += (command.empty() ? "" : " ") + arg;
-    spdlog::debug("device {}: worker {}", job.device, command);
-    jobs.push_back(std::move(job));
-  }
-  WorkerPool pool(jobs);
-  spdlog::debug("workers started {:.2f} s after this process", seconds_since_process_start());
-
-  // The spec the rows are judged against (for a failed worker's rows): --gpu's or the host
-  // GPU's; CUDA only where neither is known, or /proc could not vouch for the ordinals.
-  DeviceInfo first;
-  first.name = host_name.value_or("");
-  gpu::SpecChoice choice;
-  if (host_spec != nullptr && visible) {
-    choice.measured = *host_spec;
-    choice.spec = options.gpu.empty() ? *host_spec : registry.find(options.gpu);
-    choice.projection = choice.spec.key != host_spec->key;
-  } else {
-    try {
-      first = gpu::detect_device(devices.front());
-      for (int device : devices) gpu::detect_device(device);
-      std::optional<std::string> requested;
-      if (!options.gpu.empty()) requested = options.gpu;
-      choice = gpu::choose_spec(registry, first, devices.front(), requested);
-    } catch (...) {
-      pool.terminate();
-      throw;
-    }
-  }
-  std::vector<Row> sweep_rows;
-  for (const gpu::SweepPoint& p : sweep) {
-    Row row;
-    row.kernel = p.kernel;
-    row.workload = p.workload;
-    row.spec_key = choice.spec.key;
-    row.prediction = predict(find_kernel_model(p.kernel), p.workload, choice.measured);
-    sweep_rows.push_back(std::move(row));
-  }
-  std::vector<WorkerResult> results = pool.wait(sweep_rows);
-  spdlog::debug("workers done {:.2f} s after this process", seconds_since_process_start());
-  for (const WorkerJob& job : jobs)
-    for (const std::string& line : read_lines(job.log))
-      spdlog::debug("device {}: worker said: {}", job.device, line);
-  int exit_code = -1;
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    if (results[j].seconds >= 0)
-      spdlog::info("device {}: {} points in {:.2f} s", jobs[j].device, jobs[j].points.size(),
-                   results[j].seconds);
-    if (results[j].failure.empty()) {
-      exit_code = 0;
-    } else {
-      spdlog::error("device {}: {}", jobs[j].device, results[j].failure);
-      if (exit_code < 0)
-        exit_code = results[j].exit_code > 0 && results[j].exit_code < 5
-                        ? results[j].exit_code
-                        : static_cast<int>(ExitCode::kInternal);
-    }
-  }
-  ReportContext fallback = make_context("run");
-  fallback.device = first;
-  fallback.projection = choice.projection;
-  fallback.counters = "none: every worker failed";
-  Report report =
-      gather_workers(jobs, std::move(results), sweep_rows, choice.spec.key, choice.spec, fallback);
-  // The workers applied --ceilings / --calibration themselves.
-  options.output.emit(report);
-  spdlog::debug("report written {:.2f} s after this process", seconds_since_process_start());
-  return std::max(exit_code, 0);
 }
 
 // --counters-after-round: a timing round, 0 to 1000; -1 (after the last) when not given.
@@ -326,6 +128,8 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
                 options.ceilings.calibrations.end());
   options.output.check(inputs);
+  // Checked here, with or without --devices (a worker's own options, but never passed on).
+  const int counters_after_round = parse_counters_after_round(options.counters_after_round);
   if (!options.save_counter_data.empty())
     check_output_path(options.save_counter_data + "/fixture.json");
   const SpecRegistry registry = global.specs.load();
@@ -353,7 +157,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.reps = options.reps;
   run.rounds = options.rounds;
   run.counter_repeats = options.counter_repeats;
-  run.counters_after_round = parse_counters_after_round(options.counters_after_round);
+  run.counters_after_round = counters_after_round;
   run.test_slowdown = slowdown;
   run.test_extra_bytes = extra_bytes;
   run.warmup = options.warmup;
@@ -441,18 +245,28 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   options->sweep.add_to(*sub);
   options->output.add_to(*sub, true);
   options->ceilings.add_to(*sub, false);
-  auto* device =
-      sub->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
+  auto* device = sub->add_option("--device", options->device, "CUDA device ordinal")
+                     ->check(decimal_in(0, 1023))
+                     ->capture_default_str();
   sub->add_option("--devices", options->devices,
                   "Spread the sweep over these GPUs, one worker process each, one report "
                   "(ordinals such as 0,1, or all)")
       ->type_name("LIST|all")
+      ->check(kNonEmpty)
       ->excludes(device);
   auto* shard = sub->add_option("--shard", options->shard,
                                 "Measure only shard I of N (0 <= I < N) of the sweep, the same "
                                 "split on every machine; `merge` joins the shards' reports")
-                    ->type_name("I/N");
-  sub->add_option("--points", options->points, "A --devices worker's share of the sweep")
+                    ->type_name("I/N")
+                    ->check(kNonEmpty);
+  // Checked here, not by a validator: CLI11's message would lose a hidden option's name.
+  sub->add_option_function<std::string>(
+         "--points",
+         [options](const std::string& text) {
+           if (text.empty()) throw CLI::ValidationError("--points", "must not be empty");
+           options->points = text;
+         },
+         "A --devices worker's share of the sweep")
       ->group("")
       ->excludes(shard);
   sub->add_option("--counters-after-round", options->counters_after_round,
@@ -489,7 +303,9 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
                   "(SASS-instrumented, 3 passes, kernels run slower while counted)")
       ->check(CLI::IsMember({"roofline", "full"}))
       ->capture_default_str();
-  sub->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
+  sub->add_option("--seed", options->seed, "Seed of the random inputs")
+      ->check(kDecimalUint64)
+      ->capture_default_str();
   sub->add_option("--test-slowdown", options->test_slowdown,
                   "Test aid for the CI gate: make KERNEL's timed launches PCT% slower (a "
                   "busy-wait after each, inside the timed region)")

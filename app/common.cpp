@@ -2,21 +2,20 @@
 
 #include <unistd.h>
 #include <algorithm>
-#include <iostream>
 #include <limits>
 
 #include <spdlog/spdlog.h>
 
-#include "lib/core/report/calibration.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/model/model.hpp"
 #include "lib/core/base/output.hpp"
+#include "lib/core/base/text.hpp"
+#include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/calibration.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/report_notes.hpp"
 #include "lib/core/report/summary.hpp"
-#include "lib/core/chart/svg_chart.hpp"
-#include "lib/core/chart/terminal_chart.hpp"
-#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 
@@ -163,28 +162,30 @@ void OutputOptions::add_to(CLI::App& app, bool with_plots) {
 void OutputOptions::check(const std::vector<std::string>& inputs) const {
   if (json_path == "-" && csv_path == "-")
     throw InputError("--json - and --csv - cannot both write to stdout");
-  if (svg_path == "-") throw InputError("--svg needs a file path");
+  if (writes_stdout(svg_path)) throw InputError("--svg needs a file path");
   check_output_paths({{"--json", json_path}, {"--csv", csv_path}, {"--svg", svg_path}}, inputs);
   for (const std::string* path : {&json_path, &csv_path, &svg_path})
     if (!path->empty()) check_output_path(*path);
 }
 
 void OutputOptions::emit(const Report& report) const {
-  // Render everything first, so that a failure leaves no file behind.
-  const std::string json = json_path.empty() ? "" : render_json(report);
-  const std::string csv = csv_path.empty() ? "" : render_csv(report);
-  const std::string svg = svg_path.empty() ? "" : render_svg(std::vector<Report>{report});
-  if (!json.empty()) write_output(json_path, json);
-  if (!csv.empty()) write_output(csv_path, csv);
-  if (!svg.empty()) write_output(svg_path, svg);
-  if (json_path != "-" && csv_path != "-") {
+  // Everything rendered first, then written together (output.hpp): all or nothing.
+  OutputSet outputs;
+  if (!json_path.empty()) outputs.add(json_path, render_json(report));
+  if (!csv_path.empty()) outputs.add(csv_path, render_csv(report));
+  if (!svg_path.empty()) outputs.add(svg_path, render_svg(std::vector<Report>{report}));
+  // The table only where stdout gets no report (so that it never follows one on a pipe).
+  if (!writes_stdout(json_path) && !writes_stdout(csv_path)) {
     TableOptions options;
     options.color = stdout_is_tty();
+    std::string table;
     if (summary_top > 0 && report.rows.size() > 1)
-      std::cout << render_summary(summarize(report, GroupBy::kFunctor), summary_top) << "\n";
-    std::cout << render_table(report, options);
-    if (ascii_plot) std::cout << "\n" << render_ascii_plot(report, 72, 22);
+      table = render_summary(summarize(report, GroupBy::kFunctor), summary_top) + "\n";
+    table += render_table(report, options);
+    if (ascii_plot) table += "\n" + render_ascii_plot(report, 72, 22);
+    outputs.add("-", std::move(table));
   }
+  outputs.commit();
   // Once per cause, with the rows it concerns, on stderr (silenced by -q).
   for (const ReportNote& warning : report_warnings(report)) spdlog::warn("{}", describe(warning));
 }
@@ -210,7 +211,17 @@ std::vector<CalibrationOverlay> CeilingOptions::load() const {
         "--ceilings calibrated needs --calibration FILE (written by `cuflash-roofline "
         "calibrate`)");
   std::vector<CalibrationOverlay> overlays;
-  for (const std::string& file : calibrations) overlays.push_back(load_calibration_file(file));
+  for (const std::string& file : calibrations) {
+    overlays.push_back(load_calibration_file(file));
+    // Two calibrations of one GPU: which would judge is a guess, so neither does.
+    const CalibrationOverlay& added = overlays.back();
+    for (std::size_t i = 0; i + 1 < overlays.size(); ++i)
+      if (iequals(overlays[i].spec_key, added.spec_key) ||
+          iequals(overlays[i].device.name, added.device.name))
+        throw InputError(one_line("--calibration " + overlays[i].file + " and --calibration " +
+                                  added.file + " both calibrate " + added.spec_key + " (" +
+                                  added.device.name + "): give one"));
+  }
   return overlays;
 }
 

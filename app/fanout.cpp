@@ -1,8 +1,6 @@
 #include "app/fanout.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,79 +14,56 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <string_view>
 #include <thread>
 
+#include "app/process.hpp"
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/core/report/merge.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/base/text.hpp"
-
-extern char** environ;
 
 namespace roofline::app {
 
-// Child process started with posix_spawn; waited for by wait(). `done` is the read end of a pipe
-// whose write end the child holds as descriptor kDoneFd (named in kWorkerDoneFdVariable).
+// A worker process (ChildProcess) and the read end of a pipe whose write end it holds as
+// descriptor kDoneFd (named in kWorkerDoneFdVariable).
 class Process {
  public:
   static constexpr int kDoneFd = 3;
 
   // Throws std::runtime_error with the reason when the program cannot be started.
-  Process(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-          const std::filesystem::path& log) {
+  explicit Process(const WorkerJob& job) {
     int pipe_fds[2];
-    if (::pipe(pipe_fds) != 0)
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
       throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
     done_ = pipe_fds[0];
-    ::fcntl(done_, F_SETFD, FD_CLOEXEC);
     ::fcntl(done_, F_SETFL, O_NONBLOCK);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], kDoneFd);
-    std::vector<char*> pointers;
-    for (const std::string& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
-    pointers.push_back(nullptr);
-    // The environment: this process's, with `env` and the done descriptor's name set over it.
-    std::vector<std::string> entries = env;
-    entries.push_back(std::string(kWorkerDoneFdVariable) + "=" + std::to_string(kDoneFd));
-    std::vector<char*> environment;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string_view entry(*e);
-      const std::string_view name = entry.substr(0, entry.find('='));
-      const bool replaced = std::any_of(entries.begin(), entries.end(), [&](const std::string& s) {
-        return std::string_view(s).substr(0, s.find('=')) == name;
-      });
-      if (!replaced) environment.push_back(*e);
-    }
-    for (std::string& entry : entries) environment.push_back(entry.data());
-    environment.push_back(nullptr);
-    const int status =
-        posix_spawn(&pid_, pointers[0], &actions, nullptr, pointers.data(), environment.data());
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(pipe_fds[1]);
-    if (status != 0) {
+    SpawnOptions options;
+    options.argv = job.argv;
+    options.env = job.env;
+    options.env.push_back(std::string(kWorkerDoneFdVariable) + "=" + std::to_string(kDoneFd));
+    options.stdin_path = "/dev/null";
+    options.stdout_path = "/dev/null";
+    options.stderr_path = job.log;
+    options.pass_fd = pipe_fds[1];
+    options.pass_fd_as = kDoneFd;
+    try {
+      child_ = std::make_unique<ChildProcess>(options);
+    } catch (...) {
+      ::close(pipe_fds[1]);
       ::close(done_);
-      throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(status));
+      throw;
     }
+    ::close(pipe_fds[1]);
   }
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
   ~Process() {
-    if (pid_ > 0 && !said_done_) wait();  // never leave a zombie behind
+    child_.reset();  // waits for a worker that has not said it is done
     ::close(done_);
   }
-  // The exit code, or 128 + the signal that ended it.
-  int wait() { return *poll(0); }
-  // Sends `number` to the process while it runs.
-  void signal(int number) const {
-    if (pid_ > 0) kill(pid_, number);
-  }
-  // True once the child has said its report is written (it then only has its exit left).
+  void signal(int number) const { child_->signal(number); }
+  // True once the child has said its report is written (it then only has its exit left, which
+  // is left to it).
   bool said_done() {
     if (said_done_) return true;
     char c = 0;
@@ -96,25 +71,19 @@ class Process {
       const ssize_t got = ::read(done_, &c, 1);
       if (got < 0 && errno == EINTR) continue;
       said_done_ = got == 1 && c == kWorkerDoneSignal;
+      if (said_done_) child_->release();
       return said_done_;
     }
   }
-  // The exit code once the process has ended (waiting for it when `options` is 0), nullopt
-  // while it runs (options WNOHANG).
-  std::optional<int> poll(int options) {
-    int status = 0;
-    pid_t got = 0;
-    while ((got = waitpid(pid_, &status, options)) < 0 && errno == EINTR) {
-    }
-    if (got == 0) return std::nullopt;
-    pid_ = -1;
-    if (got > 0 && WIFEXITED(status)) return WEXITSTATUS(status);
-    if (got > 0 && WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return 128;
+  // The exit code (or 128 + signal) once the process has ended, nullopt while it runs.
+  std::optional<int> poll() {
+    const std::optional<ChildStatus> status = child_->poll();
+    if (!status) return std::nullopt;
+    return status->code();
   }
 
  private:
-  pid_t pid_ = -1;
+  std::unique_ptr<ChildProcess> child_;
   int done_ = -1;
   bool said_done_ = false;
 };
@@ -259,7 +228,7 @@ WorkerPool::WorkerPool(const std::vector<WorkerJob>& jobs)
       start_(std::chrono::steady_clock::now()) {
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     try {
-      processes_[j] = std::make_unique<Process>(jobs_[j].argv, jobs_[j].env, jobs_[j].log);
+      processes_[j] = std::make_unique<Process>(jobs_[j]);
     } catch (const std::runtime_error& error) {
       results_[j].exit_code = static_cast<int>(ExitCode::kInternal);
       results_[j].failure = error.what();
@@ -276,7 +245,14 @@ void WorkerPool::terminate() {
 
 std::vector<WorkerResult> WorkerPool::wait(const std::vector<Row>& sweep_rows) {
   // Wait for every worker, noting when each one ends (how well the split balanced the GPUs).
+  bool forwarded = false;
   for (std::size_t running = jobs_.size(); running > 0;) {
+    // A signal that came before the workers started (held back by a TempDir) reaches them now.
+    if (const int number = pending_signal(); number != 0 && !forwarded) {
+      for (const std::unique_ptr<Process>& process : processes_)
+        if (process) process->signal(number);
+      forwarded = true;
+    }
     running = 0;
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       if (!processes_[j] || results_[j].seconds >= 0) continue;
@@ -286,7 +262,7 @@ std::vector<WorkerResult> WorkerPool::wait(const std::vector<Row>& sweep_rows) {
       if (processes_[j]->said_done())
         code = 0;
       else
-        code = processes_[j]->poll(WNOHANG);
+        code = processes_[j]->poll();
       if (code) {
         results_[j].exit_code = *code;
         results_[j].seconds =
@@ -297,6 +273,7 @@ std::vector<WorkerResult> WorkerPool::wait(const std::vector<Row>& sweep_rows) {
     }
     if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  throw_if_interrupted();  // forwarded to the workers: no report to read
   std::vector<WorkerResult> results = std::move(results_);
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     if (!processes_[j]) continue;

@@ -69,7 +69,8 @@ class Process;
 // all of them and reads each report back (see run_workers). A worker that says its report is
 // written (signal_worker_done) counts as done with exit code 0 from then on; the pool leaves
 // the rest of its exit to it (the system reaps it). Destroying a pool waits for the workers
-// still running otherwise; terminate() asks them to stop first.
+// still running otherwise; terminate() asks them to stop first. A termination signal is
+// forwarded to the workers (process.hpp); wait() then throws Interrupted once they have ended.
 class WorkerPool {
  public:
   explicit WorkerPool(const std::vector<WorkerJob>& jobs);

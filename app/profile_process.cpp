@@ -1,15 +1,15 @@
 #include "app/profile_process.hpp"
 
-#include <signal.h>
+#include <elf.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
 
 namespace roofline::app {
@@ -20,6 +20,57 @@ constexpr const char* kInjectionName = "libcuflash_roofline_inject.so";
 bool is_regular_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// True when `image` is a 64-bit ELF shared object whose dynamic symbol table defines the
+// function `symbol`. Every offset is checked against the image before it is read.
+bool elf_exports(std::string_view image, std::string_view symbol) {
+  auto fits = [&](std::uint64_t offset, std::uint64_t size) {
+    return offset <= image.size() && size <= image.size() - offset;
+  };
+  Elf64_Ehdr header;
+  if (!fits(0, sizeof header)) return false;
+  std::memcpy(&header, image.data(), sizeof header);
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_type != ET_DYN ||
+      header.e_shentsize != sizeof(Elf64_Shdr))
+    return false;
+  auto section = [&](std::uint64_t index, Elf64_Shdr* out) {
+    if (index >= header.e_shnum ||
+        !fits(header.e_shoff + index * sizeof(Elf64_Shdr), sizeof(Elf64_Shdr)))
+      return false;
+    std::memcpy(out, image.data() + header.e_shoff + index * sizeof(Elf64_Shdr), sizeof *out);
+    return true;
+  };
+  if (header.e_shoff > image.size()) return false;
+  for (std::uint64_t i = 0; i < header.e_shnum; ++i) {
+    Elf64_Shdr symbols, names;
+    if (!section(i, &symbols)) return false;
+    if (symbols.sh_type != SHT_DYNSYM || !fits(symbols.sh_offset, symbols.sh_size) ||
+        !section(symbols.sh_link, &names) || !fits(names.sh_offset, names.sh_size))
+      continue;
+    const std::string_view strings(image.data() + names.sh_offset, names.sh_size);
+    for (std::uint64_t at = 0; at + sizeof(Elf64_Sym) <= symbols.sh_size; at += sizeof(Elf64_Sym)) {
+      Elf64_Sym entry;
+      std::memcpy(&entry, image.data() + symbols.sh_offset + at, sizeof entry);
+      if (entry.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(entry.st_info) != STT_FUNC ||
+          entry.st_name >= strings.size())
+        continue;
+      const std::string_view name = strings.substr(entry.st_name);
+      if (name.substr(0, name.find('\0')) == symbol) return true;
+    }
+  }
+  return false;
+}
+
+// `path` itself, once checked to be an injection library.
+std::filesystem::path checked_injection(const std::filesystem::path& path,
+                                        const std::string& shown) {
+  if (!elf_exports(read_text_file(path), "InitializeInjection"))
+    throw InputError(shown +
+                     " is not an injection library (an ELF shared object exporting "
+                     "InitializeInjection)");
+  return path;
 }
 
 }  // namespace
@@ -48,7 +99,7 @@ std::filesystem::path find_injection_library(const std::string& option) {
   namespace fs = std::filesystem;
   if (!option.empty()) {
     if (!is_regular_file(option)) throw InputError("--injection " + option + ": no such file");
-    return fs::absolute(option);
+    return checked_injection(fs::absolute(option), "--injection " + option);
   }
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
@@ -58,7 +109,8 @@ std::filesystem::path find_injection_library(const std::string& option) {
     candidates.push_back(self.parent_path().parent_path() / "lib" / kInjectionName);
   }
   for (const fs::path& candidate : candidates)
-    if (is_regular_file(candidate.string())) return candidate;
+    if (is_regular_file(candidate.string()))
+      return checked_injection(candidate, candidate.string());
   std::string looked;
   for (const fs::path& candidate : candidates)
     looked += (looked.empty() ? "" : ", ") + candidate.string();
@@ -66,59 +118,14 @@ std::filesystem::path find_injection_library(const std::string& option) {
                    "; a build without CUDA has none): pass --injection PATH");
 }
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/cuflash-profile.XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr)
-    throw InputError("cannot create a directory like " + pattern + ": " + std::strerror(errno));
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-std::string ChildStatus::describe() const {
-  if (exited) return "exited with status " + std::to_string(exit_code);
-  const char* name = sigabbrev_np(signal);
-  return "was killed by signal " + std::to_string(signal) +
-         (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
-}
-
 ChildStatus run_program(const std::string& program, const std::vector<std::string>& argv,
                         const std::map<std::string, std::string>& environment) {
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    for (const auto& [name, value] : environment) ::setenv(name.c_str(), value.c_str(), 1);
-    ::execv(program.c_str(), args.data());
-    const std::string message = "error: cannot run " + program + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, message.data(), message.size());
-    ::_exit(127);
-  }
-  struct sigaction ignore {
-  }, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  ::sigaction(SIGINT, &ignore, &old_int);
-  ::sigaction(SIGQUIT, &ignore, &old_quit);
-  int status = 0;
-  pid_t done = 0;
-  do {
-    done = ::waitpid(pid, &status, 0);
-  } while (done < 0 && errno == EINTR);
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGQUIT, &old_quit, nullptr);
-  if (done < 0) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-  ChildStatus out;
-  out.exited = WIFEXITED(status);
-  out.exit_code = out.exited ? WEXITSTATUS(status) : 0;
-  out.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  return out;
+  SpawnOptions options;
+  options.argv = argv;
+  options.argv.at(0) = program;
+  for (const auto& [name, value] : environment) options.env.push_back(name + "=" + value);
+  ChildProcess child(options);
+  return child.wait();
 }
 
 }  // namespace roofline::app

@@ -8,7 +8,9 @@
 # test "every fuzz finding ..." (test_hardening.cpp) replays it from then on.
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-#   targets: spec_reader report_reader compare writers (default: all)
+#   targets: spec_reader report_reader compare writers merge output_paths options (default: all)
+# Seeds: gpu_specs/ (spec_reader), a few paths (output_paths) and option values (options),
+# tests/data/reports/ (the others).
 # Exit: 0 no finding, 1 a finding (or a failed build), 77 clang++ has no libFuzzer.
 # Builds with $FUZZ_BUILD_JOBS jobs (default: all cores).
 set -euo pipefail
@@ -16,7 +18,9 @@ cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(spec_reader report_reader compare writers); fi
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(spec_reader report_reader compare writers merge output_paths options)
+fi
 
 probe="$(mktemp -d)"
 trap 'rm -rf "$probe"' EXIT
@@ -29,6 +33,14 @@ if ! clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/p
 fi
 
 mkdir -p build
+# A copied checkout brings the original's CMake cache, which CMake refuses for another source
+# directory: configure afresh (the corpus in build/fuzz/corpus stays).
+cache=build/fuzz/CMakeCache.txt
+if [ -f "$cache" ] && [ "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$cache")" != "$(pwd -P)" ]; then
+  echo "fuzz: build/fuzz was configured for another checkout: configuring afresh" >&2
+  rm -rf "$cache" build/fuzz/CMakeFiles build/fuzz/build.ninja build/fuzz/.ninja_deps \
+    build/fuzz/.ninja_log
+fi
 if ! { cmake --preset fuzz && cmake --build --preset fuzz --parallel "${FUZZ_BUILD_JOBS:-$(nproc)}" \
   --target $(printf 'fuzz_%s ' "${targets[@]}"); } >build/fuzz-build.log 2>&1; then
   tail -n 30 build/fuzz-build.log >&2
@@ -44,7 +56,20 @@ for target in "${targets[@]}"; do
   seeds="build/fuzz/seeds/$target"
   mkdir -p "$corpus" "$findings" "$seeds"
   rm -f "$seeds"/*
-  if [ "$target" = spec_reader ]; then cp gpu_specs/*.json "$seeds/"; else cp tests/data/reports/*.json "$seeds/"; fi
+  case "$target" in
+    spec_reader) cp gpu_specs/*.json "$seeds/" ;;
+    output_paths)
+      printf 'o.json\n./o.json\n-\n' >"$seeds/1"
+      printf '/dev/stdout\n/dev/fd/1\n/tmp/x.json\n/tmp/x.json\n' >"$seeds/2"
+      printf 'a/../b.json\n/proc/self/fd/2\n/dev/null\n' >"$seeds/3" ;;
+    options)
+      printf '0,1' >"$seeds/1"
+      printf '3/8' >"$seeds/2"
+      printf '(flash|v2)_fwd.*' >"$seeds/3"
+      printf '18446744073709551615' >"$seeds/4"
+      printf -- '-1' >"$seeds/5" ;;
+    *) cp tests/data/reports/*.json "$seeds/" ;;
+  esac
   if [ -d "tests/data/fuzz/$target" ]; then cp "tests/data/fuzz/$target"/* "$seeds/" 2>/dev/null || true; fi
   log="build/fuzz/$target.log"
   start=$(date +%s)

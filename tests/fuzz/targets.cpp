@@ -1,21 +1,29 @@
 #include "tests/fuzz/targets.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
+#include <regex>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/compare/compare.hpp"
-#include "lib/core/compare/compare_writers.hpp"
+#include "app/fanout.hpp"
+#include "app/options.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
 #include "lib/core/base/json_reader.hpp"
-#include "lib/core/model/model.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/base/output.hpp"
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/chart/terminal_chart.hpp"
+#include "lib/core/compare/compare.hpp"
+#include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/merge.hpp"
+#include "lib/core/report/partition.hpp"
+#include "lib/core/report/report_io.hpp"
+#include "lib/core/spec/gpu_spec.hpp"
 
 #ifndef ROOFLINE_FUZZ_DATA_DIR
 #error "ROOFLINE_FUZZ_DATA_DIR must name tests/data"
@@ -190,11 +198,127 @@ void writers(const std::uint8_t* data, std::size_t size) {
   });
 }
 
+void merge(const std::uint8_t* data, std::size_t size) {
+  std::optional<Report> report;
+  try {
+    report = read_report(data, size);
+  } catch (const std::exception& error) {
+    finding(std::string("merge: ") + error.what());
+  }
+  if (!report) return;
+  guarded("merge", [&] {
+    // With the fixtures: a conflict is an input error, a merge reads back as it was written.
+    for (const std::vector<Report>& parts :
+         {std::vector<Report>{*report, *report}, std::vector<Report>{*report, fixture("base")},
+          std::vector<Report>{fixture("head"), *report}}) {
+      Report merged;
+      try {
+        merged = merge_reports(parts, {"a.json", "b.json"});
+      } catch (const InputError&) {
+        continue;
+      }
+      const std::string written = render_json(merged);
+      const Report again = report_from_text(written, "merged.json");
+      if (again.rows.size() != merged.rows.size() || render_json(again) != written)
+        finding("merge: the merged report does not read back as written");
+    }
+  });
+}
+
+void output_paths(const std::uint8_t* data, std::size_t size) {
+  // Lines: up to three outputs, then inputs. Nothing is written: only checked.
+  std::vector<std::string> lines;
+  std::string line;
+  for (char c : text_of(data, std::min<std::size_t>(size, 4096))) {
+    if (c == '\n') {
+      lines.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  lines.push_back(line);
+  std::vector<OutputPath> outputs;
+  for (std::size_t i = 0; i < lines.size() && i < 3; ++i)
+    outputs.push_back({"--o" + std::to_string(i), lines[i]});
+  const std::vector<std::string> inputs(lines.begin() + static_cast<std::ptrdiff_t>(outputs.size()),
+                                        lines.end());
+  // The same verdict in either order: "the same file" is symmetric.
+  auto refused = [&](const std::vector<OutputPath>& order) {
+    try {
+      check_output_paths(order, inputs);
+      return false;
+    } catch (const InputError&) {
+      return true;
+    } catch (const std::exception& error) {
+      finding(std::string("output_paths: ") + error.what());
+    }
+  };
+  std::vector<OutputPath> reversed(outputs.rbegin(), outputs.rend());
+  if (refused(outputs) != refused(reversed))
+    finding("output_paths: the verdict depends on the order of the outputs");
+  for (const OutputPath& out : outputs) {
+    (void)writes_stdout(out.path);
+    try {
+      check_output_path(out.path);
+    } catch (const InputError&) {
+    } catch (const std::exception& error) {
+      finding(std::string("output_paths: ") + error.what());
+    }
+  }
+}
+
+void options(const std::uint8_t* data, std::size_t size) {
+  const std::string text(text_of(data, std::min<std::size_t>(size, 2048)));
+  // Integers: accepted only as decimal digits within the range.
+  std::string value = text;
+  if (app::decimal_in(-1, 1000)(value).empty()) {
+    const long long parsed = std::stoll(text);
+    if (parsed < -1 || parsed > 1000 || text.find_first_not_of("+-0123456789") != std::string::npos)
+      finding("options: decimal_in accepted " + text);
+  }
+  value = text;
+  if (app::kDecimalUint64(value).empty() &&
+      (text.empty() || text.find_first_not_of("0123456789") != std::string::npos))
+    finding("options: kDecimalUint64 accepted " + text);
+  // Lists and shards: parsed or refused with an input error.
+  auto input_error_only = [&](const char* what, const std::function<void()>& parse) {
+    try {
+      parse();
+    } catch (const InputError&) {
+    } catch (const std::exception& error) {
+      finding(std::string("options: ") + what + ": " + error.what());
+    }
+  };
+  input_error_only("--devices", [&] { (void)app::parse_devices(text, 8); });
+  input_error_only("--points", [&] { (void)app::parse_points(text, 100); });
+  input_error_only("--shard", [&] { (void)parse_shard(text); });
+  // A pattern the guard accepts compiles, and searching a kernel name with it ends (libFuzzer's
+  // -timeout catches one that does not).
+  bool accepted = true;
+  input_error_only("--kernel-regex", [&] {
+    accepted = false;
+    app::check_kernel_regex(text);
+    accepted = true;
+  });
+  if (accepted) {
+    try {
+      const std::regex pattern(text, std::regex::ECMAScript);
+      (void)std::regex_search("void flash_fwd_kernel<64, true>(Params)", pattern);
+    } catch (const std::exception& error) {
+      finding(std::string("options: --kernel-regex accepted ") + text + ": " + error.what());
+    }
+  }
+}
+
 Target find_target(std::string_view name) {
   if (name == "spec_reader") return spec_reader;
   if (name == "report_reader") return report_reader;
   if (name == "compare") return compare;
   if (name == "writers") return writers;
+  if (name == "merge") return merge;
+  if (name == "output_paths") return output_paths;
+  if (name == "options") return options;
   return nullptr;
 }
 

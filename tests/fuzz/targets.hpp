@@ -1,7 +1,7 @@
-// Fuzz targets: each takes one input (a spec file or a report, as bytes), feeds it through the
-// reader and, when it reads, through what the tool does with it next. Input errors
-// (InputError) are the expected outcome for most inputs; anything else (another exception, a
-// sanitizer report, a failed round trip, a hang) is a finding and aborts.
+// Fuzz targets: each takes one input (a spec file, a report, paths or an option's value, as
+// bytes), feeds it through the reader and, when it reads, through what the tool does with it
+// next. Input errors (InputError) are the expected outcome for most inputs; anything else
+// (another exception, a sanitizer report, a failed round trip, a hang) is a finding and aborts.
 //
 // The libFuzzer entry points (fuzz_*.cpp, ROOFLINE_ENABLE_FUZZ) and the unit test that replays
 // every input of tests/data/fuzz/ (test_fuzz_regressions.cpp) call the same functions.
@@ -24,6 +24,17 @@ void report_reader(const std::uint8_t* data, std::size_t size);
 void compare(const std::uint8_t* data, std::size_t size);
 // A report through every report and chart writer.
 void writers(const std::uint8_t* data, std::size_t size);
+
+// A report merged with itself and with the fixtures: a conflict is an input error, a merge
+// reads back exactly as written.
+void merge(const std::uint8_t* data, std::size_t size);
+// Lines as output paths (up to three) and input paths, checked by the output policy
+// (output.hpp) without writing: input errors only, the same verdict in either order.
+void output_paths(const std::uint8_t* data, std::size_t size);
+// Text as the value of the checked options: integers (decimal_in, kDecimalUint64), --devices,
+// --points, --shard and --kernel-regex (a pattern the guard accepts compiles and its search of a
+// kernel name ends).
+void options(const std::uint8_t* data, std::size_t size);
 
 // By name ("spec_reader", ...); nullptr when unknown.
 using Target = void (*)(const std::uint8_t*, std::size_t);

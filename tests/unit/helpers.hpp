@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "app/temp_dir.hpp"
 
 namespace roofline {
 
@@ -24,19 +25,10 @@ inline void write_text(const std::filesystem::path& path, const std::string& tex
   std::ofstream(path, std::ios::binary) << text;
 }
 
-struct TempDir {
+// The tool's own temporary directory (app/temp_dir.hpp), its path a member: dir.path / "x".
+struct TempDir : app::TempDir {
   std::filesystem::path path;
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "roofline-test-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code error;
-    std::filesystem::remove_all(path, error);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  TempDir() : app::TempDir("roofline-test"), path(app::TempDir::path()) {}
 };
 
 // Redirects std::cout and std::cerr while alive.

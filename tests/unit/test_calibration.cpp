@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/calibration.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
+#include "lib/core/report/analysis.hpp"
+#include "lib/core/report/calibration.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "tests/unit/helpers.hpp"
 
@@ -361,4 +361,43 @@ TEST_CASE("cli: --ceilings calibrated with a calibration file, plot draws both")
   r = cli({"model", "--ceilings", "measured"});
   CHECK(r.code == 2);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("cli: two calibrations of one GPU and misspelt keys are refused (issue 20)") {
+  TempDir dir;
+  const auto first = dir.path / "first.json";
+  const auto second = dir.path / "second.json";
+  write_text(first, to_json(h200_overlay()).dump(2));
+  CalibrationOverlay other = h200_overlay();
+  other.duration_seconds = 9;
+  write_text(second, to_json(other).dump(2));
+  const auto out = dir.path / "o.json";
+  CliResult r = cli({"model", "--gpu", "h200", "--ceilings", "calibrated", "--calibration",
+                     first.string(), "--calibration", second.string(), "--json", out.string()});
+  CHECK(r.code == 2);
+  CHECK(r.err == "error: --calibration " + first.string() + " and --calibration " +
+                     second.string() + " both calibrate h200-sxm (NVIDIA H200): give one\n");
+  CHECK_FALSE(std::filesystem::exists(out));
+
+  struct Case {
+    const char* what;
+    std::function<void(json&)> mutate;
+    std::string message;
+  } cases[] = {
+      {"top level", [](json& j) { j["duration_second"] = 1; }, "duration_second: unknown key"},
+      {"device", [](json& j) { j["device"]["sm_cont"] = 1; }, "device.sm_cont: unknown key"},
+      {"measurement", [](json& j) { j["measurements"][0]["samples"] = json::array(); },
+       "measurements[0].samples: unknown key"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    json j = to_json(h200_overlay());
+    c.mutate(j);
+    const auto bad = dir.path / "bad.json";
+    write_text(bad, j.dump(1));
+    r = cli({"model", "--gpu", "h200", "--calibration", bad.string(), "--json", out.string()});
+    CHECK(r.code == 2);
+    CHECK(r.err == "error: " + bad.string() + ": " + c.message + "\n");
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
 }

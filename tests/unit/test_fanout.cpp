@@ -20,7 +20,7 @@ namespace {
 const std::string kReports = std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/";
 
 // A worker that writes `report` where the parent expects it.
-WorkerJob writing(const TempDir& dir, int device, std::vector<std::size_t> points,
+WorkerJob writing(const roofline::TempDir& dir, int device, std::vector<std::size_t> points,
                   const Report& report) {
   WorkerJob job;
   job.device = device;
@@ -35,8 +35,8 @@ WorkerJob writing(const TempDir& dir, int device, std::vector<std::size_t> point
 }
 
 // A worker that fails with `code` after printing `line` on stderr.
-WorkerJob failing(const TempDir& dir, int device, std::vector<std::size_t> points, int code,
-                  const std::string& line) {
+WorkerJob failing(const roofline::TempDir& dir, int device, std::vector<std::size_t> points,
+                  int code, const std::string& line) {
   WorkerJob job;
   job.device = device;
   job.points = std::move(points);
@@ -107,7 +107,7 @@ TEST_CASE("fanout: workers inherit the sweep, not the fan-out or the outputs") {
 }
 
 TEST_CASE("fanout: a failing worker becomes error rows with its reason, the report survives") {
-  TempDir dir;
+  roofline::TempDir dir;
   const Report base = read_report_file(kReports + "base.json");  // 24 points: the sweep
   const std::vector<Row>& sweep = base.rows;
   // Device 0 measured the even points, device 1 failed on the odd ones.
@@ -145,7 +145,7 @@ TEST_CASE("fanout: a failing worker becomes error rows with its reason, the repo
 }
 
 TEST_CASE("fanout: a worker done with its report is not waited for, it sees its own env") {
-  TempDir dir;
+  roofline::TempDir dir;
   const Report base = read_report_file(kReports + "base.json");
   const std::vector<Row>& sweep = base.rows;
   // The worker copies its report, says so on the done descriptor, then lingers 30 s (a real
@@ -178,7 +178,7 @@ TEST_CASE("fanout: a worker done with its report is not waited for, it sees its 
 }
 
 TEST_CASE("fanout: workers that cannot start, crash, or answer for other points") {
-  TempDir dir;
+  roofline::TempDir dir;
   const Report base = read_report_file(kReports + "base.json");
   const std::vector<Row>& sweep = base.rows;
   WorkerJob missing;
@@ -206,7 +206,7 @@ TEST_CASE("fanout: workers that cannot start, crash, or answer for other points"
 }
 
 TEST_CASE("fanout: when every worker fails the report still has every point") {
-  TempDir dir;
+  roofline::TempDir dir;
   const Report base = read_report_file(kReports + "base.json");
   const std::vector<WorkerJob> jobs = {failing(dir, 0, range(0, 24), 4, "internal error: boom")};
   ReportContext fallback = make_context("run");

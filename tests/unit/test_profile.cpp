@@ -1,7 +1,7 @@
 // `profile` without a GPU: the record protocol, the options passed through the environment,
 // and every fault path of the command. Stand-in programs are shell scripts that write the
 // records the injection library would write (they load no CUDA, so the library is never
-// loaded: --injection points at any file).
+// loaded: --injection points at a stand-in that only looks like one, ROOFLINE_FAKE_INJECTION).
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -183,8 +183,7 @@ TEST_CASE("profile options travel through the environment") {
 
 TEST_CASE("cli: profile fault paths that need no GPU") {
   TempDir dir;
-  const std::string fake_injection = (dir.path / "libfake.so").string();
-  write_text(fake_injection, "");
+  const std::string fake_injection = ROOFLINE_FAKE_INJECTION;
   auto profile = [&](std::vector<std::string> tail) {
     std::vector<std::string> args = {"profile", "--injection", fake_injection};
     args.insert(args.end(), tail.begin(), tail.end());

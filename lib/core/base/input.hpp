@@ -7,7 +7,8 @@
 
 namespace roofline {
 
-// Whole file as text; throws InputError("cannot read <path>: <reason>").
+// Whole file as text; throws InputError("cannot read <path>: <reason>"). Anything but a regular
+// file is refused without blocking (a FIFO is opened non-blocking, then refused).
 std::string read_text_file(const std::filesystem::path& path);
 
 }  // namespace roofline

@@ -62,28 +62,51 @@ class DomBuilder {
   std::string error_path;
   std::string error;  // empty while the parse goes well
 
-  // Elements of the root object's array member `key` go to `element` once read, not into root.
-  void stream(std::string_view key, const ElementSink* element) {
+  // Elements of the root object's array member `key` go to `element` once read, not into root;
+  // their member `skip` (if not empty) is checked like the rest but kept as null.
+  void stream(std::string_view key, const ElementSink* element, std::string_view skip) {
     stream_key_ = key;
     element_ = element;
+    skip_ = skip;
   }
 
-  bool null() { return add(json(nullptr)); }
-  bool boolean(bool value) { return add(json(value)); }
-  bool number_integer(number_integer_t value) { return add(json(value)); }
-  bool number_unsigned(number_unsigned_t value) { return add(json(value)); }
-  bool number_float(number_float_t value, const string_t& /*text*/) { return add(json(value)); }
-  bool string(string_t& value) { return add(json(std::move(value))); }
-  bool binary(binary_t& value) { return add(json(value)); }
-  bool start_object(std::size_t /*size*/) { return open(json::object()); }
-  bool start_array(std::size_t /*size*/) { return open(json::array()); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
+  bool null() { return skipping() ? skip_scalar() : add(json(nullptr)); }
+  bool boolean(bool value) { return skipping() ? skip_scalar() : add(json(value)); }
+  bool number_integer(number_integer_t value) {
+    return skipping() ? skip_scalar() : add(json(value));
+  }
+  bool number_unsigned(number_unsigned_t value) {
+    return skipping() ? skip_scalar() : add(json(value));
+  }
+  bool number_float(number_float_t value, const string_t& /*text*/) {
+    return skipping() ? skip_scalar() : add(json(value));
+  }
+  bool string(string_t& value) { return skipping() ? skip_scalar() : add(json(std::move(value))); }
+  bool binary(binary_t& value) { return skipping() ? skip_scalar() : add(json(value)); }
+  bool start_object(std::size_t /*size*/) {
+    return skipping() ? open_skipped() : open(json::object());
+  }
+  bool start_array(std::size_t /*size*/) {
+    return skipping() ? open_skipped() : open(json::array());
+  }
+  bool end_object() { return skipping_ > 0 ? close_skipped() : close(); }
+  bool end_array() { return skipping_ > 0 ? close_skipped() : close(); }
   bool key(string_t& name) {
+    if (!skipped_keys_.empty()) {  // inside a skipped member: only duplicates matter
+      std::vector<std::string>& keys = skipped_keys_.back();
+      if (std::find(keys.begin(), keys.end(), name) != keys.end()) return stop("duplicate key");
+      keys.push_back(std::move(name));
+      return true;
+    }
     Level& level = levels_.back();
     if (level.value->contains(name)) {
       level.key = name;
       return stop("duplicate key");
+    }
+    // A streamed element's skipped member: null in its place (a second one is a duplicate).
+    if (!skip_.empty() && levels_.size() == 3 && levels_[1].streamed && name == skip_) {
+      (*level.value)[name] = nullptr;
+      skip_next_ = true;
     }
     level.key = std::move(name);
     return true;
@@ -164,9 +187,34 @@ class DomBuilder {
     return true;
   }
 
+  // The skipped member (or a value inside it) comes next: a scalar is dropped, a container
+  // counted in and out, with the nesting limit of the rest.
+  bool skipping() const { return skip_next_ || skipping_ > 0; }
+  bool skip_scalar() {
+    skip_next_ = false;
+    return true;
+  }
+  bool open_skipped() {
+    skip_next_ = false;
+    if (levels_.size() + skipping_ >= kMaxJsonDepth)
+      return stop("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    ++skipping_;
+    skipped_keys_.emplace_back();
+    return true;
+  }
+  bool close_skipped() {
+    --skipping_;
+    skipped_keys_.pop_back();
+    return true;
+  }
+
   std::vector<Level> levels_;
   std::string_view stream_key_;
   const ElementSink* element_ = nullptr;
+  std::string_view skip_;
+  bool skip_next_ = false;
+  std::size_t skipping_ = 0;
+  std::vector<std::vector<std::string>> skipped_keys_;  // one per open skipped container
 };
 
 }  // namespace
@@ -182,9 +230,10 @@ json parse_json_text(std::string_view text, const std::string& origin) {
 }
 
 json parse_json_streaming(std::string_view text, const std::string& origin, std::string_view key,
-                          const std::function<void(std::size_t, json&&)>& element) {
+                          const std::function<void(std::size_t, json&&)>& element,
+                          std::string_view skip) {
   DomBuilder builder;
-  builder.stream(key, &element);
+  builder.stream(key, &element, skip);
   const bool ok = json::sax_parse(text.begin(), text.end(), &builder);
   if (!ok || !builder.error.empty()) {
     if (builder.error.empty()) builder.error = "not valid JSON";

@@ -26,10 +26,12 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 // parse_json_text, except that each element of the root object's array member `key` goes to
 // `element` (its index, its value) as soon as it is read and is not kept: the document returned
 // holds that array empty, and memory holds one element's tree at a time. An exception thrown by
-// `element` ends the parse and propagates.
+// `element` ends the parse and propagates. Each element's member `skip` (when not empty) is
+// checked like everything else (nesting, duplicate keys, numbers) but handed on as null: a
+// report's `analysis` blocks, half of each row, are never built.
 nlohmann::json parse_json_streaming(
     std::string_view text, const std::string& origin, std::string_view key,
-    const std::function<void(std::size_t, nlohmann::json&&)>& element);
+    const std::function<void(std::size_t, nlohmann::json&&)>& element, std::string_view skip = {});
 // Reads a regular file of at most kMaxInputFileBytes and parses it. FIFOs, devices and
 // directories are refused (a FIFO would block for ever).
 nlohmann::json read_json_file(const std::filesystem::path& path);

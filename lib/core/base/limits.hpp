@@ -20,6 +20,9 @@ struct Bound {
 // Files.
 inline constexpr std::size_t kMaxJsonDepth = 64;
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 30;  // 1 GiB
+// A report's error is that of the whole document's reader (report_io.hpp) up to this size;
+// above it, the first met in reading order (the whole tree would take ~20x the text).
+inline constexpr std::size_t kMaxWholeParseBytes = std::size_t{16} << 20;  // 16 MiB
 // `plot` parses the whole report before it draws, and parsing the JSON text dominates its time:
 // measured with scripts/bench_plot.py on the shared 2-core build machine, 10,000 `model` rows
 // (68 MB) took 1.19 s and 100,000 rows (695 MB) 12.48 s, about 18 ms per MB, beyond issue 10's

@@ -8,10 +8,10 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
-#include "lib/core/report/json_values.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/statistics.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/report/json_values.hpp"
 
 namespace roofline {
 namespace {
@@ -146,6 +146,10 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   if (!version.is_number_integer() || version.get<std::int64_t>() != kCalibrationFormatVersion)
     read.fail("format_version", shortened_dump(version) + " is not supported (this tool reads " +
                                     std::to_string(kCalibrationFormatVersion) + ")");
+  // Every key is one that `calibrate` writes: a misspelt one is an error, not ignored.
+  read.only_keys(root, "",
+                 {"format", "format_version", "tool_version", "time_utc", "host", "spec", "device",
+                  "duration_seconds", "measurements", "memory_levels", "compute_ceilings"});
   CalibrationOverlay overlay;
   overlay.file = origin;
   overlay.tool_version = read.string(root, "", "tool_version");
@@ -153,14 +157,19 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   overlay.host = optional_string(read, root, "", "host");
   overlay.spec_key = read.string(root, "", "spec");
   overlay.duration_seconds = read.number(root, "", "duration_seconds", kCalibrationSeconds);
-  overlay.device =
-      device_from_json(read, read.member(root, "", "device"), "device", DeviceFields::kCalibration);
+  const json& d = read.member(root, "", "device");
+  read.only_keys(
+      d, "device",
+      {"name", "chip", "compute_capability", "sm_count", "driver_version", "runtime_version"});
+  overlay.device = device_from_json(read, d, "device", DeviceFields::kCalibration);
 
   const json& measurements = read.member(root, "", "measurements");
   read.require_array(measurements, "measurements");
   for (std::size_t i = 0; i < measurements.size(); ++i) {
     const std::string where = index_path("measurements", i);
     const json& entry = measurements[i];
+    read.only_keys(entry, where,
+                   {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz"});
     CalibrationMeasurement m;
     m.id = read.string(entry, where, "id");
     m.target = read.string(entry, where, "target");

@@ -28,8 +28,9 @@ nlohmann::json report_to_json(const Report& report);
 // Throws InputError naming `origin` for anything it cannot read: another schema version,
 // missing keys, wrong types.
 Report report_from_json(const nlohmann::json& json, const std::string& origin);
-// The same from JSON text: the same report, or the same error, with memory for one row's JSON
-// tree at a time rather than the whole document's.
+// The same from JSON text: the same report, or the same error (above kMaxWholeParseBytes, the
+// first error in reading order), with memory for one row's JSON tree at a time rather than the
+// whole document's.
 Report report_from_text(std::string_view text, const std::string& origin);
 Report read_report_file(const std::filesystem::path& path);
 

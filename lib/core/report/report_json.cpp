@@ -10,10 +10,11 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
+#include "lib/core/base/limits.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/core/report/json_values.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/row_json.hpp"
-#include "lib/core/base/text.hpp"
 
 namespace roofline {
 namespace {
@@ -73,7 +74,10 @@ ReportContext read_context(const JsonReader& r, const json& c, const std::string
 
 }  // namespace
 
-json report_to_json(const Report& report) {
+namespace {
+
+// The report without its rows ("rows" an empty array).
+json report_head_json(const Report& report) {
   json root;
   root["schema_version"] = report.schema_version;
   root["tool"] = {{"name", "cuflash-roofline"}, {"version", report.context.tool_version}};
@@ -90,13 +94,42 @@ json report_to_json(const Report& report) {
   root["specs"] = json::object();
   for (const GpuSpec& spec : report.specs) root["specs"][spec.key] = to_json(spec);
   root["rows"] = json::array();
+  return root;
+}
+
+}  // namespace
+
+json report_to_json(const Report& report) {
+  json root = report_head_json(report);
   for (const Row& row : report.rows) root["rows"].push_back(row_json(row, report));
   return root;
 }
 
 std::string render_json(const Report& report) {
-  // Invalid UTF-8 (a host or device name) becomes U+FFFD rather than an exception.
-  return report_to_json(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  // The text of report_to_json(report).dump(2), with the JSON tree of one row at a time in
+  // memory rather than the whole report's (about 20 bytes of tree per byte of text). Invalid
+  // UTF-8 (a host or device name) becomes U+FFFD rather than an exception.
+  auto dump = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); };
+  std::string head = dump(report_head_json(report));
+  if (report.rows.empty()) return head + "\n";
+  // "rows" is a key of the top level, indented by two; a string holding that text would have
+  // its quotes escaped.
+  const std::string empty_rows = "\n  \"rows\": []";
+  const std::size_t at = head.find(empty_rows);
+  std::string out = head.substr(0, at) + "\n  \"rows\": [";
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    std::string row = dump(row_json(report.rows[i], report));
+    out += i == 0 ? "\n    " : ",\n    ";
+    // Each line of the row four more spaces in (JSON strings hold no raw newline).
+    for (std::size_t from = 0, to; from < row.size(); from = to + 1) {
+      to = std::min(row.find('\n', from), row.size());
+      out.append(row, from, to - from);
+      if (to < row.size()) out += "\n    ";
+    }
+  }
+  out += "\n  ]";
+  out += head.substr(at + empty_rows.size());
+  return out + "\n";
 }
 
 namespace {
@@ -199,16 +232,22 @@ Report report_from_json(const json& root, const std::string& origin) {
 Report report_from_text(std::string_view text, const std::string& origin) {
   // Fast path: each row is read as soon as it is parsed and its tree freed, so a report of
   // 100,000 rows never holds them all as JSON. Its first error may differ from the one a
-  // reader of the whole document reports first (a row before a bad schema_version), so on any
-  // error the whole document is read again, the slow way, for the error it names.
+  // reader of the whole document reports first (a row before a bad schema_version), so on an
+  // error in a text of up to kMaxWholeParseBytes the whole document is read again, the slow
+  // way, for the error it names; a larger text's tree would take about 20 times its size in
+  // memory, so its error is the first one met in reading order.
   try {
     std::vector<ReadRow> rows;
     const JsonReader r(origin);
-    const json root = parse_json_streaming(text, origin, "rows", [&](std::size_t i, json&& row) {
-      rows.push_back(read_row_of(r, row, index_path("rows", i)));
-    });
+    const json root = parse_json_streaming(
+        text, origin, "rows",
+        [&](std::size_t i, json&& row) {
+          rows.push_back(read_row_of(r, row, index_path("rows", i)));
+        },
+        "analysis");  // recomputed, never read
     return report_from_parts(root, origin, &rows);
   } catch (const InputError&) {
+    if (text.size() > kMaxWholeParseBytes) throw;
   }
   return report_from_json(parse_json_text(text, origin), origin);
 }

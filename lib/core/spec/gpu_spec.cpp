@@ -317,10 +317,17 @@ void SpecRegistry::add_directory(const std::filesystem::path& dir) {
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error))
     throw InputError(dir.string() + ": not a directory of spec files");
+  // Error codes, not exceptions: an unreadable directory or a looping link is the user's.
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".json")
-      files.push_back(entry.path());
+  std::filesystem::directory_iterator it(dir, error);
+  for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    // Regular .json files, and those that cannot be examined (a looping link): their reading
+    // says why.
+    std::error_code kind;
+    if (it->path().extension() == ".json" && (it->is_regular_file(kind) || kind))
+      files.push_back(it->path());
+  }
+  if (error) throw InputError(one_line("cannot read " + dir.string() + ": " + error.message()));
   std::sort(files.begin(), files.end());
   for (const auto& file : files) add_file(file);
 }
