@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/input.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
 
