@@ -147,7 +147,7 @@ void check_kernel_regex(const std::string& pattern) {
     } else if (c == '[') {
       std::size_t j = i + 1;
       if (j < pattern.size() && pattern[j] == '^') ++j;
-      if (j < pattern.size() && pattern[j] == ']') ++j;
+      // In ECMAScript a ']' right after "[" or "[^" closes the class ([] matches nothing).
       for (; j < pattern.size() && pattern[j] != ']'; j += pattern[j] == '\\' ? 2 : 1)
         if (pattern[j] == '\\' && j + 1 < pattern.size() && pattern[j + 1] >= '1' &&
             pattern[j + 1] <= '9')

@@ -75,6 +75,7 @@ TEST_CASE("profile: bad options are refused before the program runs") {
       {{"--kernel-regex", "(a)\\1"}, "backreferences are refused"},
       {{"--kernel-regex", "h|.**v"}, "a repeat of a repeat"},  // the fuzz finding
       {{"--kernel-regex", "a+{2,}"}, "a repeat of a repeat"},
+      {{"--kernel-regex", "[]***]"}, "a repeat of a repeat"},  // a fuzz finding: [] is a class
       {{"--kernel-regex", ".*a.*b.*c.*d.*e.*f.*g"}, "more than 6 repeats"},
       {{"--kernel-regex", "a{5000}"}, "counts above 1000"},
       {{"--kernel-regex", "a{1,99999999999999999999}"}, "counts above 1000"},  // a fuzz finding
