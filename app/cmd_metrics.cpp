@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "app/commands.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
 
 namespace roofline::app {
 namespace {

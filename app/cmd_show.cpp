@@ -10,12 +10,12 @@
 #include <regex>
 
 #include "app/commands.hpp"
-#include "lib/core/report/analysis.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
+#include "lib/core/base/text.hpp"
+#include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/summary.hpp"
-#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 namespace {

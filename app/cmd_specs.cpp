@@ -6,8 +6,8 @@
 
 #include "app/commands.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/model/roofline.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/model/roofline.hpp"
 
 namespace roofline::app {
 namespace {

@@ -2,7 +2,8 @@
 // whether the kernel runs on the tensor pipe, and its tiles per head dimension (register limits
 // narrow some tiles at d = 128). Plain C++ with no CUDA header, so that both sides read the same
 // table: kernels/registry.cpp dispatches by these names (kernel_catalog(), attention.hpp), and
-// the analytic model (lib/core/model/model.cpp) builds its KernelModel of each kernel from its entry.
+// the analytic model (lib/core/model/model.cpp) builds its KernelModel of each kernel from its
+// entry.
 #pragma once
 
 #include <array>

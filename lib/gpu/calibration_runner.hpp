@@ -1,5 +1,6 @@
 // `calibrate`: runs the micro-kernels of kernels/calibration.hpp on one device, at whatever
-// clock it runs (clocks are never changed), and returns the overlay of lib/core/report/calibration.hpp.
+// clock it runs (clocks are never changed), and returns the overlay of
+// lib/core/report/calibration.hpp.
 #pragma once
 
 #include <functional>

@@ -17,11 +17,11 @@
 #include <mutex>
 #include <string>
 
-#include "lib/profile/profile_protocol.hpp"
 #include "lib/inject/batch_recorder.hpp"
 #include "lib/inject/driver.hpp"
 #include "lib/inject/recorder.hpp"
 #include "lib/inject/session.hpp"
+#include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::inject {
 

@@ -45,7 +45,6 @@
 #include <vector>
 
 #include "generated_nvtx_meta.h"
-#include "lib/profile/profile_protocol.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/batch_recorder.hpp"
 #include "lib/inject/counter_handover.hpp"
@@ -56,6 +55,7 @@
 #include "lib/inject/record_file.hpp"
 #include "lib/inject/recorder.hpp"
 #include "lib/inject/session.hpp"
+#include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::inject {
 namespace {

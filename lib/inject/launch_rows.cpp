@@ -3,8 +3,8 @@
 #include <cmath>
 #include <utility>
 
-#include "lib/core/spec/metric_catalog.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
 #include "lib/inject/launch_site.hpp"
 
 namespace roofline::inject {

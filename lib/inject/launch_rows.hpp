@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "lib/profile/profile_protocol.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/driver.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/recorder.hpp"
 #include "lib/inject/session.hpp"
+#include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::inject {
 

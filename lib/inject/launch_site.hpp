@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/profile/profile_protocol.hpp"
 #include "lib/inject/driver.hpp"
+#include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::inject {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "lib/profile/counter_lease.hpp"
 #include "lib/core/spec/launch.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/event_timer.hpp"
 #include "lib/inject/l2_flush.hpp"
+#include "lib/profile/counter_lease.hpp"
 
 namespace roofline::inject {
 

@@ -8,8 +8,8 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
-#include "lib/core/report/json_values.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/report/json_values.hpp"
 
 namespace roofline {
 namespace {

@@ -9,8 +9,8 @@
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/core/report/calibration.hpp"
 #include "lib/core/model/roofline.hpp"
+#include "lib/core/report/calibration.hpp"
 #include "lib/gpu/calibration_runner.hpp"
 #include "lib/gpu/device.hpp"
 

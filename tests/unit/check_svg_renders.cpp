@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "lib/core/base/output.hpp"
-#include "lib/core/report/report_io.hpp"
 #include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/report/report_io.hpp"
 
 namespace {
 

@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
+#include "lib/core/base/errors.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
-#include "lib/core/base/errors.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/base/text.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

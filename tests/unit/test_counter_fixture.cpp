@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "lib/core/report/analysis.hpp"
 #include "lib/core/base/errors.hpp"
+#include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/range_profiler.hpp"

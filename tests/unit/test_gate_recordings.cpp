@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/noise_model.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/base/text.hpp"
 
 using namespace roofline;
 

@@ -13,14 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/compare/compare.hpp"
-#include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
 #include "lib/core/base/output.hpp"
-#include "lib/core/report/report_io.hpp"
-#include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
+#include "lib/core/compare/compare.hpp"
+#include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/report/report_io.hpp"
 #include "tests/fuzz/targets.hpp"
 #include "tests/unit/helpers.hpp"
 

@@ -5,15 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/chart/chart.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/base/text.hpp"
+#include "lib/core/chart/chart.hpp"
+#include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/compare/row_match.hpp"
+#include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/report_notes.hpp"
-#include "lib/core/compare/row_match.hpp"
-#include "lib/core/chart/svg_chart.hpp"
-#include "lib/core/base/text.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
 
 using namespace roofline;
 using nlohmann::json;

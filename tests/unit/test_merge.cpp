@@ -1,6 +1,6 @@
-// Merging reports (lib/core/report/merge.hpp, `merge`): shards back into the whole, identical duplicates
-// collapse, conflicts refused, rows of several devices keep their own context through JSON and
-// CSV, a chart panel and a table per device.
+// Merging reports (lib/core/report/merge.hpp, `merge`): shards back into the whole, identical
+// duplicates collapse, conflicts refused, rows of several devices keep their own context through
+// JSON and CSV, a chart panel and a table per device.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/core/compare/device_compare.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/report/merge.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/chart/terminal_chart.hpp"
-#include "lib/core/base/text.hpp"
+#include "lib/core/compare/device_compare.hpp"
+#include "lib/core/report/merge.hpp"
+#include "lib/core/report/report_io.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -15,15 +15,15 @@
 #include <stdexcept>
 
 #include "app/cli.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/chart/chart.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/limits.hpp"
-#include "lib/core/model/model.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/base/text.hpp"
+#include "lib/core/chart/chart.hpp"
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/chart/terminal_chart.hpp"
-#include "lib/core/base/text.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/analysis.hpp"
+#include "lib/core/report/report_io.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -6,10 +6,10 @@
 #include <optional>
 #include <set>
 
-#include "lib/core/report/analysis.hpp"
 #include "lib/core/chart/chart_labels.hpp"
-#include "lib/core/report/merge.hpp"
 #include "lib/core/compare/row_match.hpp"
+#include "lib/core/report/analysis.hpp"
+#include "lib/core/report/merge.hpp"
 
 namespace roofline {
 namespace {

@@ -7,10 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "lib/core/chart/chart.hpp"
-#include "lib/core/chart/chart_labels.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/chart/chart.hpp"
+#include "lib/core/chart/chart_labels.hpp"
 
 namespace roofline {
 namespace {

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <limits>
 
-#include "lib/core/compare/compare_format.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
-#include "lib/core/compare/noise_model.hpp"
 #include "lib/core/base/statistics.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/compare/compare_format.hpp"
+#include "lib/core/compare/noise_model.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
 
 namespace roofline {
 namespace {

@@ -27,10 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/core/compare/noise_model.hpp"
-#include "lib/core/report/report.hpp"
-#include "lib/core/compare/row_match.hpp"
 #include "lib/core/base/statistics.hpp"
+#include "lib/core/compare/noise_model.hpp"
+#include "lib/core/compare/row_match.hpp"
+#include "lib/core/report/report.hpp"
 
 namespace roofline {
 

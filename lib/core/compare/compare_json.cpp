@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/base/statistics.hpp"
 #include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/report/json_values.hpp"
-#include "lib/core/base/statistics.hpp"
 
 namespace roofline {
 

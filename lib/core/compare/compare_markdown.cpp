@@ -1,9 +1,9 @@
 #include <sstream>
 #include <vector>
 
+#include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare_format.hpp"
 #include "lib/core/compare/compare_writers.hpp"
-#include "lib/core/base/text.hpp"
 
 namespace roofline {
 namespace {

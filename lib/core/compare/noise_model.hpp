@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/report/report.hpp"
 #include "lib/core/base/statistics.hpp"
+#include "lib/core/report/report.hpp"
 
 namespace roofline {
 

@@ -4,10 +4,10 @@
 #include <stdexcept>
 
 #include "kernels/catalog.hpp"
-#include "lib/core/model/cache_model.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/model/model_l1.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/model/cache_model.hpp"
+#include "lib/core/model/model_l1.hpp"
 
 namespace roofline {
 namespace {

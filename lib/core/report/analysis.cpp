@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "lib/core/spec/metric_catalog.hpp"
-#include "lib/core/model/roofline.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/model/roofline.hpp"
+#include "lib/core/spec/metric_catalog.hpp"
 
 namespace roofline {
 namespace {

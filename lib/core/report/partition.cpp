@@ -6,9 +6,9 @@
 #include <numeric>
 #include <optional>
 
-#include "lib/core/report/analysis.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/model/model.hpp"
+#include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/model/model.hpp"
 #include "lib/core/spec/gpu_spec.hpp"
 #include "lib/core/spec/launch.hpp"
-#include "lib/core/model/model.hpp"
 #include "lib/core/spec/workload.hpp"
 
 namespace roofline {

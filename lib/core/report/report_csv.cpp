@@ -7,9 +7,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "lib/core/base/text.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/base/text.hpp"
 
 namespace roofline {
 namespace {

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <sstream>
 
+#include "lib/core/base/text.hpp"
+#include "lib/core/model/roofline.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/merge.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/report_notes.hpp"
-#include "lib/core/model/roofline.hpp"
-#include "lib/core/base/text.hpp"
 
 namespace roofline {
 namespace {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/report/analysis.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/report/json_values.hpp"
 #include "lib/core/base/limits.hpp"
 #include "lib/core/model/roofline.hpp"
+#include "lib/core/report/analysis.hpp"
+#include "lib/core/report/json_values.hpp"
 
 namespace roofline {
 namespace {

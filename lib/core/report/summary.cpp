@@ -5,8 +5,8 @@
 #include <map>
 #include <sstream>
 
-#include "lib/core/report/analysis.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/report/analysis.hpp"
 
 namespace roofline {
 namespace {
