@@ -4,7 +4,7 @@
 
 #include "app/commands.hpp"
 #include "lib/core/base/text.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 
 namespace roofline::app {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/domain/workload.hpp"
 #include "lib/core/report/calibration.hpp"
 #include "lib/core/report/report.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
-#include "lib/core/spec/workload.hpp"
 
 namespace roofline::app {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 
 namespace roofline::gpu {
 

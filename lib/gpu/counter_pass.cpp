@@ -12,8 +12,8 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/statistics.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/range_profiler.hpp"
 

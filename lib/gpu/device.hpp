@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/report/report.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
 
 namespace roofline::gpu {
 

@@ -13,7 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/attention.hpp"
-#include "lib/core/spec/workload.hpp"
+#include "lib/core/domain/workload.hpp"
 #include "lib/gpu/device_memory.hpp"
 
 namespace roofline::gpu {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/report.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 
 namespace roofline::gpu {
 

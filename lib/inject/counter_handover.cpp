@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/inject/launch_site.hpp"
 
 namespace roofline::inject {

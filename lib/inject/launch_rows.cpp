@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "lib/core/base/text.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/inject/launch_site.hpp"
 
 namespace roofline::inject {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/spec/launch.hpp"
+#include "lib/core/domain/launch.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/event_timer.hpp"
 #include "lib/inject/l2_flush.hpp"

@@ -19,11 +19,11 @@
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/merge.hpp"
 #include "lib/core/report/partition.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
 
 #ifndef ROOFLINE_FUZZ_DATA_DIR
 #error "ROOFLINE_FUZZ_DATA_DIR must name tests/data"

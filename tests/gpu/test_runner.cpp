@@ -8,8 +8,8 @@
 #include <cuda_runtime_api.h>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 #include "lib/gpu/runner.hpp"
 
 using namespace roofline;

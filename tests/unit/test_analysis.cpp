@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/analysis.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 
 using namespace roofline;
 

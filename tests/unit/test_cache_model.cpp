@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/cache_model.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 
 using namespace roofline;
 

@@ -13,10 +13,10 @@
 
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/calibration.hpp"
 #include "lib/core/report/merge.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 #include "lib/profile/profile_protocol.hpp"
 #include "tests/unit/helpers.hpp"
 

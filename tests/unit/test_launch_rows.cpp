@@ -10,10 +10,10 @@
 #include "lib/core/chart/chart.hpp"
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/compare/row_match.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/report_notes.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 
 using namespace roofline;
 using nlohmann::json;

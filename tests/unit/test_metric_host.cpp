@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/gpu/range_profiler.hpp"
 
 namespace {
@@ -20,7 +20,7 @@ using roofline::gpu::MetricHost;
 using roofline::gpu::ProfilerError;
 using roofline::gpu::ProfilerErrorKind;
 
-// The metrics the tool collects come from the catalogue (lib/core/spec/metric_catalog.cpp), the
+// The metrics the tool collects come from the catalogue (lib/core/domain/metric_catalog.cpp), the
 // one place that names them; these tests check them against this CUPTI's host library.
 std::vector<std::string> recommended(const std::string& chip) {
   return roofline::catalogue_metrics(chip, roofline::CounterSet::kFull);

@@ -7,9 +7,9 @@
 #include <numeric>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/partition.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
 
 using namespace roofline;
 

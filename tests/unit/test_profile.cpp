@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/core/base/errors.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/profile/profile_protocol.hpp"
 #include "tests/unit/helpers.hpp"
 

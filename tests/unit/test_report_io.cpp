@@ -5,9 +5,9 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/report_io.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/model/roofline.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -1,9 +1,9 @@
 // Where the time goes (summary.hpp) and `show`.
 #include <doctest/doctest.h>
 
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/summary.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -9,7 +9,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare_format.hpp"
 #include "lib/core/compare/noise_model.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 
 namespace roofline {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 
 namespace roofline {
 namespace {

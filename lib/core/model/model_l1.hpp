@@ -38,8 +38,8 @@
 //         element-wise loads (the only shape of the probes that did).
 #pragma once
 
+#include "lib/core/domain/workload.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/spec/workload.hpp"
 
 namespace roofline {
 

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "lib/core/base/text.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/roofline.hpp"
-#include "lib/core/spec/metric_catalog.hpp"
 
 namespace roofline {
 namespace {

@@ -25,8 +25,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/report/report.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
 
 namespace roofline {
 

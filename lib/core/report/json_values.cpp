@@ -7,7 +7,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/limits.hpp"
 #include "lib/core/base/text.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
 
 namespace roofline {
 namespace {

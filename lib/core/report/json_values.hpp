@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/core/base/json_reader.hpp"
+#include "lib/core/domain/launch.hpp"
+#include "lib/core/domain/workload.hpp"
 #include "lib/core/report/report.hpp"
-#include "lib/core/spec/launch.hpp"
-#include "lib/core/spec/workload.hpp"
 
 namespace roofline {
 

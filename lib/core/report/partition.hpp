@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/core/spec/gpu_spec.hpp"
-#include "lib/core/spec/workload.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/domain/workload.hpp"
 
 namespace roofline {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/domain/launch.hpp"
+#include "lib/core/domain/workload.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/spec/gpu_spec.hpp"
-#include "lib/core/spec/launch.hpp"
-#include "lib/core/spec/workload.hpp"
 
 namespace roofline {
 

@@ -1,4 +1,4 @@
-#include "lib/core/spec/metric_catalog.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "lib/core/spec/launch.hpp"
+#include "lib/core/domain/launch.hpp"
 
 namespace roofline {
 namespace {

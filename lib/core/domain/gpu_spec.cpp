@@ -1,4 +1,4 @@
-#include "lib/core/spec/gpu_spec.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
 
 #include <unistd.h>
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "lib/core/spec/workload.hpp"
+#include "lib/core/domain/workload.hpp"
 
 #include <cstdint>
 
