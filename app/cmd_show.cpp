@@ -144,7 +144,9 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
                   "launch: in launch order (default: groups by time, rows as written)")
       ->check(CLI::IsMember({"time", "share", "gain", "launch"}))
       ->type_name("time|share|gain|launch");
-  sub->add_option("--top", options->top, "Summary groups shown (0: all)")->capture_default_str();
+  sub->add_option("--top", options->top, "Summary groups shown (0: all)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Only rows whose kernel or full name matches (ECMAScript, search)")
       ->type_name("REGEX");
