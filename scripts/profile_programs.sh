@@ -13,7 +13,8 @@
 # `gputests` runs every GPU test; `gate` the seed sweep against a report recorded before the
 # change (see below); `mlp-modes` / `train-modes` the other sets and modes for one program.
 # ALONE_RUNS (default 2): runs of the program alone. NCU_REFERENCE_DIR: NAME_ncu.csv files of an
-# earlier call to pair with instead of running ncu again.
+# earlier call to pair with instead of running ncu again. NCU_TWICE="mlp train": run ncu a
+# second time on those programs and pair the two ncu runs (the reference's own spread).
 # `modes` adds the non-default sets and replay modes (--replay launch, --counter-set full) to
 # each program's legs. Writes under $OUT (or out/profile-programs/): summary.txt (tables last),
 # logs.tar.xz, and the reports. Never changes clocks: ncu runs with --clock-control none.
@@ -137,6 +138,18 @@ program() {
       timeout "$(left 400)" "$ncu_bin" --clock-control none --cache-control all --csv --page raw \
         --metrics "$metrics" "${cmd[@]}" >"$out/${name}_ncu.csv" 2>"$out/${name}_ncu.err"
       note "$name under ncu --metrics (our list): rc=$? in $(elapsed "$t") s"
+    fi
+    if [[ " ${NCU_TWICE:-} " == *" $name "* ]]; then
+      # ncu against itself: a second run of the same program, paired launch by launch with the
+      # first, shows how far two runs of the reference are apart (the floor under our misses).
+      t=$(seconds)
+      timeout "$(left 400)" "$ncu_bin" --clock-control none --cache-control all --csv --page raw \
+        --metrics "$metrics" "${cmd[@]}" >"$out/${name}_ncu2.csv" 2>"$out/${name}_ncu2.err"
+      note "$name under ncu --metrics, second run: rc=$? in $(elapsed "$t") s"
+      python3 scripts/profile_vs_ncu.py --ours-ncu "$out/${name}_ncu2.csv" "$out/${name}_ncu.csv" \
+        >"$out/${name}_ncu_vs_ncu.txt" 2>&1
+      note "== $name: ncu (second run) against ncu (first run) =="
+      grep -E "^(time|first|DRAM|L2|tensor|largest)" "$out/${name}_ncu_vs_ncu.txt" | tee -a "$summary"
     fi
     python3 scripts/profile_vs_ncu.py "$out/${name}_default.json" "$out/${name}_ncu.csv" \
       >"$out/${name}_vs_ncu.txt" 2>&1
