@@ -87,21 +87,15 @@ def load_other(path):
     return [(r.get("Kernel Name", ""), ncu_quantities(r, units)) for r in rows]
 
 
-def main():
-    args = [a for a in sys.argv[1:] if a != "--all"]
-    show_all = "--all" in sys.argv
-    if args[0] == "--ours-ncu":
-        ours = [{"kernel": n, "q": q, "kernels": 1, "graph": False, "range": ""}
-                for n, q in load_other(args[1])]
-        other = load_other(args[2])
-    else:
-        ours = [{"kernel": r["kernel"], "q": ours_quantities(r), "kernels": kernels_of(r),
-                 "graph": r["launch"].get("graph", False), "range": r["launch"]["nvtx_range"],
-                 "status": r["status"]} for r in json.load(open(args[0]))["rows"]]
-        other = load_other(args[1])
-    print(f"launches: ours {len(ours)} ({sum(o['kernels'] for o in ours)} kernels), "
-          f"reference {len(other)} kernels")
-    names = ("time", "DRAM", "L2", "tensor")
+def our_launches(path):
+    return [{"kernel": r["kernel"], "q": ours_quantities(r), "kernels": kernels_of(r),
+             "graph": r["launch"].get("graph", False), "range": r["launch"]["nvtx_range"],
+             "status": r["status"]} for r in json.load(open(path))["rows"]]
+
+
+def pair(ours, other):
+    """(index, our launch, the reference's quantities summed over its kernels, its name) for
+    each of our launches, in order, until the names stop matching."""
     pairs = []
     j = 0
     for i, o in enumerate(ours):
@@ -119,6 +113,23 @@ def main():
             q = add(q, more)
         pairs.append((i, o, q, group[0][0]))
         j += o["kernels"]
+    return pairs
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--all"]
+    show_all = "--all" in sys.argv
+    if args[0] == "--ours-ncu":
+        ours = [{"kernel": n, "q": q, "kernels": 1, "graph": False, "range": ""}
+                for n, q in load_other(args[1])]
+        other = load_other(args[2])
+    else:
+        ours = our_launches(args[0])
+        other = load_other(args[1])
+    print(f"launches: ours {len(ours)} ({sum(o['kernels'] for o in ours)} kernels), "
+          f"reference {len(other)} kernels")
+    names = ("time", "DRAM", "L2", "tensor")
+    pairs = pair(ours, other)
     seen = set()
     time_ok = [0, 0]
     fails = []

@@ -65,6 +65,9 @@ const Driver* loaded_driver(std::string* why) {
   resolve(library, "cuEventElapsedTime", &d.event_elapsed_time, &missing);  // the CUDA 12 ABI
   resolve(library, "cuEventDestroy_v2", &d.event_destroy, &missing);
   resolve(library, "cuGetErrorString", &d.get_error_string, &missing);
+  std::string optional;  // absent on drivers older than CUDA 12.4: lazy loading stays lazy
+  resolve(library, "cuFuncLoad", &d.func_load, &optional);
+  resolve(library, "cuKernelGetFunction", &d.kernel_get_function, &optional);
   if (!missing.empty()) {
     reason =
         "the loaded CUDA driver has no " + missing + ": a driver for CUDA 12 or newer is needed";

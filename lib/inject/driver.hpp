@@ -38,6 +38,10 @@ struct Driver {
   CUresult (*event_elapsed_time)(float*, CUevent, CUevent) = nullptr;
   CUresult (*event_destroy)(CUevent) = nullptr;
   CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+  // Optional (CUDA 12.4 and later; nullptr on older drivers): load a function's module now,
+  // not lazily inside the first launch.
+  CUresult (*func_load)(CUfunction) = nullptr;
+  CUresult (*kernel_get_function)(CUfunction*, CUkernel) = nullptr;
 
   // "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)"
   std::string describe(const char* call, CUresult result) const;

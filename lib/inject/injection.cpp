@@ -219,6 +219,8 @@ class Injection {
         m.timing_only = true;
         m.why = kGraphNotReplayed;
       }
+      // The module's load (lazy by default) before the flush and the range: not the kernel's.
+      if (site->function != nullptr) load_function(driver_, site->function);
       if (options_.cache == CacheControl::kCold && session.flush) {
         const Clock::time_point t = Clock::now();
         session.flush->run(site->stream);

@@ -97,6 +97,18 @@ int function_attribute(const Driver& driver, CUfunction function, CUfunction_att
   return 0;
 }
 
+void load_function(const Driver& driver, CUfunction function) {
+  if (driver.func_load == nullptr || function == nullptr) return;
+  if (driver.func_load(function) == CUDA_SUCCESS) return;
+  // A context-independent kernel (CUkernel): its function in the current context.
+  CUfunction in_context = nullptr;
+  if (driver.kernel_get_function != nullptr &&
+      driver.kernel_get_function(&in_context, reinterpret_cast<CUkernel>(function)) ==
+          CUDA_SUCCESS &&
+      in_context != nullptr)
+    driver.func_load(in_context);
+}
+
 DeviceInfo device_info(const Driver& driver, CUdevice device, const std::string& chip) {
   DeviceInfo info;
   char name[256] = {};

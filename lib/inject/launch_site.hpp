@@ -40,6 +40,12 @@ std::string demangle(const char* name);
 // An attribute of a launched function; 0 when the driver cannot say.
 int function_attribute(const Driver& driver, CUfunction function, CUfunction_attribute attribute);
 
+// Loads the function's module into the current context now (CUDA_MODULE_LOADING=LAZY, the
+// default, loads it inside the first launch: inside the measured range, where the load's
+// milliseconds and its device-memory writes would be counted as the kernel's). Best effort:
+// a driver without cuFuncLoad, or a handle it refuses, leaves loading lazy.
+void load_function(const Driver& driver, CUfunction function);
+
 // The device as the device record gives it; `chip` as the range profiler names it.
 DeviceInfo device_info(const Driver& driver, CUdevice device, const std::string& chip);
 
