@@ -81,7 +81,12 @@ TEST_CASE("analysis: measured flash-v2 on H200 judged on the mma.sync ceiling") 
   CHECK(a.compute_bound);
   CHECK(a.regime == "compute-bound (tensor FP16 (mma_sync))");
   CHECK(a.ridge_factor == doctest::Approx(1000 / (713.7e12 / 4800e9)));
-  CHECK(a.time_floor_seconds == doctest::Approx(1.0e12 / 713.7e12));
+  // 1024 CTAs (128 query tiles × 8 heads) on 132 SMs: the busiest SM holds 8, so the roof is
+  // 1024 / 1056 of the pipe's peak (the tail effect).
+  REQUIRE(a.tail);
+  CHECK(a.tail->efficiency == doctest::Approx(1024.0 / 1056));
+  CHECK_FALSE(a.tail_bound);
+  CHECK(a.time_floor_seconds == doctest::Approx(1.0e12 / (713.7e12 * 1024 / 1056)));
   CHECK(a.flops_vs_model == doctest::Approx(1.01e12 / row.prediction.model_flops));
   CHECK(a.dram_bytes_vs_model == doctest::Approx(1.0e9 / row.prediction.model_dram_bytes));
   CHECK(a.warnings.empty());

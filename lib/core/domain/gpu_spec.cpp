@@ -190,10 +190,11 @@ const ComputeCeiling* GpuSpec::ceiling(ComputePath path, TensorInstruction instr
 GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   const JsonReader read(origin);
   if (!root.is_object()) read.fail("(top level)", "must be a JSON object");
-  read.only_keys(root, "",
-                 {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
-                  "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes",
-                  "tdp_watts", "sources", "memory_levels", "compute_ceilings", "calibrated_from"});
+  read.only_keys(
+      root, "",
+      {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
+       "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes", "tdp_watts",
+       "sources", "memory_levels", "compute_ceilings", "calibrated_from", "sm_limits"});
   GpuSpec spec;
   spec.key = std::filesystem::path(origin).stem().string();
   spec.file = origin;
@@ -215,6 +216,22 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     read.fail("base_clock_mhz", "must not exceed boost_clock_mhz");
   if (root.contains("calibrated_from"))
     spec.calibrated_from = read.string(root, "", "calibrated_from");
+
+  if (const json* limits = read.optional_member(root, "", "sm_limits"); limits != nullptr) {
+    read.require_object(*limits, "sm_limits");
+    read.only_keys(*limits, "sm_limits",
+                   {"max_threads", "max_ctas", "registers", "shared_bytes",
+                    "reserved_shared_per_cta", "source"});
+    SmLimits l;
+    l.max_threads = static_cast<int>(read.integer(*limits, "sm_limits", "max_threads", 32, 65536));
+    l.max_ctas = static_cast<int>(read.integer(*limits, "sm_limits", "max_ctas", 1, 1024));
+    l.registers = static_cast<int>(read.integer(*limits, "sm_limits", "registers", 256, 1 << 24));
+    l.shared_bytes = read.integer(*limits, "sm_limits", "shared_bytes", 0, std::int64_t{1} << 30);
+    l.reserved_shared_per_cta =
+        read.integer(*limits, "sm_limits", "reserved_shared_per_cta", 0, std::int64_t{1} << 20);
+    l.source = read.string(*limits, "sm_limits", "source");
+    spec.sm_limits = std::move(l);
+  }
 
   const json& sources = read.member(root, "", "sources");
   read.require_object(sources, "sources");
@@ -310,6 +327,13 @@ json to_json(const GpuSpec& spec) {
     root["compute_ceilings"].push_back(std::move(entry));
   }
   if (!spec.calibrated_from.empty()) root["calibrated_from"] = spec.calibrated_from;
+  if (spec.sm_limits)
+    root["sm_limits"] = {{"max_threads", spec.sm_limits->max_threads},
+                         {"max_ctas", spec.sm_limits->max_ctas},
+                         {"registers", spec.sm_limits->registers},
+                         {"shared_bytes", spec.sm_limits->shared_bytes},
+                         {"reserved_shared_per_cta", spec.sm_limits->reserved_shared_per_cta},
+                         {"source", spec.sm_limits->source}};
   return root;
 }
 

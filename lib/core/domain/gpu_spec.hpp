@@ -64,6 +64,17 @@ struct ComputeCeiling {
   std::string label() const;  // "tensor FP16 (wgmma)"
 };
 
+// What one SM holds at once (the CUDA C++ Programming Guide's technical specifications per
+// compute capability): the occupancy behind the tail effect's waves.
+struct SmLimits {
+  int max_threads = 0;
+  int max_ctas = 0;
+  int registers = 0;                         // 32-bit registers
+  std::int64_t shared_bytes = 0;             // shared memory usable by CTAs of one SM
+  std::int64_t reserved_shared_per_cta = 0;  // the system's share of each CTA's (1 KB from 8.0)
+  std::string source;
+};
+
 struct GpuSpec {
   std::string key;  // file stem, e.g. "h100-sxm5"
   std::string name;
@@ -80,7 +91,8 @@ struct GpuSpec {
   std::map<std::string, std::string> sources;  // identity figure key -> source
   std::vector<MemoryLevelSpec> memory;
   std::vector<ComputeCeiling> compute;
-  std::string file;  // where it was loaded from; empty when embedded in a report
+  std::optional<SmLimits> sm_limits;  // JSON "sm_limits", optional
+  std::string file;                   // where it was loaded from; empty when embedded in a report
   // Key of the spec-sheet spec this one was calibrated from (calibration.hpp); empty for a
   // spec sheet. JSON key "calibrated_from", optional.
   std::string calibrated_from;

@@ -189,6 +189,22 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     a.levels.push_back(level);
   }
 
+  // The tail effect: the compute ceiling at the share of the chip the grid can keep busy.
+  a.tail_roof_flops_per_second = kNaN;
+  if (!a.bandwidth_only && a.ceiling != nullptr) {
+    std::optional<LaunchGrid> grid;
+    if (row.launch.has_value())
+      grid = launch_grid(*row.launch, spec);
+    else if (model != nullptr)
+      grid = bundled_grid(*model, row.workload);
+    if (grid) a.tail = tail_effect(*grid, spec.sm_count);
+    if (a.tail && a.tail->efficiency > 0 && a.tail->efficiency < 1) {
+      a.tail_roof_flops_per_second = a.peak_flops_per_second * a.tail->efficiency;
+      const double floor = seconds_at(a.flops, a.tail_roof_flops_per_second);
+      if (floor > a.time_floor_seconds) a.time_floor_seconds = floor;
+    }
+  }
+
   a.time_seconds = timed ? row.timing->median_seconds() : a.time_floor_seconds;
   a.flops_per_second = a.flops / a.time_seconds;
   a.algorithmic_flops_per_second = a.algorithmic_flops / a.time_seconds;
@@ -215,6 +231,16 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     }
   }
   a.regime = (a.compute_bound ? "compute-bound (" : "memory-bound (") + a.binding + ")";
+  if (std::isfinite(a.tail_roof_flops_per_second) &&
+      a.tail_roof_flops_per_second < a.attainable_flops_per_second) {
+    a.attainable_flops_per_second = a.tail_roof_flops_per_second;
+    if (a.tail->efficiency < kTailBindsBelow) {
+      a.tail_bound = true;
+      a.compute_bound = true;
+      a.binding = "tail";
+      a.regime = "tail-bound: " + a.tail->brief();
+    }
+  }
   a.fraction_of_bound = a.time_floor_seconds / a.time_seconds;
   if (a.bandwidth_only) {
     // The level whose counted bytes take longest at its peak bounds the launch.

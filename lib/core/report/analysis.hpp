@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/model/tail_effect.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -60,6 +61,13 @@ struct RowAnalysis {
   std::string binding;      // "DRAM", "L2", or the ceiling label
   std::string regime;       // "memory-bound (DRAM)", "compute-bound (tensor FP16 (mma_sync))"
   double ridge_factor = 0;  // at the DRAM level
+  // The tail effect of the launch's grid (tail_effect.hpp), when the grid is known: a bundled
+  // flash kernel's, or a profiled launch's. Its roof is the compute ceiling × efficiency (NaN
+  // without a grid or a ceiling); it enters the bound below, and names the binding roof
+  // ("tail") when it is the lowest and the efficiency is below kTailBindsBelow.
+  std::optional<TailEffect> tail;
+  double tail_roof_flops_per_second = 0;
+  bool tail_bound = false;
   double attainable_flops_per_second = 0;  // the bound it could reach: min over roofs
   double time_floor_seconds = 0;           // max(flops/peak, bytes_L/bandwidth_L)
   double fraction_of_bound = 0;            // time floor ÷ time

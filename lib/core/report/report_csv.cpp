@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "lib/core/base/text.hpp"
+#include "lib/core/report/advice.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 
@@ -41,6 +42,7 @@ struct Cell {
   const Row& row;
   const RowAnalysis& a;
   const ReportContext& context;
+  const std::optional<Advice>& advice;
   const LevelAnalysis* l2;  // null when the row has no such level
   const LevelAnalysis* l1;
   bool known;  // the row has a workload
@@ -103,6 +105,18 @@ const Column kColumns[] = {
      [](C c) { return csv_number(c.a.attainable_flops_per_second / 1e12); }},
     {"time_floor_s", [](C c) { return csv_number(c.a.time_floor_seconds); }},
     {"fraction_of_bound", [](C c) { return csv_number(c.a.fraction_of_bound); }},
+    {"tail_efficiency",
+     [](C c) { return c.a.tail ? csv_number(c.a.tail->efficiency) : std::string(); }},
+    {"tail_roof_tflops_per_s",
+     [](C c) { return csv_number(c.a.tail_roof_flops_per_second / 1e12); }},
+    {"lever",
+     [](C c) { return c.advice ? std::string(to_string(c.advice->lever)) : std::string(); }},
+    {"estimated_speedup",
+     [](C c) { return c.advice ? csv_number(c.advice->estimated_speedup) : std::string(); }},
+    {"waves",
+     [](C c) {
+       return c.a.tail && c.a.tail->waves > 0 ? std::to_string(c.a.tail->waves) : std::string();
+     }},
     {"model_flops", [](C c) { return csv_number(c.row.prediction.model_flops); }},
     {"model_dram_bytes", [](C c) { return csv_number(c.row.prediction.model_dram_bytes); }},
     {"compulsory_dram_bytes",
@@ -164,9 +178,11 @@ std::string render_csv(const Report& report) {
   for (const Row& row : report.rows) {
     const ReportContext& context = report.context_of(row);
     const RowAnalysis a = analyze(row, report);
+    const std::optional<Advice> advice = advise(row, a, report.spec_for(row));
     const Cell cell{row,
                     a,
                     context,
+                    advice,
                     level_of(a, MemoryLevel::kL2),
                     level_of(a, MemoryLevel::kL1),
                     has_workload(row)};

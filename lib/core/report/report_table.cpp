@@ -6,6 +6,7 @@
 
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/roofline.hpp"
+#include "lib/core/report/advice.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/merge.hpp"
 #include "lib/core/report/report_io.hpp"
@@ -55,10 +56,11 @@ std::string render_table(const Report& report, const TableOptions& options) {
   if (!c.counters.empty()) out << "counters: " << one_line(c.counters) << "\n";
 
   const std::vector<std::string> header = {
-      "kernel",  "workload",  "time",    "GFLOP",  "TFLOP/s",        "DRAM bytes",    "DRAM GB/s",
-      "BW util", "AI FLOP/B", "ceiling", "regime", "ridge distance", "bound TFLOP/s", "of bound"};
-  const std::vector<bool> right = {false, false, true,  true,  true, true, true,
-                                   true,  true,  false, false, true, true, true};
+      "kernel",     "workload",       "time",          "GFLOP",     "TFLOP/s",
+      "DRAM bytes", "DRAM GB/s",      "BW util",       "AI FLOP/B", "ceiling",
+      "regime",     "ridge distance", "bound TFLOP/s", "of bound",  "try next"};
+  const std::vector<bool> right = {false, false, true,  true, true, true, true, true,
+                                   true,  false, false, true, true, true, false};
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;
   bool any_model = false;
@@ -85,10 +87,11 @@ std::string render_table(const Report& report, const TableOptions& options) {
     };
     if (!a.has_verdict) {
       rows.push_back({row.kernel, workload, std::string(to_string(row.status)), "", "", "", "", "",
-                      "", "", row.message, "", "", ""});
+                      "", "", row.message, "", "", "", ""});
       continue;
     }
     const double ms = a.time_seconds * 1e3;
+    const std::optional<Advice> advice = advise(row, a, report.spec_for(row));
     rows.push_back({
         row.kernel,
         workload,
@@ -106,6 +109,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
         flop_cell(format_fixed(a.attainable_flops_per_second / 1e12, 1)),
         std::isfinite(a.fraction_of_bound) ? format_fixed(100 * a.fraction_of_bound, 0) + "%"
                                            : std::string("-"),
+        advice ? advice->brief() : std::string("-"),
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
   }
@@ -128,6 +132,8 @@ std::string render_table(const Report& report, const TableOptions& options) {
   };
   line(header, true);
   for (const auto& cells : rows) line(cells, false);
+  out << "try next: the lever the numbers point to, and the most it could gain (an upper bound: "
+         "`show` and the JSON's analysis.advice say why).\n";
   out << "GFLOP and TFLOP/s: FlashAttention convention (4·B·H·N²·d forward, halved when causal, "
          "backward 2.5×). AI and regime: FLOPs on the kernel's own pipe over DRAM bytes.\n";
   if (any_model) out << "* model: not measured (analytic model or roofline floor)\n";

@@ -11,6 +11,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/limits.hpp"
 #include "lib/core/model/roofline.hpp"
+#include "lib/core/report/advice.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/json_values.hpp"
 
@@ -59,7 +60,7 @@ json terms_json(const std::vector<ModelTerm>& terms, const char* unit) {
   return out;
 }
 
-json analysis_json(const RowAnalysis& a) {
+json analysis_json(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
   json out;
   out["has_verdict"] = a.has_verdict;
   out["projected"] = a.projected;
@@ -114,9 +115,41 @@ json analysis_json(const RowAnalysis& a) {
   out["attainable_tflops_per_second"] = json_number(a.attainable_flops_per_second / 1e12);
   out["time_floor_seconds"] = json_number(a.time_floor_seconds);
   out["fraction_of_bound"] = json_number(a.fraction_of_bound);
+  if (a.tail) {
+    const TailEffect& t = *a.tail;
+    out["tail"] = {{"ctas", t.ctas},
+                   {"sm_count", t.sm_count},
+                   {"ctas_per_sm", t.ctas_per_sm > 0 ? json(t.ctas_per_sm) : json(nullptr)},
+                   {"waves", t.waves > 0 ? json(t.waves) : json(nullptr)},
+                   {"last_wave_fill", json_number(t.last_wave_fill)},
+                   {"efficiency", json_number(t.efficiency)},
+                   {"equal_work", t.equal_work},
+                   {"grid_from", t.origin},
+                   {"roof_tflops_per_second", json_number(a.tail_roof_flops_per_second / 1e12)},
+                   {"binds", a.tail_bound},
+                   {"description", t.describe()}};
+  } else {
+    out["tail"] = nullptr;
+  }
   out["flops_vs_model"] = json_number(a.flops_vs_model);
   out["dram_bytes_vs_model"] = json_number(a.dram_bytes_vs_model);
   out["dram_bytes_vs_compulsory"] = json_number(a.dram_bytes_vs_compulsory);
+  if (const std::optional<Advice> advice = advise(row, a, spec)) {
+    const Advice& v = *advice;
+    out["advice"] = {{"roof", v.roof},
+                     {"of_roof", json_number(v.of_roof)},
+                     {"gain_to_roof", json_number(v.gain_to_roof)},
+                     {"next_roof", v.next_roof.empty() ? json(nullptr) : json(v.next_roof)},
+                     {"next_roof_ratio", json_number(v.next_roof_ratio)},
+                     {"lever", to_string(v.lever)},
+                     {"evidence", v.evidence},
+                     {"action", v.action},
+                     {"target_time_seconds", json_number(v.target_time_seconds)},
+                     {"estimated_speedup", json_number(v.estimated_speedup)},
+                     {"text", v.line()}};
+  } else {
+    out["advice"] = nullptr;
+  }
   out["warnings"] = a.warnings;
   out["footnotes"] = a.footnotes;
   return out;
@@ -192,7 +225,7 @@ json row_json(const Row& row, const Report& report) {
     r["verification"] = nullptr;
   }
   if (row.origin) r["origin"] = *row.origin;
-  r["analysis"] = analysis_json(analyze(row, report));
+  r["analysis"] = analysis_json(row, analyze(row, report), report.spec_for(row));
   return r;
 }
 

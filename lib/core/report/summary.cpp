@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "lib/core/base/text.hpp"
+#include "lib/core/report/advice.hpp"
 #include "lib/core/report/analysis.hpp"
 
 namespace roofline {
@@ -128,6 +129,9 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
     KernelGroup group;
     std::vector<double> times;
     std::map<std::string, double> time_by_binding;
+    std::map<std::string, double> time_by_lever;
+    std::map<std::string, std::pair<double, std::string>> longest_by_lever;  // time, advice
+    double target_seconds = 0;  // Σ targets of the rows with advice, + time of those without
     double judged_seconds = 0;  // time of the rows with a floor
   };
   std::map<std::string, std::size_t> index;
@@ -159,6 +163,15 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
     }
     g.times.push_back(a.time_seconds);
     g.time_by_binding[a.binding] += a.time_seconds;
+    if (const std::optional<Advice> advice = advise(row, a, report.spec_for(row))) {
+      const std::string lever = to_string(advice->lever);
+      g.time_by_lever[lever] += a.time_seconds;
+      auto& longest = g.longest_by_lever[lever];
+      if (a.time_seconds > longest.first) longest = {a.time_seconds, advice->line()};
+      g.target_seconds += std::min(a.time_seconds, advice->target_time_seconds);
+    } else {
+      g.target_seconds += a.time_seconds;
+    }
     summary.total_seconds += a.time_seconds;
     ++summary.rows;
   }
@@ -175,8 +188,20 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
         std::max_element(g.time_by_binding.begin(), g.time_by_binding.end(),
                          [](const auto& a, const auto& b) { return a.second < b.second; })
             ->first;
+    if (!g.time_by_lever.empty()) {
+      group.lever =
+          std::max_element(g.time_by_lever.begin(), g.time_by_lever.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; })
+              ->first;
+      group.advice = g.longest_by_lever[group.lever].second;
+    }
+    group.lever_saving_seconds = std::max(0.0, group.total_seconds - g.target_seconds);
+    group.lever_speedup = g.target_seconds > 0 ? group.total_seconds / g.target_seconds : 1.0;
     summary.groups.push_back(std::move(group));
   }
+  for (KernelGroup& group : summary.groups)
+    group.program_speedup =
+        summary.total_seconds / (summary.total_seconds - group.lever_saving_seconds);
   std::stable_sort(summary.groups.begin(), summary.groups.end(),
                    [sort](const KernelGroup& a, const KernelGroup& b) {
                      switch (sort) {
@@ -239,6 +264,27 @@ std::string render_summary(const Summary& summary, std::size_t top) {
   }
   out << "of roof: Σ time floors ÷ Σ times. gain if at roof: the group's headroom (time above its "
          "floor) ÷ all the kernel time above: an upper bound on what it can save the program.\n";
+  // What to try next: the groups whose levers would save the program most.
+  std::vector<const KernelGroup*> by_saving;
+  for (const KernelGroup& g : summary.groups)
+    if (!g.lever.empty() && g.lever_saving_seconds > 0) by_saving.push_back(&g);
+  std::stable_sort(by_saving.begin(), by_saving.end(),
+                   [](const KernelGroup* a, const KernelGroup* b) {
+                     return a->lever_saving_seconds > b->lever_saving_seconds;
+                   });
+  const std::size_t advised = std::min(by_saving.size(), top == 0 ? std::size_t{5} : top);
+  if (advised > 0) {
+    out << "\nWhat to try next (upper bounds: each group at the roof its lever opens):\n";
+    for (std::size_t i = 0; i < advised; ++i) {
+      const KernelGroup& g = *by_saving[i];
+      out << "  " << one_line(g.key) << " (" << format_fixed(100 * g.share, 1) << "% of the time)\n"
+          << "    " << one_line(g.advice) << "\n"
+          << "    these " << g.launches << (g.launches == 1 ? " launch" : " launches") << " up to ×"
+          << format_fixed(g.lever_speedup, 2) << "; the program up to ×"
+          << format_fixed(g.program_speedup, 3) << " (" << seconds_text(g.lever_saving_seconds)
+          << " less)\n";
+    }
+  }
   return out.str();
 }
 

@@ -36,6 +36,15 @@ struct KernelGroup {
   double floor_seconds = 0;      // Σ time floors
   double headroom_seconds = 0;   // Σ max(0, time − floor)
   double program_gain = 0;       // headroom ÷ the summary's total time
+  // What to try next (advice.hpp): the lever of most of its time, the advice of its longest
+  // row under that lever (its evidence), the time its rows would save with their levers pulled
+  // (Σ time − target), the group's upper-bound speed-up (Σ time ÷ Σ target) and the program's
+  // (total ÷ (total − saving)).
+  std::string lever;
+  std::string advice;  // Advice::line() of the longest row with that lever
+  double lever_saving_seconds = 0;
+  double lever_speedup = 0;
+  double program_speedup = 0;
 };
 
 struct Summary {
@@ -56,7 +65,9 @@ std::string functor_of(const std::string& demangled);
 
 Summary summarize(const Report& report, GroupBy by, SummarySort sort = SummarySort::kTime);
 
-// The summary as a table: the top `top` groups (0: all), the rest counted in one line.
+// The summary as a table: the top `top` groups (0: all), the rest counted in one line, then
+// what to try next for the groups that would save the program most (at most `top`, 5 by
+// default when `top` is 0).
 std::string render_summary(const Summary& summary, std::size_t top);
 
 }  // namespace roofline

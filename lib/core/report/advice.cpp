@@ -1,0 +1,229 @@
+#include "lib/core/report/advice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "lib/core/base/text.hpp"
+#include "lib/core/model/model.hpp"
+
+namespace roofline {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// DRAM bytes above this many times the compulsory ones point to missing reuse.
+constexpr double kReuseFactor = 3.0;
+// Below this share of the binding level's bandwidth, the access pattern is the lever.
+constexpr double kBandwidthLever = 0.6;
+// From this share of its roof on, a row is at its roof.
+constexpr double kAtRoof = 0.8;
+
+const KernelModel* bundled_model(const Row& row) {
+  if (row.launch.has_value()) return nullptr;
+  for (const KernelModel& model : kernel_models())
+    if (model.name == row.kernel) return &model;
+  return nullptr;
+}
+
+double seconds(double amount, double rate) {
+  return rate > 0 && std::isfinite(rate) && std::isfinite(amount) ? amount / rate : kNaN;
+}
+
+double max_finite(std::initializer_list<double> values) {
+  double out = kNaN;
+  for (double v : values)
+    if (std::isfinite(v)) out = std::isfinite(out) ? std::max(out, v) : v;
+  return out;
+}
+
+std::string times(double factor) {
+  return "×" + format_fixed(factor, factor < 10 ? 2 : 1);
+}
+
+std::string tflops(double rate) {
+  return format_fixed(rate / 1e12, 1) + " TFLOP/s";
+}
+
+struct Roof {
+  std::string label;
+  double rate;  // FLOP/s; for rows without FLOPs, 1 / time floor
+};
+
+}  // namespace
+
+const char* to_string(Lever lever) {
+  switch (lever) {
+    case Lever::kTail:
+      return "more CTAs";
+    case Lever::kFusion:
+      return "fusion";
+    case Lever::kReuse:
+      return "reuse";
+    case Lever::kTensorCores:
+      return "tensor cores";
+    case Lever::kWgmma:
+      return "wgmma";
+    case Lever::kOnChip:
+      return "on-chip reuse";
+    case Lever::kBandwidth:
+      return "bandwidth";
+    case Lever::kAtRoof:
+      return "at roof";
+    case Lever::kLatency:
+      return "latency";
+  }
+  return "latency";
+}
+
+std::string Advice::line() const {
+  std::string out = std::string(to_string(lever)) + ": " + evidence;
+  if (!action.empty()) out += "; " + action;
+  if (std::isfinite(estimated_speedup) && estimated_speedup > 1.005)
+    out += "; up to " + times(estimated_speedup);
+  return out;
+}
+
+std::string Advice::brief() const {
+  std::string out = to_string(lever);
+  if (std::isfinite(estimated_speedup) && estimated_speedup > 1.005)
+    out += " ≤" + times(estimated_speedup);
+  return out;
+}
+
+std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
+  if (!a.has_verdict || !(a.time_seconds > 0) || !(a.time_floor_seconds > 0)) return std::nullopt;
+  Advice v;
+  v.roof = a.binding;
+  v.of_roof = a.fraction_of_bound;
+  v.gain_to_roof = a.time_seconds / a.time_floor_seconds;
+  const KernelModel* model = bundled_model(row);
+
+  // The roofs, lowest first, and the one above the binding roof.
+  std::vector<Roof> roofs;
+  if (!a.bandwidth_only) {
+    if (a.ceiling != nullptr) roofs.push_back({a.ceiling->label(), a.peak_flops_per_second});
+    if (std::isfinite(a.tail_roof_flops_per_second))
+      roofs.push_back({"tail", a.tail_roof_flops_per_second});
+    for (const LevelAnalysis& level : a.levels)
+      if (!level.partial && std::isfinite(level.attainable_flops_per_second))
+        roofs.push_back(
+            {std::string(display_name(level.level)), level.attainable_flops_per_second});
+  } else {
+    for (const LevelAnalysis& level : a.levels)
+      if (!level.partial && level.time_floor_seconds > 0)
+        roofs.push_back({std::string(display_name(level.level)), 1 / level.time_floor_seconds});
+  }
+  std::sort(roofs.begin(), roofs.end(),
+            [](const Roof& x, const Roof& y) { return x.rate < y.rate; });
+  v.next_roof_ratio = kNaN;
+  for (const Roof& roof : roofs)
+    if (roof.label != v.roof && !roofs.empty() && roof.rate > roofs.front().rate * (1 + 1e-9)) {
+      v.next_roof = roof.label;
+      v.next_roof_ratio = roof.rate / roofs.front().rate;
+      break;
+    }
+
+  // Floors the levers leave in place.
+  double dram_floor = kNaN, l2_floor = kNaN, l1_floor = kNaN;
+  const LevelAnalysis* l1 = nullptr;
+  for (const LevelAnalysis& level : a.levels) {
+    if (level.level == MemoryLevel::kDram) dram_floor = level.time_floor_seconds;
+    if (level.level == MemoryLevel::kL2) l2_floor = level.time_floor_seconds;
+    if (level.level == MemoryLevel::kL1) {
+      l1_floor = level.time_floor_seconds;
+      l1 = &level;
+    }
+  }
+  const double bytes_floor = max_finite({dram_floor, l2_floor, l1_floor});
+  // The least work of the operation: what any kernel of it computes at least.
+  const double work = model != nullptr && a.algorithmic_flops > 0 && std::isfinite(a.flops)
+                          ? std::min(a.flops, a.algorithmic_flops)
+                          : a.flops;
+  const ComputePath tensor_path = a.ceiling != nullptr && is_tensor(a.ceiling->path)
+                                      ? a.ceiling->path
+                                      : ComputePath::kTensorFp16;
+  const ComputeCeiling* best_tensor = spec.ceiling(tensor_path);  // highest peak of the path
+  const double peak = a.peak_flops_per_second;
+  const double dram_bw = a.dram != nullptr ? a.dram->peak_bandwidth_bytes_per_second : kNaN;
+  const double compulsory = row.prediction.compulsory_dram_bytes;
+  const bool l1_binds = a.binding == "L1" && l1 != nullptr && !l1->partial;
+
+  if (a.tail_bound) {
+    v.lever = Lever::kTail;
+    v.evidence = a.tail->describe();
+    v.action = "more CTAs: smaller tiles, split the keys (split-KV) or a persistent schedule";
+    v.target_time_seconds = max_finite({bytes_floor, seconds(a.flops, peak)});
+  } else if (model != nullptr && model->family == KernelFamily::kStandard) {
+    v.lever = Lever::kFusion;
+    v.evidence = "DRAM moves " + times(a.dram->bytes / compulsory) + " the compulsory bytes (" +
+                 format_si(a.dram->bytes) + "B against " + format_si(compulsory) +
+                 "B): S and P go through DRAM between its kernels";
+    v.action = "one fused kernel (FlashAttention) keeps them on chip";
+    v.target_time_seconds = max_finite(
+        {seconds(compulsory, dram_bw),
+         seconds(work, best_tensor != nullptr ? best_tensor->peak_tflops * 1e12 : peak)});
+  } else if (!a.bandwidth_only && a.ceiling != nullptr && !is_tensor(a.ceiling->path) &&
+             model != nullptr && best_tensor != nullptr) {
+    v.lever = Lever::kTensorCores;
+    v.evidence = "its FLOPs run on " + a.ceiling->label() + " (" + tflops(peak) + "); " +
+                 best_tensor->label() + " peaks at " + tflops(best_tensor->peak_tflops * 1e12) +
+                 " (" + times(best_tensor->peak_tflops * 1e12 / peak) + ")";
+    v.action = "the matrix products on tensor cores";
+    v.target_time_seconds =
+        max_finite({dram_floor, l2_floor, seconds(work, best_tensor->peak_tflops * 1e12)});
+  } else if (!a.bandwidth_only && a.compute_bound && a.ceiling != nullptr &&
+             a.ceiling->instruction == TensorInstruction::kMmaSync &&
+             spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma) != nullptr &&
+             spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma)->peak_tflops >
+                 a.ceiling->peak_tflops) {
+    const ComputeCeiling& wgmma = *spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma);
+    v.lever = Lever::kWgmma;
+    v.evidence = "mma.sync's roof is " + tflops(peak) + ", wgmma's " +
+                 tflops(wgmma.peak_tflops * 1e12) + " (" + times(wgmma.peak_tflops * 1e12 / peak) +
+                 ")";
+    v.action = "warpgroup MMA (wgmma) fed by TMA";
+    // wgmma reads its operands from shared memory, past the L1 counters: DRAM and L2 remain.
+    v.target_time_seconds =
+        max_finite({dram_floor, l2_floor, seconds(work, wgmma.peak_tflops * 1e12)});
+  } else if (a.binding == "DRAM" && model != nullptr && a.dram_bytes_vs_compulsory > kReuseFactor) {
+    v.lever = Lever::kReuse;
+    v.evidence = "DRAM moves " + times(a.dram_bytes_vs_compulsory) + " the compulsory bytes";
+    v.action = "larger tiles or an L2-friendly order, so that K and V are read once";
+    v.target_time_seconds =
+        max_finite({seconds(compulsory, dram_bw), l2_floor, l1_floor, seconds(a.flops, peak)});
+  } else if (l1_binds) {
+    v.lever = Lever::kOnChip;
+    v.evidence = "L1 moves " + times(l1->bytes / a.dram->bytes) + " the DRAM bytes, at " +
+                 format_fixed(100 * l1->bandwidth_utilisation, 0) + "% of its bandwidth";
+    v.action = "fewer on-chip reads per FLOP: operands kept in registers, larger MMA tiles";
+    v.target_time_seconds = max_finite({dram_floor, l2_floor, seconds(a.flops, peak)});
+  } else if (!a.compute_bound && a.fraction_of_bound < kBandwidthLever) {
+    v.lever = Lever::kBandwidth;
+    v.evidence =
+        a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth";
+    v.action =
+        "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by "
+        "fusing with its neighbours";
+    v.target_time_seconds = a.time_floor_seconds;
+  } else if (a.fraction_of_bound >= kAtRoof) {
+    v.lever = Lever::kAtRoof;
+    v.evidence = "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding;
+    v.action = v.next_roof.empty() ? "only less work helps"
+                                   : "only less work or a higher roof helps (next: " + v.next_roof +
+                                         ", " + times(v.next_roof_ratio) + ")";
+    v.target_time_seconds = a.time_floor_seconds;
+  } else {
+    v.lever = Lever::kLatency;
+    v.evidence = "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
+                 ", and no counter points elsewhere";
+    v.action = "latency, occupancy or synchronisation: sample the warp stalls (ncu --set full)";
+    v.target_time_seconds = a.time_floor_seconds;
+  }
+  if (!(v.target_time_seconds > 0)) v.target_time_seconds = a.time_floor_seconds;
+  v.estimated_speedup = std::max(1.0, a.time_seconds / v.target_time_seconds);
+  return v;
+}
+
+}  // namespace roofline
