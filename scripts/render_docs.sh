@@ -29,8 +29,11 @@ tar -xJf "$archive" -C "$work" "$member" h200_gate_2/gpu.txt
 report="$work/$member"
 
 mkdir -p docs/sample docs/img
-NO_COLOR=1 "$tool" show "$report" >docs/sample/run-h200.txt 2>/dev/null
-"$tool" plot "$report" -o docs/img/roofline-h200.svg 2>/dev/null
+root="$PWD"
+tool="$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")"
+# Run from the unpacked directory, so that the chart names the report by its member path alone.
+(cd "$work" && NO_COLOR=1 "$tool" show "$member" >"$root/docs/sample/run-h200.txt" 2>/dev/null)
+(cd "$work" && "$tool" plot "$member" -o "$root/docs/img/roofline-h200.svg" 2>/dev/null)
 
 # The excerpt: the three context lines, the column header, the N=16384 forward rows, the footnote.
 excerpt="$work/excerpt.txt"
