@@ -41,16 +41,16 @@ awk 'NR <= 4 || /N=16384 (full|causal) fwd/ || /^GFLOP and TFLOP\/s:/' docs/samp
 
 source_line="$work/source.txt"
 python3 - "$report" "$work/h200_gate_2/gpu.txt" "$recorded_in" "$archive" "$member" >"$source_line" <<'EOF'
-import json, sys
+import json, sys, textwrap
 report, gpu_txt, commit, archive, member = sys.argv[1:]
 context = json.load(open(report))["context"]
 device = context["device"]
 driver = open(gpu_txt).readline().split(",")[1].strip()
-print(f"Sample: `{member}` of `{archive}`, measured on an {device['name']} ({device['sm_count']} SMs, "
+print(textwrap.fill(f"Sample: `{member}` of `{archive}`, measured on an {device['name']} ({device['sm_count']} SMs, "
       f"CC {device['compute_capability']}, driver {driver}, CUDA {device['runtime_version']}) at "
       f"{context['time_utc']} by `cuflash-roofline run --pass fwd,bwd` (default options); the "
       f"recording is in commit {commit}. `scripts/render_docs.sh` regenerates the table and the chart "
-      f"from it.")
+      f"from it.", width=96, break_on_hyphens=False, break_long_words=False))
 EOF
 
 python3 - README.md "$excerpt" "$source_line" <<'EOF'
