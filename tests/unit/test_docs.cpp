@@ -1,5 +1,6 @@
 // The documentation that is generated from the code: the CSV column reference in
-// docs/columns.md, between its csv-columns markers, equals render_csv_column_reference().
+// docs/columns.md, between its csv-columns markers, equals render_csv_column_reference(). And
+// the README opens with the two commands CI runs (.ci/run), in its first code block.
 // After adding or changing a CSV column, regenerate it:
 //   ROOFLINE_UPDATE_GOLDEN=1 ctest --test-dir build/nocuda -R docs
 // and review `git diff docs/columns.md` before committing it.
@@ -7,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "lib/core/report/report_io.hpp"
@@ -49,4 +51,23 @@ TEST_CASE("docs: the column reference names every CSV column once, in order") {
     REQUIRE_MESSAGE(found != std::string::npos, name);
     at = found;
   }
+}
+
+TEST_CASE("docs: the README opens with the commands .ci/run runs") {
+  const std::filesystem::path root = std::filesystem::path(ROOFLINE_DOCS_DIR).parent_path();
+  const std::string readme = read_text(root / "README.md");
+  const std::size_t open = readme.find("```sh\n");
+  REQUIRE(open != std::string::npos);
+  const std::size_t close = readme.find("```", open + 6);
+  REQUIRE(close != std::string::npos);
+  const std::string first_block = readme.substr(open, close - open);
+  std::istringstream ci(read_text(root / ".ci" / "run"));
+  int commands = 0;
+  for (std::string line; std::getline(ci, line);) {
+    if (line.rfind("scripts/", 0) != 0) continue;
+    ++commands;
+    CHECK_MESSAGE(first_block.find("\n" + line + " ") != std::string::npos,
+                  ".ci/run's `" << line << "` is not in the README's first code block");
+  }
+  CHECK(commands == 2);
 }
