@@ -127,9 +127,9 @@ int run_cli(const std::vector<std::string>& args) {
     std::cerr << "error: " << one_line(e.what()) << "\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const std::bad_alloc&) {
-    // The machine's limit, not a bug: the README's "Input limits" says what a report needs.
+    // The machine's limit, not a bug: docs/exit-codes.md, "Input limits", says what a report needs.
     std::cerr << "error: out of memory (a report needs about 3 times its size to read, 6 times "
-                 "to merge or rewrite: README, Input limits)\n";
+                 "to merge or rewrite: docs/exit-codes.md, Input limits)\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const GpuUnavailableError& e) {
     std::cerr << "error: " << one_line(e.what()) << "\n";

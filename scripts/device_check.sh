@@ -5,6 +5,7 @@
 #   scripts/device_check.sh [stages...]
 #   stages (default all, in this order):
 #     build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bench
+#   and, only when named: advice (the advice and the tail roof judged on measured pairs)
 #
 # Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
 # tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
@@ -194,6 +195,29 @@ if has profile; then
   note "profile acceptance: rc=$? in $(elapsed "$t") s"
   sed -n '/== cost/,/== profile table/p' "$out/profile/summary.txt" 2>/dev/null | tee -a "$summary"
   grep -E "^(ctest|profile|program|ncu|plot|compare)" "$out/profile/summary.txt" | tee -a "$summary"
+fi
+
+if has advice; then
+  # Advice on pairs whose answer is known (standard -> flash-v3, flash-v1 -> flash-v2,
+  # flash-v2 -> flash-v3), at B4 H16 N2048, d 64 and 128, both masks and passes; and the tail
+  # roof on grids below two waves (B1 H2 and B2 H8, N 1024 and 2048). Default counters.
+  t=$(seconds)
+  for d in 64 128; do
+    "$tool" -q run --batch 4 --heads 16 --seq 2048 --head-dim "$d" --pass fwd,bwd --reps 10 \
+      --json "$out/advice_d$d.json" >"$out/advice_d$d.txt" 2>&1
+    note "run B4 H16 N2048 d$d (every kernel, fwd+bwd): rc=$?"
+    for bh in "1 2" "2 8"; do
+      set -- $bh
+      "$tool" -q run --kernel flash-v2,flash-v3 --batch "$1" --heads "$2" --seq 1024,2048 \
+        --head-dim "$d" --pass fwd,bwd --reps 10 --json "$out/tail_b$1h$2_d$d.json" \
+        >"$out/tail_b$1h$2_d$d.txt" 2>&1
+      note "run flash-v2,flash-v3 B$1 H$2 N1024,2048 d$d: rc=$?"
+    done
+  done
+  python3 scripts/advice_check.py "$out"/advice_d*.json "$out"/tail_*.json >"$out/advice.txt" 2>&1
+  note "advice and tail roof: $(elapsed "$t") s"
+  cat "$out/advice.txt" >>"$summary"
+  "$tool" show --view table "$out/advice_d128.json" >"$out/advice_d128_table.txt" 2>&1
 fi
 
 if has bench; then

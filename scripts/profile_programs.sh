@@ -9,6 +9,7 @@
 #   - scripts/profile_vs_ncu.py: launch by launch, time, DRAM, L2 and tensor FLOPs.
 #
 #   scripts/profile_programs.sh [build] [test] [gputests] [gate] [mlp] [train] [modes]
+#                               [ncu-variants]
 #
 # `gputests` runs every GPU test; `gate` the seed sweep against a report recorded before the
 # change (see below); `mlp-modes` / `train-modes` the other sets and modes for one program.
@@ -179,6 +180,25 @@ modes() {
     grep -E "^(time|first|DRAM|L2|tensor|largest)" "$out/${name}_launch_vs_ncu.txt" | tee -a "$summary"
   fi
 }
+
+# ncu-variants: ncu on the MLP program with only gpu__time_duration and the SM clock, with and
+# without its cache flush, paired with the full list's run: does ncu's own time of a kernel
+# depend on what else it collects, or on the flush?
+if has ncu-variants && [ -n "$ncu_bin" ]; then
+  for cache in all none; do
+    t=$(seconds)
+    timeout "$(left 120)" "$ncu_bin" --clock-control none --cache-control "$cache" --csv \
+      --page raw --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
+      python3 scripts/programs/mlp_block.py >"$out/mlp_ncu_time_$cache.csv" 2>"$out/mlp_ncu_time_$cache.err"
+    note "mlp under ncu (time and clock only, --cache-control $cache): rc=$? in $(elapsed "$t") s"
+    ref="$out/mlp_ncu.csv"
+    [ -s "$ref" ] || ref="${NCU_REFERENCE_DIR:-/nonexistent}/mlp_ncu.csv"
+    python3 scripts/profile_vs_ncu.py --ours-ncu "$out/mlp_ncu_time_$cache.csv" "$ref" \
+      >"$out/mlp_ncu_time_$cache.txt" 2>&1
+    note "== ncu time-only ($cache) against ncu with our list =="
+    grep -E "^ *[0-9]+ .*!|^(time|first)" "$out/mlp_ncu_time_$cache.txt" | head -14 | tee -a "$summary"
+  done
+fi
 
 has mlp && program mlp scripts/programs/mlp_block.py
 has train && program train scripts/programs/train_step.py

@@ -32,9 +32,9 @@ enum class CacheControl { kCold, kWarm };
 // spans many launches, a range around each (a graph launch is one range, measured as a whole),
 // read when the counter-data image fills, at a hand-over to another process and at exit: on
 // the H200 it added 1.1 s to a 217-launch PyTorch program where a pass per launch added 10.7 s,
-// with the same agreement with ncu (README "Profiling your own program"). kPerLaunch: a pass
-// per launch (auto range, kernel replay; a graph launch's rows say whether it came back whole
-// or per kernel node), the path multi-pass sets always take.
+// with the same agreement with ncu (docs/results/2026-12-01-h200-profile-programs.md). kPerLaunch:
+// a pass per launch (auto range, kernel replay; a graph launch's rows say whether it came back
+// whole or per kernel node), the path multi-pass sets always take.
 enum class ReplayMode { kBatch, kPerLaunch };
 
 struct ProfileOptions {

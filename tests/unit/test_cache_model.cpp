@@ -224,9 +224,9 @@ TEST_CASE("cache model: against counted DRAM bytes and regimes of 140 rows on th
 TEST_CASE("cache model: the holdout and fresh groups counted on the H200 (2026-11-30)") {
   // scripts/model_groups.sh (model_vs_counters.py --groups holdout .. fresh5) on the H200, the
   // counted reports merged. The rows that fail are named, so that a change of the model shows
-  // here whichever way it goes (README "The model against the counters" says why each fails).
-  // fresh4 was counted before the rules it tests were written and judged once, after; fresh5
-  // was fixed with the model frozen.
+  // here whichever way it goes (docs/results/2026-11-30-h200-model-vs-counters.md says why each
+  // fails). fresh4 was counted before the rules it tests were written and judged once, after;
+  // fresh5 was fixed with the model frozen.
   const Judged j = judge(read_report_file(kRecordedGroups));
   CHECK(j.compared == 752);
   // cuBLAS ran these N×d GEMMs as sm90 wgmma kernels at odd N; the model names mma.sync.

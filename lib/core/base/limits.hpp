@@ -1,5 +1,5 @@
 // Input limits: what a spec file, a report or a command line may hold. Values outside them are
-// input errors (exit 2) whose message names the bound; the README's "Exit codes" lists them.
+// input errors (exit 2) whose message names the bound; docs/exit-codes.md lists them.
 // The physical bounds are generous (10-1000x beyond any GPU of 2025) and exist so that no
 // later computation meets a value it cannot represent (a 1e300 GB/s bandwidth, a 5e-324
 // TFLOP/s peak, a tensor of 2^93 elements).

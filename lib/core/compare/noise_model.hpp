@@ -31,7 +31,8 @@
 
 namespace roofline {
 
-// Defaults, from the A/A recordings of scripts/gate_check.sh on the H200 (README "Use in CI").
+// Defaults, from the A/A recordings of scripts/gate_check.sh on the H200 (docs/ci.md; rates in
+// docs/results/).
 inline constexpr double kDefaultProcessNoise = 0.005;
 inline constexpr double kDefaultCacheFloor = 0.01;
 inline constexpr double kDefaultCacheFloorBytes = 1e6;

@@ -1,7 +1,7 @@
 // The metric catalogue, defined once: every counter quantity the tool reports, its unit and
 // meaning, and for each chip the hardware metrics (CUPTI / Nsight Compute names) that make it.
 // It drives collection (lib/gpu asks for exactly these metrics), the reports (quantity ids are
-// the keys of Row::counters) and the README's "What the numbers mean".
+// the keys of Row::counters) and docs/columns.md.
 #pragma once
 
 #include <map>

@@ -36,5 +36,8 @@ Report read_report_file(const std::filesystem::path& path);
 
 // CSV column names, in order (report_csv.cpp's table says what each holds).
 const std::vector<std::string>& csv_columns();
+// The CSV columns as a Markdown table (column, what it holds), in order: the reference in
+// docs/columns.md, which test_docs.cpp keeps equal to it.
+std::string render_csv_column_reference();
 
 }  // namespace roofline

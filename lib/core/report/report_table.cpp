@@ -138,8 +138,8 @@ std::string render_table(const Report& report, const TableOptions& options) {
          "backward 2.5×). AI and regime: FLOPs on the kernel's own pipe over DRAM bytes.\n";
   if (any_model) out << "* model: not measured (analytic model or roofline floor)\n";
   if (any_projected)
-    out << "~ projected: counted on the GPU measured, placed on this spec's roofs (README, "
-           "projection)\n";
+    out << "~ projected: counted on the GPU measured, placed on this spec's roofs "
+           "(docs/model.md, projection)\n";
   // Warnings go to stderr (report_warnings); fixed properties are footnotes, once per cause.
   for (const ReportNote& note : report_footnotes(report))
     out << "note: " << one_line(describe(note)) << "\n";
