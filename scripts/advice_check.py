@@ -5,9 +5,9 @@
 
 Advice: for each workload (B, H, N, d, mask, pass) measured with both kernels of a pair whose
 answer is known (standard -> flash-v3: fusion; flash-v1 -> flash-v2: tensor cores;
-flash-v2 -> flash-v3: wgmma), the slower kernel's advice (analysis.advice) must name the lever
-the faster kernel used, and the measured speed-up (time of the slow row / time of the fast one)
-must not exceed the advice's estimated upper bound. Printed side by side.
+flash-v2 -> flash-v3: wgmma), the slower kernel's advice (analysis.advice, its lever or one of
+`also`) must name the lever the faster kernel used, and the measured speed-up (time of the slow
+row / time of the fast one) must not exceed that lever's estimated upper bound. Printed side by side.
 
 Tail roof: every row with a tail effect whose grid is below two waves (analysis.tail): its FLOP
 rate against the tail roof (at the spec's clock, and at the clock measured in the range) and
@@ -62,10 +62,14 @@ def main():
                 continue
             s, f = by[k][slow], by[k][fast]
             advice = s["analysis"].get("advice") or {}
-            lever = advice.get("lever", "-")
-            estimated = number(advice.get("estimated_speedup"))
+            # The row's lever, or another lever its advice names (a tail-bound row: also wgmma).
+            levers = [advice] + list(advice.get("also") or [])
+            named = next((l for l in levers if l.get("lever") == expected), None)
+            lever = advice.get("lever", "-") + ("" if named is None or named is advice
+                                                else "+" + expected)
+            estimated = number((named or advice).get("estimated_speedup"))
             measured = number(s["analysis"]["time_seconds"]) / number(f["analysis"]["time_seconds"])
-            good = lever == expected and measured <= estimated
+            good = named is not None and measured <= estimated
             n += 1
             ok += good
             print(f"{label(k):34} {slow + ' -> ' + fast:22} {lever:14} {expected:13} "
@@ -76,7 +80,7 @@ def main():
     print("Tail roof on grids below two waves (TFLOP/s on the kernel's own pipe)")
     print(f"{'kernel':10} {'workload':34} {'CTAs':>6} {'busy':>5} {'measured':>9} "
           f"{'tail roof':>9} {'at clock':>9} {'plain':>7}  within")
-    t = within = closer = 0
+    t = within = closer = lowered = 0
     for r in rows:
         a = r["analysis"]
         tail = a.get("tail")
@@ -92,12 +96,15 @@ def main():
         good = measured <= roof_clock * 1.0001
         t += 1
         within += good
-        closer += abs(roof - measured) < abs(plain - measured)
+        lower = eff < 1
+        lowered += lower
+        closer += lower and abs(roof - measured) < abs(plain - measured)
         print(f"{r['kernel']:10} {label(key(r)):34} {tail['ctas']:6} {100 * eff:4.0f}% "
               f"{measured:9.1f} {roof:9.1f} {roof_clock:9.1f} {plain:7.1f}  "
               f"{'yes' if good else 'NO'}")
     print(f"tail roof: {within}/{t} rows below two waves at or under it (at the measured clock); "
-          f"{closer}/{t} closer to it than to the plain roof")
+          f"{closer}/{lowered} of those it lowers (efficiency below 1) closer to it than to the "
+          "plain roof")
 
 
 if __name__ == "__main__":

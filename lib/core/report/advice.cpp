@@ -82,6 +82,11 @@ std::string Advice::line() const {
   if (!action.empty()) out += "; " + action;
   if (std::isfinite(estimated_speedup) && estimated_speedup > 1.005)
     out += "; up to " + times(estimated_speedup);
+  for (const LeverAdvice& l : also) {
+    out += ". Also " + std::string(to_string(l.lever)) + ": " + l.evidence;
+    if (std::isfinite(l.estimated_speedup) && l.estimated_speedup > 1.005)
+      out += "; up to " + times(l.estimated_speedup);
+  }
   return out;
 }
 
@@ -89,6 +94,7 @@ std::string Advice::brief() const {
   std::string out = to_string(lever);
   if (std::isfinite(estimated_speedup) && estimated_speedup > 1.005)
     out += " ≤" + times(estimated_speedup);
+  for (const LeverAdvice& l : also) out += ", " + std::string(to_string(l.lever));
   return out;
 }
 
@@ -150,79 +156,88 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   const double compulsory = row.prediction.compulsory_dram_bytes;
   const bool l1_binds = a.binding == "L1" && l1 != nullptr && !l1->partial;
 
-  if (a.tail_bound) {
-    v.lever = Lever::kTail;
-    v.evidence = a.tail->describe();
-    v.action = "more CTAs: smaller tiles, split the keys (split-KV) or a persistent schedule";
-    v.target_time_seconds = max_finite({bytes_floor, seconds(a.flops, peak)});
-  } else if (model != nullptr && model->family == KernelFamily::kStandard) {
-    v.lever = Lever::kFusion;
-    v.evidence = "DRAM moves " + times(a.dram->bytes / compulsory) + " the compulsory bytes (" +
-                 format_si(a.dram->bytes) + "B against " + format_si(compulsory) +
-                 "B): S and P go through DRAM between its kernels";
-    v.action = "one fused kernel (FlashAttention) keeps them on chip";
-    v.target_time_seconds = max_finite(
-        {seconds(compulsory, dram_bw),
-         seconds(work, best_tensor != nullptr ? best_tensor->peak_tflops * 1e12 : peak)});
-  } else if (!a.bandwidth_only && a.ceiling != nullptr && !is_tensor(a.ceiling->path) &&
-             model != nullptr && best_tensor != nullptr) {
-    v.lever = Lever::kTensorCores;
-    v.evidence = "its FLOPs run on " + a.ceiling->label() + " (" + tflops(peak) + "); " +
-                 best_tensor->label() + " peaks at " + tflops(best_tensor->peak_tflops * 1e12) +
-                 " (" + times(best_tensor->peak_tflops * 1e12 / peak) + ")";
-    v.action = "the matrix products on tensor cores";
-    v.target_time_seconds =
-        max_finite({dram_floor, l2_floor, seconds(work, best_tensor->peak_tflops * 1e12)});
-  } else if (!a.bandwidth_only && a.compute_bound && a.ceiling != nullptr &&
-             a.ceiling->instruction == TensorInstruction::kMmaSync &&
-             spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma) != nullptr &&
-             spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma)->peak_tflops >
-                 a.ceiling->peak_tflops) {
-    const ComputeCeiling& wgmma = *spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma);
-    v.lever = Lever::kWgmma;
-    v.evidence = "mma.sync's roof is " + tflops(peak) + ", wgmma's " +
-                 tflops(wgmma.peak_tflops * 1e12) + " (" + times(wgmma.peak_tflops * 1e12 / peak) +
-                 ")";
-    v.action = "warpgroup MMA (wgmma) fed by TMA";
+  // Every lever the numbers point to, in order of priority; the first is the row's.
+  std::vector<LeverAdvice> found;
+  const auto add = [&](Lever lever, std::string evidence, std::string action, double target) {
+    found.push_back({lever, std::move(evidence), std::move(action), target, 0});
+  };
+  // A lever that changes the pipe keeps the grid: the tail still scales its roof.
+  const double busy =
+      a.tail && a.tail->efficiency > 0 && a.tail->efficiency < 1 ? a.tail->efficiency : 1.0;
+  if (a.tail_bound)
+    add(Lever::kTail, a.tail->describe(),
+        "more CTAs: smaller tiles, split the keys (split-KV) or a persistent schedule",
+        max_finite({bytes_floor, seconds(a.flops, peak)}));
+  if (model != nullptr && model->family == KernelFamily::kStandard)
+    add(Lever::kFusion,
+        "DRAM moves " + times(a.dram->bytes / compulsory) + " the compulsory bytes (" +
+            format_si(a.dram->bytes) + "B against " + format_si(compulsory) +
+            "B): S and P go through DRAM between its kernels",
+        "one fused kernel (FlashAttention) keeps them on chip",
+        max_finite(
+            {seconds(compulsory, dram_bw),
+             seconds(work, best_tensor != nullptr ? best_tensor->peak_tflops * 1e12 : peak)}));
+  if (!a.bandwidth_only && a.ceiling != nullptr && !is_tensor(a.ceiling->path) &&
+      model != nullptr && best_tensor != nullptr)
+    add(Lever::kTensorCores,
+        "its FLOPs run on " + a.ceiling->label() + " (" + tflops(peak) + "); " +
+            best_tensor->label() + " peaks at " + tflops(best_tensor->peak_tflops * 1e12) + " (" +
+            times(best_tensor->peak_tflops * 1e12 / peak) + ")",
+        "the matrix products on tensor cores",
+        max_finite({dram_floor, l2_floor, seconds(work, best_tensor->peak_tflops * 1e12 * busy)}));
+  const ComputeCeiling* wgmma =
+      a.ceiling != nullptr ? spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma) : nullptr;
+  if (!a.bandwidth_only && a.compute_bound && a.ceiling != nullptr &&
+      a.ceiling->instruction == TensorInstruction::kMmaSync && wgmma != nullptr &&
+      wgmma->peak_tflops > a.ceiling->peak_tflops)
     // wgmma reads its operands from shared memory, past the L1 counters: DRAM and L2 remain.
-    v.target_time_seconds =
-        max_finite({dram_floor, l2_floor, seconds(work, wgmma.peak_tflops * 1e12)});
-  } else if (a.binding == "DRAM" && model != nullptr && a.dram_bytes_vs_compulsory > kReuseFactor) {
-    v.lever = Lever::kReuse;
-    v.evidence = "DRAM moves " + times(a.dram_bytes_vs_compulsory) + " the compulsory bytes";
-    v.action = "larger tiles or an L2-friendly order, so that K and V are read once";
-    v.target_time_seconds =
-        max_finite({seconds(compulsory, dram_bw), l2_floor, l1_floor, seconds(a.flops, peak)});
-  } else if (l1_binds) {
-    v.lever = Lever::kOnChip;
-    v.evidence = "L1 moves " + times(l1->bytes / a.dram->bytes) + " the DRAM bytes, at " +
-                 format_fixed(100 * l1->bandwidth_utilisation, 0) + "% of its bandwidth";
-    v.action = "fewer on-chip reads per FLOP: operands kept in registers, larger MMA tiles";
-    v.target_time_seconds = max_finite({dram_floor, l2_floor, seconds(a.flops, peak)});
-  } else if (!a.compute_bound && a.fraction_of_bound < kBandwidthLever) {
-    v.lever = Lever::kBandwidth;
-    v.evidence =
-        a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth";
-    v.action =
-        "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by "
-        "fusing with its neighbours";
-    v.target_time_seconds = a.time_floor_seconds;
-  } else if (a.fraction_of_bound >= kAtRoof) {
-    v.lever = Lever::kAtRoof;
-    v.evidence = "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding;
-    v.action = v.next_roof.empty() ? "only less work helps"
-                                   : "only less work or a higher roof helps (next: " + v.next_roof +
-                                         ", " + times(v.next_roof_ratio) + ")";
-    v.target_time_seconds = a.time_floor_seconds;
-  } else {
-    v.lever = Lever::kLatency;
-    v.evidence = "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
-                 ", and no counter points elsewhere";
-    v.action = "latency, occupancy or synchronisation: sample the warp stalls (ncu --set full)";
-    v.target_time_seconds = a.time_floor_seconds;
+    add(Lever::kWgmma,
+        "mma.sync's roof is " + tflops(peak) + ", wgmma's " + tflops(wgmma->peak_tflops * 1e12) +
+            " (" + times(wgmma->peak_tflops * 1e12 / peak) + ")",
+        "warpgroup MMA (wgmma) fed by TMA",
+        max_finite({dram_floor, l2_floor, seconds(work, wgmma->peak_tflops * 1e12 * busy)}));
+  if (a.binding == "DRAM" && model != nullptr && a.dram_bytes_vs_compulsory > kReuseFactor)
+    add(Lever::kReuse, "DRAM moves " + times(a.dram_bytes_vs_compulsory) + " the compulsory bytes",
+        "larger tiles or an L2-friendly order, so that K and V are read once",
+        max_finite({seconds(compulsory, dram_bw), l2_floor, l1_floor, seconds(a.flops, peak)}));
+  if (l1_binds)
+    add(Lever::kOnChip,
+        "L1 moves " + times(l1->bytes / a.dram->bytes) + " the DRAM bytes, at " +
+            format_fixed(100 * l1->bandwidth_utilisation, 0) + "% of its bandwidth",
+        "fewer on-chip reads per FLOP: operands kept in registers, larger MMA tiles",
+        max_finite({dram_floor, l2_floor, seconds(a.flops, peak)}));
+  if (found.empty()) {
+    // No specific lever: how far from its roof the row is says what kind of work is left.
+    if (!a.compute_bound && a.fraction_of_bound < kBandwidthLever)
+      add(Lever::kBandwidth,
+          a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth",
+          "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by fusing "
+          "with its neighbours",
+          a.time_floor_seconds);
+    else if (a.fraction_of_bound >= kAtRoof)
+      add(Lever::kAtRoof, "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding,
+          v.next_roof.empty() ? "only less work helps"
+                              : "only less work or a higher roof helps (next: " + v.next_roof +
+                                    ", " + times(v.next_roof_ratio) + ")",
+          a.time_floor_seconds);
+    else
+      add(Lever::kLatency,
+          "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
+              ", and no counter points elsewhere",
+          "latency, occupancy or synchronisation: sample the warp stalls (ncu --set full)",
+          a.time_floor_seconds);
   }
-  if (!(v.target_time_seconds > 0)) v.target_time_seconds = a.time_floor_seconds;
-  v.estimated_speedup = std::max(1.0, a.time_seconds / v.target_time_seconds);
+  for (LeverAdvice& l : found) {
+    if (!(l.target_time_seconds > 0)) l.target_time_seconds = a.time_floor_seconds;
+    l.estimated_speedup = std::max(1.0, a.time_seconds / l.target_time_seconds);
+  }
+  const LeverAdvice& first = found.front();
+  v.lever = first.lever;
+  v.evidence = first.evidence;
+  v.action = first.action;
+  v.target_time_seconds = first.target_time_seconds;
+  v.estimated_speedup = first.estimated_speedup;
+  v.also.assign(found.begin() + 1, found.end());
   return v;
 }
 

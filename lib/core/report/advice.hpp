@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lib/core/report/analysis.hpp"
 
@@ -33,6 +34,15 @@ enum class Lever {
 // "at roof", "latency"
 const char* to_string(Lever lever);
 
+// One lever with its evidence, what to do, the floor it leaves and the gain up to it.
+struct LeverAdvice {
+  Lever lever = Lever::kLatency;
+  std::string evidence;
+  std::string action;
+  double target_time_seconds = 0;
+  double estimated_speedup = 0;
+};
+
 struct Advice {
   std::string roof;            // the binding roof ("DRAM", "tensor FP16 (mma_sync)", "tail")
   double of_roof = 0;          // fraction of it reached (time floor ÷ time)
@@ -44,6 +54,9 @@ struct Advice {
   double target_time_seconds = 0;  // the floor with the lever pulled
   double estimated_speedup = 0;    // time ÷ target: an upper bound (≥ 1)
   std::string action;              // what to do, one clause
+  // The other levers the numbers point to (a tail-bound mma.sync kernel: wgmma too), in order
+  // of priority; each gain is its own, not cumulative.
+  std::vector<LeverAdvice> also;
   // "wgmma: mma.sync's roof is 713.7 TFLOP/s, wgmma's 989.4 (×1.39); up to ×2.95"
   std::string line() const;
   // "wgmma ≤×2.95"

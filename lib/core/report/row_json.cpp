@@ -146,7 +146,14 @@ json analysis_json(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
                      {"action", v.action},
                      {"target_time_seconds", json_number(v.target_time_seconds)},
                      {"estimated_speedup", json_number(v.estimated_speedup)},
+                     {"also", json::array()},
                      {"text", v.line()}};
+    for (const LeverAdvice& l : v.also)
+      out["advice"]["also"].push_back({{"lever", to_string(l.lever)},
+                                       {"evidence", l.evidence},
+                                       {"action", l.action},
+                                       {"target_time_seconds", json_number(l.target_time_seconds)},
+                                       {"estimated_speedup", json_number(l.estimated_speedup)}});
   } else {
     out["advice"] = nullptr;
   }
