@@ -14,6 +14,7 @@
 
 #include "app/commands.hpp"
 #include "app/fanout.hpp"
+#include "app/help.hpp"
 #include "app/options.hpp"
 #include "app/run_devices.hpp"
 #include "app/run_options.hpp"
@@ -321,6 +322,15 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   sub->add_option("--save-counter-data", options->save_counter_data,
                   "Write the raw counter-data image and its metric list to DIR (test fixtures)")
       ->type_name("DIR");
+  set_command_help(
+      *sub,
+      {"run --json report.json", "run --kernel flash-v2 --seq 4096,8192 --pass fwd,bwd --plot",
+       "run --devices all --rounds 5 --json report.json"},
+      {kExitOk,
+       kExitUsage,
+       {"3", "no usable GPU, or --counters and hardware counters not permitted"},
+       kExitInternal,
+       kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_run(*options, global); });
 }
 

@@ -22,10 +22,12 @@ namespace roofline::app {
 void SpecOptions::add_to(CLI::App& app) {
   app.add_option("--specs-dir", dirs, "Also load every *.json spec in DIR")
       ->type_name("DIR")
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory)
+      ->group("Every command");
   app.add_option("--spec", files, "Also load this GPU spec file")
       ->type_name("FILE")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->group("Every command");
 }
 
 SpecRegistry SpecOptions::load() const {
@@ -77,6 +79,9 @@ void require_distinct(const std::string& option, const std::vector<std::string>&
 
 }  // namespace
 
+const char* const kWorkloadGroup = "Workloads and kernels";
+const char* const kOutputGroup = "Output";
+
 const CLI::Validator kNonEmptyPath(
     [](std::string& text) { return text.empty() ? std::string("a path must not be empty") : ""; },
     "PATH");
@@ -87,24 +92,37 @@ void SweepOptions::add_to(CLI::App& app) {
   // Parsed here rather than with CLI11's delimiter, which drops empty items ("1,,2").
   app.add_option_function<std::string>(
          "--seq", [this](const std::string& text) { seq_lens = parse_int_list("--seq", text); },
-         "Sequence lengths N (comma-separated)")
+         "Sequence lengths N, comma-separated")
       ->type_name("N,...")
-      ->default_str(seq_default);
-  app.add_option("--batch", batch, "Batch size B")->check(kDecimal)->capture_default_str();
-  app.add_option("--heads", heads, "Attention heads H")->check(kDecimal)->capture_default_str();
+      ->default_str(seq_default)
+      ->group(kWorkloadGroup);
+  app.add_option("--batch", batch, "Batch size B")
+      ->check(kDecimal)
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
+  app.add_option("--heads", heads, "Attention heads H")
+      ->check(kDecimal)
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
   app.add_option("--head-dim", head_dim, "Head dimension d: 32, 64 or 128")
       ->check(kDecimal)
-      ->capture_default_str();
-  auto* causal = app.add_flag("--causal", causal_only, "Causal workloads only");
-  auto* non_causal = app.add_flag("--no-causal", non_causal_only, "Non-causal workloads only");
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
+  auto* causal =
+      app.add_flag("--causal", causal_only, "Causal workloads only")->group(kWorkloadGroup);
+  auto* non_causal = app.add_flag("--no-causal", non_causal_only, "Non-causal workloads only")
+                         ->group(kWorkloadGroup);
   causal->excludes(non_causal);
-  app.add_option("--kernel", kernels, "Kernels (comma-separated; default: all)")
-      ->delimiter(',')
-      ->type_name("NAME,...");
   app.add_option("--pass", passes, "Passes: fwd, bwd or fwd,bwd")
       ->delimiter(',')
       ->type_name("fwd|bwd")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
+  app.add_option("--kernel", kernels,
+                 "Kernels, comma-separated: " + known_kernel_names() + " (default: all)")
+      ->delimiter(',')
+      ->type_name("NAME,...")
+      ->group(kWorkloadGroup);
 }
 
 std::vector<Workload> SweepOptions::workloads() const {
@@ -194,15 +212,17 @@ void CeilingOptions::add_to(CLI::App& app, bool keep_recorded_choice) {
   keep_recorded = keep_recorded_choice;
   app.add_option("--ceilings", ceilings,
                  std::string("Judge against the spec sheet's ceilings or those measured by "
-                             "`calibrate` (needs --calibration FILE unless the report carries "
-                             "them); default: ") +
-                     (keep_recorded ? "as the report was written" : "spec"))
+                             "`calibrate` (calibrated needs --calibration FILE unless the report "
+                             "carries them; default: ") +
+                     (keep_recorded ? "as the report was written" : "spec") + ")")
       ->check(CLI::IsMember({"spec", "calibrated"}))
-      ->type_name("spec|calibrated");
+      ->type_name("spec|calibrated")
+      ->group("Ceilings");
   app.add_option("--calibration", calibrations,
                  "Calibration file written by `cuflash-roofline calibrate`: its ceilings are "
                  "embedded beside the spec's (charts draw both)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->group("Ceilings");
 }
 
 std::vector<CalibrationOverlay> CeilingOptions::load() const {

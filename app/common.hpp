@@ -71,6 +71,10 @@ struct CeilingOptions {
   void apply(Report& report, const std::vector<CalibrationOverlay>& overlays) const;
 };
 
+// Help groups shared by the commands' options.
+extern const char* const kWorkloadGroup;
+extern const char* const kOutputGroup;
+
 // Rejects an empty PATH argument (`--json ''` would otherwise mean "no output").
 extern const CLI::Validator kNonEmptyPath;
 

@@ -381,8 +381,8 @@ TEST_CASE("compare: matching by kernel, workload and spec, leftovers listed") {
     CHECK(d.only_head.size() == 1);  // flash-v2 N2048 has no flash-v1 partner
     options.kernel_head = "flash-v9";
     CHECK_THROWS_WITH_AS(compare_reports(base, base, options, "b.json", "b.json"),
-                         "b.json: no rows of kernel \"flash-v9\" (--kernel-head; the report has: "
-                         "flash-v1, flash-v2)",
+                         "b.json: no rows of kernel \"flash-v9\" (--kernel-head): did you mean "
+                         "flash-v1 or flash-v2? (the report has: flash-v1, flash-v2)",
                          InputError);
   }
 }
