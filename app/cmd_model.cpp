@@ -29,6 +29,7 @@ int run_model(const ModelOptions& options, const GlobalOptions& global) {
 
   Report report;
   report.context = make_context("model");
+  report.context.command_line = global.command_line();
   report.context.counters = "none: analytic model";
   for (const std::string& gpu : options.gpus) {
     const GpuSpec& spec = registry.find(gpu);

@@ -196,6 +196,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
 
   Report report;
   report.context = make_context("run");
+  report.context.command_line = global.command_line();
   report.context.device = result.device;
   report.context.projection = choice.projection;
   report.context.counters = result.counters;
