@@ -246,6 +246,7 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->type_name("NAME");
   options->sweep.add_to(*sub);
   options->output.add_to(*sub, true);
+  options->output.add_export_to(*sub);
   options->ceilings.add_to(*sub, false);
   auto* device = sub->add_option("--device", options->device, "CUDA device ordinal")
                      ->check(decimal_in(0, 1023))

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/export_option.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
@@ -165,25 +166,36 @@ std::vector<std::string> SweepOptions::kernel_names() const {
 void OutputOptions::add_to(CLI::App& app, bool with_plots) {
   app.add_option("--json", json_path, "Write the report as JSON to PATH (- for stdout)")
       ->type_name("PATH|-")
-      ->check(kNonEmptyPath);
+      ->check(kNonEmptyPath)
+      ->group(kOutputGroup);
   app.add_option("--csv", csv_path, "Write the report as CSV to PATH (- for stdout)")
       ->type_name("PATH|-")
-      ->check(kNonEmptyPath);
+      ->check(kNonEmptyPath)
+      ->group(kOutputGroup);
   if (with_plots) {
     app.add_option("--svg", svg_path, "Draw the roofline chart as SVG to PATH")
         ->type_name("PATH")
-        ->check(kNonEmptyPath);
-    app.add_flag("--plot", ascii_plot, "Print a roofline chart in the terminal");
+        ->check(kNonEmptyPath)
+        ->group(kOutputGroup);
+    app.add_flag("--plot", ascii_plot, "Print a roofline chart in the terminal")
+        ->group(kOutputGroup);
   }
+}
+
+void OutputOptions::add_export_to(CLI::App& app) {
+  add_export_option(app, exports);
 }
 
 void OutputOptions::check(const std::vector<std::string>& inputs) const {
   if (json_path == "-" && csv_path == "-")
     throw InputError("--json - and --csv - cannot both write to stdout");
   if (writes_stdout(svg_path)) throw InputError("--svg needs a file path");
-  check_output_paths({{"--json", json_path}, {"--csv", csv_path}, {"--svg", svg_path}}, inputs);
-  for (const std::string* path : {&json_path, &csv_path, &svg_path})
-    if (!path->empty()) check_output_path(*path);
+  std::vector<OutputPath> outputs = {
+      {"--json", json_path}, {"--csv", csv_path}, {"--svg", svg_path}};
+  for (const OutputPath& path : export_paths(export_targets(exports))) outputs.push_back(path);
+  check_output_paths(outputs, inputs);
+  for (const OutputPath& output : outputs)
+    if (!output.path.empty()) check_output_path(output.path);
 }
 
 void OutputOptions::emit(const Report& report) const {
@@ -192,8 +204,13 @@ void OutputOptions::emit(const Report& report) const {
   if (!json_path.empty()) outputs.add(json_path, render_json(report));
   if (!csv_path.empty()) outputs.add(csv_path, render_csv(report));
   if (!svg_path.empty()) outputs.add(svg_path, render_svg(std::vector<Report>{report}));
+  bool export_to_stdout = false;
+  for (const ExportTarget& target : export_targets(exports)) {
+    outputs.add(target.path, render_export(target, report));
+    export_to_stdout = export_to_stdout || writes_stdout(target.path);
+  }
   // The table only where stdout gets no report (so that it never follows one on a pipe).
-  if (!writes_stdout(json_path) && !writes_stdout(csv_path)) {
+  if (!writes_stdout(json_path) && !writes_stdout(csv_path) && !export_to_stdout) {
     TableOptions options;
     options.color = stdout_is_tty();
     std::string table;
