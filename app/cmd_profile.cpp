@@ -200,10 +200,12 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                   "Profile only kernels whose demangled name matches (ECMAScript, search)")
       ->type_name("REGEX");
   sub->add_option("--launch-skip", options->launch_skip, "Skip the first N matching launches")
+      ->type_name("N")
       ->check(decimal_in(0, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
   sub->add_option("--launch-count", options->launch_count,
                   "Profile at most N matching launches (-1: all)")
+      ->type_name("N")
       ->check(decimal_in(-1, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
   sub->add_option("--injection", options->injection,
@@ -218,7 +220,7 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
   options->output.summary_top = 15;  // where the time goes, then the launches
   sub->add_option("command", options->command, "The program and its arguments, after --")
       ->required()
-      ->type_name("PROGRAM [ARGS...]");
+      ->type_name("-- PROGRAM [ARGS...]");
   set_command_help(
       *sub,
       {"profile -- python train_step.py", "profile --json mlp.json -- ./mlp --batch 64",
