@@ -111,7 +111,7 @@ void setup_specs(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->check(CLI::ExistingFile)
       ->type_name("FILE");
   set_command_help(
-      *validate, {"specs validate gpu_specs/*.json"},
+      *validate, {"specs validate my-gpu.json", "specs validate gpu_specs/*.json"},
       {kExitOk, {"2", "a file is not a valid spec (each named on stderr)"}, kExitInternal});
   validate->callback([files, exit_code] { *exit_code = run_validate(*files); });
 }
