@@ -11,7 +11,9 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "app/process.hpp"
+#include "app/typos.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/base/version.hpp"
@@ -19,16 +21,24 @@
 namespace roofline::app {
 namespace {
 
-constexpr const char* kExitCodes =
-    "Exit codes:\n"
-    "  0  success\n"
-    "  1  regression found (compare)\n"
-    "  2  usage or input error (bad option, unknown GPU, malformed spec or report, unwritable "
+// The root screen's footer; each command's own screen lists its own codes (app/help.hpp).
+constexpr const char* kRootFooter =
+    "Examples:\n"
+    "  cuflash-roofline model --gpu h100 --seq 4096\n"
+    "  cuflash-roofline run --json report.json\n"
+    "  cuflash-roofline compare base.json head.json --markdown comment.md\n"
+    "\n"
+    "Exit codes (each command's --help lists those it returns):\n"
+    "  0      success\n"
+    "  1      regression found (compare)\n"
+    "  2      usage or input error (bad option, unknown GPU, malformed spec or report, unwritable "
     "output)\n"
-    "  3  no usable GPU, or hardware counters not permitted when asked for\n"
-    "  4  internal error\n"
+    "  3      no usable GPU, or hardware counters not permitted when asked for\n"
+    "  4      internal error\n"
     "  128+N  ended by signal N (SIGINT, SIGTERM, SIGHUP: forwarded to the program or workers, "
-    "temporary files removed)\n";
+    "temporary files removed)\n"
+    "\n"
+    "cuflash-roofline COMMAND --help: that command's options, examples and exit codes.\n";
 
 void setup_logging(const GlobalOptions& global) {
   spdlog::drop("cuflash-roofline");  // run_cli may run many times in one process (tests)
@@ -69,7 +79,8 @@ int interrupted(int signal) {
 int run_cli(const std::vector<std::string>& args) {
   CLI::App root("cuflash-roofline: where your attention kernels stand on the roofline",
                 "cuflash-roofline");
-  root.footer(kExitCodes);
+  // Before the subcommands: they inherit the formatter (and would inherit a footer, set last).
+  root.formatter(help_formatter());
   root.set_version_flag("--version", std::string("cuflash-roofline ") + kToolVersion);
   root.require_subcommand(1);
   // -q, -v and the spec options also after the subcommand ("run ... -q").
@@ -77,8 +88,9 @@ int run_cli(const std::vector<std::string>& args) {
   GlobalOptions global;
   global.args = args;
   global.specs.add_to(root);
-  root.add_flag("-v,--verbose", global.verbosity, "More log output on stderr (-vv for trace)");
-  root.add_flag("-q,--quiet", global.quiet, "Only errors on stderr");
+  root.add_flag("-v,--verbose", global.verbosity, "More log output on stderr (-vv for trace)")
+      ->group("Every command");
+  root.add_flag("-q,--quiet", global.quiet, "Only errors on stderr")->group("Every command");
 
   int exit_code = 0;
   setup_model(root, global, &exit_code);
@@ -91,6 +103,7 @@ int run_cli(const std::vector<std::string>& args) {
   setup_calibrate(root, global, &exit_code);
   setup_merge(root, global, &exit_code);
   setup_show(root, global, &exit_code);
+  root.footer(kRootFooter);
 
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -113,12 +126,21 @@ int run_cli(const std::vector<std::string>& args) {
     std::sort(extras.begin(), extras.end(), [&](const std::string& a, const std::string& b) {
       return std::find(args.begin(), args.end(), a) < std::find(args.begin(), args.end(), b);
     });
+    if (const std::string hint = command_line_hint(root, args); !hint.empty()) {
+      std::cerr << "error: " << hint << " (see --help)\n";
+      return static_cast<int>(ExitCode::kUsage);
+    }
     std::cerr << "error: "
               << one_line(extras.empty() ? e.what()
                                          : "The following argument" +
                                                std::string(extras.size() > 1 ? "s were" : " was") +
                                                " not expected: " + join(extras, " "))
               << " (see --help)\n";
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const CLI::RequiredError& e) {
+    // "A subcommand is required" after a mistyped one ("rnu"): say which was meant.
+    const std::string hint = command_line_hint(root, args);
+    std::cerr << "error: " << (hint.empty() ? one_line(e.what()) : hint) << " (see --help)\n";
     return static_cast<int>(ExitCode::kUsage);
   } catch (const CLI::ParseError& e) {
     std::cerr << "error: " << one_line(e.what()) << " (see --help)\n";

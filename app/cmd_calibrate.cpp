@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
@@ -132,6 +133,10 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
   sub->add_option("--reps", options->reps, "Timed launches per micro-kernel (median kept)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  set_command_help(*sub,
+                   {"calibrate -o h200-calibrated.json",
+                    "run --ceilings calibrated --calibration h200-calibrated.json"},
+                   {kExitOk, kExitUsage, kExitNoGpu, kExitInternal, kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_calibrate(*options, global); });
 }
 

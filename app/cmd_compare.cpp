@@ -3,11 +3,13 @@
 // lib/core/compare/compare.hpp; this file parses, reads, and writes.
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
@@ -19,7 +21,7 @@
 namespace roofline::app {
 namespace {
 
-constexpr const char* kCompareFooter =
+constexpr const char* kCompareNotes =
     "Verdicts (time: each report's round medians, Welch's t on their logs with each report's\n"
     "between-round variance plus --process-noise per report):\n"
     "  faster / slower  the change exceeds --threshold AND p < 0.05\n"
@@ -27,10 +29,9 @@ constexpr const char* kCompareFooter =
     "  ambiguous        it exceeds --threshold but not the noise\n"
     "  failed           the head row did not run correctly (incorrect, too large, error)\n"
     "Every row also gives the smallest change it could detect (80% power).\n"
-    "Counted bytes and FLOPs: more than --tolerance plus both reports' noise is a regression;\n"
-    "DRAM writes are listed, not gated.\n"
-    "Exit: 0 no regression, 1 a row is slower, failed, or moves/computes more, 2 unreadable\n"
-    "or incompatible reports.\n";
+    "Counted bytes and FLOPs: more than --tolerance plus both reports' noise is a regression,\n"
+    "except on a row that is significantly faster (a note there; --fail-on-more-work: a\n"
+    "regression too). DRAM writes are listed, not gated.";
 
 struct CompareCliOptions {
   std::vector<std::string> reports;
@@ -43,7 +44,22 @@ struct CompareCliOptions {
   std::string markdown_path;
   std::string json_path;
   bool across_devices = false;
+  bool fail_on_more_work = false;
 };
+
+// A report's path as the outputs show it: relative to the working directory when given as an
+// absolute path inside it (a CI runner's /home/runner/work/repo/repo/base.json reads as
+// base.json), else as given.
+std::string display_path(const std::string& path) {
+  const std::filesystem::path given(path);
+  if (!given.is_absolute()) return path;
+  std::error_code error;
+  const std::filesystem::path here = std::filesystem::current_path(error);
+  if (error) return path;
+  const std::filesystem::path relative = given.lexically_normal().lexically_relative(here);
+  if (relative.empty() || *relative.begin() == "..") return path;
+  return relative.string();
+}
 
 // "5%" and "5" both mean five percent.
 std::string strip_percent_sign(std::string value) {
@@ -98,9 +114,11 @@ int run_compare(const CompareCliOptions& options) {
   compare.threshold = options.threshold_percent / 100;
   compare.noise.process_noise = options.process_noise_percent / 100;
   compare.allow_mismatch = options.allow_mismatch;
+  compare.fail_on_more_work = options.fail_on_more_work;
   compare.kernel_base = options.kernel_base;
   compare.kernel_head = options.kernel_head;
-  const Comparison comparison = compare_reports(base, head, compare, base_path, head_path);
+  const Comparison comparison =
+      compare_reports(base, head, compare, display_path(base_path), display_path(head_path));
   for (const std::string& warning : comparison.warnings) spdlog::warn("{}", warning);
 
   // Everything rendered first, then written together (output.hpp): all or nothing.
@@ -122,12 +140,12 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
       "compare",
       "Compare two reports row by row (or two kernels of one report); exit 1 on a "
       "regression");
-  sub->footer(kCompareFooter);
   sub->add_option("reports", options->reports,
-                  "BASE.json HEAD.json (one report with --kernel-base/--kernel-head)")
+                  "Two reports written by `run --json`, or one with --kernel-base and "
+                  "--kernel-head")
       ->required()
       ->expected(1, 2)
-      ->type_name("REPORT.json");
+      ->type_name("BASE.json [HEAD.json]");
   sub->add_option("--tolerance", options->tolerance_percent,
                   "Counted bytes and FLOPs: allowed relative change, in percent")
       ->transform(strip_percent_sign)
@@ -147,6 +165,9 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
       ->check(CLI::NonNegativeNumber)
       ->type_name("PCT")
       ->capture_default_str();
+  sub->add_flag("--fail-on-more-work", options->fail_on_more_work,
+                "More counted bytes or FLOPs is a regression even on a row that is "
+                "significantly faster");
   sub->add_flag("--allow-mismatch", options->allow_mismatch,
                 "Compare reports from different devices or SM clocks more than 10% apart");
   sub->add_option("--kernel-base", options->kernel_base,
@@ -165,6 +186,16 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
   sub->add_flag("--across-devices", options->across_devices,
                 "The same sweep on two GPU types: time, speed-up and roof per row side by side "
                 "(exit 0; not a regression verdict)");
+  set_command_help(
+      *sub,
+      {"compare base.json head.json",
+       "compare base.json head.json --markdown \"$GITHUB_STEP_SUMMARY\" --json verdicts.json",
+       "compare report.json --kernel-base flash-v1 --kernel-head flash-v2"},
+      {{"0", "no regression"},
+       {"1", "a regression: a row slower, failed, or doing more work (see above)"},
+       {"2", "usage or input error: unreadable or incompatible reports; nothing written"},
+       kExitInternal},
+      kCompareNotes);
   sub->callback([options, exit_code] { *exit_code = run_compare(*options); });
 }
 

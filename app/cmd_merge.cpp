@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
@@ -64,14 +65,16 @@ std::vector<Report> read_reports(const std::vector<std::string>& paths) {
                    " MiB: merge fewer reports at a time");
 }
 
-int run_merge(const MergeCliOptions& options) {
+int run_merge(const MergeCliOptions& options, const GlobalOptions& global) {
   if (writes_stdout(options.json_path) && writes_stdout(options.csv_path))
     throw InputError("-o - and --csv - cannot both write to stdout");
   check_output_paths({{"-o", options.json_path}, {"--csv", options.csv_path}}, options.reports);
   for (const std::string* path : {&options.json_path, &options.csv_path})
     if (!path->empty()) check_output_path(*path);
   const std::vector<Report> reports = read_reports(options.reports);
-  const Report merged = merge_reports(reports, options.reports);
+  Report merged = merge_reports(reports, options.reports);
+  // Rows from several places: the report is this command's (each origin keeps its own line).
+  if (!merged.origins.empty()) merged.context.command_line = global.command_line();
   // Never write what the readers refuse: refused before rendering where the inputs' bytes per
   // row say that the merged report is well above the limit, else after, by its exact size.
   double input_bytes = 0;
@@ -100,7 +103,7 @@ int run_merge(const MergeCliOptions& options) {
 
 }  // namespace
 
-void setup_merge(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code) {
+void setup_merge(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto options = std::make_shared<MergeCliOptions>();
   CLI::App* sub = root.add_subcommand(
       "merge",
@@ -114,7 +117,11 @@ void setup_merge(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code
       ->type_name("PATH|-");
   sub->add_option("--csv", options->csv_path, "Also write it as CSV to PATH (- for stdout)")
       ->type_name("PATH|-");
-  sub->callback([options, exit_code] { *exit_code = run_merge(*options); });
+  set_command_help(*sub,
+                   {"merge shard0.json shard1.json -o all.json",
+                    "merge h200.json a100.json -o both.json --csv both.csv"},
+                   {kExitOk, kExitUsage, kExitInternal});
+  sub->callback([options, &global, exit_code] { *exit_code = run_merge(*options, global); });
 }
 
 }  // namespace roofline::app

@@ -1,8 +1,10 @@
 // `cuflash-roofline metrics [--chip GH100] [--list]`: the metric catalogue, as collected.
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 
@@ -14,6 +16,27 @@ struct MetricsOptions {
   std::string set = "roofline";
   bool list = false;
 };
+
+// A metric's factor as written in the catalogue: 2, 0.5, 1e-9 (a time in ns to seconds); never
+// rounded to "0.00".
+std::string factor_text(double factor) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", factor);
+  std::string out = text;
+  // "1e-09" as "1e-9".
+  const std::size_t e = out.find('e');
+  if (e != std::string::npos) {
+    std::size_t digits = e + 1;
+    if (digits < out.size() && (out[digits] == '-' || out[digits] == '+')) {
+      if (out[digits] == '+')
+        out.erase(digits, 1);
+      else
+        ++digits;
+    }
+    while (digits + 1 < out.size() && out[digits] == '0') out.erase(digits, 1);
+  }
+  return out;
+}
 
 int run_metrics(const MetricsOptions& options) {
   const CounterSet set = options.set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
@@ -30,7 +53,7 @@ int run_metrics(const MetricsOptions& options) {
     if (terms.empty()) continue;
     std::vector<std::string> parts;
     for (const MetricTerm& term : terms)
-      parts.push_back((term.factor == 1 ? "" : format_si(term.factor) + " × ") + term.metric);
+      parts.push_back((term.factor == 1 ? "" : factor_text(term.factor) + " × ") + term.metric);
     std::cout << "  " << q.id << " [" << q.unit << "] = " << join(parts, " + ") << "\n      "
               << q.meaning << "\n";
   }
@@ -49,6 +72,8 @@ void setup_metrics(CLI::App& root, const GlobalOptions&, int* exit_code) {
       ->capture_default_str();
   sub->add_flag("--list", options->list,
                 "Print the metric names comma-separated (for ncu --metrics)");
+  set_command_help(*sub, {"metrics", "metrics --chip GA100 --set full", "metrics --list"},
+                   {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, exit_code] { *exit_code = run_metrics(*options); });
 }
 

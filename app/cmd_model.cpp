@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/report.hpp"
 
@@ -28,6 +29,7 @@ int run_model(const ModelOptions& options, const GlobalOptions& global) {
 
   Report report;
   report.context = make_context("model");
+  report.context.command_line = global.command_line();
   report.context.counters = "none: analytic model";
   for (const std::string& gpu : options.gpus) {
     const GpuSpec& spec = registry.find(gpu);
@@ -59,13 +61,18 @@ void setup_model(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto options = std::make_shared<ModelOptions>();
   CLI::App* sub = root.add_subcommand(
       "model", "Analytic roofline of each workload on GPU specs (no GPU needed)");
-  sub->add_option("--gpu", options->gpus, "GPU specs to judge against (comma-separated)")
+  sub->add_option("--gpu", options->gpus, "GPU specs to judge against, comma-separated")
       ->delimiter(',')
       ->type_name("NAME,...")
       ->capture_default_str();
   options->sweep.add_to(*sub);
   options->output.add_to(*sub, true);
   options->ceilings.add_to(*sub, false);
+  set_command_help(
+      *sub,
+      {"model --gpu h100 --seq 4096", "model --gpu a100,h200 --pass fwd,bwd --csv model.csv",
+       "model --gpu h200 --kernel flash-v2,flash-v3 --svg roofline.svg"},
+      {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, &global, exit_code] { *exit_code = run_model(*options, global); });
 }
 

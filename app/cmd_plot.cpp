@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
@@ -95,6 +96,10 @@ void setup_plot(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code)
   sub->add_option("--kernel-head", options->kernel_head, "... to this kernel's points")
       ->type_name("NAME");
   options->ceilings.add_to(*sub, true);
+  set_command_help(*sub,
+                   {"plot report.json", "plot report.json -o roofline.svg",
+                    "plot base.json head.json -o change.svg"},
+                   {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, exit_code] { *exit_code = run_plot(*options); });
 }
 

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "app/options.hpp"
 #include "app/profile_process.hpp"
 #include "app/temp_dir.hpp"
@@ -90,6 +91,8 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
 
   Report report;
   report.context = make_context("profile");
+  report.context.command_line = global.command_line();
+  report.context.program_command = options.command;
   const ProcessRecords::Error* fatal = nullptr;
   const ProcessRecords* with_device = nullptr;
   std::size_t rows = 0;
@@ -197,10 +200,12 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                   "Profile only kernels whose demangled name matches (ECMAScript, search)")
       ->type_name("REGEX");
   sub->add_option("--launch-skip", options->launch_skip, "Skip the first N matching launches")
+      ->type_name("N")
       ->check(decimal_in(0, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
   sub->add_option("--launch-count", options->launch_count,
                   "Profile at most N matching launches (-1: all)")
+      ->type_name("N")
       ->check(decimal_in(-1, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
   sub->add_option("--injection", options->injection,
@@ -211,10 +216,22 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                   "Judge against this GPU's spec (default: the device's own)")
       ->type_name("NAME");
   options->output.add_to(*sub, true);
+  options->output.add_export_to(*sub);
   options->output.summary_top = 15;  // where the time goes, then the launches
   sub->add_option("command", options->command, "The program and its arguments, after --")
       ->required()
-      ->type_name("PROGRAM [ARGS...]");
+      ->type_name("-- PROGRAM [ARGS...]");
+  set_command_help(
+      *sub,
+      {"profile -- python train_step.py", "profile --json mlp.json -- ./mlp --batch 64",
+       "profile --kernel-regex gemm --launch-count 20 --counter-set full -- ./app"},
+      {kExitOk,
+       {"2",
+        "usage or input error, or the program failed or launched no kernel; "
+        "nothing written"},
+       kExitNoGpu,
+       kExitInternal,
+       kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_profile(*options, global); });
 }
 

@@ -14,6 +14,7 @@
 
 #include "app/commands.hpp"
 #include "app/fanout.hpp"
+#include "app/help.hpp"
 #include "app/options.hpp"
 #include "app/run_devices.hpp"
 #include "app/run_options.hpp"
@@ -195,6 +196,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
 
   Report report;
   report.context = make_context("run");
+  report.context.command_line = global.command_line();
   report.context.device = result.device;
   report.context.projection = choice.projection;
   report.context.counters = result.counters;
@@ -244,6 +246,7 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->type_name("NAME");
   options->sweep.add_to(*sub);
   options->output.add_to(*sub, true);
+  options->output.add_export_to(*sub);
   options->ceilings.add_to(*sub, false);
   auto* device = sub->add_option("--device", options->device, "CUDA device ordinal")
                      ->check(decimal_in(0, 1023))
@@ -321,6 +324,15 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   sub->add_option("--save-counter-data", options->save_counter_data,
                   "Write the raw counter-data image and its metric list to DIR (test fixtures)")
       ->type_name("DIR");
+  set_command_help(
+      *sub,
+      {"run --json report.json", "run --kernel flash-v2 --seq 4096,8192 --pass fwd,bwd --plot",
+       "run --devices all --rounds 5 --json report.json"},
+      {kExitOk,
+       kExitUsage,
+       {"3", "no usable GPU, or --counters and hardware counters not permitted"},
+       kExitInternal,
+       kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_run(*options, global); });
 }
 

@@ -10,6 +10,8 @@
 #include <regex>
 
 #include "app/commands.hpp"
+#include "app/export_option.hpp"
+#include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
@@ -29,6 +31,7 @@ struct ShowOptions {
   std::string kernel_regex;
   std::string json_path;
   std::string csv_path;
+  std::vector<std::string> exports;
 };
 
 GroupBy group_by_of(const std::string& text) {
@@ -74,9 +77,12 @@ void select_rows(Report& report, const std::optional<std::regex>& regex, const s
 }
 
 int run_show(const ShowOptions& options) {
-  check_output_paths({{"--json", options.json_path}, {"--csv", options.csv_path}}, options.reports);
-  for (const std::string* path : {&options.json_path, &options.csv_path})
-    if (!path->empty()) check_output_path(*path);
+  const std::vector<ExportTarget> exports = export_targets(options.exports);
+  std::vector<OutputPath> outputs = {{"--json", options.json_path}, {"--csv", options.csv_path}};
+  for (const OutputPath& path : export_paths(exports)) outputs.push_back(path);
+  check_output_paths(outputs, options.reports);
+  for (const OutputPath& output : outputs)
+    if (!output.path.empty()) check_output_path(output.path);
   if (options.json_path == "-" && options.csv_path == "-")
     throw InputError("--json - and --csv - cannot both write to stdout");
   std::optional<std::regex> regex;
@@ -97,13 +103,17 @@ int run_show(const ShowOptions& options) {
                        (regex ? ": no row matches --kernel-regex" : ": the report has no rows"));
   }
   // Files first, then stdout, so that a failed write leaves the terminal's output unprinted.
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (!options.json_path.empty() && reports.size() == 1)
-      write_output(options.json_path, render_json(reports[i]));
-    if (!options.csv_path.empty() && reports.size() == 1)
-      write_output(options.csv_path, render_csv(reports[i]));
+  // Everything rendered first, then written together (output.hpp): all or nothing.
+  if (reports.size() == 1) {
+    OutputSet files;
+    if (!options.json_path.empty()) files.add(options.json_path, render_json(reports.front()));
+    if (!options.csv_path.empty()) files.add(options.csv_path, render_csv(reports.front()));
+    for (const ExportTarget& target : exports)
+      files.add(target.path, render_export(target, reports.front()));
+    files.commit();
   }
-  if (options.json_path == "-" || options.csv_path == "-") return 0;
+  for (const OutputPath& output : outputs)
+    if (writes_stdout(output.path)) return 0;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const Report& report = reports[i];
     const bool profiled = std::any_of(report.rows.begin(), report.rows.end(),
@@ -127,7 +137,7 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
       "show", "Print saved reports again: where the time goes by kernel, and the rows");
   sub->add_option("reports", options->reports, "Reports written with --json")
       ->required()
-      ->type_name("REPORT.json ...");
+      ->type_name("REPORT.json");
   sub->add_option("--view", options->view,
                   "summary (time by kernel group), table (the rows) or both; default: both for "
                   "profiled programs, table otherwise")
@@ -152,12 +162,21 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
       ->type_name("REGEX");
   sub->add_option("--json", options->json_path,
                   "Write the chosen rows as a report to PATH (- for stdout)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->group(kOutputGroup);
   sub->add_option("--csv", options->csv_path, "Write the chosen rows as CSV to PATH (- for stdout)")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->group(kOutputGroup);
+  add_export_option(*sub, options->exports);
+  set_command_help(*sub,
+                   {"show report.json", "show profile.json --view summary --top 5",
+                    "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv"},
+                   {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, exit_code] {
-    if ((!options->json_path.empty() || !options->csv_path.empty()) && options->reports.size() > 1)
-      throw InputError("--json and --csv write one report: give one REPORT.json (or merge first)");
+    if ((!options->json_path.empty() || !options->csv_path.empty() || !options->exports.empty()) &&
+        options->reports.size() > 1)
+      throw InputError(
+          "--json, --csv and --export write one report: give one REPORT.json (or merge first)");
     *exit_code = run_show(*options);
   });
 }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "app/commands.hpp"
+#include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/roofline.hpp"
@@ -93,16 +94,25 @@ int run_validate(const std::vector<std::string>& files) {
 void setup_specs(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   CLI::App* specs = root.add_subcommand("specs", "List, show and validate GPU spec files");
   specs->require_subcommand(1);
-  specs->add_subcommand("list", "List the known GPU specs")->callback([&global, exit_code] {
-    *exit_code = run_list(global);
-  });
+  const std::vector<ExitLine> codes = {kExitOk, kExitUsage, kExitInternal};
+  set_command_help(*specs, {"specs list", "specs show h200", "specs validate my-gpu.json"}, codes);
+  CLI::App* list = specs->add_subcommand("list", "List the known GPU specs");
+  set_command_help(*list, {"specs list", "specs list --specs-dir my-specs/"}, codes);
+  list->callback([&global, exit_code] { *exit_code = run_list(global); });
   auto name = std::make_shared<std::string>();
   CLI::App* show = specs->add_subcommand("show", "Show one GPU spec with its sources");
-  show->add_option("name", *name, "GPU name or alias")->required();
+  show->add_option("name", *name, "GPU name or alias")->required()->type_name("NAME");
+  set_command_help(*show, {"specs show h200", "specs show a100 --spec my-a100.json"}, codes);
   show->callback([name, &global, exit_code] { *exit_code = run_show(*name, global); });
   auto files = std::make_shared<std::vector<std::string>>();
   CLI::App* validate = specs->add_subcommand("validate", "Validate spec files");
-  validate->add_option("files", *files, "Spec files")->required()->check(CLI::ExistingFile);
+  validate->add_option("files", *files, "Spec files")
+      ->required()
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE");
+  set_command_help(
+      *validate, {"specs validate my-gpu.json", "specs validate gpu_specs/*.json"},
+      {kExitOk, {"2", "a file is not a valid spec (each named on stderr)"}, kExitInternal});
   validate->callback([files, exit_code] { *exit_code = run_validate(*files); });
 }
 

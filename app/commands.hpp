@@ -14,6 +14,14 @@ struct GlobalOptions {
   int verbosity = 0;
   bool quiet = false;
   std::vector<std::string> args;  // the whole command line (run --devices restarts itself)
+
+  // The command line as reports keep it (ReportContext::command_line): the program's name as
+  // typed on a PATH ("cuflash-roofline"), then `args`.
+  std::vector<std::string> command_line() const {
+    std::vector<std::string> line{"cuflash-roofline"};
+    line.insert(line.end(), args.begin(), args.end());
+    return line;
+  }
 };
 
 // Each setup function adds a subcommand; the callback stores the exit code in *exit_code.

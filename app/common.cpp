@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/export_option.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
@@ -22,10 +23,12 @@ namespace roofline::app {
 void SpecOptions::add_to(CLI::App& app) {
   app.add_option("--specs-dir", dirs, "Also load every *.json spec in DIR")
       ->type_name("DIR")
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory)
+      ->group("Every command");
   app.add_option("--spec", files, "Also load this GPU spec file")
       ->type_name("FILE")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->group("Every command");
 }
 
 SpecRegistry SpecOptions::load() const {
@@ -77,6 +80,9 @@ void require_distinct(const std::string& option, const std::vector<std::string>&
 
 }  // namespace
 
+const char* const kWorkloadGroup = "Workloads and kernels";
+const char* const kOutputGroup = "Output";
+
 const CLI::Validator kNonEmptyPath(
     [](std::string& text) { return text.empty() ? std::string("a path must not be empty") : ""; },
     "PATH");
@@ -87,24 +93,37 @@ void SweepOptions::add_to(CLI::App& app) {
   // Parsed here rather than with CLI11's delimiter, which drops empty items ("1,,2").
   app.add_option_function<std::string>(
          "--seq", [this](const std::string& text) { seq_lens = parse_int_list("--seq", text); },
-         "Sequence lengths N (comma-separated)")
+         "Sequence lengths N, comma-separated")
       ->type_name("N,...")
-      ->default_str(seq_default);
-  app.add_option("--batch", batch, "Batch size B")->check(kDecimal)->capture_default_str();
-  app.add_option("--heads", heads, "Attention heads H")->check(kDecimal)->capture_default_str();
+      ->default_str(seq_default)
+      ->group(kWorkloadGroup);
+  app.add_option("--batch", batch, "Batch size B")
+      ->check(kDecimal)
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
+  app.add_option("--heads", heads, "Attention heads H")
+      ->check(kDecimal)
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
   app.add_option("--head-dim", head_dim, "Head dimension d: 32, 64 or 128")
       ->check(kDecimal)
-      ->capture_default_str();
-  auto* causal = app.add_flag("--causal", causal_only, "Causal workloads only");
-  auto* non_causal = app.add_flag("--no-causal", non_causal_only, "Non-causal workloads only");
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
+  auto* causal =
+      app.add_flag("--causal", causal_only, "Causal workloads only")->group(kWorkloadGroup);
+  auto* non_causal = app.add_flag("--no-causal", non_causal_only, "Non-causal workloads only")
+                         ->group(kWorkloadGroup);
   causal->excludes(non_causal);
-  app.add_option("--kernel", kernels, "Kernels (comma-separated; default: all)")
-      ->delimiter(',')
-      ->type_name("NAME,...");
   app.add_option("--pass", passes, "Passes: fwd, bwd or fwd,bwd")
       ->delimiter(',')
       ->type_name("fwd|bwd")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
+  app.add_option("--kernel", kernels,
+                 "Kernels, comma-separated: " + known_kernel_names() + " (default: all)")
+      ->delimiter(',')
+      ->type_name("NAME,...")
+      ->group(kWorkloadGroup);
 }
 
 std::vector<Workload> SweepOptions::workloads() const {
@@ -147,25 +166,36 @@ std::vector<std::string> SweepOptions::kernel_names() const {
 void OutputOptions::add_to(CLI::App& app, bool with_plots) {
   app.add_option("--json", json_path, "Write the report as JSON to PATH (- for stdout)")
       ->type_name("PATH|-")
-      ->check(kNonEmptyPath);
+      ->check(kNonEmptyPath)
+      ->group(kOutputGroup);
   app.add_option("--csv", csv_path, "Write the report as CSV to PATH (- for stdout)")
       ->type_name("PATH|-")
-      ->check(kNonEmptyPath);
+      ->check(kNonEmptyPath)
+      ->group(kOutputGroup);
   if (with_plots) {
     app.add_option("--svg", svg_path, "Draw the roofline chart as SVG to PATH")
         ->type_name("PATH")
-        ->check(kNonEmptyPath);
-    app.add_flag("--plot", ascii_plot, "Print a roofline chart in the terminal");
+        ->check(kNonEmptyPath)
+        ->group(kOutputGroup);
+    app.add_flag("--plot", ascii_plot, "Print a roofline chart in the terminal")
+        ->group(kOutputGroup);
   }
+}
+
+void OutputOptions::add_export_to(CLI::App& app) {
+  add_export_option(app, exports);
 }
 
 void OutputOptions::check(const std::vector<std::string>& inputs) const {
   if (json_path == "-" && csv_path == "-")
     throw InputError("--json - and --csv - cannot both write to stdout");
   if (writes_stdout(svg_path)) throw InputError("--svg needs a file path");
-  check_output_paths({{"--json", json_path}, {"--csv", csv_path}, {"--svg", svg_path}}, inputs);
-  for (const std::string* path : {&json_path, &csv_path, &svg_path})
-    if (!path->empty()) check_output_path(*path);
+  std::vector<OutputPath> outputs = {
+      {"--json", json_path}, {"--csv", csv_path}, {"--svg", svg_path}};
+  for (const OutputPath& path : export_paths(export_targets(exports))) outputs.push_back(path);
+  check_output_paths(outputs, inputs);
+  for (const OutputPath& output : outputs)
+    if (!output.path.empty()) check_output_path(output.path);
 }
 
 void OutputOptions::emit(const Report& report) const {
@@ -174,8 +204,13 @@ void OutputOptions::emit(const Report& report) const {
   if (!json_path.empty()) outputs.add(json_path, render_json(report));
   if (!csv_path.empty()) outputs.add(csv_path, render_csv(report));
   if (!svg_path.empty()) outputs.add(svg_path, render_svg(std::vector<Report>{report}));
+  bool export_to_stdout = false;
+  for (const ExportTarget& target : export_targets(exports)) {
+    outputs.add(target.path, render_export(target, report));
+    export_to_stdout = export_to_stdout || writes_stdout(target.path);
+  }
   // The table only where stdout gets no report (so that it never follows one on a pipe).
-  if (!writes_stdout(json_path) && !writes_stdout(csv_path)) {
+  if (!writes_stdout(json_path) && !writes_stdout(csv_path) && !export_to_stdout) {
     TableOptions options;
     options.color = stdout_is_tty();
     std::string table;
@@ -194,15 +229,17 @@ void CeilingOptions::add_to(CLI::App& app, bool keep_recorded_choice) {
   keep_recorded = keep_recorded_choice;
   app.add_option("--ceilings", ceilings,
                  std::string("Judge against the spec sheet's ceilings or those measured by "
-                             "`calibrate` (needs --calibration FILE unless the report carries "
-                             "them); default: ") +
-                     (keep_recorded ? "as the report was written" : "spec"))
+                             "`calibrate` (calibrated needs --calibration FILE unless the report "
+                             "carries them; default: ") +
+                     (keep_recorded ? "as the report was written" : "spec") + ")")
       ->check(CLI::IsMember({"spec", "calibrated"}))
-      ->type_name("spec|calibrated");
+      ->type_name("spec|calibrated")
+      ->group("Ceilings");
   app.add_option("--calibration", calibrations,
                  "Calibration file written by `cuflash-roofline calibrate`: its ceilings are "
                  "embedded beside the spec's (charts draw both)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->group("Ceilings");
 }
 
 std::vector<CalibrationOverlay> CeilingOptions::load() const {

@@ -46,9 +46,11 @@ struct OutputOptions {
   std::string csv_path;
   std::string svg_path;
   bool ascii_plot = false;
+  std::vector<std::string> exports;  // --export FORMAT=PATH (app/export_option.hpp)
   // Print where the time goes (summary.hpp, the top groups) before the table: `profile`.
   std::size_t summary_top = 0;
   void add_to(CLI::App& app, bool with_plots);
+  void add_export_to(CLI::App& app);  // --export: for commands whose rows are timed
   // Fails early (InputError) when a path cannot be written, two outputs are the same file or
   // an output is one of `inputs`, before any work.
   void check(const std::vector<std::string>& inputs) const;
@@ -70,6 +72,10 @@ struct CeilingOptions {
   // Applies the choice to `report`.
   void apply(Report& report, const std::vector<CalibrationOverlay>& overlays) const;
 };
+
+// Help groups shared by the commands' options.
+extern const char* const kWorkloadGroup;
+extern const char* const kOutputGroup;
 
 // Rejects an empty PATH argument (`--json ''` would otherwise mean "no output").
 extern const CLI::Validator kNonEmptyPath;

@@ -179,9 +179,16 @@ std::string points_text(const std::vector<std::size_t>& points) {
 }
 
 std::vector<std::string> worker_base_args(const std::vector<std::string>& args) {
-  static const std::set<std::string> kWithValue = {
-      "--devices", "--shard", "--device", "--points",           "--counters-after-round",
-      "--json",    "--csv",   "--svg",    "--save-counter-data"};
+  static const std::set<std::string> kWithValue = {"--devices",
+                                                   "--shard",
+                                                   "--device",
+                                                   "--points",
+                                                   "--counters-after-round",
+                                                   "--json",
+                                                   "--csv",
+                                                   "--svg",
+                                                   "--save-counter-data",
+                                                   "--export"};
   static const std::set<std::string> kFlags = {"--plot"};
   std::vector<std::string> out;
   for (std::size_t i = 0; i < args.size(); ++i) {

@@ -25,8 +25,8 @@ std::string points_text(const std::vector<std::size_t>& points);
 
 // `args` (a `run` command line, global options included) without the options a worker must not
 // inherit: the fan-out itself (--devices, --shard, --device, --points, --counters-after-round)
-// and every output (--json, --csv, --svg, --plot, --save-counter-data); both "--opt VALUE" and
-// "--opt=VALUE" forms.
+// and every output (--json, --csv, --svg, --plot, --save-counter-data, --export); both
+// "--opt VALUE" and "--opt=VALUE" forms.
 std::vector<std::string> worker_base_args(const std::vector<std::string>& args);
 
 // Seconds since this process started (from /proc/self/stat, to the kernel's clock tick); NaN

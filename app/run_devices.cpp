@@ -170,6 +170,8 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   fallback.counters = "none: every worker failed";
   Report report =
       gather_workers(jobs, std::move(results), sweep_rows, choice.spec.key, choice.spec, fallback);
+  // The command line that reproduces the report is this one, not a worker's.
+  report.context.command_line = global.command_line();
   // The workers applied --ceilings / --calibration themselves.
   options.output.emit(report);
   spdlog::debug("report written {:.2f} s after this process", seconds_since_process_start());

@@ -58,7 +58,8 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
     std::vector<std::string> args;
     std::string message;
   } cases[] = {
-      {{"model", "--gpu", "x100", "--json", out}, "error: unknown GPU \"x100\"; known: "},
+      {{"model", "--gpu", "x100", "--json", out}, "error: unknown GPU \"x100\": did you mean "},
+      {{"model", "--gpu", "zzzz", "--json", out}, "error: unknown GPU \"zzzz\"; known: "},
       {{"model", "--seq", "0", "--json", out}, "error: seq must be >= 1 (got 0)"},
       {{"model", "--seq", "1024,-5", "--json", out}, "error: seq must be >= 1 (got -5)"},
       {{"model", "--batch", "0", "--json", out}, "error: batch must be >= 1 (got 0)"},
@@ -66,7 +67,10 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
       {{"model", "--head-dim", "48", "--json", out},
        "error: head-dim must be 32, 64 or 128 (got 48)"},
       {{"model", "--kernel", "flash-v9", "--json", out},
-       "error: unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2, flash-v3"},
+       "error: unknown kernel \"flash-v9\": did you mean flash-v1, flash-v2 or flash-v3? (known: "
+       "standard, flash-v1, flash-v2, flash-v3)"},
+      {{"model", "--kernel", "xyz", "--json", out},
+       "error: unknown kernel \"xyz\"; known: standard, flash-v1, flash-v2, flash-v3"},
       {{"model", "--pass", "sideways", "--json", out},
        "error: --pass must be fwd or bwd (got \"sideways\")"},
       {{"model", "--json", (dir.path / "missing" / "r.json").string()},
@@ -129,8 +133,9 @@ TEST_CASE("cli: user spec files join the registry") {
 TEST_CASE("cli: help documents exit codes, version") {
   const CliResult help = cli({"--help"});
   CHECK(help.code == 0);
-  CHECK(help.out.find("Exit codes:") != std::string::npos);
-  CHECK(help.out.find("3  no usable GPU") != std::string::npos);
+  CHECK(help.out.find("Exit codes (each command's --help lists those it returns):") !=
+        std::string::npos);
+  CHECK(help.out.find("3      no usable GPU") != std::string::npos);
   const CliResult version = cli({"--version"});
   CHECK(version.code == 0);
   CHECK(version.out.rfind("cuflash-roofline ", 0) == 0);

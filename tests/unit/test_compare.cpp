@@ -381,8 +381,8 @@ TEST_CASE("compare: matching by kernel, workload and spec, leftovers listed") {
     CHECK(d.only_head.size() == 1);  // flash-v2 N2048 has no flash-v1 partner
     options.kernel_head = "flash-v9";
     CHECK_THROWS_WITH_AS(compare_reports(base, base, options, "b.json", "b.json"),
-                         "b.json: no rows of kernel \"flash-v9\" (--kernel-head; the report has: "
-                         "flash-v1, flash-v2)",
+                         "b.json: no rows of kernel \"flash-v9\" (--kernel-head): did you mean "
+                         "flash-v1 or flash-v2? (the report has: flash-v1, flash-v2)",
                          InputError);
   }
 }
@@ -427,6 +427,93 @@ TEST_CASE("compare: refuses incompatible reports in one line") {
         "h.json: flash-v2 B1 H8 N1024 d64 full fwd has no timing samples "
         "(compare needs reports written by `cuflash-roofline run`)",
         InputError);
+  }
+}
+
+TEST_CASE("compare: a significantly faster row that counts more work is faster, the work a note") {
+  const double t = 100e-6;
+  const std::map<std::string, double> base_counters = {
+      {"dram_read_bytes", 3e8}, {"l2_bytes", 2e9}, {"tensor_mma_sync_flops", 3.4e10}};
+  // A kernel swap: half the time, 2% more tensor FLOPs (whole tiles on the padding).
+  std::map<std::string, double> more = base_counters;
+  more["tensor_mma_sync_flops"] = 3.468e10;
+  CompareOptions options;
+  options.noise.cache_floor = 0;
+  options.noise.cache_floor_bytes = 0;
+  const Row base = timed_row(t, kSteady, base_counters);
+
+  SUBCASE("2x faster with 2% more FLOPs: faster, not a regression") {
+    const Comparison c = compare_one(base, timed_row(0.5 * t, kSteady, more), options);
+    const RowComparison& row = c.rows.at(0);
+    CHECK(row.verdict == Verdict::kFaster);
+    CHECK(row.more_work);
+    CHECK_FALSE(row.regressed);
+    CHECK(c.exit_code() == 0);
+    CHECK(c.more_work_count() == 1);
+    REQUIRE_FALSE(row.notes.empty());
+    CHECK(row.notes.back() ==
+          "more work (tensor FLOPs +2.0%) but significantly faster: not a regression "
+          "(--fail-on-more-work makes it one)");
+    const std::string table = render_compare_table(c);
+    CHECK(table.find("faster !") == std::string::npos);
+    CHECK(table.find("result: no regression (exit 0)") != std::string::npos);
+    const std::string markdown = render_compare_markdown(c);
+    CHECK(markdown.find("✅ no regression") != std::string::npos);
+    CHECK(markdown.find("🟢 faster, more work") != std::string::npos);
+    const auto j = nlohmann::json::parse(render_compare_json(c));
+    CHECK(j["options"]["fail_on_more_work"] == false);
+    CHECK(j["rows"][0]["verdict"] == "faster");
+    CHECK(j["rows"][0]["more_work"] == true);
+    CHECK(j["rows"][0]["regressed"] == false);
+  }
+  SUBCASE("--fail-on-more-work: the old rule, more work is a regression") {
+    CompareOptions strict = options;
+    strict.fail_on_more_work = true;
+    const Comparison c = compare_one(base, timed_row(0.5 * t, kSteady, more), strict);
+    CHECK(c.rows.at(0).verdict == Verdict::kFaster);
+    CHECK(c.rows.at(0).regressed);
+    CHECK(c.exit_code() == 1);
+    CHECK(render_compare_markdown(c).find("🔴 faster, **more work**") != std::string::npos);
+    CHECK(nlohmann::json::parse(render_compare_json(c))["options"]["fail_on_more_work"] == true);
+  }
+  SUBCASE("the same speed with more bytes stays a regression") {
+    std::map<std::string, double> bytes = base_counters;
+    bytes["dram_read_bytes"] = 3.3e8;
+    const Comparison c = compare_one(base, timed_row(t, kSteady, bytes), options);
+    CHECK(c.rows.at(0).verdict == Verdict::kSame);
+    CHECK(c.rows.at(0).regressed);
+    CHECK(c.exit_code() == 1);
+  }
+  SUBCASE("faster but not beyond the noise (ambiguous) with more work: a regression") {
+    const Comparison c = compare_one(base, timed_row(0.9 * t, kDrifting, more), options);
+    CHECK(c.rows.at(0).verdict == Verdict::kAmbiguous);
+    CHECK(c.rows.at(0).regressed);
+  }
+  SUBCASE("the command line: --fail-on-more-work turns exit 0 into exit 1") {
+    TempDir dir;
+    Report b = make_report({base});
+    Report h = make_report({timed_row(0.5 * t, kSteady, more)});
+    for (Report* report : {&b, &h}) {  // what a report file must say of itself and its device
+      DeviceInfo device = *report->context.device;
+      report->context = make_context("run");
+      device.compute_capability = "9.0";
+      device.cc_major = 9;
+      device.sm_count = 132;
+      device.memory_bytes = 80LL << 30;
+      device.l2_cache_bytes = 50LL << 20;
+      device.chip = "GH100";
+      device.driver_version = "560.35.03";
+      device.runtime_version = "12.6";
+      report->context.device = device;
+    }
+    write_text(dir.path / "base.json", render_json(b));
+    write_text(dir.path / "head.json", render_json(h));
+    const std::string bp = (dir.path / "base.json").string();
+    const std::string hp = (dir.path / "head.json").string();
+    const CliResult lenient = cli({"compare", bp, hp});
+    CAPTURE(lenient.err);
+    CHECK(lenient.code == 0);
+    CHECK(cli({"compare", bp, hp, "--fail-on-more-work"}).code == 1);
   }
 }
 
@@ -554,12 +641,20 @@ TEST_CASE("cli: compare writes Markdown and JSON files, and either to stdout") {
 TEST_CASE("cli: compare two kernels within one report") {
   const CliResult r = cli({"compare", fixture("base.json"), "--kernel-base", "flash-v1",
                            "--kernel-head", "flash-v2", "--json", "-"});
-  CHECK(r.code == 1);  // flash-v2 counts more tensor FLOPs on the causal diagonal tiles
+  // flash-v2 counts more tensor FLOPs on the causal diagonal tiles, and is faster on every
+  // row: the extra work is a note.
+  CHECK(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["rows"].size() == 8);
   CHECK(j["rows"][0]["kernel_base"] == "flash-v1");
   CHECK(j["rows"][0]["kernel_head"] == "flash-v2");
   CHECK(j["summary"]["faster"] == 8);
+  CHECK(j["summary"]["more_work"].get<int>() > 0);
+  CHECK(j["summary"]["regressed"] == false);
+  // The old rule on request: more work is a regression at any speed.
+  CHECK(cli({"compare", fixture("base.json"), "--kernel-base", "flash-v1", "--kernel-head",
+             "flash-v2", "--fail-on-more-work"})
+            .code == 1);
 }
 
 TEST_CASE("cli: compare bad input gives one line, exit 2, and no output file") {

@@ -100,7 +100,10 @@ TEST_CASE("fanout: workers inherit the sweep, not the fan-out or the outputs") {
                                          "30",
                                          "--verify",
                                          "--counters-after-round",
-                                         "2"};
+                                         "2",
+                                         "--export",
+                                         "bmf=bmf.json",
+                                         "--export=gbench=-"};
   CHECK(worker_base_args(args) == std::vector<std::string>{"--spec", "x.json", "run", "--seq",
                                                            "1024,4096", "--reps", "30",
                                                            "--verify"});

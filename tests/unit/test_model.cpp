@@ -121,7 +121,15 @@ TEST_CASE("model: workload validation messages") {
   w.head_dim = 48;
   CHECK(validation_error(w) == "head-dim must be 32, 64 or 128 (got 48)");
   CHECK_THROWS_WITH_AS(find_kernel_model("flash-v9"),
-                       "unknown kernel \"flash-v9\"; known: standard, flash-v1, flash-v2, flash-v3",
+                       "unknown kernel \"flash-v9\": did you mean flash-v1, flash-v2 or flash-v3? "
+                       "(known: standard, flash-v1, flash-v2, flash-v3)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(find_kernel_model("flsh-v2"),
+                       "unknown kernel \"flsh-v2\": did you mean flash-v2? (known: standard, "
+                       "flash-v1, flash-v2, flash-v3)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(find_kernel_model("cudnn"),
+                       "unknown kernel \"cudnn\"; known: standard, flash-v1, flash-v2, flash-v3",
                        InputError);
 }
 

@@ -625,8 +625,8 @@ TEST_CASE("cli: plot writes SVG, prints the terminal chart, refuses bad input") 
        "error: -o - and --plot cannot both write to stdout\n"},
       {{"plot", fixture("base.json"), "--kernel-base", "flash-v9", "-o", out},
        "error: " + fixture("base.json") +
-           ": no rows of kernel \"flash-v9\" (--kernel-base; the "
-           "report has: standard, flash-v1, flash-v2)\n"},
+           ": no rows of kernel \"flash-v9\" (--kernel-base): did you mean flash-v1 or "
+           "flash-v2? (the report has: standard, flash-v1, flash-v2)\n"},
   };
   for (const Case& c : cases) {
     CAPTURE(join(c.args, " "));

@@ -90,14 +90,32 @@ TEST_CASE("specs: device names map to spec files") {
   CHECK(registry.find_for_device("Some Other GPU") == nullptr);
 }
 
-TEST_CASE("specs: an unknown GPU lists the known names") {
+TEST_CASE("specs: a mistyped GPU gets the names it is near") {
   const SpecRegistry registry = shipped();
   try {
-    registry.find("x100");
+    registry.find("h20");
+    FAIL("no error");
+  } catch (const InputError& error) {
+    // One suggestion, not the whole list (h200 is one edit away; h100 two).
+    CHECK(std::string(error.what()).rfind("unknown GPU \"h20\": did you mean h200? (all ", 0) == 0);
+    CHECK(std::string(error.what()).find("a100") == std::string::npos);
+  }
+  try {
+    registry.find("H100-SXN");  // case is ignored: the alias h100-sxm is one edit away
+    FAIL("no error");
+  } catch (const InputError& error) {
+    CHECK(std::string(error.what()).find("did you mean ") != std::string::npos);
+  }
+}
+
+TEST_CASE("specs: an unknown GPU far from every name lists the known names") {
+  const SpecRegistry registry = shipped();
+  try {
+    registry.find("quadro");
     FAIL("no error");
   } catch (const InputError& error) {
     const std::string message = error.what();
-    CHECK(message.rfind("unknown GPU \"x100\"; known: ", 0) == 0);
+    CHECK(message.rfind("unknown GPU \"quadro\"; known: ", 0) == 0);
     CHECK(message.find("a100") != std::string::npos);
     CHECK(message.find("h200") != std::string::npos);
   }

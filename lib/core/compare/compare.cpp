@@ -304,7 +304,18 @@ Comparison compare_reports(const Report& base, const Report& head, const Compare
       row.time = compare_time(*b.timing, *h.timing, options);
       row.verdict = row.time->verdict;
       compare_quantities(b, h, options, row);
-      row.regressed = row.verdict == Verdict::kSlower || row.more_work;
+      // A row that is significantly faster paid for its extra work already: the time says so.
+      const bool work_excused =
+          row.more_work && row.verdict == Verdict::kFaster && !options.fail_on_more_work;
+      if (work_excused) {
+        std::vector<std::string> grown;
+        for (const QuantityChange& q : row.quantities)
+          if (q.increased) grown.push_back(q.label + " " + signed_percent(q.relative_change));
+        row.notes.push_back("more work (" + join(grown, ", ") +
+                            ") but significantly faster: not a regression (--fail-on-more-work "
+                            "makes it one)");
+      }
+      row.regressed = row.verdict == Verdict::kSlower || (row.more_work && !work_excused);
     }
     c.rows.push_back(std::move(row));
   }

@@ -15,7 +15,9 @@
 //     grows by more than quantity_margin (tolerance + both reports' noise) is "more work", a
 //     regression, except FLOPs of one pipe when the total counted FLOPs did not grow beyond the
 //     tolerance (work moved between pipes) and any quantity the base counted as 0 (new work on
-//     another pipe): those are notes.
+//     another pipe): those are notes. On a row that is significantly `faster`, more work is a
+//     note too (the time says what the extra work cost), unless fail_on_more_work. A row of
+//     the same speed (or ambiguous) that does more work stays a regression.
 //   - Rows that stopped working (base ok, head incorrect / too_large / error) are `failed`, a
 //     regression; rows that the base could not judge are `not compared`.
 //
@@ -47,6 +49,9 @@ struct CompareOptions {
   double power = kDefaultPower;
   NoiseModel noise;
   bool allow_mismatch = false;  // compare across devices / clocks anyway (with a warning)
+  // More work (a gated quantity beyond its margin) is a regression even on a row that is
+  // significantly faster; without it such a row is `faster` and the extra work a note.
+  bool fail_on_more_work = false;
   // Compare two kernels: base rows of `kernel_base` against head rows of `kernel_head`,
   // matched by workload and spec. Empty: rows are matched by kernel name too. When only one is
   // given, the other defaults to it (compare that kernel alone).
@@ -112,7 +117,7 @@ struct RowComparison {
   std::vector<QuantityChange> quantities;  // every quantity both sides measured
   std::vector<std::string> notes;          // pipe shifts, quantities measured on one side only
   bool more_work = false;                  // a gated quantity increased beyond its margin
-  bool regressed = false;                  // slower, failed, or more_work
+  bool regressed = false;  // slower, failed, or more_work (on a faster row: fail_on_more_work)
 };
 
 struct UnmatchedRow {

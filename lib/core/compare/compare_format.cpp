@@ -114,8 +114,11 @@ std::string method_line(const Comparison& c) {
          ". Bytes and FLOPs: counted; more than " + percent(c.options.tolerance) +
          " plus both reports' noise (cache-dependent bytes: their spread, " +
          percent(c.options.noise.cache_floor) + " and " +
-         format_si(c.options.noise.cache_floor_bytes) +
-         "B a side) is a regression; DRAM writes are listed, not gated.";
+         format_si(c.options.noise.cache_floor_bytes) + "B a side) is a regression" +
+         (c.options.fail_on_more_work
+              ? std::string(" (--fail-on-more-work: also on a faster row)")
+              : std::string(", except on a row that is significantly faster (a note)")) +
+         "; DRAM writes are listed, not gated.";
 }
 
 std::string side_text(const std::string& origin, const std::string& device, double clock_mhz) {

@@ -27,6 +27,7 @@ std::string render_compare_json(const Comparison& c) {
                      {"cache_floor", c.options.noise.cache_floor},
                      {"cache_floor_bytes", c.options.noise.cache_floor_bytes},
                      {"allow_mismatch", c.options.allow_mismatch},
+                     {"fail_on_more_work", c.options.fail_on_more_work},
                      {"kernel_base", c.options.kernel_base},
                      {"kernel_head", c.options.kernel_head}};
   json summary = json::object();

@@ -22,7 +22,8 @@ std::string markdown_escape(const std::string& text) {
 
 std::string verdict_badge(const RowComparison& row) {
   if (row.more_work && row.verdict != Verdict::kSlower && row.verdict != Verdict::kFailed)
-    return "🔴 " + std::string(to_string(row.verdict)) + ", **more work**";
+    return row.regressed ? "🔴 " + std::string(to_string(row.verdict)) + ", **more work**"
+                         : "🟢 " + std::string(to_string(row.verdict)) + ", more work";
   switch (row.verdict) {
     case Verdict::kFaster:
       return "🟢 faster";
@@ -74,7 +75,7 @@ std::string render_compare_markdown(const Comparison& c) {
         out << "- | - | - | - | - | ";
       }
       std::string quantities = markdown_escape(quantities_cell(*row));
-      if (row->more_work) quantities = "**" + quantities + "**";
+      if (row->more_work && row->regressed) quantities = "**" + quantities + "**";
       out << quantities << " | " << markdown_escape(row_note(*row)) << " |\n";
     }
   };

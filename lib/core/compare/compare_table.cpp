@@ -63,7 +63,9 @@ std::string render_compare_table(const Comparison& c) {
     out << "only in head: " << row_name(row.kernel, row.workload) << " [" << one_line(row.spec_key)
         << "]\n";
   out << method_line(c) << "\n";
-  if (c.regressed()) out << "!: regressed (slower, failed, or more bytes or FLOPs)\n";
+  if (c.regressed())
+    out << "!: regressed (slower, failed, or more bytes or FLOPs"
+        << (c.options.fail_on_more_work ? "" : " without being significantly faster") << ")\n";
   out << summary_line(c) << "\n";
   if (const std::string line = detectable_line(c); !line.empty()) out << line << "\n";
   out << (c.regressed() ? "result: regression (exit 1)" : "result: no regression (exit 0)") << "\n";

@@ -3,17 +3,18 @@
 #include <algorithm>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/suggest.hpp"
 #include "lib/core/base/text.hpp"
 
 namespace roofline {
 namespace {
 
-std::string kernel_list(const Report& report) {
+std::vector<std::string> kernel_list(const Report& report) {
   std::vector<std::string> names;
   for (const Row& row : report.rows)
     if (std::find(names.begin(), names.end(), row.kernel) == names.end())
       names.push_back(row.kernel);
-  return join(names, ", ");
+  return names;
 }
 
 std::vector<std::size_t> select_rows(const Report& report, const std::string& kernel,
@@ -21,9 +22,13 @@ std::vector<std::size_t> select_rows(const Report& report, const std::string& ke
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < report.rows.size(); ++i)
     if (kernel.empty() || report.rows[i].kernel == kernel) out.push_back(i);
-  if (out.empty() && !kernel.empty())
+  if (out.empty() && !kernel.empty()) {
+    const std::vector<std::string> names = kernel_list(report);
+    const std::string hint = did_you_mean(kernel, names);
     throw InputError(origin + ": no rows of kernel \"" + kernel + "\" (" + option +
-                     "; the report has: " + kernel_list(report) + ")");
+                     (hint.empty() ? "; " : "): " + hint + " (") +
+                     "the report has: " + join(names, ", ") + ")");
+  }
   return out;
 }
 

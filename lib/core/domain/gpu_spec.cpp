@@ -9,6 +9,7 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
+#include "lib/core/base/suggest.hpp"
 #include "lib/core/base/text.hpp"
 
 namespace roofline {
@@ -390,6 +391,15 @@ const GpuSpec* SpecRegistry::try_find(std::string_view name) const {
 
 const GpuSpec& SpecRegistry::find(std::string_view name) const {
   if (const GpuSpec* spec = try_find(name)) return *spec;
+  // A likely typo gets the names it is near ("h20": h200), not the whole list.
+  std::vector<std::string> names;
+  for (const GpuSpec& spec : specs_) {
+    names.push_back(spec.key);
+    names.insert(names.end(), spec.aliases.begin(), spec.aliases.end());
+  }
+  if (const std::string hint = did_you_mean(name, names); !hint.empty())
+    throw InputError("unknown GPU " + quote_text(name) + ": " + hint + " (all " +
+                     std::to_string(specs_.size()) + ": cuflash-roofline specs list)");
   throw InputError("unknown GPU " + quote_text(name) + "; known: " + known_names());
 }
 

@@ -5,6 +5,7 @@
 
 #include "kernels/catalog.hpp"
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/suggest.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/cache_model.hpp"
 #include "lib/core/model/model_l1.hpp"
@@ -442,7 +443,12 @@ const std::vector<KernelModel>& kernel_models() {
 const KernelModel& find_kernel_model(std::string_view name) {
   for (const KernelModel& model : kernel_models())
     if (model.name == name) return model;
-  throw InputError("unknown kernel \"" + std::string(name) + "\"; known: " + known_kernel_names());
+  std::vector<std::string> names;
+  for (const KernelModel& model : kernel_models()) names.push_back(model.name);
+  const std::string hint = did_you_mean(name, names);
+  throw InputError("unknown kernel \"" + std::string(name) + "\"" +
+                   (hint.empty() ? "; known: " : ": " + hint + " (known: ") + known_kernel_names() +
+                   (hint.empty() ? "" : ")"));
 }
 
 std::string known_kernel_names() {

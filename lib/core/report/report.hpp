@@ -111,7 +111,14 @@ struct DeviceInfo {
 };
 
 struct ReportContext {
-  std::string command;       // "model", "run"
+  std::string command;  // "model", "run"
+  // The whole command line that wrote the report, program name first ("cuflash-roofline",
+  // "run", "--seq", "1024", ...): enough to run it again. Empty in reports written before it
+  // was kept.
+  std::vector<std::string> command_line;
+  // `profile`: the profiled program and its arguments (the part of command_line after --);
+  // empty otherwise.
+  std::vector<std::string> program_command;
   std::string tool_version;  // "0.1.0"
   std::string host;
   std::string time_utc;              // ISO 8601

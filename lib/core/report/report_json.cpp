@@ -28,6 +28,8 @@ std::string shortened(const std::string& text, std::size_t max_bytes) {
 json context_json(const ReportContext& c) {
   json context = {
       {"command", c.command},
+      {"command_line", c.command_line},
+      {"program_command", c.program_command.empty() ? json(nullptr) : json(c.program_command)},
       {"host", c.host},
       {"time_utc", c.time_utc},
       {"projection", c.projection},
@@ -44,6 +46,19 @@ json context_json(const ReportContext& c) {
 ReportContext read_context(const JsonReader& r, const json& c, const std::string& where) {
   ReportContext context;
   context.command = r.string(c, where, "command");
+  // Added within schema 1: absent from reports written before (the command line not kept).
+  auto strings = [&](const char* key, std::vector<std::string>& out) {
+    const json* member = r.optional_member(c, where, key);
+    if (member == nullptr || member->is_null()) return;
+    const std::string path = key_path(where, key);
+    r.require_array(*member, path);
+    for (std::size_t i = 0; i < member->size(); ++i) {
+      if (!(*member)[i].is_string()) r.fail(index_path(path, i), "must be a string");
+      out.push_back((*member)[i].get<std::string>());
+    }
+  };
+  strings("command_line", context.command_line);
+  strings("program_command", context.program_command);
   context.host = r.string(c, where, "host", true);
   context.time_utc = r.string(c, where, "time_utc", true);
   context.projection = r.boolean(c, where, "projection");

@@ -1,0 +1,145 @@
+#include "app/help.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "lib/core/base/text.hpp"
+
+namespace roofline::app {
+namespace {
+
+// What a value holds, without the validators CLI11 appends to the type name after ':' ("INT:INT",
+// "PATH|-:PATH"); IsMember's "{a,b}" becomes "a|b" where the option names no type of its own.
+std::string value_label(const CLI::Option* opt) {
+  const std::vector<std::string> parts = split(opt->get_type_name(), ':');
+  std::string label = parts.empty() ? std::string() : parts.front();
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if ((label.empty() || label == "TEXT") && part.size() > 2 && part.front() == '{' &&
+        part.back() == '}') {
+      label = part.substr(1, part.size() - 2);
+      for (char& c : label)
+        if (c == ',') c = '|';
+    }
+  }
+  return label;
+}
+
+// "[fwd,bwd]" (a vector's default as CLI11 writes it) as "fwd,bwd".
+std::string plain_default(std::string text) {
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']')
+    text = text.substr(1, text.size() - 2);
+  return text;
+}
+
+// The options of `options` that help shows (a hidden option has an empty group).
+std::string names_of(const std::set<CLI::Option*>& options) {
+  std::vector<std::string> names;
+  for (const CLI::Option* other : options)
+    if (!other->get_group().empty()) names.push_back(other->get_name());
+  std::sort(names.begin(), names.end());
+  return join(names, ", ");
+}
+
+constexpr std::size_t kNameColumn = 32;  // options and their values
+constexpr std::size_t kHelpWidth = 100;  // descriptions wrap before this column
+
+// `text` with newlines between words so that no line passes `width` columns (a longer word
+// stands alone on its line).
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out;
+  std::size_t line = 0;
+  for (const std::string& word : split(text, ' ')) {
+    if (word.empty()) continue;
+    const std::size_t length = display_width(word);
+    if (line > 0 && line + 1 + length > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += length;
+  }
+  return out;
+}
+
+class HelpFormatter : public CLI::Formatter {
+ public:
+  // CLI11 puts two blank lines between option groups: one is enough.
+  std::string make_help(const CLI::App* app, std::string name,
+                        CLI::AppFormatMode mode) const override {
+    std::string text = CLI::Formatter::make_help(app, std::move(name), mode);
+    for (std::size_t at; (at = text.find("\n\n\n")) != std::string::npos;) text.erase(at, 1);
+    return text;
+  }
+
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::ostringstream out;
+    CLI::detail::format_help(out, sub->get_name(),
+                             wrapped(sub->get_description(), kHelpWidth - kNameColumn),
+                             column_width_);
+    return out.str();
+  }
+
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (opt->get_type_size() == 0) return "";  // a flag
+    const std::string label = value_label(opt);
+    return label.empty() ? "" : " " + label;
+  }
+
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string text = opt->get_description();
+    std::vector<std::string> notes;
+    if (opt->get_required() && !opt->get_positional()) notes.push_back("required");
+    if (const std::string value = plain_default(opt->get_default_str()); !value.empty())
+      notes.push_back("default: " + value);
+    if (const std::string names = names_of(opt->get_excludes()); !names.empty())
+      notes.push_back("not with " + names);
+    if (const std::string names = names_of(opt->get_needs()); !names.empty())
+      notes.push_back("needs " + names);
+    if (!notes.empty()) text += (text.empty() ? "(" : " (") + join(notes, "; ") + ")";
+    return wrapped(text, kHelpWidth - kNameColumn);
+  }
+
+  std::string make_option_usage(const CLI::Option* opt) const override {
+    // Positionals, on the usage line: what they hold rather than their name.
+    std::string text = value_label(opt);
+    if (text.empty()) text = opt->get_name(true, false);
+    if (opt->get_expected_max() >= CLI::detail::expected_max_vector_size &&
+        text.find("...") == std::string::npos)
+      text += "...";
+    return opt->get_required() ? text : "[" + text + "]";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<CLI::Formatter> help_formatter() {
+  auto formatter = std::make_shared<HelpFormatter>();
+  formatter->column_width(kNameColumn);
+  return formatter;
+}
+
+void set_command_help(CLI::App& sub, const std::vector<std::string>& examples,
+                      const std::vector<ExitLine>& exit_codes, const std::string& notes) {
+  std::ostringstream out;
+  if (!notes.empty()) out << notes << (notes.back() == '\n' ? "" : "\n") << "\n";
+  if (!examples.empty()) {
+    out << "Examples:\n";
+    for (const std::string& example : examples) out << "  cuflash-roofline " << example << "\n";
+    out << "\n";
+  }
+  out << "Exit codes:\n";
+  std::size_t width = 0;
+  for (const ExitLine& line : exit_codes) width = std::max(width, line.first.size());
+  for (const ExitLine& line : exit_codes)
+    out << "  " << pad(line.first, width, false) << "  " << line.second << "\n";
+  out << "\nEvery command also takes -q (errors only), -v (more log; -vv trace), --spec FILE and "
+         "--specs-dir DIR,\nbefore or after its name.";
+  sub.footer(out.str());
+}
+
+}  // namespace roofline::app
