@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/report/analysis_exp.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -56,13 +57,18 @@ struct RowAnalysis {
   std::vector<LevelAnalysis> levels;  // levels with bytes, DRAM first
   const LevelAnalysis* dram = nullptr;
 
+  // The exponential unit as a roof in FLOP units (analysis_exp.hpp); it binds when lowest.
+  ExpRoofAnalysis exp;
+  bool exp_bound = false;
+
   bool compute_bound = false;
-  std::string binding;      // "DRAM", "L2", or the ceiling label
-  std::string regime;       // "memory-bound (DRAM)", "compute-bound (tensor FP16 (mma_sync))"
-  double ridge_factor = 0;  // at the DRAM level
+  std::string binding;  // "DRAM", "L2", "XU", or the ceiling label
+  // "memory-bound (DRAM)", "compute-bound (tensor FP16 (mma_sync))", "exp-bound (XU)"
+  std::string regime;
+  double ridge_factor = 0;                 // at the DRAM level
   double attainable_flops_per_second = 0;  // the bound it could reach: min over roofs
-  double time_floor_seconds = 0;           // max(flops/peak, bytes_L/bandwidth_L)
-  double fraction_of_bound = 0;            // time floor ÷ time
+  double time_floor_seconds = 0;  // max(flops/peak, bytes_L/bandwidth_L, exponentials/XU rate)
+  double fraction_of_bound = 0;   // time floor ÷ time
 
   // Measured beside the model (NaN when not measured).
   double flops_vs_model = 0;       // counted total / model FLOPs

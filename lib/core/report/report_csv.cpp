@@ -139,6 +139,17 @@ const Column kColumns[] = {
      [](C c) {
        return c.launch([](const KernelLaunch& l) { return csv_escape(l.demangled_name); });
      }},
+    // The exponential roof (analysis_exp.hpp); appended so that earlier columns keep their place.
+    {"exponentials", [](C c) { return csv_number(c.a.exp.exponentials); }},
+    {"exponentials_source",
+     [](C c) {
+       return c.a.exp.present ? std::string(to_string(c.a.exp.exponentials_source)) : "";
+     }},
+    {"model_exponentials", [](C c) { return csv_number(c.row.prediction.model_exponentials); }},
+    {"exponentials_vs_model", [](C c) { return csv_number(c.a.exp.exponentials_vs_model); }},
+    {"exp_roof_tflops_per_s", [](C c) { return csv_number(c.a.exp.roof_flops_per_second / 1e12); }},
+    {"exp_time_floor_s", [](C c) { return csv_number(c.a.exp.time_floor_seconds); }},
+    {"exp_utilisation", [](C c) { return csv_number(c.a.exp.utilisation); }},
 };
 
 const LevelAnalysis* level_of(const RowAnalysis& a, MemoryLevel wanted) {
