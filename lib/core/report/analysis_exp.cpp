@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "lib/core/domain/metric_catalog.hpp"
+#include "lib/core/model/exp_model.hpp"
 #include "lib/core/model/exp_roof.hpp"
 #include "lib/core/report/report.hpp"
 
@@ -21,6 +22,12 @@ ExpRoofAnalysis analyze_exp_roof(const Row& row, const GpuSpec& spec, double flo
                                  double clock_hz) {
   ExpRoofAnalysis e;
   e.model_exponentials = row.prediction.model_exponentials;
+  // A report written before the exponential model has none: the model is a pure function of
+  // the bundled kernel and the workload, so it is computed here.
+  if (!(e.model_exponentials > 0) && !row.launch.has_value())
+    for (const KernelModel& model : kernel_models())
+      if (model.name == row.kernel && unsupported_reason(model, row.workload, "").empty())
+        e.model_exponentials = predict_exponentials(model, row.workload).exponentials;
   auto counted = row.counters.find(quantity::kXuInstructions);
   if (counted != row.counters.end() && std::isfinite(counted->second)) {
     e.exponentials = counted->second * kLanesPerWarp;
