@@ -221,8 +221,10 @@ if has xu; then
   "$tool" calibrate -o "$out/xu/calibration.json" >"$out/xu/calibrate.txt" 2>&1
   note "xu: calibrate: rc=$?"
   grep -E "XU|roof" "$out/xu/calibrate.txt" | tee -a "$summary"
-  # Projection onto the B200 of flash-v3 d128 (forward and backward), from H200 timings.
-  "$tool" run --no-counters --gpu b200 --kernel flash-v3 --head-dim 128 --batch 4 --heads 16 \
+  # Projection onto the B200 of flash-v3 d128 (forward and backward), from H200 timings and
+  # the full set's counts (XU instructions, shared wavefronts: the B200's shared-memory roof).
+  "$tool" run --counters --counter-set full --gpu b200 --kernel flash-v3 --head-dim 128 \
+    --batch 4 --heads 16 \
     --seq 8192 --no-causal --pass fwd,bwd --reps 3 --json "$out/xu/b200.json" \
     >"$out/xu/b200.txt" 2>&1
   note "xu: run --gpu b200: rc=$?"
