@@ -41,7 +41,14 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
     double sheet_rate = std::nan("");
     double sheet_clock = std::nan("");
     std::string roof = m.target;
-    if (auto level = parse_memory_level(m.target)) {
+    const bool xu = m.target == kXuTarget;
+    if (xu) {
+      roof = "XU exp2 rate";
+      if (sheet.exp2_per_second() > 0) {
+        sheet_rate = sheet.exp2_per_second();
+        sheet_clock = sheet.boost_clock_mhz;
+      }
+    } else if (auto level = parse_memory_level(m.target)) {
       roof = std::string(display_name(*level)) + " bandwidth";
       if (const MemoryLevelSpec* s = sheet.level(*level)) sheet_rate = s->bandwidth_gbps * 1e9;
     } else {
@@ -57,17 +64,19 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
     }
     const double rate = m.rate_per_second();
     const double unit = m.flops ? 1e12 : 1e9;
-    const char* suffix = m.flops ? " TFLOP/s" : " GB/s";
+    const char* suffix = xu ? " T exp2/s" : m.flops ? " TFLOP/s" : " GB/s";
     std::string share = percent(rate / sheet_rate);
     // A compute peak is also compared at the clock it ran at (same per-cycle rate).
     if (m.flops && std::isfinite(sheet_clock) && m.sm_clock_mhz > 0)
       share += " (" +
                percent(rate / peak_at_clock(sheet_rate, sheet_clock * 1e6, m.sm_clock_mhz * 1e6)) +
                " at clock)";
-    rows.push_back({roof + " [" + m.id + "]", format_fixed(rate / unit, 1) + suffix,
-                    std::isfinite(sheet_rate) ? format_fixed(sheet_rate / unit, 1) + suffix : "-",
-                    share, m.sm_clock_mhz > 0 ? format_fixed(m.sm_clock_mhz, 0) + " MHz" : "-",
-                    percent(m.relative_range()), m.method});
+    const int digits = xu ? 3 : 1;
+    rows.push_back(
+        {roof + " [" + m.id + "]", format_fixed(rate / unit, digits) + suffix,
+         std::isfinite(sheet_rate) ? format_fixed(sheet_rate / unit, digits) + suffix : "-", share,
+         m.sm_clock_mhz > 0 ? format_fixed(m.sm_clock_mhz, 0) + " MHz" : "-",
+         percent(m.relative_range()), m.method});
   }
   std::vector<std::size_t> widths(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) {

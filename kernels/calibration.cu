@@ -23,6 +23,8 @@ constexpr int kMmaUnroll = 8;           // mma.sync per chain per loop trip
 constexpr int kSharedBytes = 32768;     // shared buffer per block
 constexpr int kSharedLoadsPerTrip = 8;  // 16-byte loads per thread per loop trip
 constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;
+constexpr int kExpChains = 8;   // independent MUFU.EX2 chains per thread
+constexpr int kExpUnroll = 16;  // exp2 per chain per loop trip
 constexpr int kChunkShift = kMicroKernelChunkShift;
 
 __device__ __forceinline__ unsigned long long global_timer_ns() {
@@ -214,6 +216,33 @@ __global__ void __launch_bounds__(kComputeThreads)
   if (sum == -1.2345f && sink != nullptr) *sink = __float_as_uint(sum);
 }
 
+// x ← 2^(−x) stays in [0.5, 1] and every step needs the previous one, so ptxas can neither
+// fold nor hoist it; the chains start at different values (lane and chain), so no two chains
+// compute the same thing and none can be merged. The negation is an operand modifier of
+// MUFU.EX2, so the loop body is MUFU alone (plus the loop counter). .ftz: the instruction the
+// flash kernels' softmax issues (kernels/mma.cuh).
+__global__ void __launch_bounds__(kComputeThreads)
+    exp2_kernel(long long trips, float seed, unsigned long long* clock, unsigned int* sink) {
+  ClockProbe probe;
+  probe.start();
+  float x[kExpChains];
+#pragma unroll
+  for (int c = 0; c < kExpChains; ++c)
+    x[c] = seed * (0.5f + 0.001f * static_cast<float>(threadIdx.x % 97) + 0.01f * c);
+  for (long long trip = 0; trip < trips; ++trip) {
+#pragma unroll
+    for (int u = 0; u < kExpUnroll; ++u)
+#pragma unroll
+      for (int c = 0; c < kExpChains; ++c)
+        asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(x[c]) : "f"(-x[c]));
+  }
+  probe.stop(clock);
+  float sum = 0;
+#pragma unroll
+  for (int c = 0; c < kExpChains; ++c) sum += x[c];
+  if (sum == -1.2345f && sink != nullptr) *sink = __float_as_uint(sum);
+}
+
 constexpr float kSeed = 1.0f;
 
 template <typename Kernel>
@@ -254,6 +283,8 @@ cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks) {
       return blocks_per_sm(mma_sync_kernel, threads, blocks);
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_blocks_per_sm(blocks);
+    case MicroKernel::kExp2:
+      return blocks_per_sm(exp2_kernel, threads, blocks);
   }
   return cudaErrorInvalidValue;
 }
@@ -278,6 +309,8 @@ double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args) {
       return threads / 32 * trips * kMmaUnroll * kMmaChains * kMmaFlops;
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_flops(args);
+    case MicroKernel::kExp2:
+      return threads * trips * kExpUnroll * kExpChains;
   }
   return 0;
 }
@@ -320,6 +353,10 @@ cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,
       break;
     case MicroKernel::kWgmma:
       return launch_wgmma_micro_kernel(args, stream);
+    case MicroKernel::kExp2:
+      exp2_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock,
+                                                       args.sink);
+      break;
   }
   ROOFLINE_RETURN_IF_LAUNCH_FAILED();
   return cudaSuccess;

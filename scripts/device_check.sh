@@ -6,6 +6,7 @@
 #   stages (default all, in this order):
 #     build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bench
 #   and, only when named: advice (the advice and the tail roof judged on measured pairs)
+#   and, named only: xu (issue 23's acceptance: `build xu`, ~3 min)
 #
 # Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
 # tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
@@ -220,6 +221,45 @@ if has advice; then
   "$tool" show --view table "$out/advice_d128.json" >"$out/advice_d128_table.txt" 2>&1
 fi
 
+if has xu; then
+  # Issue 23: the exponential unit (XU) and shared memory. Counted XU instructions against the
+  # model's exponentials ÷ 32 and counted shared wavefronts against ncu's (by operation); no
+  # row above its XU roof; `calibrate`'s XU rate against the spec at the running clock;
+  # flash-v3 d64 forward: XU roof against tensor roof; d128 projected onto the B200. Clocks are
+  # never changed (ncu --clock-control none).
+  t=$(seconds)
+  mkdir -p "$out/xu"
+  xu_shape=(--batch 2 --heads 8 --seq 4096 --pass fwd,bwd --reps 3 --warmup 1)
+  for d in 64 128; do
+    "$tool" run --counters --counter-set full --kernel flash-v2,flash-v3 --head-dim "$d" \
+      "${xu_shape[@]}" --json "$out/xu/counted_d$d.json" >"$out/xu/counted_d$d.txt" 2>&1
+    note "xu: run --counter-set full d$d: rc=$?"
+    # The same points under ncu, flash-v3 only (wgmma): shared wavefronts by operation, XU.
+    ncu --clock-control none --profile-from-start off --csv --page raw \
+      --metrics sm__inst_executed_pipe_xu.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum \
+      "$tool" run --no-counters --kernel flash-v3 --head-dim "$d" --batch 2 --heads 8 --seq 4096 \
+      --pass fwd,bwd --reps 1 --warmup 0 --json "$out/xu/ncu_points_d$d.json" \
+      >"$out/xu/ncu_d$d.csv" 2>"$out/xu/ncu_d$d.err"
+    note "xu: ncu d$d: rc=$? ($(grep -c '^"' "$out/xu/ncu_d$d.csv") csv lines)"
+  done
+  "$tool" calibrate -o "$out/xu/calibration.json" >"$out/xu/calibrate.txt" 2>&1
+  note "xu: calibrate: rc=$?"
+  grep -E "XU|roof" "$out/xu/calibrate.txt" | tee -a "$summary"
+  # Projection onto the B200 of flash-v3 d128 (forward and backward), from H200 timings and
+  # the full set's counts (XU instructions, shared wavefronts: the B200's shared-memory roof).
+  "$tool" run --counters --counter-set full --gpu b200 --kernel flash-v3 --head-dim 128 \
+    --batch 4 --heads 16 \
+    --seq 8192 --no-causal --pass fwd,bwd --reps 3 --json "$out/xu/b200.json" \
+    >"$out/xu/b200.txt" 2>&1
+  note "xu: run --gpu b200: rc=$?"
+  # The SASS of the XU micro-kernel: 128 MUFU.EX2 per loop trip unless ptxas merged chains.
+  cuobjdump -sass "$tool" 2>/dev/null | awk '/Function : .*exp2_kernel/{f=1;next} /Function :/{f=0} f' \
+    >"$out/xu/exp2_kernel.sass"
+  note "xu: exp2 micro-kernel SASS: $(grep -c 'MUFU.EX2' "$out/xu/exp2_kernel.sass") MUFU.EX2 (expect 128 per trip, plus any of a peeled trip)"
+  python3 scripts/xu_check.py "$out/xu" | tee -a "$summary"
+  note "xu: $(elapsed "$t") s"
+fi
+
 if has bench; then
   t=$(seconds)
   "$tool" run --no-counters --reps 10 --batch 1 --heads 8 --head-dim 64 --pass fwd,bwd \
@@ -236,6 +276,7 @@ cp "$summary" "$final/summary.txt"
 [ -f "$out/gh100_seed_sweep.tar.xz" ] && cp "$out/gh100_seed_sweep.tar.xz" "$final/"
 [ -f "$out/bench.json" ] && cp "$out/bench.json" "$final/"
 [ -f "$out/calibration_1.json" ] && cp "$out/calibration_1.json" "$final/"
+[ -f "$out/xu/calibration.json" ] && cp "$out/xu/calibration.json" "$final/xu_calibration.json"
 (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude='*.ncu-rep' --exclude='fixture' --exclude='*.tar.xz' .)
 echo "==== summary ===="
 cat "$summary"

@@ -111,6 +111,8 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
        "4 independent mma.sync.m16n8k16 f32.f16.f16.f32 chains per warp"},
       {MicroKernel::kWgmma, "wgmma", "tensor_fp16.wgmma", true,
        "wgmma.mma_async m64n256k16 f32.f16.f16 from shared memory, 2 warpgroups per SM"},
+      {MicroKernel::kExp2, "xu_exp2", kXuTarget, true,
+       "8 independent ex2.approx.ftz.f32 (MUFU.EX2) chains per thread"},
   };
 
   CalibrationOverlay overlay;
@@ -162,10 +164,15 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
     }
     m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
     if (options.progress)
-      options.progress(std::string(plan.id) + ": " +
-                       format_fixed(m.rate_per_second() / (m.flops ? 1e12 : 1e9), 1) +
-                       (m.flops ? " TFLOP/s" : " GB/s") + " at " + format_fixed(m.sm_clock_mhz, 0) +
-                       " MHz");
+      options.progress(
+          std::string(plan.id) + ": " +
+          (m.target == kXuTarget
+               ? format_fixed(m.rate_per_second() / 1e12, 3) + " T exp2/s (" +
+                     format_fixed(m.rate_per_second() / (sms * m.sm_clock_mhz * 1e6), 2) +
+                     " per clock and SM)"
+               : format_fixed(m.rate_per_second() / (m.flops ? 1e12 : 1e9), 1) +
+                     (m.flops ? " TFLOP/s" : " GB/s")) +
+          " at " + format_fixed(m.sm_clock_mhz, 0) + " MHz");
     overlay.measurements.push_back(std::move(m));
   }
   overlay.duration_seconds =

@@ -33,6 +33,7 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   std::vector<std::string> expected = {"dram_read", "dram_copy",  "l2_read", "shared_read",
                                        "fp32_ffma", "fp16_hfma2", "mma_sync"};
   if (device.compute_capability == "9.0") expected.push_back("wgmma");
+  expected.push_back("xu_exp2");
   REQUIRE(overlay.measurements.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const CalibrationMeasurement& m = overlay.measurements[i];
@@ -62,6 +63,11 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
         CHECK(ceiling.peak_tflops < 1.05 * limit);
         CHECK(ceiling.peak_tflops > 0.2 * limit);
       }
+  }
+  // The exponential unit: at most the sheet's exp2 per clock and SM (16 from sm_70 on).
+  if (choice.spec.xu_exp2_per_clock_per_sm > 0) {
+    CHECK(overlay.xu_exp2_per_clock_per_sm < 1.05 * choice.spec.xu_exp2_per_clock_per_sm);
+    CHECK(overlay.xu_exp2_per_clock_per_sm > 0.5 * choice.spec.xu_exp2_per_clock_per_sm);
   }
   // DRAM and L2 are levels of the overlay; the L2 read beats DRAM.
   const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");

@@ -179,7 +179,7 @@ TEST_CASE("calibration: hostile files get one line naming the key and the bound"
       {[](json& j) { j["measurements"][0]["sm_clock_mhz"] = -1; },
        "cal.json: measurements[0].sm_clock_mhz: must not be negative (got -1)"},
       {[](json& j) { j["measurements"][0]["unit"] = "watts\n\x1b"; },
-       "cal.json: measurements[0].unit: must be flops or bytes (got \"watts\\n\\x1b\")"},
+       "cal.json: measurements[0].unit: must be flops, bytes or results (got \"watts\\n\\x1b\")"},
       {[](json& j) { j["duration_seconds"] = nullptr; },
        "cal.json: duration_seconds: must be a number"},
       {[](json& j) { j["format_version"] = std::string(100, '9'); },
@@ -400,4 +400,33 @@ TEST_CASE("cli: two calibrations of one GPU and misspelt keys are refused (issue
     CHECK(r.err == "error: " + bad.string() + ": " + c.message + "\n");
     CHECK_FALSE(std::filesystem::exists(out));
   }
+}
+
+TEST_CASE("calibration: the XU micro-kernel calibrates the spec's exp2 rate per clock and SM") {
+  CalibrationOverlay overlay = h200_overlay();
+  // 15.9 per clock and SM at 1755 MHz on 132 SMs.
+  const double rate = 15.9 * 132 * 1755e6;
+  overlay.measurements.push_back(
+      measurement("xu_exp2", kXuTarget, true, rate, {1.0, 1.0, 1.0}, 1755));
+  derive_ceilings(overlay);
+  CHECK(overlay.xu_exp2_per_clock_per_sm == doctest::Approx(15.9));
+  CHECK(overlay.xu_source.find("1755 MHz") != std::string::npos);
+  // Not a level and not a FLOP ceiling.
+  for (const ComputeCeiling& c : overlay.compute) CHECK(c.id() != kXuTarget);
+  // The file says "results", and reads back to the same rate.
+  const json written = to_json(overlay);
+  bool results = false;
+  for (const json& m : written["measurements"])
+    if (m["target"] == kXuTarget) results = m["unit"] == "results";
+  CHECK(results);
+  const CalibrationOverlay read = parse_calibration(written, "cal.json");
+  CHECK(read.xu_exp2_per_clock_per_sm == doctest::Approx(15.9));
+  const GpuSpec spec = apply_calibration(shipped().find("h200"), read);
+  CHECK(spec.xu_exp2_per_clock_per_sm == doctest::Approx(15.9));
+  CHECK(spec.sources.at("xu_exp2_per_clock_per_sm").find("calibrated on") != std::string::npos);
+  // "results" belongs to the xu target alone.
+  json bad = written;
+  for (json& m : bad["measurements"])
+    if (m["target"] == "fp32") m["unit"] = "results";
+  CHECK_THROWS_AS(parse_calibration(bad, "cal.json"), InputError);
 }

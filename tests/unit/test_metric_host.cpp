@@ -124,6 +124,32 @@ TEST_CASE("metric_host: the default roofline set needs one pass, the full set th
   }
 }
 
+TEST_CASE("metric_host: the XU pipe and shared wavefronts by operation ride in the full set") {
+  // Issue 23: sm__inst_executed_pipe_xu makes GH100's default set two passes, and each hardware
+  // shared-wavefront metric (l1tex__data_pipe_lsu_wavefronts_mem_shared*) costs a pass of its
+  // own; in the full set, beside the SASS-instrumented pass, neither adds one.
+  MetricHost gh100("GH100");
+  auto lean = roofline::catalogue_metrics("GH100", roofline::CounterSet::kRoofline);
+  lean.push_back("sm__inst_executed_pipe_xu.sum");
+  CHECK(gh100.num_passes(gh100.config_image(lean)) == 2);
+  CHECK(gh100.num_passes(
+            gh100.config_image({"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+                                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"})) == 2);
+  for (const std::string chip : {"GA100", "GH100"}) {
+    INFO(chip);
+    MetricHost host(chip);
+    const auto full = roofline::catalogue_metrics(chip, roofline::CounterSet::kFull);
+    CHECK(std::find(full.begin(), full.end(), "sm__inst_executed_pipe_xu.sum") != full.end());
+    const auto terms = roofline::metric_terms(chip, roofline::quantity::kSharedWavefronts);
+    CHECK(terms.size() >= 5);
+    for (const auto& term : terms) CHECK(host.has_metric(term.metric));
+    CHECK(host.num_passes(host.config_image(full)) == 3);
+  }
+  const auto full = roofline::catalogue_metrics("GH100", roofline::CounterSet::kFull);
+  CHECK(std::find(full.begin(), full.end(),
+                  "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum") != full.end());
+}
+
 TEST_CASE("metric_host: the recommended set needs at most 3 passes") {
   for (const std::string chip : {"GA100", "GH100"}) {
     MetricHost host(chip);

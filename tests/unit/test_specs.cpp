@@ -46,7 +46,7 @@ TEST_CASE("specs: every shipped file loads, with sources and the ceilings the to
     CHECK(spec.dram().bandwidth_gbps > 0);
     CHECK(spec.ceiling(ComputePath::kTensorFp16) != nullptr);
     CHECK(spec.ceiling(ComputePath::kFp32) != nullptr);
-    CHECK(spec.sources.size() == 6);
+    CHECK(spec.sources.size() == 8);  // six identity figures, the XU and shared-memory rates
     for (const ComputeCeiling& c : spec.compute) CHECK_FALSE(c.source.empty());
     for (const MemoryLevelSpec& m : spec.memory) CHECK_FALSE(m.source.empty());
   }

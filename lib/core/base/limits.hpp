@@ -35,6 +35,8 @@ inline constexpr Bound kBandwidthGbps{"bandwidths", 1, 1e6, "GB/s"};
 inline constexpr Bound kPeakTflops{"compute peaks", 1e-3, 1e5, "TFLOP/s"};
 inline constexpr Bound kClockMhz{"clocks", 100, 1e4, "MHz"};
 inline constexpr Bound kTdpWatts{"board power", 1, 1e5, "W"};
+// Per-SM, per-clock rates of a spec: MUFU results (XU pipe) and shared-memory bytes.
+inline constexpr Bound kPerSmPerClock{"per-SM rates", 0.5, 1e4, "per clock and SM"};
 inline constexpr std::int64_t kMaxSmCount = 10000;
 inline constexpr std::int64_t kMinL2Bytes = 1024;
 inline constexpr std::int64_t kMaxL2Bytes = std::int64_t{1} << 34;      // 16 GiB
@@ -46,6 +48,7 @@ inline constexpr Bound kSampleSeconds{"timing samples", 1e-9, 3600, "s"};
 inline constexpr Bound kMeasuredClockMhz{"measured clocks", 1, 1e4, "MHz"};
 inline constexpr Bound kFlops{"FLOP counts", 0, 1e21, "FLOPs"};
 inline constexpr Bound kBytes{"byte counts", 0, 1e21, "bytes"};
+inline constexpr Bound kExponentials{"exponential counts", 0, 1e21, "exponentials"};
 // A term of the cache-aware DRAM model: negative for bytes it subtracts (outputs still in L2
 // when the kernel ends).
 inline constexpr Bound kByteTerm{"byte terms", -1e21, 1e21, "bytes"};

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "lib/core/base/text.hpp"
 #include "lib/core/chart/chart_labels.hpp"
 #include "lib/core/compare/row_match.hpp"
 #include "lib/core/report/analysis.hpp"
@@ -17,6 +18,10 @@ namespace {
 bool positive(double value) {
   return std::isfinite(value) && value > 0;
 }
+
+// Exponential roofs per panel (one per FLOPs-per-exponential ratio): a sweep over head dims and
+// passes gives a handful; more would bury the chart.
+constexpr long kMaxExpRoofs = 4;
 
 // The spec sheet of a calibrated spec, or the calibrated twin of a sheet, in the report that
 // carries `spec`; nullptr when there is none.
@@ -136,6 +141,18 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
           judged_ids[panel_of[r][i]].insert(a.ceiling->id()).second)
         panel.compute.push_back(
             {a.ceiling->id(), a.ceiling->label(), a.ceiling->peak_tflops * 1e12, true});
+      // The exponential unit's roof for this row's FLOPs per exponential (one line per ratio).
+      if (a.exp.present && positive(a.exp.roof_flops_per_second)) {
+        const std::string ratio = format_fixed(a.exp.flops_per_exponential, 0);
+        const std::string id = "xu@" + ratio;
+        const auto same = [&](const ComputeRoof& roof) { return roof.id == id; };
+        if (std::none_of(panel.compute.begin(), panel.compute.end(), same) &&
+            std::count_if(panel.compute.begin(), panel.compute.end(), [](const ComputeRoof& roof) {
+              return roof.id.rfind("xu@", 0) == 0;
+            }) < kMaxExpRoofs)
+          panel.compute.push_back(
+              {id, "XU exp2 × " + ratio + " FLOP/exp", a.exp.roof_flops_per_second, false});
+      }
       auto kernel_it = std::find(chart.kernels.begin(), chart.kernels.end(), row.kernel);
       if (kernel_it == chart.kernels.end())
         kernel_it = chart.kernels.insert(chart.kernels.end(), row.kernel);

@@ -19,6 +19,14 @@ using nlohmann::json;
 
 constexpr const char* kIdentityNumbers[] = {"sm_count",       "boost_clock_mhz", "base_clock_mhz",
                                             "l2_cache_bytes", "memory_bytes",    "tdp_watts"};
+// Optional figures: when a spec gives one, `sources` must name its source.
+constexpr const char* kPerSmNumbers[] = {"xu_exp2_per_clock_per_sm",
+                                         "shared_bytes_per_clock_per_sm"};
+
+double at_clock(double per_clock_per_sm, int sms, double clock_hz, double boost_mhz) {
+  const double clock = clock_hz > 0 ? clock_hz : boost_mhz * 1e6;
+  return per_clock_per_sm > 0 ? per_clock_per_sm * sms * clock : 0;
+}
 
 }  // namespace
 
@@ -166,6 +174,14 @@ const MemoryLevelSpec* GpuSpec::level(MemoryLevel wanted) const {
   return nullptr;
 }
 
+double GpuSpec::exp2_per_second(double clock_hz) const {
+  return at_clock(xu_exp2_per_clock_per_sm, sm_count, clock_hz, boost_clock_mhz);
+}
+
+double GpuSpec::shared_bytes_per_second(double clock_hz) const {
+  return at_clock(shared_bytes_per_clock_per_sm, sm_count, clock_hz, boost_clock_mhz);
+}
+
 const MemoryLevelSpec& GpuSpec::dram() const {
   const MemoryLevelSpec* entry = level(MemoryLevel::kDram);
   if (entry == nullptr) throw InputError(key + ": memory_levels: no dram entry");
@@ -191,11 +207,11 @@ const ComputeCeiling* GpuSpec::ceiling(ComputePath path, TensorInstruction instr
 GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   const JsonReader read(origin);
   if (!root.is_object()) read.fail("(top level)", "must be a JSON object");
-  read.only_keys(
-      root, "",
-      {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
-       "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes", "tdp_watts",
-       "sources", "memory_levels", "compute_ceilings", "calibrated_from", "sm_limits"});
+  read.only_keys(root, "",
+                 {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
+                  "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes",
+                  "tdp_watts", "xu_exp2_per_clock_per_sm", "shared_bytes_per_clock_per_sm",
+                  "sources", "memory_levels", "compute_ceilings", "calibrated_from", "sm_limits"});
   GpuSpec spec;
   spec.key = std::filesystem::path(origin).stem().string();
   spec.file = origin;
@@ -238,11 +254,23 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   read.require_object(sources, "sources");
   for (const auto& item : sources.items()) {
     const std::string& key = item.key();
-    const bool known = std::any_of(std::begin(kIdentityNumbers), std::end(kIdentityNumbers),
-                                   [&](const char* name) { return key == name; });
+    const auto is_key = [&](const char* name) { return key == name; };
+    const bool known =
+        std::any_of(std::begin(kIdentityNumbers), std::end(kIdentityNumbers), is_key) ||
+        (std::any_of(std::begin(kPerSmNumbers), std::end(kPerSmNumbers), is_key) &&
+         root.contains(key));
     if (!known) read.fail(key_path("sources", key), "unknown key");
   }
   for (const char* key : kIdentityNumbers) spec.sources[key] = read.string(sources, "sources", key);
+  // Added with the exponential roof (issue 23); optional so that specs embedded in older
+  // reports still load: absent means no XU roof and the L1 level for shared memory.
+  for (const char* key : kPerSmNumbers) {
+    if (!root.contains(key)) continue;
+    const double value = read.number(root, "", key, kPerSmPerClock);
+    (std::string_view(key) == kPerSmNumbers[0] ? spec.xu_exp2_per_clock_per_sm
+                                               : spec.shared_bytes_per_clock_per_sm) = value;
+    spec.sources[key] = read.string(sources, "sources", key);
+  }
 
   const json& levels = read.member(root, "", "memory_levels");
   if (!levels.is_array() || levels.empty()) read.fail("memory_levels", "must be a non-empty array");
@@ -311,6 +339,10 @@ json to_json(const GpuSpec& spec) {
   root["l2_cache_bytes"] = spec.l2_cache_bytes;
   root["memory_bytes"] = spec.memory_bytes;
   root["tdp_watts"] = spec.tdp_watts;
+  if (spec.xu_exp2_per_clock_per_sm > 0)
+    root["xu_exp2_per_clock_per_sm"] = spec.xu_exp2_per_clock_per_sm;
+  if (spec.shared_bytes_per_clock_per_sm > 0)
+    root["shared_bytes_per_clock_per_sm"] = spec.shared_bytes_per_clock_per_sm;
   root["sources"] = spec.sources;
   root["memory_levels"] = json::array();
   for (const MemoryLevelSpec& level : spec.memory)

@@ -88,6 +88,12 @@ struct GpuSpec {
   std::int64_t l2_cache_bytes = 0;
   std::int64_t memory_bytes = 0;
   double tdp_watts = 0;
+  // Per SM and clock (0: the spec does not say; every shipped spec does). The XU pipe's exp2
+  // results (MUFU.EX2; CUDA C++ Programming Guide, arithmetic instruction throughput) and the
+  // shared-memory bytes per clock. JSON keys "xu_exp2_per_clock_per_sm" and
+  // "shared_bytes_per_clock_per_sm", optional; when present, `sources` names their source.
+  double xu_exp2_per_clock_per_sm = 0;
+  double shared_bytes_per_clock_per_sm = 0;
   std::map<std::string, std::string> sources;  // identity figure key -> source
   std::vector<MemoryLevelSpec> memory;
   std::vector<ComputeCeiling> compute;
@@ -98,6 +104,12 @@ struct GpuSpec {
   std::string calibrated_from;
 
   const MemoryLevelSpec* level(MemoryLevel level) const;
+  // The whole chip's exp2 results per second at `clock_hz` (boost clock when <= 0 or NaN);
+  // 0 when the spec has no XU rate.
+  double exp2_per_second(double clock_hz = 0) const;
+  // The whole chip's shared-memory bytes per second at `clock_hz` (boost when <= 0 or NaN);
+  // 0 when the spec has no shared-memory rate.
+  double shared_bytes_per_second(double clock_hz = 0) const;
   const MemoryLevelSpec& dram() const;  // always present (validated)
   // The ceiling for a path. With an instruction, the exact entry, else the entry with no
   // instruction or the highest-peak entry of that path. nullptr when the path has none.

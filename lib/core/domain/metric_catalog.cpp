@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
@@ -27,6 +28,9 @@ ChipTable common_table() {
       {quantity::kL2Fabric, {{"lts__t_bytes.sum", 1}}},
       {quantity::kL1, {{"l1tex__t_bytes.sum", 1}}},
       {quantity::kShared, {{"sm__sass_data_bytes_mem_shared.sum", 1, kFull}}},
+      // Multi-function unit (MUFU: exp2, rcp, ...): with it the default set needs two passes on
+      // GH100 (test_metric_host), so it is in the full set, where it costs no pass.
+      {quantity::kXuInstructions, {{"sm__inst_executed_pipe_xu.sum", 1, kFull}}},
       // SASS-instrumented: exact, but the kernels run many times slower in that pass.
       {quantity::kFp32Flops,
        {{sass + "fadd_pred_on.sum", 1, kFull},
@@ -40,6 +44,19 @@ ChipTable common_table() {
   };
 }
 
+// Shared-memory wavefronts (128-byte data-pipe cycles) of these operations, SASS-instrumented:
+// the hardware counters l1tex__data_pipe_lsu_wavefronts_mem_shared_op_* each cost a pass of
+// their own; these ride in the full set's instrumented pass (3 passes on GA100 and GH100 with
+// the XU pipe, test_metric_host). op_gmma is wgmma's operand reads (Hopper).
+Terms shared_wavefronts(std::initializer_list<const char*> ops) {
+  Terms terms;
+  for (const char* op : ops)
+    terms.push_back(
+        {std::string("sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_") + op + ".sum", 1,
+         kFull});
+  return terms;
+}
+
 const std::map<std::string, ChipTable, std::less<>>& catalogue() {
   static const auto kCatalogue = [] {
     std::map<std::string, ChipTable, std::less<>> out;
@@ -51,6 +68,7 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
         {"sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 1, kFull},
         {"sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
     };
+    ga100[quantity::kSharedWavefronts] = shared_wavefronts({"ld", "st", "ldsm", "atom", "ldgsts"});
     out["GA100"] = ga100;
     // GH100 (H100, H200): mma.sync (HMMA) and wgmma (HGMMA) counted apart.
     ChipTable gh100 = common_table();
@@ -67,6 +85,9 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
         {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 1},
         {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
     };
+    gh100[quantity::kSharedWavefronts] =
+        shared_wavefronts({"ld", "st", "ldsm", "stsm", "atom", "ldgsts", "gmma"});
+    gh100[quantity::kSharedWavefrontsGmma] = shared_wavefronts({"gmma"});
     out["GH100"] = gh100;
     return out;
   }();
@@ -90,6 +111,13 @@ const std::vector<CounterQuantity>& counter_quantities() {
       {quantity::kL1, "bytes",
        "L1/TEX traffic of global and local accesses (TMA, wgmma bypass it)"},
       {quantity::kShared, "bytes", "shared-memory bytes moved by SASS instructions (exact)"},
+      {quantity::kXuInstructions, "instructions",
+       "warp instructions on the multi-function unit (XU: MUFU.EX2, RCP, ...); × 32 results"},
+      {quantity::kSharedWavefronts, "wavefronts",
+       "shared-memory data-pipe wavefronts (128 B each) of every operation, wgmma's operand reads "
+       "included (SASS-instrumented; TMA writes are not LSU wavefronts)"},
+      {quantity::kSharedWavefrontsGmma, "wavefronts",
+       "shared-memory wavefronts of wgmma operand reads (op_gmma), part of shared_wavefronts"},
       {quantity::kFp32Flops, "flops", "FP32 FLOPs on CUDA cores: FADD + FMUL + 2·FFMA per thread"},
       {quantity::kFp16Flops, "flops",
        "FP16 FLOPs on CUDA cores, assuming packed half2: 2·HADD + 2·HMUL + 4·HFMA (approximate)"},

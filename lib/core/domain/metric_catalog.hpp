@@ -13,8 +13,9 @@ namespace roofline {
 
 // Which metrics to collect. kRoofline needs no instrumentation and fits in one pass on GA100
 // and GH100 (time, clocks, bytes at every level, FP16 tensor FLOPs); kFull adds the
-// SASS-instrumented counters (CUDA-core FP32/FP16 FLOPs, shared-memory bytes) and the BF16/TF32
-// tensor paths: 3 passes, and kernels run many times slower in the instrumented pass.
+// SASS-instrumented counters (CUDA-core FP32/FP16 FLOPs, shared-memory bytes and wavefronts by
+// operation), the XU pipe's instructions and the BF16/TF32 tensor paths: 3 passes, and kernels
+// run many times slower in the instrumented pass.
 enum class CounterSet { kRoofline, kFull };
 std::string_view to_string(CounterSet set);  // "roofline", "full"
 
@@ -73,6 +74,9 @@ inline constexpr const char* kL2 = "l2_bytes";
 inline constexpr const char* kL2Fabric = "l2_all_bytes";
 inline constexpr const char* kL1 = "l1_bytes";
 inline constexpr const char* kShared = "shared_bytes";
+inline constexpr const char* kXuInstructions = "xu_instructions";
+inline constexpr const char* kSharedWavefronts = "shared_wavefronts";
+inline constexpr const char* kSharedWavefrontsGmma = "shared_wavefronts_gmma";
 inline constexpr const char* kFp32Flops = "fp32_flops";
 inline constexpr const char* kFp16Flops = "fp16_flops";
 inline constexpr const char* kTensorMmaSync = "tensor_mma_sync_flops";

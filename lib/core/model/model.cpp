@@ -8,6 +8,7 @@
 #include "lib/core/base/suggest.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/cache_model.hpp"
+#include "lib/core/model/exp_model.hpp"
 #include "lib/core/model/model_l1.hpp"
 
 namespace roofline {
@@ -468,6 +469,9 @@ Prediction predict(const KernelModel& kernel, const Workload& workload) {
   Prediction p = kernel.family == KernelFamily::kStandard ? predict_standard(workload)
                                                           : predict_flash(kernel, workload);
   p.algorithmic_flops = algorithmic_flops(workload);
+  ExpPrediction exps = predict_exponentials(kernel, workload);
+  p.model_exponentials = exps.exponentials;
+  p.exp_terms = std::move(exps.terms);
   p.model_dram_bytes = p.no_reuse_dram_bytes;
   p.dram_model = "no reuse (no GPU spec: every stream from DRAM)";
   return p;

@@ -113,6 +113,9 @@ struct Prediction {
   // L1 bytes (0 and no terms where the model does not predict them: see the header comment).
   double model_l1_bytes = 0;
   std::vector<ModelTerm> l1_byte_terms;
+  // Exponentials (MUFU results per thread) the kernel's softmax issues (exp_model.hpp).
+  double model_exponentials = 0;
+  std::vector<ModelTerm> exp_terms;
 };
 
 // Without a spec: DRAM bytes are the no-reuse bound.

@@ -196,7 +196,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
             " (" + times(wgmma->peak_tflops * 1e12 / peak) + ")",
         "warpgroup MMA (wgmma) fed by TMA",
         max_finite({dram_floor, l2_floor, seconds(work, wgmma->peak_tflops * 1e12 * busy)}));
-  if (a.binding == "DRAM" && model != nullptr && a.dram_bytes_vs_compulsory > kReuseFactor)
+  if (a.binding == "DRAM" && model != nullptr && model->family == KernelFamily::kFlash &&
+      a.dram_bytes_vs_compulsory > kReuseFactor)
     add(Lever::kReuse, "DRAM moves " + times(a.dram_bytes_vs_compulsory) + " the compulsory bytes",
         "larger tiles or an L2-friendly order, so that K and V are read once",
         max_finite({seconds(compulsory, dram_bw), l2_floor, l1_floor, seconds(a.flops, peak)}));

@@ -12,6 +12,7 @@ namespace roofline {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kSharedWavefrontBytes = 128;  // one data-pipe cycle of an SM
 
 double counter(const Row& row, const char* id) {
   auto it = row.counters.find(id);
@@ -146,15 +147,22 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     level_bytes.push_back({MemoryLevel::kDram, row.prediction.model_dram_bytes, Source::kModel});
   if (double l2 = counter(row, quantity::kL2); !std::isnan(l2))
     level_bytes.push_back({MemoryLevel::kL2, l2, Source::kMeasured});
+  // Shared-memory wavefronts by operation (full set) join the L1 level: L1 and shared memory
+  // share one 128-byte data pipe, and with op_gmma counted wgmma's operand reads are in it.
+  const double shared_wavefronts = counter(row, quantity::kSharedWavefronts);
+  const double gmma_wavefronts = counter(row, quantity::kSharedWavefrontsGmma);
+  const bool shared_counted = std::isfinite(shared_wavefronts);
   if (double l1 = counter(row, quantity::kL1); !std::isnan(l1))
-    level_bytes.push_back({MemoryLevel::kL1, l1, Source::kMeasured});
+    level_bytes.push_back({MemoryLevel::kL1,
+                           l1 + (shared_counted ? kSharedWavefrontBytes * shared_wavefronts : 0),
+                           Source::kMeasured});
   else if (row.prediction.model_l1_bytes > 0)
     level_bytes.push_back({MemoryLevel::kL1, row.prediction.model_l1_bytes, Source::kModel});
   // wgmma reads its operands from shared memory and TMA fills it, past the accesses that L1's
   // counters (and the model's L1 terms) see. Without counters, only on a GPU that has wgmma
   // (elsewhere cuBLAS runs mma.sync, whose loads the model's L1 terms include).
   const bool l1_partial =
-      choice.instruction == TensorInstruction::kWgmma &&
+      !shared_counted && choice.instruction == TensorInstruction::kWgmma &&
       (choice.source == Source::kMeasured ||
        (a.ceiling != nullptr && a.ceiling->instruction == TensorInstruction::kWgmma));
 
@@ -171,6 +179,8 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     level.intensity = arithmetic_intensity(a.flops, lb.bytes);
     const MemoryLevelSpec* level_spec = spec.level(lb.level);
     level.peak_bandwidth_bytes_per_second = level_spec ? level_spec->bandwidth_gbps * 1e9 : kNaN;
+    if (level_spec == nullptr && lb.level == MemoryLevel::kL1 && spec.shared_bytes_per_second() > 0)
+      level.peak_bandwidth_bytes_per_second = spec.shared_bytes_per_second();
     level.ridge = ridge_point(a.peak_flops_per_second, level.peak_bandwidth_bytes_per_second);
     level.ridge_factor = ridge_factor(level.intensity, level.ridge);
     level.attainable_flops_per_second = attainable_flops_per_second(
@@ -188,6 +198,18 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
                                  : std::max(a.time_floor_seconds, level.time_floor_seconds);
     a.levels.push_back(level);
   }
+  if (shared_counted && gmma_wavefronts > 0)
+    a.footnotes.push_back(
+        "L1/shared bytes: L1TEX global and local accesses + 128 B per shared-memory wavefront "
+        "(wgmma operand reads included; TMA writes into shared memory are not LSU wavefronts)");
+
+  // The exponential unit: a floor of its own, and a roof in FLOP units.
+  // (A launch judged on bytes alone has no FLOPs: no roof, only its counts.)
+  a.exp = analyze_exp_roof(row, spec, a.flops, a.measured_clock_hz);
+  if (a.exp.present)
+    a.time_floor_seconds = std::isnan(a.time_floor_seconds)
+                               ? a.exp.time_floor_seconds
+                               : std::max(a.time_floor_seconds, a.exp.time_floor_seconds);
 
   // The tail effect: the compute ceiling at the share of the chip the grid can keep busy.
   a.tail_roof_flops_per_second = kNaN;
@@ -207,6 +229,10 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
 
   a.time_seconds = timed ? row.timing->median_seconds() : a.time_floor_seconds;
   a.flops_per_second = a.flops / a.time_seconds;
+  if (a.exp.present) {
+    a.exp.achieved_per_second = a.exp.exponentials / a.time_seconds;
+    a.exp.utilisation = a.exp.achieved_per_second / a.exp.rate_per_second;
+  }
   a.algorithmic_flops_per_second = a.algorithmic_flops / a.time_seconds;
   a.compute_utilisation = a.flops_per_second / a.peak_flops_per_second;
   a.compute_utilisation_measured_clock = a.flops_per_second / a.peak_at_measured_clock;
@@ -241,6 +267,16 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
       a.regime = "tail-bound: " + a.tail->brief();
     }
   }
+  // The exponential unit, per SM like the tail: its roof is lower still when it binds.
+  if (a.exp.present &&
+      !(a.exp.roof_flops_per_second >= a.attainable_flops_per_second * (1 - 1e-12))) {
+    a.attainable_flops_per_second = a.exp.roof_flops_per_second;
+    a.compute_bound = false;
+    a.exp_bound = true;
+    a.tail_bound = false;
+    a.binding = kExpBinding;
+    a.regime = exp_regime();
+  }
   a.fraction_of_bound = a.time_floor_seconds / a.time_seconds;
   if (a.bandwidth_only) {
     // The level whose counted bytes take longest at its peak bounds the launch.
@@ -254,6 +290,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
         slowest = &level;
     }
     a.compute_bound = false;
+    a.exp_bound = false;
     a.attainable_flops_per_second = kNaN;
     a.ridge_factor = kNaN;
     a.binding = slowest != nullptr ? std::string(display_name(slowest->level)) : "none";
@@ -284,6 +321,9 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     a.warnings.push_back(spec.key + " has no ceiling for " + std::string(to_string(choice.path)));
   if (timed && !projection && a.flops_per_second > a.peak_flops_per_second * 1.02)
     a.warnings.push_back("above the compute roof: FLOPs or peak are wrong (units? sparse peak?)");
+  if (timed && !projection && a.exp.present &&
+      a.exp.achieved_per_second > a.exp.rate_per_second * 1.02)
+    a.warnings.push_back("above the XU roof: exponentials or the spec's XU rate are wrong");
   for (const LevelAnalysis& level : a.levels)
     if (timed && !projection &&
         level.achieved_bytes_per_second > level.peak_bandwidth_bytes_per_second * 1.02)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lib/core/model/tail_effect.hpp"
+#include "lib/core/report/analysis_exp.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -57,9 +58,15 @@ struct RowAnalysis {
   std::vector<LevelAnalysis> levels;  // levels with bytes, DRAM first
   const LevelAnalysis* dram = nullptr;
 
+  // The exponential unit as a roof in FLOP units (analysis_exp.hpp); it binds when lowest.
+  ExpRoofAnalysis exp;
+  bool exp_bound = false;
+
   bool compute_bound = false;
-  std::string binding;      // "DRAM", "L2", or the ceiling label
-  std::string regime;       // "memory-bound (DRAM)", "compute-bound (tensor FP16 (mma_sync))"
+  std::string binding;  // "DRAM", "L2", "XU", "tail", or the ceiling label
+  // "memory-bound (DRAM)", "compute-bound (tensor FP16 (mma_sync))", "exp-bound (XU)",
+  // "tail-bound: 64 CTAs on 132 SMs, 48% busy"
+  std::string regime;
   double ridge_factor = 0;  // at the DRAM level
   // The tail effect of the launch's grid (tail_effect.hpp), when the grid is known: a bundled
   // flash kernel's, or a profiled launch's. Its roof is the compute ceiling × efficiency (NaN
@@ -69,8 +76,8 @@ struct RowAnalysis {
   double tail_roof_flops_per_second = 0;
   bool tail_bound = false;
   double attainable_flops_per_second = 0;  // the bound it could reach: min over roofs
-  double time_floor_seconds = 0;           // max(flops/peak, bytes_L/bandwidth_L)
-  double fraction_of_bound = 0;            // time floor ÷ time
+  double time_floor_seconds = 0;  // max(flops/peak, bytes_L/bandwidth_L, exponentials/XU rate)
+  double fraction_of_bound = 0;   // time floor ÷ time
 
   // Measured beside the model (NaN when not measured).
   double flops_vs_model = 0;       // counted total / model FLOPs

@@ -88,7 +88,17 @@ void derive_ceilings(CalibrationOverlay& overlay) {
     else if (m.rate_per_second() > (*same)->rate_per_second())
       *same = &m;
   }
+  overlay.xu_exp2_per_clock_per_sm = 0;
+  overlay.xu_source.clear();
   for (const CalibrationMeasurement* m : best) {
+    if (m->target == kXuTarget) {
+      if (!(m->sm_clock_mhz > 0) || overlay.device.sm_count <= 0)
+        throw InputError("calibration " + m->id + ": no SM clock or SM count for the XU rate");
+      overlay.xu_exp2_per_clock_per_sm =
+          m->rate_per_second() / (m->sm_clock_mhz * 1e6 * overlay.device.sm_count);
+      overlay.xu_source = describe(overlay, *m);
+      continue;
+    }
     if (auto level = parse_memory_level(m->target)) {
       if (m->flops) throw InputError("calibration " + m->id + ": a memory level measures bytes");
       overlay.memory.push_back({*level, m->rate_per_second() / 1e9, describe(overlay, *m)});
@@ -121,7 +131,9 @@ json to_json(const CalibrationOverlay& overlay) {
     root["measurements"].push_back({{"id", m.id},
                                     {"target", m.target},
                                     {"method", m.method},
-                                    {"unit", m.flops ? "flops" : "bytes"},
+                                    {"unit", m.target == kXuTarget ? "results"
+                                             : m.flops             ? "flops"
+                                                                   : "bytes"},
                                     {"work", m.work},
                                     {"samples_seconds", m.samples_seconds},
                                     {"sm_clock_mhz", m.sm_clock_mhz}});
@@ -175,9 +187,12 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
     m.target = read.string(entry, where, "target");
     m.method = read.string(entry, where, "method");
     const std::string unit = read.string(entry, where, "unit");
-    if (unit != "flops" && unit != "bytes")
-      read.fail(key_path(where, "unit"), "must be flops or bytes (got " + quote_text(unit) + ")");
-    m.flops = unit == "flops";
+    if (unit != "flops" && unit != "bytes" && unit != "results")
+      read.fail(key_path(where, "unit"),
+                "must be flops, bytes or results (got " + quote_text(unit) + ")");
+    if ((unit == "results") != (m.target == kXuTarget))
+      read.fail(key_path(where, "unit"), "results is the unit of the xu target alone");
+    m.flops = unit != "bytes";
     m.work = read.number(entry, where, "work", kCalibrationWork);
     const std::string samples_path = key_path(where, "samples_seconds");
     const json& samples = read.member(entry, where, "samples_seconds");
@@ -241,6 +256,17 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   if (!has_ceiling) parsed.compute.clear();
   overlay.memory = std::move(parsed.memory);
   overlay.compute = std::move(parsed.compute);
+  // The XU rate is derived from its measurement (the file has no spec entry for it).
+  const CalibrationMeasurement* xu = nullptr;
+  for (const CalibrationMeasurement& m : overlay.measurements)
+    if (m.target == kXuTarget && m.sm_clock_mhz > 0 && m.rate_per_second() > 0 &&
+        (xu == nullptr || m.rate_per_second() > xu->rate_per_second()))
+      xu = &m;
+  if (xu != nullptr && overlay.device.sm_count > 0) {
+    overlay.xu_exp2_per_clock_per_sm =
+        xu->rate_per_second() / (xu->sm_clock_mhz * 1e6 * overlay.device.sm_count);
+    overlay.xu_source = describe(overlay, *xu);
+  }
   return overlay;
 }
 
@@ -271,6 +297,10 @@ GpuSpec apply_calibration(const GpuSpec& spec, const CalibrationOverlay& overlay
       out.memory.push_back(level);
   }
   sort_levels(out.memory);
+  if (overlay.xu_exp2_per_clock_per_sm > 0) {
+    out.xu_exp2_per_clock_per_sm = overlay.xu_exp2_per_clock_per_sm;
+    out.sources["xu_exp2_per_clock_per_sm"] = overlay.xu_source;
+  }
   for (const ComputeCeiling& ceiling : overlay.compute) {
     auto same = std::find_if(out.compute.begin(), out.compute.end(),
                              [&](const ComputeCeiling& c) { return c.id() == ceiling.id(); });

@@ -35,8 +35,13 @@ namespace roofline {
 // file of the new one; a key old readers may ignore does not bump it.
 inline constexpr int kCalibrationFormatVersion = 1;
 
-// One micro-kernel's timings. `target` is a memory level ("dram", "l2", "l1") or a ceiling id
-// ("fp32", "tensor_fp16.mma_sync"); several measurements may share a target (the best counts).
+// One micro-kernel's timings. `target` is a memory level ("dram", "l2", "l1"), a ceiling id
+// ("fp32", "tensor_fp16.mma_sync") or kXuTarget; several measurements may share a target (the
+// best counts).
+// The exponential unit's measurement (unit "results" in the file, `flops` true: a compute
+// rate quoted at its clock): it calibrates the spec's xu_exp2_per_clock_per_sm.
+inline constexpr const char* kXuTarget = "xu";
+
 struct CalibrationMeasurement {
   std::string id;      // "dram_read", "dram_copy", "l2_read", "fp32_ffma", ...
   std::string target;  // what it measures
@@ -62,6 +67,10 @@ struct CalibrationOverlay {
   std::vector<CalibrationMeasurement> measurements;
   std::vector<MemoryLevelSpec> memory;
   std::vector<ComputeCeiling> compute;
+  // exp2 results per clock and SM measured by the XU micro-kernel (0: not measured), and its
+  // source line.
+  double xu_exp2_per_clock_per_sm = 0;
+  std::string xu_source;
   std::string file;  // where it was read from; empty when built in memory
 };
 

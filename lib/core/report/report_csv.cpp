@@ -213,6 +213,25 @@ const Column kColumns[] = {
      [](C c) {
        return c.launch([](const KernelLaunch& l) { return csv_escape(l.demangled_name); });
      }},
+    // The exponential roof (analysis_exp.hpp); appended so that earlier columns keep their place.
+    {"exponentials",
+     "exponentials (MUFU.EX2): counted XU instructions × 32 under the full set, else the model's",
+     [](C c) { return csv_number(c.a.exp.exponentials); }},
+    {"exponentials_source", "measured or model",
+     [](C c) {
+       return c.a.exp.present ? std::string(to_string(c.a.exp.exponentials_source)) : "";
+     }},
+    {"model_exponentials", "the model's exponentials for this kernel, mask and pass",
+     [](C c) { return csv_number(c.row.prediction.model_exponentials); }},
+    {"exponentials_vs_model", "counted ÷ model exponentials (empty when not counted)",
+     [](C c) { return csv_number(c.a.exp.exponentials_vs_model); }},
+    {"exp_roof_tflops_per_s",
+     "the exponential roof in FLOP units: the XU rate × this row's FLOPs per exponential, TFLOP/s",
+     [](C c) { return csv_number(c.a.exp.roof_flops_per_second / 1e12); }},
+    {"exp_time_floor_s", "exponentials ÷ the XU rate, in seconds",
+     [](C c) { return csv_number(c.a.exp.time_floor_seconds); }},
+    {"exp_utilisation", "exponentials per second ÷ the XU rate (a fraction)",
+     [](C c) { return csv_number(c.a.exp.utilisation); }},
 };
 
 const LevelAnalysis* level_of(const RowAnalysis& a, MemoryLevel wanted) {

@@ -58,9 +58,10 @@ std::string render_table(const Report& report, const TableOptions& options) {
   const std::vector<std::string> header = {
       "kernel",     "workload",       "time",          "GFLOP",     "TFLOP/s",
       "DRAM bytes", "DRAM GB/s",      "BW util",       "AI FLOP/B", "ceiling",
-      "regime",     "ridge distance", "bound TFLOP/s", "of bound",  "try next"};
+      "regime",     "ridge distance", "bound TFLOP/s", "of bound",  "XU roof TFLOP/s",
+      "try next"};
   const std::vector<bool> right = {false, false, true,  true, true, true, true, true,
-                                   true,  false, false, true, true, true, false};
+                                   true,  false, false, true, true, true, true, false};
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;
   bool any_model = false;
@@ -87,7 +88,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
     };
     if (!a.has_verdict) {
       rows.push_back({row.kernel, workload, std::string(to_string(row.status)), "", "", "", "", "",
-                      "", "", row.message, "", "", "", ""});
+                      "", "", row.message, "", "", "", "", ""});
       continue;
     }
     const double ms = a.time_seconds * 1e3;
@@ -109,6 +110,10 @@ std::string render_table(const Report& report, const TableOptions& options) {
         flop_cell(format_fixed(a.attainable_flops_per_second / 1e12, 1)),
         std::isfinite(a.fraction_of_bound) ? format_fixed(100 * a.fraction_of_bound, 0) + "%"
                                            : std::string("-"),
+        // The exponential roof in FLOP units for this row's FLOPs per exponential.
+        a.exp.present
+            ? format_fixed(a.exp.roof_flops_per_second / 1e12, 1) + mark(a.exp.exponentials_source)
+            : std::string("-"),
         advice ? advice->brief() : std::string("-"),
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
@@ -124,7 +129,10 @@ std::string render_table(const Report& report, const TableOptions& options) {
       if (i > 0) text += "  ";
       std::string cell = pad(one_line(cells[i]), widths[i], right[i] && !is_header);
       if (options.color && !is_header && i == 10 && !cells[i].empty())
-        cell = (cells[i].rfind("memory", 0) == 0 ? "\033[33m" : "\033[32m") + cell + "\033[0m";
+        cell = (cells[i].rfind("memory", 0) == 0 ? "\033[33m"
+                : cells[i].rfind("exp", 0) == 0  ? "\033[35m"
+                                                 : "\033[32m") +
+               cell + "\033[0m";
       text += cell;
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
@@ -135,7 +143,8 @@ std::string render_table(const Report& report, const TableOptions& options) {
   out << "try next: the lever the numbers point to, and the most it could gain (an upper bound: "
          "`show` and the JSON's analysis.advice say why).\n";
   out << "GFLOP and TFLOP/s: FlashAttention convention (4·B·H·N²·d forward, halved when causal, "
-         "backward 2.5×). AI and regime: FLOPs on the kernel's own pipe over DRAM bytes.\n";
+         "backward 2.5×). AI and regime: FLOPs on the kernel's own pipe over DRAM bytes. XU "
+         "roof: the exponential unit's rate × the row's FLOPs per exponential.\n";
   if (any_model) out << "* model: not measured (analytic model or roofline floor)\n";
   if (any_projected)
     out << "~ projected: counted on the GPU measured, placed on this spec's roofs "

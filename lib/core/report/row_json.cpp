@@ -107,6 +107,28 @@ json analysis_json(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
          {"time_floor_seconds", tagged(level.time_floor_seconds, level.bytes_source)},
          {"partial", level.partial}});
   }
+  if (a.exp.present) {
+    const ExpRoofAnalysis& e = a.exp;
+    const Source rate = derived(e.exponentials_source, a.time_source);
+    out["exp"] = {
+        {"exponentials", tagged(e.exponentials, e.exponentials_source)},
+        {"model_exponentials", tagged(e.model_exponentials, Source::kModel)},
+        {"exponentials_vs_model", json_number(e.exponentials_vs_model)},
+        {"flops_per_exponential",
+         tagged(e.flops_per_exponential, derived(a.flops_source, e.exponentials_source))},
+        {"rate_per_second", tagged(e.rate_per_second, Source::kSpec)},
+        {"rate_per_second_at_measured_clock", tagged(e.rate_at_measured_clock, Source::kMeasured)},
+        {"roof_tflops_per_second",
+         tagged(e.roof_flops_per_second / 1e12, derived(a.flops_source, e.exponentials_source))},
+        {"roof_tflops_per_second_at_measured_clock",
+         tagged(e.roof_at_measured_clock / 1e12, Source::kMeasured)},
+        {"time_floor_seconds", tagged(e.time_floor_seconds, e.exponentials_source)},
+        {"achieved_per_second", tagged(e.achieved_per_second, rate)},
+        {"utilisation", tagged(e.utilisation, rate)}};
+  } else {
+    out["exp"] = nullptr;
+  }
+  out["exp_bound"] = a.exp_bound;
   out["compute_bound"] = a.compute_bound;
   out["binding"] = a.binding;
   out["regime"] = a.regime;
@@ -198,6 +220,10 @@ json row_json(const Row& row, const Report& report) {
     r["model"]["l1_bytes"] = p.model_l1_bytes;
     r["model"]["l1_byte_terms"] = terms_json(p.l1_byte_terms, "bytes");
   }
+  if (!p.exp_terms.empty()) {
+    r["model"]["exponentials"] = p.model_exponentials;
+    r["model"]["exp_terms"] = terms_json(p.exp_terms, "exponentials");
+  }
   if (row.timing) {
     const Timing& t = *row.timing;
     r["timing"] = {{"samples_seconds", t.samples_seconds},
@@ -279,6 +305,11 @@ Row row_from_json(const JsonReader& r, const json& j, const std::string& where) 
     row.prediction.model_l1_bytes = r.number_or_nan(m, mw, "l1_bytes", kBytes);
   if (r.optional_member(m, mw, "l1_byte_terms") != nullptr)
     row.prediction.l1_byte_terms = read_terms(r, m, mw, "l1_byte_terms", "bytes", kBytes);
+  // Added with the exponential roof (issue 23); absent before it: no model exponentials.
+  if (r.optional_member(m, mw, "exponentials") != nullptr)
+    row.prediction.model_exponentials = r.number_or_nan(m, mw, "exponentials", kExponentials);
+  if (r.optional_member(m, mw, "exp_terms") != nullptr)
+    row.prediction.exp_terms = read_terms(r, m, mw, "exp_terms", "exponentials", kExponentials);
 
   const json& t = r.member(j, where, "timing");
   if (!t.is_null()) {
