@@ -74,6 +74,7 @@ const Column kColumns[] = {
     {"head_dim", [](C c) { return c.workload(std::to_string(c.row.workload.head_dim)); }},
     {"causal", [](C c) { return c.workload(c.row.workload.causal ? "true" : "false"); }},
     {"pass", [](C c) { return c.workload(std::string(to_string(c.row.workload.pass))); }},
+    {"dtype", [](C c) { return c.workload(std::string(to_string(c.row.workload.dtype))); }},
     {"spec", [](C c) { return csv_escape(c.row.spec_key); }},
     {"status", [](C c) { return std::string(to_string(c.row.status)); }},
     {"time_s", [](C c) { return csv_number(c.a.time_seconds); }},
