@@ -1,10 +1,12 @@
 // Device-side helpers shared by the kernel files: error propagation at the CUDA boundary,
-// integer helpers, warp reductions and FP16 packing. Included only by .cu files.
+// integer helpers, warp reductions and FP16/BF16 packing. Included only by .cu files.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -83,6 +85,65 @@ __device__ __forceinline__ float round_to_half(float x) {
 union Half8 {
   uint4 vec;
   __half2 h2[4];
+};
+
+// ---- element types ----------------------------------------------------------------------------
+// The kernels are templates on their 16-bit element type T: __half (FP16) or __nv_bfloat16
+// (BF16). Both are 2 bytes with the same register and shared-memory layouts, so only the
+// conversions below and the MMA instruction's type suffix depend on T. The __half versions are
+// the functions above, so the FP16 instantiations compile to what they did before templating.
+template <typename T>
+inline constexpr bool kIsBf16 = std::is_same_v<T, __nv_bfloat16>;
+
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  static_assert(std::is_same_v<T, __half> || kIsBf16<T>, "FP16 or BF16 elements");
+  if constexpr (kIsBf16<T>) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+  } else {
+    return pack_half2(lo, hi);
+  }
+}
+
+// The two values of a packed pair (lo in .x), as FP32.
+template <typename T>
+__device__ __forceinline__ float2 unpack2(uint32_t word) {
+  if constexpr (kIsBf16<T>) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&word));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&word));
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float to_float(T x) {
+  if constexpr (kIsBf16<T>) {
+    return __bfloat162float(x);
+  } else {
+    return __half2float(x);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T from_float(float x) {
+  if constexpr (kIsBf16<T>) {
+    return __float2bfloat16_rn(x);
+  } else {
+    return __float2half_rn(x);
+  }
+}
+
+// x rounded to the nearest value of T (and back to FP32).
+template <typename T>
+__device__ __forceinline__ float round_to(float x) {
+  return to_float<T>(from_float<T>(x));
+}
+
+// Eight 16-bit values in one 16-byte vector, as packed pairs (any element type).
+union Pack8 {
+  uint4 vec;
+  uint32_t w[4];
 };
 
 }  // namespace roofline::kernels
