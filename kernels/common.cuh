@@ -140,10 +140,24 @@ __device__ __forceinline__ float round_to(float x) {
   return to_float<T>(from_float<T>(x));
 }
 
-// Eight 16-bit values in one 16-byte vector, as packed pairs (any element type).
+// Eight 16-bit values in one 16-byte vector, as loaded by a single uint4 access (any element
+// type): Half8 with a BF16 view beside the FP16 one.
 union Pack8 {
   uint4 vec;
   uint32_t w[4];
+  __half2 h2[4];
+  __nv_bfloat162 b2[4];
 };
+
+// Pair i of a vector of T, as FP32, through the union member of T's own pair type (the FP16
+// code reads `h2[i]` as it did with Half8).
+template <typename T>
+__device__ __forceinline__ float2 unpack_pair(const Pack8& v, int i) {
+  if constexpr (kIsBf16<T>) {
+    return __bfloat1622float2(v.b2[i]);
+  } else {
+    return __half22float2(v.h2[i]);
+  }
+}
 
 }  // namespace roofline::kernels

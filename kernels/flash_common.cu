@@ -30,8 +30,8 @@ __global__ void __launch_bounds__(kRowsumThreads)
     b.vec = *reinterpret_cast<const uint4*>(d_o + offset);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const float2 fa = unpack2<T>(a.w[i]);
-      const float2 fb = unpack2<T>(b.w[i]);
+      const float2 fa = unpack_pair<T>(a, i);
+      const float2 fb = unpack_pair<T>(b, i);
       partial = fmaf(fa.x, fb.x, fmaf(fa.y, fb.y, partial));
     }
     if (zero_accum != nullptr) {

@@ -146,8 +146,8 @@ __global__ void __launch_bounds__(kPrepThreads)
     b.vec = *reinterpret_cast<const uint4*>(d_o + offset);
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const float2 fa = unpack2<T>(a.w[k]);
-      const float2 fb = unpack2<T>(b.w[k]);
+      const float2 fa = unpack_pair<T>(a, k);
+      const float2 fb = unpack_pair<T>(b, k);
       partial = fmaf(fa.x, fb.x, fmaf(fa.y, fb.y, partial));
     }
   }

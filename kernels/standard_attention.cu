@@ -85,7 +85,10 @@ constexpr int kMinBlockThreads = 128;
 
 // Reduction over the kThreadsPerRow threads of a row: shuffles inside a warp, then shared
 // memory across the warps of a block. A row is at most one warp or exactly one block.
-template <int kThreadsPerRow, bool kMax>
+// T (the kernel's element type) only keeps each kernel's `partial` its own: shared between the
+// FP16 and BF16 kernels it stopped being a kernel-local (demoted) variable, which cost the FP16
+// softmax kernel<512, 8> 25 registers on sm_90.
+template <typename T, int kThreadsPerRow, bool kMax>
 __device__ __forceinline__ float row_reduce(float x) {
   x = kMax ? group_max<(kThreadsPerRow < 32 ? kThreadsPerRow : 32)>(x)
            : group_sum<(kThreadsPerRow < 32 ? kThreadsPerRow : 32)>(x);
@@ -133,14 +136,14 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
     if (col < valid) h.vec = *reinterpret_cast<const uint4*>(s_row + col);
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float2 f = unpack2<T>(h.w[e]);
+      const float2 f = unpack_pair<T>(h, e);
       x[i][2 * e] = col + 2 * e < valid ? f.x : -INFINITY;
       x[i][2 * e + 1] = col + 2 * e + 1 < valid ? f.y : -INFINITY;
     }
 #pragma unroll
     for (int e = 0; e < 8; ++e) row_max = fmaxf(row_max, x[i][e]);
   }
-  row_max = row_reduce<kThreadsPerRow, true>(row_max);
+  row_max = row_reduce<T, kThreadsPerRow, true>(row_max);
 
   float row_sum = 0.f;
 #pragma unroll
@@ -151,7 +154,7 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
       row_sum += x[i][e];
     }
   }
-  row_sum = row_reduce<kThreadsPerRow, false>(row_sum);
+  row_sum = row_reduce<T, kThreadsPerRow, false>(row_sum);
   const float inv_sum = 1.f / row_sum;
 
 #pragma unroll
@@ -199,12 +202,12 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
     }
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float2 fp = unpack2<T>(pv[i].w[e]);
-      const float2 fg = unpack2<T>(gv[i].w[e]);
+      const float2 fp = unpack_pair<T>(pv[i], e);
+      const float2 fg = unpack_pair<T>(gv[i], e);
       dot = fmaf(fp.x, fg.x, fmaf(fp.y, fg.y, dot));
     }
   }
-  dot = row_reduce<kThreadsPerRow, false>(dot);
+  dot = row_reduce<T, kThreadsPerRow, false>(dot);
 
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
@@ -214,8 +217,8 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
       uint32_t* words = &out.x;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float2 fp = unpack2<T>(pv[i].w[e]);
-        const float2 fg = unpack2<T>(gv[i].w[e]);
+        const float2 fp = unpack_pair<T>(pv[i], e);
+        const float2 fg = unpack_pair<T>(gv[i], e);
         words[e] = pack2<T>(fp.x * (fg.x - dot), fp.y * (fg.y - dot));
       }
       *reinterpret_cast<uint4*>(g_row + col) = out;
@@ -239,12 +242,12 @@ __global__ void __launch_bounds__(kStreamThreads)
   for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
     row_max = fmaxf(row_max, to_float<T>(s_row[j]));
   }
-  row_max = row_reduce<kStreamThreads, true>(row_max);
+  row_max = row_reduce<T, kStreamThreads, true>(row_max);
   float row_sum = 0.f;
   for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
     row_sum += __expf(to_float<T>(s_row[j]) - row_max);
   }
-  row_sum = row_reduce<kStreamThreads, false>(row_sum);
+  row_sum = row_reduce<T, kStreamThreads, false>(row_sum);
   const float inv_sum = 1.f / row_sum;
   for (int j = threadIdx.x; j < n; j += kStreamThreads) {
     p_row[j] = from_float<T>(j < valid ? __expf(to_float<T>(s_row[j]) - row_max) * inv_sum : 0.f);
@@ -263,7 +266,7 @@ __global__ void __launch_bounds__(kStreamThreads)
   for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
     dot += to_float<T>(p_row[j]) * to_float<T>(g_row[j]);
   }
-  dot = row_reduce<kStreamThreads, false>(dot);
+  dot = row_reduce<T, kStreamThreads, false>(dot);
   for (int j = threadIdx.x; j < n; j += kStreamThreads) {
     const float value = j < valid ? to_float<T>(p_row[j]) * (to_float<T>(g_row[j]) - dot) : 0.f;
     g_row[j] = from_float<T>(value);
