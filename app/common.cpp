@@ -124,6 +124,13 @@ void SweepOptions::add_to(CLI::App& app) {
       ->delimiter(',')
       ->type_name("NAME,...")
       ->group(kWorkloadGroup);
+  app.add_option("--dtype", dtype,
+                 "Element type of Q, K, V, O and the gradients: fp16 or bf16 (bf16: standard, "
+                 "flash-v2 and flash-v3)")
+      ->check(CLI::IsMember({"fp16", "bf16"}))
+      ->type_name("fp16|bf16")
+      ->capture_default_str()
+      ->group(kWorkloadGroup);
 }
 
 std::vector<Workload> SweepOptions::workloads() const {
@@ -145,6 +152,7 @@ std::vector<Workload> SweepOptions::workloads() const {
         w.head_dim = head_dim;
         w.causal = causal;
         w.pass = *pass;
+        w.dtype = parse_dtype(dtype).value_or(DType::kFp16);  // CLI11 checked the name
         w.validate();
         out.push_back(w);
       }
@@ -153,12 +161,19 @@ std::vector<Workload> SweepOptions::workloads() const {
 }
 
 std::vector<std::string> SweepOptions::kernel_names() const {
+  const bool bf16 = dtype == "bf16";
   if (kernels.empty()) {
     std::vector<std::string> all;
-    for (const KernelModel& model : kernel_models()) all.push_back(model.name);
+    for (const KernelModel& model : kernel_models())
+      if (!bf16 || model.supports_bf16) all.push_back(model.name);
     return all;
   }
-  for (const std::string& name : kernels) find_kernel_model(name);  // throws with the list
+  for (const std::string& name : kernels) {
+    const KernelModel& model = find_kernel_model(name);  // throws with the list
+    if (bf16 && !model.supports_bf16)
+      throw InputError("--dtype bf16: " + name +
+                       " runs FP16 only (BF16 kernels: " + bf16_kernel_names() + ")");
+  }
   require_distinct("--kernel", kernels);
   return kernels;
 }

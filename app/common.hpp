@@ -33,11 +33,14 @@ struct SweepOptions {
   bool non_causal_only = false;
   std::vector<std::string> kernels;  // empty: all bundled kernels
   std::vector<std::string> passes = {"fwd"};
+  std::string dtype = "fp16";  // --dtype fp16|bf16: the element type of every workload
 
   void add_to(CLI::App& app);
   // Every workload of the grid, validated (throws InputError).
   std::vector<Workload> workloads() const;
-  std::vector<std::string> kernel_names() const;  // validated
+  // Validated. Without --kernel, the kernels that run the dtype; a named kernel that does not
+  // (flash-v1 with --dtype bf16) is an InputError.
+  std::vector<std::string> kernel_names() const;
 };
 
 // Result files: --json, --csv (PATH or - for stdout), and the terminal table otherwise.

@@ -1,8 +1,9 @@
 // The one plain header for launching the bundled attention kernels.
 //
 // Host C++ only: no templates, no __half, no device code. lib/gpu includes it; the kernels'
-// .cu files implement it. Every tensor is FP16 in [B, H, N, d] row-major layout (d fastest),
-// contiguous; the log-sum-exp vector is FP32 in [B, H, N].
+// .cu files implement it. Every tensor is FP16 or BF16 (the shape's dtype; all tensors of one
+// launch alike) in [B, H, N, d] row-major layout (d fastest), contiguous; the log-sum-exp
+// vector is FP32 in [B, H, N].
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,11 @@ namespace roofline::kernels {
 
 enum class Pass { kForward, kBackward };
 
+// Element type of the 16-bit tensors (q, k, v, o, d_o, d_q, d_k, d_v). Both are 2 bytes, so
+// sizes, strides and workspaces do not depend on it. BF16 has FP32's exponent range and 8 bits
+// of significand (FP16: 11).
+enum class DType { kFp16, kBf16 };
+
 // Shape of one attention problem. Invariants (checked by validate_shape): batch, heads,
 // seq_len >= 1; head_dim in {32, 64, 128}.
 struct AttentionShape {
@@ -26,6 +32,7 @@ struct AttentionShape {
   int seq_len = 1024;
   int head_dim = 64;
   bool causal = false;
+  DType dtype = DType::kFp16;
 };
 
 // Device pointers for one launch. The caller owns every buffer.
@@ -35,15 +42,15 @@ struct AttentionShape {
 //   d_v. It must be run after a forward launch on the same buffers and workspace, and is
 //   idempotent: running it twice gives the same gradients (it clears its own accumulators).
 struct AttentionBuffers {
-  const void* q = nullptr;    // half [B,H,N,d]
-  const void* k = nullptr;    // half [B,H,N,d]
-  const void* v = nullptr;    // half [B,H,N,d]
-  void* o = nullptr;          // half [B,H,N,d]
+  const void* q = nullptr;    // dtype [B,H,N,d]
+  const void* k = nullptr;    // dtype [B,H,N,d]
+  const void* v = nullptr;    // dtype [B,H,N,d]
+  void* o = nullptr;          // dtype [B,H,N,d]
   float* lse = nullptr;       // float [B,H,N], natural log of the softmax denominator of scaled S
-  const void* d_o = nullptr;  // half [B,H,N,d]
-  void* d_q = nullptr;        // half [B,H,N,d]
-  void* d_k = nullptr;        // half [B,H,N,d]
-  void* d_v = nullptr;        // half [B,H,N,d]
+  const void* d_o = nullptr;  // dtype [B,H,N,d]
+  void* d_q = nullptr;        // dtype [B,H,N,d]
+  void* d_k = nullptr;        // dtype [B,H,N,d]
+  void* d_v = nullptr;        // dtype [B,H,N,d]
   void* workspace = nullptr;  // workspace_bytes(kernel, shape) bytes, shared by fwd and bwd
 };
 
@@ -62,13 +69,15 @@ std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape
 
 // softmax scale is 1/sqrt(head_dim). Launches asynchronously on `stream`; returns the first
 // CUDA error (launch or configuration), cudaSuccess otherwise. Unknown kernel names return
-// cudaErrorInvalidValue. cuBLAS failures are mapped to cudaErrorUnknown.
+// cudaErrorInvalidValue, a dtype the kernel lacks (KernelInfo::supports_bf16)
+// cudaErrorNotSupported. cuBLAS failures are mapped to cudaErrorUnknown.
 cudaError_t launch_attention(std::string_view kernel, Pass pass, const AttentionShape& shape,
                              const AttentionBuffers& buffers, cudaStream_t stream);
 
-// FP32 references on the GPU, for verification. `emulate_fp16` rounds S, P and O to FP16 at
-// each step the way an unfused FP16 framework implementation does (the "plain FP16
-// implementation" whose error sets the tolerance). Outputs: o (forward) and lse as FP32
+// FP32 references on the GPU, for verification, reading inputs of the shape's dtype.
+// `emulate_low_precision` rounds S, P and O to that dtype at each step the way an unfused
+// framework implementation in that dtype does (the "plain FP16 implementation", or plain BF16,
+// whose error sets the tolerance). Outputs: o (forward) and lse as FP32
 // [B,H,N,d] / [B,H,N]; gradients d_q, d_k, d_v as FP32 [B,H,N,d].
 struct ReferenceOutputs {
   float* o = nullptr;
@@ -78,24 +87,26 @@ struct ReferenceOutputs {
   float* d_v = nullptr;
 };
 cudaError_t launch_reference(Pass pass, const AttentionShape& shape, const AttentionBuffers& in,
-                             const ReferenceOutputs& out, bool emulate_fp16, cudaStream_t stream);
-
-// Fill `count` halves at `dst` with deterministic pseudo-random values uniform in
-// [-scale, scale), a function of (seed, index) only.
-cudaError_t fill_random_half(void* dst, std::size_t count, unsigned long long seed, float scale,
+                             const ReferenceOutputs& out, bool emulate_low_precision,
                              cudaStream_t stream);
 
-// Fill `bytes` at `dst` with the byte pattern 0xFF (FP16 NaN), to detect unwritten outputs.
+// Fill `count` elements of `dtype` at `dst` with deterministic pseudo-random values uniform in
+// [-scale, scale), a function of (seed, index) only (the same FP32 draw, rounded to the dtype).
+cudaError_t fill_random(void* dst, DType dtype, std::size_t count, unsigned long long seed,
+                        float scale, cudaStream_t stream);
+
+// Fill `bytes` at `dst` with the byte pattern 0xFF (NaN in FP16 and BF16), to detect unwritten
+// outputs.
 cudaError_t poison(void* dst, std::size_t bytes, cudaStream_t stream);
 
-// Count elements of an FP16 buffer that are NaN or Inf, into *count_out (a device int).
-cudaError_t count_nonfinite_half(const void* src, std::size_t count, int* count_out,
-                                 cudaStream_t stream);
+// Count elements of a buffer of `dtype` that are NaN or Inf, into *count_out (a device int).
+cudaError_t count_nonfinite(const void* src, DType dtype, std::size_t count, int* count_out,
+                            cudaStream_t stream);
 
-// Error statistics of `test` (half) against `ref` (float): max |test - ref| and
+// Error statistics of `test` (of `dtype`) against `ref` (float): max |test - ref| and
 // sqrt(sum (test-ref)^2), sqrt(sum ref^2) into out[0..2] (device doubles).
-cudaError_t compare_half_to_float(const void* test, const float* ref, std::size_t count,
-                                  double* out, cudaStream_t stream);
+cudaError_t compare_to_float(const void* test, DType dtype, const float* ref, std::size_t count,
+                             double* out, cudaStream_t stream);
 // Same for a float test (the emulated-FP16 reference against the FP32 one).
 cudaError_t compare_float_to_float(const float* test, const float* ref, std::size_t count,
                                    double* out, cudaStream_t stream);

@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (long long trip = 0; trip < trips; ++trip) {
     sm90::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < kWgmmaPerTrip; ++k) sm90::Wgmma<256>::ss<0, 0>(d, a, b, true);
+    for (int k = 0; k < kWgmmaPerTrip; ++k) sm90::Wgmma<256, __half>::ss<0, 0>(d, a, b, true);
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
   }

@@ -24,6 +24,7 @@ struct KernelInfo {
   std::string_view name;     // "standard", "flash-v1", "flash-v2", "flash-v3"
   std::string_view summary;  // one line for `--help` and reports
   bool uses_tensor_cores;    // mma.sync or wgmma on the tensor pipe (or cuBLAS)
+  bool supports_bf16;        // runs BF16 tensors as well as FP16 (attention.hpp's DType)
   KernelTiles tiles_d32;
   KernelTiles tiles_d64;
   KernelTiles tiles_d128;
@@ -38,11 +39,13 @@ inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
     {"standard",
      "unfused: cuBLAS Q*K^T, a row-softmax kernel, cuBLAS P*V; S and P live in device memory",
      true,
+     true,
      {},
      {},
      {}},
     {"flash-v1",
      "fused tiles staged through shared memory, online softmax, FP32 CUDA-core arithmetic",
+     false,
      false,
      {64, 64, 64, 64},
      {64, 64, 64, 64},
@@ -51,6 +54,7 @@ inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
     // flash_v2_bwd.cu).
     {"flash-v2",
      "FlashAttention-2 on tensor cores: mma.sync m16n8k16, ldmatrix, cp.async double buffering",
+     true,
      true,
      {128, 64, 64, 128},
      {128, 64, 64, 128},
@@ -61,6 +65,7 @@ inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
     // the model's arithmetic defined for `model` rows, which say `unsupported`.
     {"flash-v3",
      "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
+     true,
      true,
      {128, 128, 64, 128},
      {128, 128, 64, 128},

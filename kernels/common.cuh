@@ -1,10 +1,12 @@
 // Device-side helpers shared by the kernel files: error propagation at the CUDA boundary,
-// integer helpers, warp reductions and FP16 packing. Included only by .cu files.
+// integer helpers, warp reductions and FP16/BF16 packing. Included only by .cu files.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -84,5 +86,78 @@ union Half8 {
   uint4 vec;
   __half2 h2[4];
 };
+
+// ---- element types ----------------------------------------------------------------------------
+// The kernels are templates on their 16-bit element type T: __half (FP16) or __nv_bfloat16
+// (BF16). Both are 2 bytes with the same register and shared-memory layouts, so only the
+// conversions below and the MMA instruction's type suffix depend on T. The __half versions are
+// the functions above, so the FP16 instantiations compile to what they did before templating.
+template <typename T>
+inline constexpr bool kIsBf16 = std::is_same_v<T, __nv_bfloat16>;
+
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  static_assert(std::is_same_v<T, __half> || kIsBf16<T>, "FP16 or BF16 elements");
+  if constexpr (kIsBf16<T>) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&h);
+  } else {
+    return pack_half2(lo, hi);
+  }
+}
+
+// The two values of a packed pair (lo in .x), as FP32.
+template <typename T>
+__device__ __forceinline__ float2 unpack2(uint32_t word) {
+  if constexpr (kIsBf16<T>) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&word));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&word));
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float to_float(T x) {
+  if constexpr (kIsBf16<T>) {
+    return __bfloat162float(x);
+  } else {
+    return __half2float(x);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T from_float(float x) {
+  if constexpr (kIsBf16<T>) {
+    return __float2bfloat16_rn(x);
+  } else {
+    return __float2half_rn(x);
+  }
+}
+
+// x rounded to the nearest value of T (and back to FP32).
+template <typename T>
+__device__ __forceinline__ float round_to(float x) {
+  return to_float<T>(from_float<T>(x));
+}
+
+// Eight 16-bit values in one 16-byte vector, as loaded by a single uint4 access (any element
+// type): Half8 with a BF16 view beside the FP16 one.
+union Pack8 {
+  uint4 vec;
+  uint32_t w[4];
+  __half2 h2[4];
+  __nv_bfloat162 b2[4];
+};
+
+// Pair i of a vector of T, as FP32, through the union member of T's own pair type (the FP16
+// code reads `h2[i]` as it did with Half8).
+template <typename T>
+__device__ __forceinline__ float2 unpack_pair(const Pack8& v, int i) {
+  if constexpr (kIsBf16<T>) {
+    return __bfloat1622float2(v.b2[i]);
+  } else {
+    return __half22float2(v.h2[i]);
+  }
+}
 
 }  // namespace roofline::kernels

@@ -553,9 +553,9 @@ cudaError_t flash_v1_forward(const AttentionShape& shape, const AttentionBuffers
 cudaError_t flash_v1_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream) {
   const long long rows = static_cast<long long>(shape.batch) * shape.heads * shape.seq_len;
-  ROOFLINE_RETURN_IF_ERROR(launch_softmax_grad_rowsum(buffers.o, buffers.d_o,
-                                                      static_cast<float*>(buffers.workspace),
-                                                      nullptr, rows, shape.head_dim, stream));
+  ROOFLINE_RETURN_IF_ERROR(
+      launch_softmax_grad_rowsum(buffers.o, buffers.d_o, static_cast<float*>(buffers.workspace),
+                                 nullptr, rows, shape.head_dim, DType::kFp16, stream));
   const V1Params p = make_params(shape, buffers);
   return shape.causal ? dispatch_dim<false, true>(shape, p, stream)
                       : dispatch_dim<false, false>(shape, p, stream);

@@ -14,11 +14,12 @@ namespace roofline::kernels::flash_v2 {
 template <int kHeadDim>
 constexpr int kRowStride = kHeadDim + 8;
 
-// Copies rows [row0, row0 + kRows) of a [seq_len][kHeadDim] FP16 matrix into shared memory with
-// cp.async; rows at or past seq_len are zero-filled so that masked scores stay finite.
-template <int kRows, int kHeadDim, int kThreads>
-__device__ __forceinline__ void load_tile_async(__half* smem, const __half* gmem, int row0,
-                                                int seq_len, int tid) {
+// Copies rows [row0, row0 + kRows) of a [seq_len][kHeadDim] matrix of 16-bit elements T
+// (FP16 or BF16) into shared memory with cp.async; rows at or past seq_len are zero-filled so
+// that masked scores stay finite.
+template <int kRows, int kHeadDim, int kThreads, typename T>
+__device__ __forceinline__ void load_tile_async(T* smem, const T* gmem, int row0, int seq_len,
+                                                int tid) {
   constexpr int kChunksPerRow = kHeadDim / 8;
   constexpr int kChunks = kRows * kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
@@ -30,16 +31,16 @@ __device__ __forceinline__ void load_tile_async(__half* smem, const __half* gmem
     const int row = row0 + r;
     const bool valid = row < seq_len;
     // With src-size 0 nothing is read, but the address must still be a valid global one.
-    const __half* src = gmem + (valid ? static_cast<std::size_t>(row) * kHeadDim + c : 0);
+    const T* src = gmem + (valid ? static_cast<std::size_t>(row) * kHeadDim + c : 0);
     ptx::cp_async_16(ptx::smem_address(smem + r * kRowStride<kHeadDim> + c), src, valid);
   }
 }
 
-// Writes a warp's 16 x kHeadDim FP16 tile staged in shared memory (rows `row0`.., stride
+// Writes a warp's 16 x kHeadDim tile of T staged in shared memory (rows `row0`.., stride
 // kRowStride) to global rows < seq_len with 16-byte stores.
-template <int kHeadDim>
-__device__ __forceinline__ void store_warp_rows(__half* gmem, const __half* staged, int row0,
-                                                int seq_len, int lane) {
+template <int kHeadDim, typename T>
+__device__ __forceinline__ void store_warp_rows(T* gmem, const T* staged, int row0, int seq_len,
+                                                int lane) {
   constexpr int kChunksPerRow = kHeadDim / 8;
 #pragma unroll
   for (int chunk = lane; chunk < 16 * kChunksPerRow; chunk += 32) {

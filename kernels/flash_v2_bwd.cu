@@ -3,13 +3,14 @@
 // What it demonstrates: the gradient of fused attention recomputes S and P from the saved
 // log-sum-exp instead of storing them, so its DRAM traffic stays O(N·d) like the forward.
 // Three launches: D = rowsum(dO ∘ O) (which also clears the FP32 dQ accumulator), the main
-// kernel, and the FP32 -> FP16 conversion of dQ.
+// kernel, and the FP32 -> FP16 (or BF16) conversion of dQ. The kernel is a template on the
+// element type T (__half or __nv_bfloat16), like the forward.
 //
 // Tiling of the main kernel: one CTA of 8 warps per Bc = 128 keys (16 keys per warp); it keeps
 // K and V in shared memory and walks the query tiles (Br = 64 rows, 32 at d = 128; Q, dO, LSE
 // and D double-buffered with cp.async). Per tile each warp computes S^T and dP^T for its 16 keys,
 // P^T = exp2(S^T·scale·log2e − LSE·log2e), dS^T = P^T ∘ (dP^T − D), and accumulates dV += P^T dO
-// and dK += dS^T Q in registers, the P^T / dS^T accumulators reused as FP16 A fragments. dS^T
+// and dK += dS^T Q in registers, the P^T / dS^T accumulators reused as 16-bit A fragments. dS^T
 // also goes to shared memory, from which the 8 warps compute this tile's dQ contribution
 // dS·K and add it to an FP32 buffer with atomics. Under causal masking, query tiles wholly
 // above the key tile are never visited and warps whose keys all lie after the tile's queries
@@ -34,39 +35,40 @@ struct BwdConfig {
   // S^T and dP^T without spilling.
   static constexpr int kBlockQ = kHeadDim == 128 ? 32 : 64;
   static constexpr int kStride = flash_v2::kRowStride<kHeadDim>;
-  static constexpr int kDsStride = kBlockQ + 8;  // halves; same padding reason as kStride
+  static constexpr int kDsStride = kBlockQ + 8;  // elements; same padding reason as kStride
   static constexpr int kTileKv = kBlockKv * kStride;
   static constexpr int kTileQ = kBlockQ * kStride;
   // The dQ tile (kBlockQ x d) is split over warps: kDqRowGroups of 16 rows x column groups.
   static constexpr int kDqRowGroups = kBlockQ / 16;
   static constexpr int kDqColGroups = kWarps / kDqRowGroups;
   static constexpr int kDqCols = kHeadDim / kDqColGroups;
-  // K, V, then two stages of Q and of dO (halves), dS^T (halves), two stages of LSE and D.
+  // K, V, then two stages of Q and of dO (16-bit), dS^T (16-bit), two stages of LSE and D.
   static constexpr std::size_t kSmemBytes =
       (2 * kTileKv + 4 * kTileQ + kBlockKv * kDsStride) * sizeof(__half) +
       4 * kBlockQ * sizeof(float);
   static_assert(kDqCols % 16 == 0, "dQ columns per warp must be whole ldmatrix pairs");
 };
 
+template <typename T>
 struct BwdParams {
-  const __half* q;
-  const __half* k;
-  const __half* v;
-  const __half* d_o;
+  const T* q;
+  const T* k;
+  const T* v;
+  const T* d_o;
   const float* lse;
   const float* d_rowsum;  // D = rowsum(dO ∘ O)
   float* dq_accum;        // FP32 [B,H,N,d], cleared by the preprocess kernel
-  __half* d_k;
-  __half* d_v;
+  T* d_k;
+  T* d_v;
   int seq_len;
   float scale;
   float scale_log2;
 };
 
-template <int kHeadDim>
-__device__ __forceinline__ void load_query_tile(__half* s_q, __half* s_do, float* s_lse,
-                                                float* s_drow, const BwdParams& p, std::size_t head,
-                                                int q0, int tid) {
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void load_query_tile(T* s_q, T* s_do, float* s_lse, float* s_drow,
+                                                const BwdParams<T>& p, std::size_t head, int q0,
+                                                int tid) {
   using Cfg = BwdConfig<kHeadDim>;
   const int n = p.seq_len;
   flash_v2::load_tile_async<Cfg::kBlockQ, kHeadDim, Cfg::kThreads>(s_q, p.q + head * kHeadDim, q0,
@@ -86,20 +88,20 @@ __device__ __forceinline__ void load_query_tile(__half* s_q, __half* s_do, float
   }
 }
 
-template <int kHeadDim, bool kCausal>
+template <typename T, int kHeadDim, bool kCausal>
 __global__ void __launch_bounds__(BwdConfig<kHeadDim>::kThreads, 1)
-    flash_v2_backward_kernel(const BwdParams p) {
+    flash_v2_backward_kernel(const BwdParams<T> p) {
   using Cfg = BwdConfig<kHeadDim>;
   constexpr int kStride = Cfg::kStride;
   constexpr int kDTiles = kHeadDim / 8;      // n-tiles of dK / dV
   constexpr int kQTiles = Cfg::kBlockQ / 8;  // n-tiles of S^T / dP^T
 
   extern __shared__ __align__(16) unsigned char smem[];
-  __half* s_k = reinterpret_cast<__half*>(smem);
-  __half* s_v = s_k + Cfg::kTileKv;
-  __half* s_q = s_v + Cfg::kTileKv;       // two stages
-  __half* s_do = s_q + 2 * Cfg::kTileQ;   // two stages
-  __half* s_ds = s_do + 2 * Cfg::kTileQ;  // [kBlockKv][kDsStride], dS^T
+  T* s_k = reinterpret_cast<T*>(smem);
+  T* s_v = s_k + Cfg::kTileKv;
+  T* s_q = s_v + Cfg::kTileKv;       // two stages
+  T* s_do = s_q + 2 * Cfg::kTileQ;   // two stages
+  T* s_ds = s_do + 2 * Cfg::kTileQ;  // [kBlockKv][kDsStride], dS^T
   float* s_lse = reinterpret_cast<float*>(s_ds + Cfg::kBlockKv * Cfg::kDsStride);  // two stages
   float* s_drow = s_lse + 2 * Cfg::kBlockQ;                                        // two stages
 
@@ -119,7 +121,7 @@ __global__ void __launch_bounds__(BwdConfig<kHeadDim>::kThreads, 1)
                                                                     n, tid);
   flash_v2::load_tile_async<Cfg::kBlockKv, kHeadDim, Cfg::kThreads>(s_v, p.v + head * kHeadDim, kv0,
                                                                     n, tid);
-  load_query_tile<kHeadDim>(s_q, s_do, s_lse, s_drow, p, head, first_q_tile * Cfg::kBlockQ, tid);
+  load_query_tile<T, kHeadDim>(s_q, s_do, s_lse, s_drow, p, head, first_q_tile * Cfg::kBlockQ, tid);
   ptx::cp_async_commit();
   ptx::cp_async_wait<0>();
   __syncthreads();
@@ -149,14 +151,14 @@ __global__ void __launch_bounds__(BwdConfig<kHeadDim>::kThreads, 1)
     const int q0 = q_tile * Cfg::kBlockQ;
     if (q_tile + 1 < num_q_tiles) {
       // The other stage was last read in the previous iteration, which ended with a barrier.
-      load_query_tile<kHeadDim>(s_q + (stage ^ 1) * Cfg::kTileQ, s_do + (stage ^ 1) * Cfg::kTileQ,
-                                s_lse + (stage ^ 1) * Cfg::kBlockQ,
-                                s_drow + (stage ^ 1) * Cfg::kBlockQ, p, head, q0 + Cfg::kBlockQ,
-                                tid);
+      load_query_tile<T, kHeadDim>(
+          s_q + (stage ^ 1) * Cfg::kTileQ, s_do + (stage ^ 1) * Cfg::kTileQ,
+          s_lse + (stage ^ 1) * Cfg::kBlockQ, s_drow + (stage ^ 1) * Cfg::kBlockQ, p, head,
+          q0 + Cfg::kBlockQ, tid);
     }
     ptx::cp_async_commit();
-    const __half* tile_q = s_q + stage * Cfg::kTileQ;
-    const __half* tile_do = s_do + stage * Cfg::kTileQ;
+    const T* tile_q = s_q + stage * Cfg::kTileQ;
+    const T* tile_do = s_do + stage * Cfg::kTileQ;
     const float* tile_lse = s_lse + stage * Cfg::kBlockQ;
     const float* tile_drow = s_drow + stage * Cfg::kBlockQ;
 
@@ -175,30 +177,30 @@ __global__ void __launch_bounds__(BwdConfig<kHeadDim>::kThreads, 1)
 #pragma unroll
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         uint32_t a[4];
-        ptx::ldmatrix_x4(a, k_address + kk * 16 * sizeof(__half));
+        ptx::ldmatrix_x4(a, k_address + kk * 16 * sizeof(T));
 #pragma unroll
         for (int pair = 0; pair < kQTiles / 2; ++pair) {
           uint32_t b[4];
           const int row = pair * 16 + (lane / 16) * 8 + lane % 8;
           const int col = kk * 16 + ((lane / 8) % 2) * 8;
           ptx::ldmatrix_x4(b, ptx::smem_address(tile_q + row * kStride + col));
-          ptx::mma_m16n8k16(s[2 * pair], a, b[0], b[1]);
-          ptx::mma_m16n8k16(s[2 * pair + 1], a, b[2], b[3]);
+          ptx::mma_m16n8k16<T>(s[2 * pair], a, b[0], b[1]);
+          ptx::mma_m16n8k16<T>(s[2 * pair + 1], a, b[2], b[3]);
         }
       }
       // dP^T = V_w dO^T.
 #pragma unroll
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         uint32_t a[4];
-        ptx::ldmatrix_x4(a, v_address + kk * 16 * sizeof(__half));
+        ptx::ldmatrix_x4(a, v_address + kk * 16 * sizeof(T));
 #pragma unroll
         for (int pair = 0; pair < kQTiles / 2; ++pair) {
           uint32_t b[4];
           const int row = pair * 16 + (lane / 16) * 8 + lane % 8;
           const int col = kk * 16 + ((lane / 8) % 2) * 8;
           ptx::ldmatrix_x4(b, ptx::smem_address(tile_do + row * kStride + col));
-          ptx::mma_m16n8k16(dp[2 * pair], a, b[0], b[1]);
-          ptx::mma_m16n8k16(dp[2 * pair + 1], a, b[2], b[3]);
+          ptx::mma_m16n8k16<T>(dp[2 * pair], a, b[0], b[1]);
+          ptx::mma_m16n8k16<T>(dp[2 * pair + 1], a, b[2], b[3]);
         }
       }
 
@@ -225,39 +227,39 @@ __global__ void __launch_bounds__(BwdConfig<kHeadDim>::kThreads, 1)
         }
       }
 
-      // dS^T to shared memory (FP16) for the dQ step.
+      // dS^T to shared memory (T) for the dQ step.
 #pragma unroll
       for (int t = 0; t < kQTiles; ++t) {
         const int col = t * 8 + quad * 2;
         *reinterpret_cast<uint32_t*>(s_ds + (warp * 16 + lane / 4) * Cfg::kDsStride + col) =
-            pack_half2(dp[t][0], dp[t][1]);
+            pack2<T>(dp[t][0], dp[t][1]);
         *reinterpret_cast<uint32_t*>(s_ds + (warp * 16 + lane / 4 + 8) * Cfg::kDsStride + col) =
-            pack_half2(dp[t][2], dp[t][3]);
+            pack2<T>(dp[t][2], dp[t][3]);
       }
 
       // dV += P^T dO and dK += dS^T Q: the accumulators of two adjacent query n-tiles form one
       // A fragment of a 16-query k-step.
 #pragma unroll
       for (int kk = 0; kk < Cfg::kBlockQ / 16; ++kk) {
-        const uint32_t a_p[4] = {pack_half2(s[2 * kk][0], s[2 * kk][1]),
-                                 pack_half2(s[2 * kk][2], s[2 * kk][3]),
-                                 pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                                 pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-        const uint32_t a_ds[4] = {pack_half2(dp[2 * kk][0], dp[2 * kk][1]),
-                                  pack_half2(dp[2 * kk][2], dp[2 * kk][3]),
-                                  pack_half2(dp[2 * kk + 1][0], dp[2 * kk + 1][1]),
-                                  pack_half2(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
+        const uint32_t a_p[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]),
+                                 pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                                 pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                 pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+        const uint32_t a_ds[4] = {pack2<T>(dp[2 * kk][0], dp[2 * kk][1]),
+                                  pack2<T>(dp[2 * kk][2], dp[2 * kk][3]),
+                                  pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]),
+                                  pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3])};
         const int row = kk * 16 + ((lane / 8) % 2) * 8 + lane % 8;
 #pragma unroll
         for (int pair = 0; pair < kDTiles / 2; ++pair) {
           const int col = pair * 16 + (lane / 16) * 8;
           uint32_t b[4];
           ptx::ldmatrix_x4_trans(b, ptx::smem_address(tile_do + row * kStride + col));
-          ptx::mma_m16n8k16(dv_acc[2 * pair], a_p, b[0], b[1]);
-          ptx::mma_m16n8k16(dv_acc[2 * pair + 1], a_p, b[2], b[3]);
+          ptx::mma_m16n8k16<T>(dv_acc[2 * pair], a_p, b[0], b[1]);
+          ptx::mma_m16n8k16<T>(dv_acc[2 * pair + 1], a_p, b[2], b[3]);
           ptx::ldmatrix_x4_trans(b, ptx::smem_address(tile_q + row * kStride + col));
-          ptx::mma_m16n8k16(dk_acc[2 * pair], a_ds, b[0], b[1]);
-          ptx::mma_m16n8k16(dk_acc[2 * pair + 1], a_ds, b[2], b[3]);
+          ptx::mma_m16n8k16<T>(dk_acc[2 * pair], a_ds, b[0], b[1]);
+          ptx::mma_m16n8k16<T>(dk_acc[2 * pair + 1], a_ds, b[2], b[3]);
         }
       }
     } else {
@@ -288,8 +290,8 @@ __global__ void __launch_bounds__(BwdConfig<kHeadDim>::kThreads, 1)
           uint32_t b[4];
           const int col = dq_col0 + pair * 16 + (lane / 16) * 8;
           ptx::ldmatrix_x4_trans(b, ptx::smem_address(s_k + k_row * kStride + col));
-          ptx::mma_m16n8k16(dq[2 * pair], a, b[0], b[1]);
-          ptx::mma_m16n8k16(dq[2 * pair + 1], a, b[2], b[3]);
+          ptx::mma_m16n8k16<T>(dq[2 * pair], a, b[0], b[1]);
+          ptx::mma_m16n8k16<T>(dq[2 * pair + 1], a, b[2], b[3]);
         }
       }
       const int row_lo = q0 + dq_row_group * 16 + lane / 4;
@@ -333,30 +335,30 @@ __global__ void __launch_bounds__(BwdConfig<kHeadDim>::kThreads, 1)
 
   // Stage dK (scaled) and dV through this warp's own rows of the K and V tiles (no longer read
   // after the loop's final barrier) and write 16-byte vectors.
-  __half* staged_k = s_k + warp * 16 * kStride;
-  __half* staged_v = s_v + warp * 16 * kStride;
+  T* staged_k = s_k + warp * 16 * kStride;
+  T* staged_v = s_v + warp * 16 * kStride;
 #pragma unroll
   for (int t = 0; t < kDTiles; ++t) {
     const int col = t * 8 + quad * 2;
     *reinterpret_cast<uint32_t*>(staged_k + (lane / 4) * kStride + col) =
-        pack_half2(dk_acc[t][0] * p.scale, dk_acc[t][1] * p.scale);
+        pack2<T>(dk_acc[t][0] * p.scale, dk_acc[t][1] * p.scale);
     *reinterpret_cast<uint32_t*>(staged_k + (lane / 4 + 8) * kStride + col) =
-        pack_half2(dk_acc[t][2] * p.scale, dk_acc[t][3] * p.scale);
+        pack2<T>(dk_acc[t][2] * p.scale, dk_acc[t][3] * p.scale);
     *reinterpret_cast<uint32_t*>(staged_v + (lane / 4) * kStride + col) =
-        pack_half2(dv_acc[t][0], dv_acc[t][1]);
+        pack2<T>(dv_acc[t][0], dv_acc[t][1]);
     *reinterpret_cast<uint32_t*>(staged_v + (lane / 4 + 8) * kStride + col) =
-        pack_half2(dv_acc[t][2], dv_acc[t][3]);
+        pack2<T>(dv_acc[t][2], dv_acc[t][3]);
   }
   __syncwarp();
   flash_v2::store_warp_rows<kHeadDim>(p.d_k + head * kHeadDim, staged_k, warp_key0, n, lane);
   flash_v2::store_warp_rows<kHeadDim>(p.d_v + head * kHeadDim, staged_v, warp_key0, n, lane);
 }
 
-template <int kHeadDim, bool kCausal>
-cudaError_t launch_backward(const AttentionShape& shape, const BwdParams& params,
+template <typename T, int kHeadDim, bool kCausal>
+cudaError_t launch_backward(const AttentionShape& shape, const BwdParams<T>& params,
                             cudaStream_t stream) {
   using Cfg = BwdConfig<kHeadDim>;
-  auto kernel = flash_v2_backward_kernel<kHeadDim, kCausal>;
+  auto kernel = flash_v2_backward_kernel<T, kHeadDim, kCausal>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   const dim3 grid(ceil_div(shape.seq_len, Cfg::kBlockKv), shape.batch * shape.heads);
@@ -364,11 +366,11 @@ cudaError_t launch_backward(const AttentionShape& shape, const BwdParams& params
   return cudaGetLastError();
 }
 
-template <int kHeadDim>
-cudaError_t launch_backward_for_dim(const AttentionShape& shape, const BwdParams& params,
+template <typename T, int kHeadDim>
+cudaError_t launch_backward_for_dim(const AttentionShape& shape, const BwdParams<T>& params,
                                     cudaStream_t stream) {
-  return shape.causal ? launch_backward<kHeadDim, true>(shape, params, stream)
-                      : launch_backward<kHeadDim, false>(shape, params, stream);
+  return shape.causal ? launch_backward<T, kHeadDim, true>(shape, params, stream)
+                      : launch_backward<T, kHeadDim, false>(shape, params, stream);
 }
 
 struct Workspace {
@@ -381,6 +383,39 @@ Workspace carve_workspace(const AttentionShape& shape, void* base) {
   auto* bytes = static_cast<unsigned char*>(base);
   return {reinterpret_cast<float*>(bytes),
           reinterpret_cast<float*>(bytes + align_up(rows * sizeof(float)))};
+}
+
+template <typename T>
+cudaError_t launch_backward_for_type(const AttentionShape& shape, const AttentionBuffers& buffers,
+                                     const Workspace& ws, cudaStream_t stream) {
+  BwdParams<T> params{};
+  params.q = static_cast<const T*>(buffers.q);
+  params.k = static_cast<const T*>(buffers.k);
+  params.v = static_cast<const T*>(buffers.v);
+  params.d_o = static_cast<const T*>(buffers.d_o);
+  params.lse = buffers.lse;
+  params.d_rowsum = ws.d_rowsum;
+  params.dq_accum = ws.dq_accum;
+  params.d_k = static_cast<T*>(buffers.d_k);
+  params.d_v = static_cast<T*>(buffers.d_v);
+  params.seq_len = shape.seq_len;
+  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
+  params.scale_log2 = params.scale * kLog2e;
+  cudaError_t status = cudaErrorInvalidValue;
+  switch (shape.head_dim) {
+    case 32:
+      status = launch_backward_for_dim<T, 32>(shape, params, stream);
+      break;
+    case 64:
+      status = launch_backward_for_dim<T, 64>(shape, params, stream);
+      break;
+    case 128:
+      status = launch_backward_for_dim<T, 128>(shape, params, stream);
+      break;
+    default:
+      break;
+  }
+  return status;
 }
 
 }  // namespace
@@ -397,38 +432,13 @@ cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffer
                               cudaStream_t stream) {
   const Workspace ws = carve_workspace(shape, buffers.workspace);
   const long long rows = static_cast<long long>(shape.batch) * shape.heads * shape.seq_len;
-  ROOFLINE_RETURN_IF_ERROR(launch_softmax_grad_rowsum(buffers.o, buffers.d_o, ws.d_rowsum,
-                                                      ws.dq_accum, rows, shape.head_dim, stream));
-  BwdParams params{};
-  params.q = static_cast<const __half*>(buffers.q);
-  params.k = static_cast<const __half*>(buffers.k);
-  params.v = static_cast<const __half*>(buffers.v);
-  params.d_o = static_cast<const __half*>(buffers.d_o);
-  params.lse = buffers.lse;
-  params.d_rowsum = ws.d_rowsum;
-  params.dq_accum = ws.dq_accum;
-  params.d_k = static_cast<__half*>(buffers.d_k);
-  params.d_v = static_cast<__half*>(buffers.d_v);
-  params.seq_len = shape.seq_len;
-  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
-  params.scale_log2 = params.scale * kLog2e;
-  cudaError_t status = cudaErrorInvalidValue;
-  switch (shape.head_dim) {
-    case 32:
-      status = launch_backward_for_dim<32>(shape, params, stream);
-      break;
-    case 64:
-      status = launch_backward_for_dim<64>(shape, params, stream);
-      break;
-    case 128:
-      status = launch_backward_for_dim<128>(shape, params, stream);
-      break;
-    default:
-      break;
-  }
-  ROOFLINE_RETURN_IF_ERROR(status);
-  return launch_float_to_half(ws.dq_accum, buffers.d_q,
-                              static_cast<std::size_t>(rows) * shape.head_dim, stream);
+  ROOFLINE_RETURN_IF_ERROR(launch_softmax_grad_rowsum(
+      buffers.o, buffers.d_o, ws.d_rowsum, ws.dq_accum, rows, shape.head_dim, shape.dtype, stream));
+  ROOFLINE_RETURN_IF_ERROR(shape.dtype == DType::kBf16
+                               ? launch_backward_for_type<__nv_bfloat16>(shape, buffers, ws, stream)
+                               : launch_backward_for_type<__half>(shape, buffers, ws, stream));
+  return launch_float_to_element(ws.dq_accum, buffers.d_q, shape.dtype,
+                                 static_cast<std::size_t>(rows) * shape.head_dim, stream);
 }
 
 }  // namespace roofline::kernels

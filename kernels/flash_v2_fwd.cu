@@ -1,9 +1,11 @@
 // flash-v2 forward: FlashAttention-2 on the tensor cores with warp-level mma.sync.
 //
 // What it demonstrates: the fused attention forward whose S and P never leave the register
-// file. Q·K^T and P·V run as mma.sync.m16n8k16 (FP16 in, FP32 accumulate) fed by ldmatrix; the
-// S accumulator fragments are rescaled by the online softmax (exp2 with log2(e)·scale folded into
-// one FMA), rounded to FP16 and reused in place as the A operand of P·V.
+// file. Q·K^T and P·V run as mma.sync.m16n8k16 (FP16 or BF16 in, FP32 accumulate) fed by
+// ldmatrix; the S accumulator fragments are rescaled by the online softmax (exp2 with
+// log2(e)·scale folded into one FMA), rounded to the element type and reused in place as the A
+// operand of P·V. The kernel is a template on the element type T (__half or __nv_bfloat16):
+// only the conversions and the MMA's type suffix differ.
 //
 // Tiling: one CTA of 4 warps per 128 query rows (Br = 128); each warp owns 32 rows (two
 // m16 blocks), so the softmax statistics stay inside a warp and no inter-warp reduction is
@@ -41,28 +43,29 @@ struct FwdConfig {
   static constexpr int kBlockQ = kWarpRows * kWarps;
   static constexpr int kBlockKv = kHeadDim == 128 ? 32 : 64;
   static constexpr int kStride = flash_v2::kRowStride<kHeadDim>;
-  static constexpr int kTileQ = kBlockQ * kStride;    // halves
-  static constexpr int kTileKv = kBlockKv * kStride;  // halves
+  static constexpr int kTileQ = kBlockQ * kStride;    // 16-bit elements
+  static constexpr int kTileKv = kBlockKv * kStride;  // 16-bit elements
   // Q, then two stages of K, then two stages of V.
   static constexpr std::size_t kSmemBytes = (kTileQ + 4 * kTileKv) * sizeof(__half);
   static constexpr int kMinBlocksPerSm = 2;
 };
 
+template <typename T>
 struct FwdParams {
-  const __half* q;
-  const __half* k;
-  const __half* v;
-  __half* o;
+  const T* q;
+  const T* k;
+  const T* v;
+  T* o;
   float* lse;
   int seq_len;
   float scale;       // 1/sqrt(d)
   float scale_log2;  // scale * log2(e): exp(scale * x) == exp2(scale_log2 * x)
 };
 
-template <int kHeadDim, bool kCausal>
+template <typename T, int kHeadDim, bool kCausal>
 __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
                                   FwdConfig<kHeadDim>::kMinBlocksPerSm)
-    flash_v2_forward_kernel(const FwdParams p) {
+    flash_v2_forward_kernel(const FwdParams<T> p) {
   using Cfg = FwdConfig<kHeadDim>;
   constexpr int kStride = Cfg::kStride;
   constexpr int kM = Cfg::kMTiles;
@@ -70,9 +73,9 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
   constexpr int kSTiles = Cfg::kBlockKv / 8;  // 8-column n-tiles of S
 
   extern __shared__ __align__(16) unsigned char smem[];
-  __half* s_q = reinterpret_cast<__half*>(smem);
-  __half* s_k = s_q + Cfg::kTileQ;
-  __half* s_v = s_k + 2 * Cfg::kTileKv;
+  T* s_q = reinterpret_cast<T*>(smem);
+  T* s_k = s_q + Cfg::kTileQ;
+  T* s_v = s_k + 2 * Cfg::kTileKv;
 
   const int n = p.seq_len;
   const int tid = threadIdx.x;
@@ -83,9 +86,9 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
   const int q_tile = kCausal ? num_q_tiles - 1 - static_cast<int>(blockIdx.x) : blockIdx.x;
   const int q0 = q_tile * Cfg::kBlockQ;
   const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n;
-  const __half* q = p.q + head * kHeadDim;
-  const __half* k = p.k + head * kHeadDim;
-  const __half* v = p.v + head * kHeadDim;
+  const T* q = p.q + head * kHeadDim;
+  const T* k = p.k + head * kHeadDim;
+  const T* v = p.v + head * kHeadDim;
 
   const int kv_end = kCausal ? min(n, q0 + Cfg::kBlockQ) : n;
   const int num_kv_tiles = ceil_div(kv_end, Cfg::kBlockKv);
@@ -137,8 +140,8 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
     const int kv0 = tile * Cfg::kBlockKv;
     const bool warp_has_work = warp_row0 < n && (!kCausal || kv0 <= warp_row0 + Cfg::kWarpRows - 1);
     if (warp_has_work) {
-      const __half* tile_k = s_k + stage * Cfg::kTileKv;
-      const __half* tile_v = s_v + stage * Cfg::kTileKv;
+      const T* tile_k = s_k + stage * Cfg::kTileKv;
+      const T* tile_v = s_v + stage * Cfg::kTileKv;
 
       // S = Q K^T for the warp's rows x Bc keys.
       float s[kM][kSTiles][4];
@@ -152,7 +155,7 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
         uint32_t q_frag[kM][4];
 #pragma unroll
         for (int m = 0; m < kM; ++m) {
-          ptx::ldmatrix_x4(q_frag[m], q_address[m] + kk * 16 * sizeof(__half));
+          ptx::ldmatrix_x4(q_frag[m], q_address[m] + kk * 16 * sizeof(T));
         }
 #pragma unroll
         for (int pair = 0; pair < kSTiles / 2; ++pair) {
@@ -162,8 +165,8 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
           ptx::ldmatrix_x4(b, ptx::smem_address(tile_k + key * kStride + col));
 #pragma unroll
           for (int m = 0; m < kM; ++m) {
-            ptx::mma_m16n8k16(s[m][2 * pair], q_frag[m], b[0], b[1]);
-            ptx::mma_m16n8k16(s[m][2 * pair + 1], q_frag[m], b[2], b[3]);
+            ptx::mma_m16n8k16<T>(s[m][2 * pair], q_frag[m], b[0], b[1]);
+            ptx::mma_m16n8k16<T>(s[m][2 * pair + 1], q_frag[m], b[2], b[3]);
           }
         }
       }
@@ -226,16 +229,16 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
       }
 
       // O += P V: the accumulator layout of two adjacent S n-tiles is exactly the A-fragment
-      // layout of one 16-key k-step, so P goes to FP16 without leaving registers.
+      // layout of one 16-key k-step, so P goes to T without leaving registers.
 #pragma unroll
       for (int kk = 0; kk < Cfg::kBlockKv / 16; ++kk) {
         uint32_t a[kM][4];
 #pragma unroll
         for (int m = 0; m < kM; ++m) {
-          a[m][0] = pack_half2(s[m][2 * kk][0], s[m][2 * kk][1]);
-          a[m][1] = pack_half2(s[m][2 * kk][2], s[m][2 * kk][3]);
-          a[m][2] = pack_half2(s[m][2 * kk + 1][0], s[m][2 * kk + 1][1]);
-          a[m][3] = pack_half2(s[m][2 * kk + 1][2], s[m][2 * kk + 1][3]);
+          a[m][0] = pack2<T>(s[m][2 * kk][0], s[m][2 * kk][1]);
+          a[m][1] = pack2<T>(s[m][2 * kk][2], s[m][2 * kk][3]);
+          a[m][2] = pack2<T>(s[m][2 * kk + 1][0], s[m][2 * kk + 1][1]);
+          a[m][3] = pack2<T>(s[m][2 * kk + 1][2], s[m][2 * kk + 1][3]);
         }
 #pragma unroll
         for (int pair = 0; pair < kOTiles / 2; ++pair) {
@@ -245,8 +248,8 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
           ptx::ldmatrix_x4_trans(b, ptx::smem_address(tile_v + key * kStride + col));
 #pragma unroll
           for (int m = 0; m < kM; ++m) {
-            ptx::mma_m16n8k16(o_acc[m][2 * pair], a[m], b[0], b[1]);
-            ptx::mma_m16n8k16(o_acc[m][2 * pair + 1], a[m], b[2], b[3]);
+            ptx::mma_m16n8k16<T>(o_acc[m][2 * pair], a[m], b[0], b[1]);
+            ptx::mma_m16n8k16<T>(o_acc[m][2 * pair + 1], a[m], b[2], b[3]);
           }
         }
       }
@@ -266,14 +269,14 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
       row_sum[m][h] = group_sum<4>(row_sum[m][h]);
       inv_sum[h] = row_sum[m][h] > 0.f ? 1.f / row_sum[m][h] : 0.f;
     }
-    __half* staged = s_q + (warp * Cfg::kWarpRows + m * 16) * kStride;
+    T* staged = s_q + (warp * Cfg::kWarpRows + m * 16) * kStride;
 #pragma unroll
     for (int t = 0; t < kOTiles; ++t) {
       const int col = t * 8 + quad * 2;
       *reinterpret_cast<uint32_t*>(staged + (lane / 4) * kStride + col) =
-          pack_half2(o_acc[m][t][0] * inv_sum[0], o_acc[m][t][1] * inv_sum[0]);
+          pack2<T>(o_acc[m][t][0] * inv_sum[0], o_acc[m][t][1] * inv_sum[0]);
       *reinterpret_cast<uint32_t*>(staged + (lane / 4 + 8) * kStride + col) =
-          pack_half2(o_acc[m][t][2] * inv_sum[1], o_acc[m][t][3] * inv_sum[1]);
+          pack2<T>(o_acc[m][t][2] * inv_sum[1], o_acc[m][t][3] * inv_sum[1]);
     }
     __syncwarp();
     flash_v2::store_warp_rows<kHeadDim>(p.o + head * kHeadDim, staged, warp_row0 + m * 16, n, lane);
@@ -288,11 +291,11 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
   }
 }
 
-template <int kHeadDim, bool kCausal>
-cudaError_t launch_forward(const AttentionShape& shape, const FwdParams& params,
+template <typename T, int kHeadDim, bool kCausal>
+cudaError_t launch_forward(const AttentionShape& shape, const FwdParams<T>& params,
                            cudaStream_t stream) {
   using Cfg = FwdConfig<kHeadDim>;
-  auto kernel = flash_v2_forward_kernel<kHeadDim, kCausal>;
+  auto kernel = flash_v2_forward_kernel<T, kHeadDim, kCausal>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   const dim3 grid(ceil_div(shape.seq_len, Cfg::kBlockQ), shape.batch * shape.heads);
@@ -300,11 +303,35 @@ cudaError_t launch_forward(const AttentionShape& shape, const FwdParams& params,
   return cudaGetLastError();
 }
 
-template <int kHeadDim>
-cudaError_t launch_forward_for_dim(const AttentionShape& shape, const FwdParams& params,
+template <typename T, int kHeadDim>
+cudaError_t launch_forward_for_dim(const AttentionShape& shape, const FwdParams<T>& params,
                                    cudaStream_t stream) {
-  return shape.causal ? launch_forward<kHeadDim, true>(shape, params, stream)
-                      : launch_forward<kHeadDim, false>(shape, params, stream);
+  return shape.causal ? launch_forward<T, kHeadDim, true>(shape, params, stream)
+                      : launch_forward<T, kHeadDim, false>(shape, params, stream);
+}
+
+template <typename T>
+cudaError_t launch_forward_for_type(const AttentionShape& shape, const AttentionBuffers& buffers,
+                                    cudaStream_t stream) {
+  FwdParams<T> params{};
+  params.q = static_cast<const T*>(buffers.q);
+  params.k = static_cast<const T*>(buffers.k);
+  params.v = static_cast<const T*>(buffers.v);
+  params.o = static_cast<T*>(buffers.o);
+  params.lse = buffers.lse;
+  params.seq_len = shape.seq_len;
+  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
+  params.scale_log2 = params.scale * kLog2e;
+  switch (shape.head_dim) {
+    case 32:
+      return launch_forward_for_dim<T, 32>(shape, params, stream);
+    case 64:
+      return launch_forward_for_dim<T, 64>(shape, params, stream);
+    case 128:
+      return launch_forward_for_dim<T, 128>(shape, params, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
@@ -313,25 +340,9 @@ cudaError_t launch_forward_for_dim(const AttentionShape& shape, const FwdParams&
 // minimum DRAM bytes = 2·B·H·N·d·(3 reads + 1 write) + 4·B·H·N (LSE).
 cudaError_t flash_v2_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
                              cudaStream_t stream) {
-  FwdParams params{};
-  params.q = static_cast<const __half*>(buffers.q);
-  params.k = static_cast<const __half*>(buffers.k);
-  params.v = static_cast<const __half*>(buffers.v);
-  params.o = static_cast<__half*>(buffers.o);
-  params.lse = buffers.lse;
-  params.seq_len = shape.seq_len;
-  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
-  params.scale_log2 = params.scale * kLog2e;
-  switch (shape.head_dim) {
-    case 32:
-      return launch_forward_for_dim<32>(shape, params, stream);
-    case 64:
-      return launch_forward_for_dim<64>(shape, params, stream);
-    case 128:
-      return launch_forward_for_dim<128>(shape, params, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return shape.dtype == DType::kBf16
+             ? launch_forward_for_type<__nv_bfloat16>(shape, buffers, stream)
+             : launch_forward_for_type<__half>(shape, buffers, stream);
 }
 
 }  // namespace roofline::kernels

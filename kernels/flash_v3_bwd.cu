@@ -7,8 +7,10 @@
 //
 // Three launches: a preprocess that computes D = rowsum(dO ∘ O) and LSE·log2(e) into padded
 // per-head vectors (padding rows get LSE = +inf, so their P is exactly 0 without a mask) and
-// clears the FP32 dQ accumulator; the main kernel; and the conversion of dQ to FP16 (with the
-// softmax scale applied there once instead of per tile).
+// clears the FP32 dQ accumulator; the main kernel; and the conversion of dQ to FP16 or BF16
+// (with the softmax scale applied there once instead of per tile). Every kernel is a template on
+// the element type T (__half or __nv_bfloat16): only the wgmma type suffix, the tensor maps'
+// element type and the conversions depend on it.
 //
 // Main kernel: one CTA per Bc = 128 keys of one head, 3 warpgroups. Warpgroup 0 is the
 // producer (its registers cut to 24 with setmaxnreg): one thread loads the CTA's K and V once
@@ -101,9 +103,10 @@ struct V3BwdConfig {
                 "swizzled tiles are 1024-byte aligned");
 };
 
+template <typename T>
 struct V3BwdParams {
-  __half* d_k;
-  __half* d_v;
+  T* d_k;
+  T* d_v;
   int seq_len;
   int n_pad;  // seq_len rounded up to kV3BwdBlockQ
   float scale;
@@ -120,9 +123,9 @@ constexpr int kPrepThreads = 256;
 
 // One group of kHeadDim/8 lanes per padded row: D, LSE·log2(e) (or 0 and +inf past seq_len)
 // and a zeroed dQ accumulator row.
-template <int kHeadDim>
+template <typename T, int kHeadDim>
 __global__ void __launch_bounds__(kPrepThreads)
-    flash_v3_bwd_prepare(const __half* __restrict__ o, const __half* __restrict__ d_o,
+    flash_v3_bwd_prepare(const T* __restrict__ o, const T* __restrict__ d_o,
                          const float* __restrict__ lse, float* __restrict__ lse_log2,
                          float* __restrict__ d_rowsum, float* __restrict__ dq_accum,
                          long long padded_rows, int seq_len, int n_pad) {
@@ -138,13 +141,13 @@ __global__ void __launch_bounds__(kPrepThreads)
   if (real) {
     const std::size_t offset =
         (static_cast<std::size_t>(head) * seq_len + i) * kHeadDim + lane_in_row * 8;
-    Half8 a, b;
+    Pack8 a, b;
     a.vec = *reinterpret_cast<const uint4*>(o + offset);
     b.vec = *reinterpret_cast<const uint4*>(d_o + offset);
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const float2 fa = __half22float2(a.h2[k]);
-      const float2 fb = __half22float2(b.h2[k]);
+      const float2 fa = unpack_pair<T>(a, k);
+      const float2 fb = unpack_pair<T>(b, k);
       partial = fmaf(fa.x, fb.x, fmaf(fa.y, fb.y, partial));
     }
   }
@@ -162,10 +165,11 @@ __global__ void __launch_bounds__(kPrepThreads)
   }
 }
 
-// dQ = half(scale · accumulator) for the rows < seq_len of each head; 8 values per thread.
-__global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum,
-                                        __half* __restrict__ d_q, long long vectors, int head_dim,
-                                        int seq_len, int n_pad, float scale) {
+// dQ = T(scale · accumulator) for the rows < seq_len of each head; 8 values per thread.
+template <typename T>
+__global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* __restrict__ d_q,
+                                        long long vectors, int head_dim, int seq_len, int n_pad,
+                                        float scale) {
   const int vectors_per_row = head_dim / 8;
   for (long long v = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; v < vectors;
        v += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -178,10 +182,10 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum,
     const float4 lo = src[0];
     const float4 hi = src[1];
     uint4 packed;
-    packed.x = pack_half2(lo.x * scale, lo.y * scale);
-    packed.y = pack_half2(lo.z * scale, lo.w * scale);
-    packed.z = pack_half2(hi.x * scale, hi.y * scale);
-    packed.w = pack_half2(hi.z * scale, hi.w * scale);
+    packed.x = pack2<T>(lo.x * scale, lo.y * scale);
+    packed.y = pack2<T>(lo.z * scale, lo.w * scale);
+    packed.z = pack2<T>(hi.x * scale, hi.y * scale);
+    packed.w = pack2<T>(hi.z * scale, hi.w * scale);
     *reinterpret_cast<uint4*>(d_q + row * head_dim + c) = packed;
   }
 }
@@ -189,7 +193,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum,
 // kDqOwnKeys: each consumer warpgroup computes dQ over its own 64 keys for all d columns (one
 // 64-column pass per block; used at d = 64); otherwise over all 128 keys for its own 64-column
 // block (d = 128; the warpgroups meet at a named barrier for each other's dS^T).
-template <int kHeadDim, bool kCausal, bool kDqOwnKeys>
+template <typename T, int kHeadDim, bool kCausal, bool kDqOwnKeys>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -197,7 +201,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_do,
                              const __grid_constant__ CUtensorMap map_lse,
                              const __grid_constant__ CUtensorMap map_drow,
-                             const __grid_constant__ CUtensorMap map_dq, const V3BwdParams p) {
+                             const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
   using Cfg = V3BwdConfig<kHeadDim>;
   using sm90::Wgmma;
@@ -318,16 +322,16 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
         const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-        Wgmma<64>::ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off), sm90::kmajor_desc(q_tile + q_off),
-                            kk > 0);
+        Wgmma<64, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
+                                        sm90::kmajor_desc(q_tile + q_off), kk > 0);
       }
       sm90::wgmma_commit();
 #pragma unroll
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
         const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-        Wgmma<64>::ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off), sm90::kmajor_desc(do_tile + q_off),
-                            kk > 0);
+        Wgmma<64, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
+                                        sm90::kmajor_desc(do_tile + q_off), kk > 0);
       }
       sm90::wgmma_commit();
 
@@ -358,20 +362,20 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          p_frag[kk][r] = pack_half2(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+          p_frag[kk][r] = pack2<T>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
         }
       }
       // dV += P^T dO; dO is [query][d]: an N-major B operand.
       sm90::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
-        Wgmma<kHeadDim>::template rs<1>(
+        Wgmma<kHeadDim, T>::template rs<1>(
             dv, p_frag[kk], sm90::mnmajor_desc(do_tile + kk * 2048, Cfg::kQChunkBytes), true);
       }
       sm90::wgmma_commit();
 
       // dS^T = P^T (dP^T - D): dP^T's group completes before dV's (groups retire in order).
-      // P is taken from its FP16 fragment (as dV uses it) so that the FP32 copy is dead here:
+      // P is taken from its 16-bit fragment (as dV uses it) so that the FP32 copy is dead here:
       // at d = 128 both would not fit in 240 registers beside dK and dV.
       sm90::wgmma_wait<1>();
       sm90::fence_registers(dp);
@@ -380,10 +384,10 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
-          const float2 prob = __half22float2(*reinterpret_cast<const __half2*>(&p_frag[kk][r]));
+          const float2 prob = unpack2<T>(p_frag[kk][r]);
           const float2 dr = *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
-          ds_frag[kk][r] = pack_half2(prob.x * (dp[8 * kk + 2 * r] - dr.x),
-                                      prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
+          ds_frag[kk][r] = pack2<T>(prob.x * (dp[8 * kk + 2 * r] - dr.x),
+                                    prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
         }
       }
     } else {
@@ -415,7 +419,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       sm90::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
-        Wgmma<kHeadDim>::template rs<1>(
+        Wgmma<kHeadDim, T>::template rs<1>(
             dk, ds_frag[kk], sm90::mnmajor_desc(q_tile + kk * 2048, Cfg::kQChunkBytes), true);
       }
       sm90::wgmma_commit();
@@ -437,7 +441,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       sm90::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kDqKeys / 16; ++kk) {
-        Wgmma<64>::ss<1, 1>(
+        Wgmma<64, T>::template ss<1, 1>(
             dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsBytes),
             sm90::mnmajor_desc(dq_b + block * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
             kk > 0);
@@ -496,9 +500,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       if (key < n) {
         const std::size_t offset = (head_rows + key) * kHeadDim + col;
         *reinterpret_cast<uint32_t*>(p.d_k + offset) =
-            pack_half2(dk[4 * j + 2 * h] * p.scale, dk[4 * j + 2 * h + 1] * p.scale);
+            pack2<T>(dk[4 * j + 2 * h] * p.scale, dk[4 * j + 2 * h + 1] * p.scale);
         *reinterpret_cast<uint32_t*>(p.d_v + offset) =
-            pack_half2(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
+            pack2<T>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
       }
     }
   }
@@ -513,7 +517,7 @@ struct V3BwdMaps {
   CUtensorMap q, k, v, d_o, lse, drow, dq;
 };
 
-// Q, K, V, dO as (d, N, B*H) FP16 in 64-column boxes, 128B-swizzled, rows past N read as
+// Q, K, V, dO as (d, N, B*H) FP16 or BF16 in 64-column boxes, 128B-swizzled, rows past N read as
 // zeros; the padded LSE and D vectors as (n_pad, B*H) FP32 in 64-entry boxes.
 cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& buffers,
                          const float* lse_log2, const float* d_rowsum, const float* dq_accum,
@@ -523,8 +527,10 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   const std::uint64_t d = static_cast<std::uint64_t>(shape.head_dim);
   const std::uint64_t rows = static_cast<std::uint64_t>(shape.seq_len);
   const std::uint64_t heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
-  const auto half_map = [&](CUtensorMap* map, const void* data, int box_rows) {
-    return sm90::encode_tensor_map_3d(map, TmaElement::kHalf, data, d, rows, heads, kChunkCols,
+  const TmaElement element =
+      shape.dtype == DType::kBf16 ? TmaElement::kBfloat16 : TmaElement::kHalf;
+  const auto tile_map = [&](CUtensorMap* map, const void* data, int box_rows) {
+    return sm90::encode_tensor_map_3d(map, element, data, d, rows, heads, kChunkCols,
                                       static_cast<std::uint32_t>(box_rows), TmaSwizzle::k128B);
   };
   const auto vector_map = [&](CUtensorMap* map, const float* data) {
@@ -532,10 +538,10 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
                                       static_cast<std::uint64_t>(n_pad), heads, 1, kV3BwdBlockQ, 1,
                                       TmaSwizzle::kNone);
   };
-  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->q, buffers.q, kV3BwdBlockQ));
-  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->d_o, buffers.d_o, kV3BwdBlockQ));
-  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->k, buffers.k, kV3BwdBlockKv));
-  ROOFLINE_RETURN_IF_ERROR(half_map(&maps->v, buffers.v, kV3BwdBlockKv));
+  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->q, buffers.q, kV3BwdBlockQ));
+  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->d_o, buffers.d_o, kV3BwdBlockQ));
+  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->k, buffers.k, kV3BwdBlockKv));
+  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->v, buffers.v, kV3BwdBlockKv));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->lse, lse_log2));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->drow, d_rowsum));
   // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x 64 rows, 128B-swizzled.
@@ -544,12 +550,12 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
                                     TmaSwizzle::k128B);
 }
 
-template <int kHeadDim, bool kCausal>
+template <typename T, int kHeadDim, bool kCausal>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
-                               const V3BwdParams& params, cudaStream_t stream) {
+                               const V3BwdParams<T>& params, cudaStream_t stream) {
   using Cfg = V3BwdConfig<kHeadDim>;
   // dQ over own keys at d = 64, split columns at d = 128 (the file header says why).
-  auto kernel = flash_v3_backward_kernel<kHeadDim, kCausal, kHeadDim == 64>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kHeadDim == 64>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first.
@@ -559,15 +565,15 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   return cudaGetLastError();
 }
 
-template <int kHeadDim>
+template <typename T, int kHeadDim>
 cudaError_t launch_v3_prepare(const AttentionBuffers& buffers, float* lse_log2, float* d_rowsum,
                               float* dq_accum, long long padded_rows, int seq_len, int n_pad,
                               cudaStream_t stream) {
   constexpr int kRowsPerBlock = kPrepThreads / (kHeadDim / 8);
   const long long blocks = (padded_rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  flash_v3_bwd_prepare<kHeadDim><<<static_cast<unsigned>(blocks), kPrepThreads, 0, stream>>>(
-      static_cast<const __half*>(buffers.o), static_cast<const __half*>(buffers.d_o), buffers.lse,
-      lse_log2, d_rowsum, dq_accum, padded_rows, seq_len, n_pad);
+  flash_v3_bwd_prepare<T, kHeadDim><<<static_cast<unsigned>(blocks), kPrepThreads, 0, stream>>>(
+      static_cast<const T*>(buffers.o), static_cast<const T*>(buffers.d_o), buffers.lse, lse_log2,
+      d_rowsum, dq_accum, padded_rows, seq_len, n_pad);
   return cudaGetLastError();
 }
 
@@ -590,6 +596,49 @@ V3BwdWorkspace carve_v3_workspace(const AttentionShape& shape, void* base) {
           reinterpret_cast<float*>(bytes + 2 * vec)};
 }
 
+template <typename T>
+cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
+                                        const AttentionBuffers& buffers, cudaStream_t stream) {
+  const V3BwdWorkspace ws = carve_v3_workspace(shape, buffers.workspace);
+  const int n_pad = padded_seq_len(shape);
+  const long long padded_rows = static_cast<long long>(shape.batch) * shape.heads * n_pad;
+  const cudaError_t prepared =
+      shape.head_dim == 128
+          ? launch_v3_prepare<T, 128>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
+                                      shape.seq_len, n_pad, stream)
+          : launch_v3_prepare<T, 64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
+                                     shape.seq_len, n_pad, stream);
+  ROOFLINE_RETURN_IF_ERROR(prepared);
+  V3BwdMaps maps{};
+  ROOFLINE_RETURN_IF_ERROR(
+      make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, &maps));
+  V3BwdParams<T> params{};
+  params.d_k = static_cast<T*>(buffers.d_k);
+  params.d_v = static_cast<T*>(buffers.d_v);
+  params.seq_len = shape.seq_len;
+  params.n_pad = n_pad;
+  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
+  params.scale_log2 = params.scale * kLog2e;
+  cudaError_t status = cudaErrorNotSupported;
+  if (shape.head_dim == 128) {
+    status = shape.causal ? launch_v3_backward<T, 128, true>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 128, false>(shape, maps, params, stream);
+  } else if (shape.head_dim == 64) {
+    status = shape.causal ? launch_v3_backward<T, 64, true>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 64, false>(shape, maps, params, stream);
+  }
+  ROOFLINE_RETURN_IF_ERROR(status);
+  const long long vectors =
+      static_cast<long long>(shape.batch) * shape.heads * shape.seq_len * (shape.head_dim / 8);
+  constexpr int kConvertThreads = 256;
+  const long long wanted = (vectors + kConvertThreads - 1) / kConvertThreads;
+  const unsigned blocks = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
+  flash_v3_bwd_convert_dq<T>
+      <<<blocks, kConvertThreads, 0, stream>>>(ws.dq_accum, static_cast<T*>(buffers.d_q), vectors,
+                                               shape.head_dim, shape.seq_len, n_pad, params.scale);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 std::size_t flash_v3_backward_workspace_bytes(const AttentionShape& shape) {
@@ -604,42 +653,9 @@ std::size_t flash_v3_backward_workspace_bytes(const AttentionShape& shape) {
 cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream) {
   if (shape.head_dim != 64 && shape.head_dim != 128) return cudaErrorNotSupported;
-  const V3BwdWorkspace ws = carve_v3_workspace(shape, buffers.workspace);
-  const int n_pad = padded_seq_len(shape);
-  const long long padded_rows = static_cast<long long>(shape.batch) * shape.heads * n_pad;
-  ROOFLINE_RETURN_IF_ERROR(
-      shape.head_dim == 128 ? launch_v3_prepare<128>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum,
-                                                     padded_rows, shape.seq_len, n_pad, stream)
-                            : launch_v3_prepare<64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum,
-                                                    padded_rows, shape.seq_len, n_pad, stream));
-  V3BwdMaps maps{};
-  ROOFLINE_RETURN_IF_ERROR(
-      make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, &maps));
-  V3BwdParams params{};
-  params.d_k = static_cast<__half*>(buffers.d_k);
-  params.d_v = static_cast<__half*>(buffers.d_v);
-  params.seq_len = shape.seq_len;
-  params.n_pad = n_pad;
-  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
-  params.scale_log2 = params.scale * kLog2e;
-  cudaError_t status = cudaErrorNotSupported;
-  if (shape.head_dim == 128) {
-    status = shape.causal ? launch_v3_backward<128, true>(shape, maps, params, stream)
-                          : launch_v3_backward<128, false>(shape, maps, params, stream);
-  } else if (shape.head_dim == 64) {
-    status = shape.causal ? launch_v3_backward<64, true>(shape, maps, params, stream)
-                          : launch_v3_backward<64, false>(shape, maps, params, stream);
-  }
-  ROOFLINE_RETURN_IF_ERROR(status);
-  const long long vectors =
-      static_cast<long long>(shape.batch) * shape.heads * shape.seq_len * (shape.head_dim / 8);
-  constexpr int kConvertThreads = 256;
-  const long long wanted = (vectors + kConvertThreads - 1) / kConvertThreads;
-  const unsigned blocks = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
-  flash_v3_bwd_convert_dq<<<blocks, kConvertThreads, 0, stream>>>(
-      ws.dq_accum, static_cast<__half*>(buffers.d_q), vectors, shape.head_dim, shape.seq_len, n_pad,
-      params.scale);
-  return cudaGetLastError();
+  return shape.dtype == DType::kBf16
+             ? launch_v3_backward_for_type<__nv_bfloat16>(shape, buffers, stream)
+             : launch_v3_backward_for_type<__half>(shape, buffers, stream);
 }
 
 }  // namespace roofline::kernels

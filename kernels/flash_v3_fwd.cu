@@ -2,7 +2,8 @@
 //
 // What it demonstrates: the FlashAttention-3 recipe on the wgmma roof. Both GEMMs are warpgroup
 // MMAs (wgmma.mma_async m64nNk16): S = Q·Kᵀ reads Q and K from shared memory, O += P·V takes P
-// from registers (the S accumulator rounded to FP16 in place, no trip through shared memory)
+// from registers (the S accumulator rounded to FP16 or BF16 in place, no trip through shared
+// memory)
 // and V from shared memory. Tiles arrive by TMA (cp.async.bulk.tensor) in the 128-byte swizzle
 // that wgmma reads without bank conflicts, completing on mbarriers.
 //
@@ -20,7 +21,8 @@
 //     to issue their GEMMs, handing over through named barriers, so one warpgroup's softmax
 //     runs under the other's GEMMs; for non-causal d = 128 it measured slower and the two
 //     consumers run unsynchronised (NOTES.md "flash-v3 forward" has the A/B).
-//   - epilogue: O is normalised, rounded to FP16, written into the consumer's own (no longer
+//   - epilogue: O is normalised, rounded to the element type, written into the consumer's own (no
+//   longer
 //     needed) rows of the Q tile in the same swizzle, and stored by TMA, which clips rows past
 //     N; the LSE (natural log of the softmax denominator of scaled S) goes out from registers.
 // Any N: TMA zero-fills rows past N on load; the last key tile masks keys >= N. Causal: tiles
@@ -28,8 +30,11 @@
 // tiles are scheduled longest-first.
 //
 // Regime: like flash-v2 the arithmetic intensity against DRAM is about Br·4·d FLOP per 4·d bytes
-// of K/V per tile, far right of the ridge: compute-bound, judged against the wgmma FP16 peak.
-// The exp2 of the softmax (multi-function unit) is the tax that the overlap hides.
+// of K/V per tile, far right of the ridge: compute-bound, judged against the wgmma FP16 (or
+// BF16) peak. The exp2 of the softmax (multi-function unit) is the tax that the overlap hides.
+//
+// Element type: the kernel is a template on T (__half or __nv_bfloat16); only the wgmma type
+// suffix, the tensor maps' element type and the packing of P and O depend on it.
 #include <cfloat>
 
 #include "kernels/common.cuh"
@@ -76,7 +81,7 @@ struct V3FwdParams {
   float scale_log2;  // scale · log2(e)
 };
 
-template <int kHeadDim, bool kCausal, bool kPingPong>
+template <typename T, int kHeadDim, bool kCausal, bool kPingPong>
 __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     flash_v3_forward_kernel(const __grid_constant__ CUtensorMap q_map,
                             const __grid_constant__ CUtensorMap k_map,
@@ -203,7 +208,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
-      Wgmma<Cfg::kBlockKv>::template ss<0, 0>(s_acc, a[kk], b[kk], kk > 0);
+      Wgmma<Cfg::kBlockKv, T>::template ss<0, 0>(s_acc, a[kk], b[kk], kk > 0);
     }
     sm90::wgmma_commit();
   };
@@ -219,7 +224,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     sm90::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
-      Wgmma<kHeadDim>::template rs<1>(o_acc, p_in[kk], b[kk], true);
+      Wgmma<kHeadDim, T>::template rs<1>(o_acc, p_in[kk], b[kk], true);
     }
     sm90::wgmma_commit();
   };
@@ -270,10 +275,10 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
       // Two adjacent 8-column blocks of the S accumulator form one 16-key A fragment.
 #pragma unroll
     for (int kk = 0; kk < kPvSteps; ++kk) {
-      p_next[kk][0] = pack_half2(s_acc[8 * kk + 0], s_acc[8 * kk + 1]);
-      p_next[kk][1] = pack_half2(s_acc[8 * kk + 2], s_acc[8 * kk + 3]);
-      p_next[kk][2] = pack_half2(s_acc[8 * kk + 4], s_acc[8 * kk + 5]);
-      p_next[kk][3] = pack_half2(s_acc[8 * kk + 6], s_acc[8 * kk + 7]);
+      p_next[kk][0] = pack2<T>(s_acc[8 * kk + 0], s_acc[8 * kk + 1]);
+      p_next[kk][1] = pack2<T>(s_acc[8 * kk + 2], s_acc[8 * kk + 3]);
+      p_next[kk][2] = pack2<T>(s_acc[8 * kk + 4], s_acc[8 * kk + 5]);
+      p_next[kk][3] = pack2<T>(s_acc[8 * kk + 6], s_acc[8 * kk + 7]);
     }
   };
   auto release = [&](uint64_t* bar) {
@@ -381,7 +386,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     for (int h = 0; h < 2; ++h) {
       *reinterpret_cast<uint32_t*>(
           s_q + sm90::swizzled_offset(local_row + 8 * h, col, Cfg::kQBlockBytes)) =
-          pack_half2(o_acc[4 * j + 2 * h] * inv_sum[h], o_acc[4 * j + 2 * h + 1] * inv_sum[h]);
+          pack2<T>(o_acc[4 * j + 2 * h] * inv_sum[h], o_acc[4 * j + 2 * h + 1] * inv_sum[h]);
     }
   }
   sm90::fence_proxy_async();
@@ -406,7 +411,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   if (thread == 0) sm90::tma_store_wait_read();
 }
 
-template <int kHeadDim, bool kCausal>
+template <typename T, int kHeadDim, bool kCausal>
 cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               const V3FwdParams& params, cudaStream_t stream) {
   using Cfg = V3FwdConfig<kHeadDim>;
@@ -415,20 +420,19 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   CUtensorMap q_map, k_map, v_map, o_map;
   using sm90::TmaElement;
   using sm90::TmaSwizzle;
-  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&q_map, TmaElement::kHalf, buffers.q,
-                                                      kHeadDim, rows, heads, 64,
-                                                      Cfg::kRowsPerConsumer, TmaSwizzle::k128B));
-  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&k_map, TmaElement::kHalf, buffers.k,
-                                                      kHeadDim, rows, heads, 64, Cfg::kBlockKv,
+  constexpr TmaElement kElement = kIsBf16<T> ? TmaElement::kBfloat16 : TmaElement::kHalf;
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&q_map, kElement, buffers.q, kHeadDim, rows,
+                                                      heads, 64, Cfg::kRowsPerConsumer,
                                                       TmaSwizzle::k128B));
-  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&v_map, TmaElement::kHalf, buffers.v,
-                                                      kHeadDim, rows, heads, 64, Cfg::kBlockKv,
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&k_map, kElement, buffers.k, kHeadDim, rows,
+                                                      heads, 64, Cfg::kBlockKv, TmaSwizzle::k128B));
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&v_map, kElement, buffers.v, kHeadDim, rows,
+                                                      heads, 64, Cfg::kBlockKv, TmaSwizzle::k128B));
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&o_map, kElement, buffers.o, kHeadDim, rows,
+                                                      heads, 64, Cfg::kRowsPerConsumer,
                                                       TmaSwizzle::k128B));
-  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&o_map, TmaElement::kHalf, buffers.o,
-                                                      kHeadDim, rows, heads, 64,
-                                                      Cfg::kRowsPerConsumer, TmaSwizzle::k128B));
   auto kernel =
-      flash_v3_forward_kernel<kHeadDim, kCausal, V3FwdConfig<kHeadDim>::ping_pong(kCausal)>;
+      flash_v3_forward_kernel<T, kHeadDim, kCausal, V3FwdConfig<kHeadDim>::ping_pong(kCausal)>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   const dim3 grid(ceil_div(shape.seq_len, Cfg::kBlockQ), static_cast<unsigned>(heads));
@@ -436,11 +440,19 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   return cudaGetLastError();
 }
 
-template <int kHeadDim>
+template <typename T, int kHeadDim>
 cudaError_t launch_v3_forward_for_dim(const AttentionShape& shape, const AttentionBuffers& buffers,
                                       const V3FwdParams& params, cudaStream_t stream) {
-  return shape.causal ? launch_v3_forward<kHeadDim, true>(shape, buffers, params, stream)
-                      : launch_v3_forward<kHeadDim, false>(shape, buffers, params, stream);
+  return shape.causal ? launch_v3_forward<T, kHeadDim, true>(shape, buffers, params, stream)
+                      : launch_v3_forward<T, kHeadDim, false>(shape, buffers, params, stream);
+}
+
+template <int kHeadDim>
+cudaError_t launch_v3_forward_for_type(const AttentionShape& shape, const AttentionBuffers& buffers,
+                                       const V3FwdParams& params, cudaStream_t stream) {
+  return shape.dtype == DType::kBf16
+             ? launch_v3_forward_for_dim<__nv_bfloat16, kHeadDim>(shape, buffers, params, stream)
+             : launch_v3_forward_for_dim<__half, kHeadDim>(shape, buffers, params, stream);
 }
 
 }  // namespace
@@ -456,9 +468,9 @@ cudaError_t flash_v3_forward(const AttentionShape& shape, const AttentionBuffers
   params.scale_log2 = params.scale * kLog2e;
   switch (shape.head_dim) {
     case 64:
-      return launch_v3_forward_for_dim<64>(shape, buffers, params, stream);
+      return launch_v3_forward_for_type<64>(shape, buffers, params, stream);
     case 128:
-      return launch_v3_forward_for_dim<128>(shape, buffers, params, stream);
+      return launch_v3_forward_for_type<128>(shape, buffers, params, stream);
     default:
       return cudaErrorNotSupported;
   }

@@ -40,11 +40,13 @@ cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffer
 // Shared by the flash backward passes (flash_common.cu).
 // D[row] = sum_c dO[row][c] * O[row][c] in FP32 over `rows` rows of width head_dim; when
 // `zero_accum` is non-null its matching [rows][head_dim] FP32 rows are cleared in the same pass.
+// o and d_o hold elements of `dtype`.
 cudaError_t launch_softmax_grad_rowsum(const void* o, const void* d_o, float* d_rowsum,
-                                       float* zero_accum, long long rows, int head_dim,
+                                       float* zero_accum, long long rows, int head_dim, DType dtype,
                                        cudaStream_t stream);
-// dst[i] = half(src[i]) for `count` elements (count a multiple of 8, both 16-byte aligned).
-cudaError_t launch_float_to_half(const float* src, void* dst, std::size_t count,
-                                 cudaStream_t stream);
+// dst[i] = src[i] rounded to `dtype` for `count` elements (count a multiple of 8, both 16-byte
+// aligned).
+cudaError_t launch_float_to_element(const float* src, void* dst, DType dtype, std::size_t count,
+                                    cudaStream_t stream);
 
 }  // namespace roofline::kernels

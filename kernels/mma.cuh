@@ -1,10 +1,13 @@
 // Inline-PTX wrappers for the Ampere/Hopper warp-level tensor-core path used by flash-v2:
 // cp.async (global -> shared, bypassing registers), ldmatrix (shared -> mma fragments) and
-// mma.sync m16n8k16 with FP16 inputs and FP32 accumulators.
+// mma.sync m16n8k16 with FP16 or BF16 inputs and FP32 accumulators.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 namespace roofline::kernels::ptx {
@@ -52,14 +55,25 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
                : "r"(address));
 }
 
-// D += A * B for one 16x8x16 tile: A row-major 16x16 (4 regs), B column-major 16x8 (2 regs).
+// D += A * B for one 16x8x16 tile: A row-major 16x16 (4 regs), B column-major 16x8 (2 regs),
+// elements of type T (__half or __nv_bfloat16; the fragment layouts are the same).
+template <typename T = __half>
 __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
                                              uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    static_assert(std::is_same_v<T, __half>, "FP16 or BF16 elements");
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
 }
 
 // 2^x on the special-function unit; flushes denormals, and 2^-inf is +0.

@@ -2,10 +2,12 @@
 //
 // What it demonstrates: nothing about speed; it is the yardstick. It computes softmax(scale·Q
 // K^T) V and its gradients the textbook way, with an exact two-pass softmax (row max, then
-// sum) and exact expf, from the FP16 inputs converted to FP32. With `emulate_fp16` it rounds S
-// (after scaling), P, dP, dS and the outputs to FP16 where an unfused FP16 framework
-// implementation stores them; that implementation's error against the FP32 reference sets the
-// tolerance of the kernel tests (FlashAttention's "at most 2x a plain FP16 implementation").
+// sum) and exact expf, from the FP16 or BF16 inputs converted to FP32. With `emulate` it rounds
+// S (after scaling), P, dP, dS and the outputs to the inputs' type where an unfused framework
+// implementation in that type stores them; that implementation's error against the FP32
+// reference sets the tolerance of the kernel tests (FlashAttention's "at most 2x a plain FP16
+// implementation", and for BF16 inputs 2x a plain BF16 one). The kernels are templates on the
+// input type T (__half or __nv_bfloat16).
 //
 // Tiling: one CTA per 16 rows. Forward and the dQ half of backward walk the keys of those query
 // rows in chunks of 64 staged through shared memory, recomputing the scores in each pass
@@ -29,10 +31,10 @@ constexpr int kScoreStride = kChunk + 1;
 constexpr int kMaxAccumulators = kRows * 128 / kThreads;  // (row, column) pairs per thread
 
 struct RefParams {
-  const __half* q;
-  const __half* k;
-  const __half* v;
-  const __half* d_o;
+  const void* q;  // T [B,H,N,d], as are k, v and d_o
+  const void* k;
+  const void* v;
+  const void* d_o;
   float* o;
   float* lse;
   float* d_q;
@@ -73,17 +75,19 @@ __device__ RefSmem carve(float* base, int d) {
   return s;
 }
 
+template <typename T>
 __device__ float maybe_round(float x, bool emulate) {
-  return emulate ? round_to_half(x) : x;
+  return emulate ? round_to<T>(x) : x;
 }
 
-// rows [row0, row0 + count) of a [n][d] FP16 matrix into FP32 [count][d+1]; zeros past n.
-__device__ void load_rows(float* dst, const __half* src, int row0, int count, int n, int d) {
+// rows [row0, row0 + count) of a [n][d] matrix of T into FP32 [count][d+1]; zeros past n.
+template <typename T>
+__device__ void load_rows(float* dst, const T* src, int row0, int count, int n, int d) {
   for (int idx = threadIdx.x; idx < count * d; idx += kThreads) {
     const int r = idx / d;
     const int c = idx % d;
     const int row = row0 + r;
-    dst[r * (d + 1) + c] = row < n ? __half2float(src[static_cast<std::size_t>(row) * d + c]) : 0.f;
+    dst[r * (d + 1) + c] = row < n ? to_float(src[static_cast<std::size_t>(row) * d + c]) : 0.f;
   }
 }
 
@@ -121,6 +125,7 @@ __device__ void accumulate_block(float (&acc)[kMaxAccumulators], const float* we
   }
 }
 
+template <typename T>
 __device__ void store_accumulators(float* dst, const float (&acc)[kMaxAccumulators], int row0,
                                    int n, int d, float scale, bool emulate) {
   const int c = threadIdx.x % d;
@@ -130,20 +135,22 @@ __device__ void store_accumulators(float* dst, const float (&acc)[kMaxAccumulato
     const int r = threadIdx.x / d + i * rows_per_pass;
     if (r >= kRows) break;
     if (row0 + r < n)
-      dst[static_cast<std::size_t>(row0 + r) * d + c] = maybe_round(acc[i] * scale, emulate);
+      dst[static_cast<std::size_t>(row0 + r) * d + c] = maybe_round<T>(acc[i] * scale, emulate);
   }
 }
 
+template <typename T>
 __device__ float score(float dot, const RefParams& p) {
-  return maybe_round(dot * p.scale, p.emulate);
+  return maybe_round<T>(dot * p.scale, p.emulate);
 }
 
+template <typename T>
 __device__ float probability(float s, float row_max, float row_sum, const RefParams& p) {
-  return maybe_round(expf(s - row_max) / row_sum, p.emulate);
+  return maybe_round<T>(expf(s - row_max) / row_sum, p.emulate);
 }
 
 // Per query-row CTA. Forward: O and LSE. Backward: D, dQ and the per-row statistics.
-template <bool kBackward>
+template <typename T, bool kBackward>
 __global__ void __launch_bounds__(kThreads) reference_query_kernel(const RefParams p) {
   extern __shared__ float smem[];
   const RefSmem s = carve(smem, p.d);
@@ -151,15 +158,15 @@ __global__ void __launch_bounds__(kThreads) reference_query_kernel(const RefPara
   const int d = p.d;
   const int row0 = blockIdx.x * kRows;
   const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n;
-  const __half* k = p.k + head * d;
-  const __half* v = p.v + head * d;
+  const T* k = static_cast<const T*>(p.k) + head * d;
+  const T* v = static_cast<const T*>(p.v) + head * d;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   // Each warp owns two rows for the row statistics.
   const int local_rows[2] = {2 * warp, 2 * warp + 1};
 
-  load_rows(s.own_a, p.q + head * d, row0, kRows, n, d);
-  if (kBackward) load_rows(s.own_b, p.d_o + head * d, row0, kRows, n, d);
+  load_rows(s.own_a, static_cast<const T*>(p.q) + head * d, row0, kRows, n, d);
+  if (kBackward) load_rows(s.own_b, static_cast<const T*>(p.d_o) + head * d, row0, kRows, n, d);
   const int key_end = p.causal ? min(n, row0 + kRows) : n;
   auto valid = [&](int local_row, int key) {
     return key < n && (!p.causal || key <= row0 + local_row);
@@ -178,7 +185,7 @@ __global__ void __launch_bounds__(kThreads) reference_query_kernel(const RefPara
       for (int h = 0; h < 2; ++h) {
         for (int j = lane; j < kChunk; j += 32) {
           if (!valid(local_rows[h], c0 + j)) continue;
-          const float x = score(s.score_a[local_rows[h] * kScoreStride + j], p);
+          const float x = score<T>(s.score_a[local_rows[h] * kScoreStride + j], p);
           if (pass == 0) {
             row_max[h] = fmaxf(row_max[h], x);
           } else {
@@ -208,14 +215,15 @@ __global__ void __launch_bounds__(kThreads) reference_query_kernel(const RefPara
       for (int h = 0; h < 2; ++h) {
         for (int j = lane; j < kChunk; j += 32) {
           float* x = &s.score_a[local_rows[h] * kScoreStride + j];
-          *x = valid(local_rows[h], c0 + j) ? probability(score(*x, p), row_max[h], row_sum[h], p)
-                                            : 0.f;
+          *x = valid(local_rows[h], c0 + j)
+                   ? probability<T>(score<T>(*x, p), row_max[h], row_sum[h], p)
+                   : 0.f;
         }
       }
       __syncthreads();
       accumulate_block(acc, s.score_a, s.chunk_b, d);
     }
-    store_accumulators(p.o + head * d, acc, row0, n, d, 1.f, p.emulate);
+    store_accumulators<T>(p.o + head * d, acc, row0, n, d, 1.f, p.emulate);
     if (lane == 0) {
       for (int h = 0; h < 2; ++h) {
         const int row = row0 + local_rows[h];
@@ -241,12 +249,13 @@ __global__ void __launch_bounds__(kThreads) reference_query_kernel(const RefPara
           const int at = local_rows[h] * kScoreStride + j;
           float ds = 0.f;
           if (valid(local_rows[h], c0 + j)) {
-            const float prob = probability(score(s.score_a[at], p), row_max[h], row_sum[h], p);
-            const float dp = maybe_round(s.score_b[at], p.emulate);
+            const float prob =
+                probability<T>(score<T>(s.score_a[at], p), row_max[h], row_sum[h], p);
+            const float dp = maybe_round<T>(s.score_b[at], p.emulate);
             if (pass == 0) {
               drow[h] += prob * dp;
             } else {
-              ds = maybe_round(prob * (dp - drow[h]), p.emulate);
+              ds = maybe_round<T>(prob * (dp - drow[h]), p.emulate);
             }
           }
           s.score_a[at] = ds;
@@ -261,7 +270,7 @@ __global__ void __launch_bounds__(kThreads) reference_query_kernel(const RefPara
       for (int h = 0; h < 2; ++h) drow[h] = warp_sum(drow[h]);
     }
   }
-  store_accumulators(p.d_q + head * d, acc, row0, n, d, p.scale, p.emulate);
+  store_accumulators<T>(p.d_q + head * d, acc, row0, n, d, p.scale, p.emulate);
   if (lane == 0) {
     for (int h = 0; h < 2; ++h) {
       const int row = row0 + local_rows[h];
@@ -276,6 +285,7 @@ __global__ void __launch_bounds__(kThreads) reference_query_kernel(const RefPara
 }
 
 // Per key-row CTA: dV = sum_i P dO, dK = scale · sum_i dS Q, from the saved statistics.
+template <typename T>
 __global__ void __launch_bounds__(kThreads) reference_key_kernel(const RefParams p) {
   extern __shared__ float smem[];
   const RefSmem s = carve(smem, p.d);
@@ -283,14 +293,14 @@ __global__ void __launch_bounds__(kThreads) reference_key_kernel(const RefParams
   const int d = p.d;
   const int key0 = blockIdx.x * kRows;
   const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n;
-  const __half* q = p.q + head * d;
-  const __half* d_o = p.d_o + head * d;
+  const T* q = static_cast<const T*>(p.q) + head * d;
+  const T* d_o = static_cast<const T*>(p.d_o) + head * d;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const int local_keys[2] = {2 * warp, 2 * warp + 1};
 
-  load_rows(s.own_a, p.k + head * d, key0, kRows, n, d);
-  load_rows(s.own_b, p.v + head * d, key0, kRows, n, d);
+  load_rows(s.own_a, static_cast<const T*>(p.k) + head * d, key0, kRows, n, d);
+  load_rows(s.own_b, static_cast<const T*>(p.v) + head * d, key0, kRows, n, d);
   float acc_dk[kMaxAccumulators] = {};
   float acc_dv[kMaxAccumulators] = {};
   // Queries before the first key of the block see none of its keys under causal masking.
@@ -315,9 +325,9 @@ __global__ void __launch_bounds__(kThreads) reference_key_kernel(const RefParams
         float ds = 0.f;
         if (query < n && key < n && (!p.causal || key <= query)) {
           const float* stat = s.chunk_stats + 3 * j;
-          prob = probability(score(s.score_a[at], p), stat[0], stat[1], p);
-          const float dp = maybe_round(s.score_b[at], p.emulate);
-          ds = maybe_round(prob * (dp - stat[2]), p.emulate);
+          prob = probability<T>(score<T>(s.score_a[at], p), stat[0], stat[1], p);
+          const float dp = maybe_round<T>(s.score_b[at], p.emulate);
+          ds = maybe_round<T>(prob * (dp - stat[2]), p.emulate);
         }
         s.score_a[at] = prob;
         s.score_b[at] = ds;
@@ -327,8 +337,8 @@ __global__ void __launch_bounds__(kThreads) reference_key_kernel(const RefParams
     accumulate_block(acc_dv, s.score_a, s.chunk_b, d);
     accumulate_block(acc_dk, s.score_b, s.chunk_a, d);
   }
-  store_accumulators(p.d_k + head * d, acc_dk, key0, n, d, p.scale, p.emulate);
-  store_accumulators(p.d_v + head * d, acc_dv, key0, n, d, 1.f, p.emulate);
+  store_accumulators<T>(p.d_k + head * d, acc_dk, key0, n, d, p.scale, p.emulate);
+  store_accumulators<T>(p.d_v + head * d, acc_dv, key0, n, d, 1.f, p.emulate);
 }
 
 template <typename Kernel>
@@ -341,18 +351,40 @@ cudaError_t launch_ref(Kernel kernel, const RefParams& p, int batch_heads, cudaS
   return cudaGetLastError();
 }
 
+// Launches the reference kernels of one input type (the statistics buffer allocated here).
+template <typename T>
+cudaError_t launch_reference_for_type(Pass pass, const AttentionShape& shape, RefParams p,
+                                      const ReferenceOutputs& out, cudaStream_t stream) {
+  const int batch_heads = shape.batch * shape.heads;
+  if (pass == Pass::kForward) {
+    if (out.o == nullptr || out.lse == nullptr) return cudaErrorInvalidValue;
+    return launch_ref(reference_query_kernel<T, false>, p, batch_heads, stream);
+  }
+  if (p.d_o == nullptr || out.d_q == nullptr || out.d_k == nullptr || out.d_v == nullptr) {
+    return cudaErrorInvalidValue;
+  }
+  const std::size_t rows = static_cast<std::size_t>(batch_heads) * shape.seq_len;
+  ROOFLINE_RETURN_IF_ERROR(
+      cudaMallocAsync(reinterpret_cast<void**>(&p.stats), 3 * rows * sizeof(float), stream));
+  cudaError_t status = launch_ref(reference_query_kernel<T, true>, p, batch_heads, stream);
+  if (status == cudaSuccess) status = launch_ref(reference_key_kernel<T>, p, batch_heads, stream);
+  const cudaError_t freed = cudaFreeAsync(p.stats, stream);
+  return status != cudaSuccess ? status : freed;
+}
+
 }  // namespace
 
 cudaError_t launch_reference(Pass pass, const AttentionShape& shape, const AttentionBuffers& in,
-                             const ReferenceOutputs& out, bool emulate_fp16, cudaStream_t stream) {
+                             const ReferenceOutputs& out, bool emulate_low_precision,
+                             cudaStream_t stream) {
   if (!validate_shape(shape).empty() || in.q == nullptr || in.k == nullptr || in.v == nullptr) {
     return cudaErrorInvalidValue;
   }
   RefParams p{};
-  p.q = static_cast<const __half*>(in.q);
-  p.k = static_cast<const __half*>(in.k);
-  p.v = static_cast<const __half*>(in.v);
-  p.d_o = static_cast<const __half*>(in.d_o);
+  p.q = in.q;
+  p.k = in.k;
+  p.v = in.v;
+  p.d_o = in.d_o;
   p.o = out.o;
   p.lse = out.lse;
   p.d_q = out.d_q;
@@ -361,24 +393,11 @@ cudaError_t launch_reference(Pass pass, const AttentionShape& shape, const Atten
   p.n = shape.seq_len;
   p.d = shape.head_dim;
   p.causal = shape.causal;
-  p.emulate = emulate_fp16;
+  p.emulate = emulate_low_precision;
   p.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
-  const int batch_heads = shape.batch * shape.heads;
-
-  if (pass == Pass::kForward) {
-    if (out.o == nullptr || out.lse == nullptr) return cudaErrorInvalidValue;
-    return launch_ref(reference_query_kernel<false>, p, batch_heads, stream);
-  }
-  if (in.d_o == nullptr || out.d_q == nullptr || out.d_k == nullptr || out.d_v == nullptr) {
-    return cudaErrorInvalidValue;
-  }
-  const std::size_t rows = static_cast<std::size_t>(batch_heads) * shape.seq_len;
-  ROOFLINE_RETURN_IF_ERROR(
-      cudaMallocAsync(reinterpret_cast<void**>(&p.stats), 3 * rows * sizeof(float), stream));
-  cudaError_t status = launch_ref(reference_query_kernel<true>, p, batch_heads, stream);
-  if (status == cudaSuccess) status = launch_ref(reference_key_kernel, p, batch_heads, stream);
-  const cudaError_t freed = cudaFreeAsync(p.stats, stream);
-  return status != cudaSuccess ? status : freed;
+  return shape.dtype == DType::kBf16
+             ? launch_reference_for_type<__nv_bfloat16>(pass, shape, p, out, stream)
+             : launch_reference_for_type<__half>(pass, shape, p, out, stream);
 }
 
 }  // namespace roofline::kernels

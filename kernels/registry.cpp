@@ -94,6 +94,9 @@ cudaError_t launch_attention(std::string_view kernel, Pass pass, const Attention
   if (buffers.workspace == nullptr && workspace_bytes(kernel, shape) > 0) {
     return cudaErrorInvalidValue;
   }
+  if (shape.dtype == DType::kBf16 && !kKernelCatalog[static_cast<int>(id)].supports_bf16) {
+    return cudaErrorNotSupported;
+  }
   const bool forward = pass == Pass::kForward;
   switch (id) {
     case KernelId::kStandard:

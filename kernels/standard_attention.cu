@@ -1,10 +1,10 @@
 // standard: attention as frameworks run it without fusion.
 //
 // What it demonstrates: the memory traffic that fusion removes. Forward is three launches:
-// S = scale · Q K^T (cuBLAS strided-batched GEMM, FP16 out), a row softmax that writes P to a
-// separate buffer, and O = P V (cuBLAS). Backward: dV = P^T dO, dP = dO V^T (cuBLAS), the
-// softmax gradient dS = P ∘ (dP − rowsum(P ∘ dP)) written over dP, dQ = scale · dS K and
-// dK = scale · dS^T Q (cuBLAS). S, P (and dP/dS) are materialised in the workspace.
+// S = scale · Q K^T (cuBLAS strided-batched GEMM, FP16 or BF16 out, as the inputs), a row softmax
+// that writes P to a separate buffer, and O = P V (cuBLAS). Backward: dV = P^T dO, dP = dO V^T
+// (cuBLAS), the softmax gradient dS = P ∘ (dP − rowsum(P ∘ dP)) written over dP, dQ = scale · dS K
+// and dK = scale · dS^T Q (cuBLAS). S, P (and dP/dS) are materialised in the workspace.
 //
 // Tiling: the GEMMs are cuBLAS's. The softmax kernels give each row to one warp (N <= 1024 or
 // 2048) or one block (N <= 16384 or 32768), cache the row in registers after a single pass of
@@ -51,7 +51,7 @@ cudaError_t to_cuda_error(cublasStatus_t status) {
 }
 
 // Row-major C[batch][m_rows][n_cols] = alpha · op(A) · op(B), expressed in cuBLAS's
-// column-major terms by the caller. All operands FP16, FP32 accumulation.
+// column-major terms by the caller. All operands FP16 or BF16 (`type`), FP32 accumulation.
 struct Gemm {
   cublasOperation_t trans_a;
   cublasOperation_t trans_b;
@@ -69,12 +69,13 @@ struct Gemm {
   long long stride_c;
 };
 
-cudaError_t run_gemm(cublasHandle_t handle, const Gemm& g, float alpha, int batch) {
+cudaError_t run_gemm(cublasHandle_t handle, const Gemm& g, float alpha, int batch,
+                     cudaDataType_t type) {
   const float beta = 0.f;
   return to_cuda_error(cublasGemmStridedBatchedEx(
-      handle, g.trans_a, g.trans_b, g.m, g.n, g.k, &alpha, g.a, CUDA_R_16F, g.lda, g.stride_a, g.b,
-      CUDA_R_16F, g.ldb, g.stride_b, &beta, g.c, CUDA_R_16F, g.ldc, g.stride_c, batch,
-      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      handle, g.trans_a, g.trans_b, g.m, g.n, g.k, &alpha, g.a, type, g.lda, g.stride_a, g.b, type,
+      g.ldb, g.stride_b, &beta, g.c, type, g.ldc, g.stride_c, batch, CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -84,7 +85,10 @@ constexpr int kMinBlockThreads = 128;
 
 // Reduction over the kThreadsPerRow threads of a row: shuffles inside a warp, then shared
 // memory across the warps of a block. A row is at most one warp or exactly one block.
-template <int kThreadsPerRow, bool kMax>
+// T (the kernel's element type) only keeps each kernel's `partial` its own: shared between the
+// FP16 and BF16 kernels it stopped being a kernel-local (demoted) variable, which cost the FP16
+// softmax kernel<512, 8> 25 registers on sm_90.
+template <typename T, int kThreadsPerRow, bool kMax>
 __device__ __forceinline__ float row_reduce(float x) {
   x = kMax ? group_max<(kThreadsPerRow < 32 ? kThreadsPerRow : 32)>(x)
            : group_sum<(kThreadsPerRow < 32 ? kThreadsPerRow : 32)>(x);
@@ -106,11 +110,11 @@ __device__ __forceinline__ float row_reduce(float x) {
 // P[row] = softmax(S[row]) over the first `valid` keys (valid = query + 1 when causal), zero
 // after. Each thread caches kVecs vectors of 8 scores as FP32, so each exp is taken once and S
 // is read once. Requires n % 8 == 0 (16-byte aligned rows) and n <= kThreadsPerRow·kVecs·8.
-template <int kThreadsPerRow, int kVecs>
+template <typename T, int kThreadsPerRow, int kVecs>
 __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads
                                                                     : kThreadsPerRow)
-    softmax_forward_cached_kernel(const __half* __restrict__ s, __half* __restrict__ p, int n,
-                                  bool causal, long long rows) {
+    softmax_forward_cached_kernel(const T* __restrict__ s, T* __restrict__ p, int n, bool causal,
+                                  long long rows) {
   constexpr int kRowsPerBlock =
       kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads / kThreadsPerRow : 1;
   const long long row =
@@ -119,27 +123,27 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
   if (row >= rows) return;
   const int tid = threadIdx.x % kThreadsPerRow;
   const int valid = causal ? static_cast<int>(row % n) + 1 : n;
-  const __half* s_row = s + static_cast<std::size_t>(row) * n;
-  __half* p_row = p + static_cast<std::size_t>(row) * n;
+  const T* s_row = s + static_cast<std::size_t>(row) * n;
+  T* p_row = p + static_cast<std::size_t>(row) * n;
 
   float x[kVecs][8];
   float row_max = -INFINITY;
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
     const int col = (i * kThreadsPerRow + tid) * 8;
-    Half8 h;
+    Pack8 h;
     h.vec = make_uint4(0, 0, 0, 0);
     if (col < valid) h.vec = *reinterpret_cast<const uint4*>(s_row + col);
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float2 f = __half22float2(h.h2[e]);
+      const float2 f = unpack_pair<T>(h, e);
       x[i][2 * e] = col + 2 * e < valid ? f.x : -INFINITY;
       x[i][2 * e + 1] = col + 2 * e + 1 < valid ? f.y : -INFINITY;
     }
 #pragma unroll
     for (int e = 0; e < 8; ++e) row_max = fmaxf(row_max, x[i][e]);
   }
-  row_max = row_reduce<kThreadsPerRow, true>(row_max);
+  row_max = row_reduce<T, kThreadsPerRow, true>(row_max);
 
   float row_sum = 0.f;
 #pragma unroll
@@ -150,7 +154,7 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
       row_sum += x[i][e];
     }
   }
-  row_sum = row_reduce<kThreadsPerRow, false>(row_sum);
+  row_sum = row_reduce<T, kThreadsPerRow, false>(row_sum);
   const float inv_sum = 1.f / row_sum;
 
 #pragma unroll
@@ -158,21 +162,21 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
     const int col = (i * kThreadsPerRow + tid) * 8;
     if (col < n) {
       uint4 out;
-      out.x = pack_half2(x[i][0] * inv_sum, x[i][1] * inv_sum);
-      out.y = pack_half2(x[i][2] * inv_sum, x[i][3] * inv_sum);
-      out.z = pack_half2(x[i][4] * inv_sum, x[i][5] * inv_sum);
-      out.w = pack_half2(x[i][6] * inv_sum, x[i][7] * inv_sum);
+      out.x = pack2<T>(x[i][0] * inv_sum, x[i][1] * inv_sum);
+      out.y = pack2<T>(x[i][2] * inv_sum, x[i][3] * inv_sum);
+      out.z = pack2<T>(x[i][4] * inv_sum, x[i][5] * inv_sum);
+      out.w = pack2<T>(x[i][6] * inv_sum, x[i][7] * inv_sum);
       *reinterpret_cast<uint4*>(p_row + col) = out;
     }
   }
 }
 
 // dS[row] = P[row] ∘ (dP[row] − <P[row], dP[row]>), in place over dP. P is zero past `valid`,
-// so only the prefix is read and the rest written as zeros. Rows cached as FP16 vectors.
-template <int kThreadsPerRow, int kVecs>
+// so only the prefix is read and the rest written as zeros. Rows cached as 16-byte vectors of T.
+template <typename T, int kThreadsPerRow, int kVecs>
 __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads
                                                                     : kThreadsPerRow)
-    softmax_backward_cached_kernel(const __half* __restrict__ p, __half* __restrict__ dp_ds, int n,
+    softmax_backward_cached_kernel(const T* __restrict__ p, T* __restrict__ dp_ds, int n,
                                    bool causal, long long rows) {
   constexpr int kRowsPerBlock =
       kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads / kThreadsPerRow : 1;
@@ -181,11 +185,11 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
   if (row >= rows) return;
   const int tid = threadIdx.x % kThreadsPerRow;
   const int valid = causal ? static_cast<int>(row % n) + 1 : n;
-  const __half* p_row = p + static_cast<std::size_t>(row) * n;
-  __half* g_row = dp_ds + static_cast<std::size_t>(row) * n;
+  const T* p_row = p + static_cast<std::size_t>(row) * n;
+  T* g_row = dp_ds + static_cast<std::size_t>(row) * n;
 
-  Half8 pv[kVecs];
-  Half8 gv[kVecs];
+  Pack8 pv[kVecs];
+  Pack8 gv[kVecs];
   float dot = 0.f;
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
@@ -198,12 +202,12 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
     }
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float2 fp = __half22float2(pv[i].h2[e]);
-      const float2 fg = __half22float2(gv[i].h2[e]);
+      const float2 fp = unpack_pair<T>(pv[i], e);
+      const float2 fg = unpack_pair<T>(gv[i], e);
       dot = fmaf(fp.x, fg.x, fmaf(fp.y, fg.y, dot));
     }
   }
-  dot = row_reduce<kThreadsPerRow, false>(dot);
+  dot = row_reduce<T, kThreadsPerRow, false>(dot);
 
 #pragma unroll
   for (int i = 0; i < kVecs; ++i) {
@@ -213,9 +217,9 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
       uint32_t* words = &out.x;
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float2 fp = __half22float2(pv[i].h2[e]);
-        const float2 fg = __half22float2(gv[i].h2[e]);
-        words[e] = pack_half2(fp.x * (fg.x - dot), fp.y * (fg.y - dot));
+        const float2 fp = unpack_pair<T>(pv[i], e);
+        const float2 fg = unpack_pair<T>(gv[i], e);
+        words[e] = pack2<T>(fp.x * (fg.x - dot), fp.y * (fg.y - dot));
       }
       *reinterpret_cast<uint4*>(g_row + col) = out;
     }
@@ -226,94 +230,108 @@ __global__ void __launch_bounds__(kThreadsPerRow < kMinBlockThreads ? kMinBlockT
 // streamed from memory in each pass.
 constexpr int kStreamThreads = 256;
 
+template <typename T>
 __global__ void __launch_bounds__(kStreamThreads)
-    softmax_forward_streaming_kernel(const __half* __restrict__ s, __half* __restrict__ p, int n,
+    softmax_forward_streaming_kernel(const T* __restrict__ s, T* __restrict__ p, int n,
                                      bool causal) {
   const long long row = blockIdx.x;
   const int valid = causal ? static_cast<int>(row % n) + 1 : n;
-  const __half* s_row = s + static_cast<std::size_t>(row) * n;
-  __half* p_row = p + static_cast<std::size_t>(row) * n;
+  const T* s_row = s + static_cast<std::size_t>(row) * n;
+  T* p_row = p + static_cast<std::size_t>(row) * n;
   float row_max = -INFINITY;
   for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
-    row_max = fmaxf(row_max, __half2float(s_row[j]));
+    row_max = fmaxf(row_max, to_float<T>(s_row[j]));
   }
-  row_max = row_reduce<kStreamThreads, true>(row_max);
+  row_max = row_reduce<T, kStreamThreads, true>(row_max);
   float row_sum = 0.f;
   for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
-    row_sum += __expf(__half2float(s_row[j]) - row_max);
+    row_sum += __expf(to_float<T>(s_row[j]) - row_max);
   }
-  row_sum = row_reduce<kStreamThreads, false>(row_sum);
+  row_sum = row_reduce<T, kStreamThreads, false>(row_sum);
   const float inv_sum = 1.f / row_sum;
   for (int j = threadIdx.x; j < n; j += kStreamThreads) {
-    p_row[j] =
-        __float2half_rn(j < valid ? __expf(__half2float(s_row[j]) - row_max) * inv_sum : 0.f);
+    p_row[j] = from_float<T>(j < valid ? __expf(to_float<T>(s_row[j]) - row_max) * inv_sum : 0.f);
   }
 }
 
+template <typename T>
 __global__ void __launch_bounds__(kStreamThreads)
-    softmax_backward_streaming_kernel(const __half* __restrict__ p, __half* __restrict__ dp_ds,
-                                      int n, bool causal) {
+    softmax_backward_streaming_kernel(const T* __restrict__ p, T* __restrict__ dp_ds, int n,
+                                      bool causal) {
   const long long row = blockIdx.x;
   const int valid = causal ? static_cast<int>(row % n) + 1 : n;
-  const __half* p_row = p + static_cast<std::size_t>(row) * n;
-  __half* g_row = dp_ds + static_cast<std::size_t>(row) * n;
+  const T* p_row = p + static_cast<std::size_t>(row) * n;
+  T* g_row = dp_ds + static_cast<std::size_t>(row) * n;
   float dot = 0.f;
   for (int j = threadIdx.x; j < valid; j += kStreamThreads) {
-    dot += __half2float(p_row[j]) * __half2float(g_row[j]);
+    dot += to_float<T>(p_row[j]) * to_float<T>(g_row[j]);
   }
-  dot = row_reduce<kStreamThreads, false>(dot);
+  dot = row_reduce<T, kStreamThreads, false>(dot);
   for (int j = threadIdx.x; j < n; j += kStreamThreads) {
-    const float value = j < valid ? __half2float(p_row[j]) * (__half2float(g_row[j]) - dot) : 0.f;
-    g_row[j] = __float2half_rn(value);
+    const float value = j < valid ? to_float<T>(p_row[j]) * (to_float<T>(g_row[j]) - dot) : 0.f;
+    g_row[j] = from_float<T>(value);
   }
 }
 
-template <bool kForward, int kThreadsPerRow, int kVecs>
-cudaError_t launch_cached(const __half* a, __half* b, int n, bool causal, long long rows,
+template <typename T, bool kForward, int kThreadsPerRow, int kVecs>
+cudaError_t launch_cached(const T* a, T* b, int n, bool causal, long long rows,
                           cudaStream_t stream) {
   constexpr int kBlock = kThreadsPerRow < kMinBlockThreads ? kMinBlockThreads : kThreadsPerRow;
   constexpr int kRowsPerBlock = kBlock / kThreadsPerRow;
   const long long blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
   if constexpr (kForward) {
-    softmax_forward_cached_kernel<kThreadsPerRow, kVecs>
+    softmax_forward_cached_kernel<T, kThreadsPerRow, kVecs>
         <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(a, b, n, causal, rows);
   } else {
-    softmax_backward_cached_kernel<kThreadsPerRow, kVecs>
+    softmax_backward_cached_kernel<T, kThreadsPerRow, kVecs>
         <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(a, b, n, causal, rows);
   }
   return cudaGetLastError();
 }
 
 // Picks the smallest cached configuration that holds a row; the streaming kernel otherwise.
-// The backward kernel caches two FP16 rows, so it spreads a row over more threads.
-template <bool kForward>
-cudaError_t launch_row_kernel(const __half* a, __half* b, int n, bool causal, long long rows,
-                              cudaStream_t stream) {
+// The backward kernel caches two rows, so it spreads a row over more threads.
+template <typename T, bool kForward>
+cudaError_t launch_row_kernel_for_type(const T* a, T* b, int n, bool causal, long long rows,
+                                       cudaStream_t stream) {
   if (n % 8 == 0) {
-    if (n <= 256) return launch_cached<kForward, 32, 1>(a, b, n, causal, rows, stream);
-    if (n <= 512) return launch_cached<kForward, 32, 2>(a, b, n, causal, rows, stream);
-    if (n <= 1024) return launch_cached<kForward, 32, 4>(a, b, n, causal, rows, stream);
+    if (n <= 256) return launch_cached<T, kForward, 32, 1>(a, b, n, causal, rows, stream);
+    if (n <= 512) return launch_cached<T, kForward, 32, 2>(a, b, n, causal, rows, stream);
+    if (n <= 1024) return launch_cached<T, kForward, 32, 4>(a, b, n, causal, rows, stream);
     if constexpr (kForward) {
-      if (n <= 2048) return launch_cached<true, 32, 8>(a, b, n, causal, rows, stream);
-      if (n <= 4096) return launch_cached<true, 128, 4>(a, b, n, causal, rows, stream);
-      if (n <= 8192) return launch_cached<true, 256, 4>(a, b, n, causal, rows, stream);
-      if (n <= 16384) return launch_cached<true, 256, 8>(a, b, n, causal, rows, stream);
-      if (n <= 32768) return launch_cached<true, 512, 8>(a, b, n, causal, rows, stream);
+      if (n <= 2048) return launch_cached<T, true, 32, 8>(a, b, n, causal, rows, stream);
+      if (n <= 4096) return launch_cached<T, true, 128, 4>(a, b, n, causal, rows, stream);
+      if (n <= 8192) return launch_cached<T, true, 256, 4>(a, b, n, causal, rows, stream);
+      if (n <= 16384) return launch_cached<T, true, 256, 8>(a, b, n, causal, rows, stream);
+      if (n <= 32768) return launch_cached<T, true, 512, 8>(a, b, n, causal, rows, stream);
     } else {
-      if (n <= 2048) return launch_cached<false, 128, 2>(a, b, n, causal, rows, stream);
-      if (n <= 4096) return launch_cached<false, 128, 4>(a, b, n, causal, rows, stream);
-      if (n <= 8192) return launch_cached<false, 256, 4>(a, b, n, causal, rows, stream);
-      if (n <= 16384) return launch_cached<false, 512, 4>(a, b, n, causal, rows, stream);
+      if (n <= 2048) return launch_cached<T, false, 128, 2>(a, b, n, causal, rows, stream);
+      if (n <= 4096) return launch_cached<T, false, 128, 4>(a, b, n, causal, rows, stream);
+      if (n <= 8192) return launch_cached<T, false, 256, 4>(a, b, n, causal, rows, stream);
+      if (n <= 16384) return launch_cached<T, false, 512, 4>(a, b, n, causal, rows, stream);
     }
   }
   if (kForward) {
-    softmax_forward_streaming_kernel<<<static_cast<unsigned>(rows), kStreamThreads, 0, stream>>>(
-        a, b, n, causal);
+    softmax_forward_streaming_kernel<T>
+        <<<static_cast<unsigned>(rows), kStreamThreads, 0, stream>>>(a, b, n, causal);
   } else {
-    softmax_backward_streaming_kernel<<<static_cast<unsigned>(rows), kStreamThreads, 0, stream>>>(
-        a, b, n, causal);
+    softmax_backward_streaming_kernel<T>
+        <<<static_cast<unsigned>(rows), kStreamThreads, 0, stream>>>(a, b, n, causal);
   }
   return cudaGetLastError();
+}
+
+// a and b hold elements of `dtype`.
+template <bool kForward>
+cudaError_t launch_row_kernel(DType dtype, const void* a, void* b, int n, bool causal,
+                              long long rows, cudaStream_t stream) {
+  if (dtype == DType::kBf16) {
+    return launch_row_kernel_for_type<__nv_bfloat16, kForward>(static_cast<const __nv_bfloat16*>(a),
+                                                               static_cast<__nv_bfloat16*>(b), n,
+                                                               causal, rows, stream);
+  }
+  return launch_row_kernel_for_type<__half, kForward>(
+      static_cast<const __half*>(a), static_cast<__half*>(b), n, causal, rows, stream);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -325,9 +343,11 @@ struct Views {
   int batch;                // B·H
   long long head_stride;    // N·d elements
   long long square_stride;  // N·N elements
-  __half* s;                // S in forward, dP then dS in backward
-  __half* p;
+  void* s;                  // S in forward, dP then dS in backward (elements of dtype)
+  void* p;
   float scale;
+  DType dtype;
+  cudaDataType_t type;  // dtype in cuBLAS's terms
 };
 
 Views make_views(const AttentionShape& shape, void* workspace) {
@@ -339,9 +359,11 @@ Views make_views(const AttentionShape& shape, void* workspace) {
   v.square_stride = static_cast<long long>(v.n) * v.n;
   const std::size_t square_bytes = static_cast<std::size_t>(v.batch) *
                                    static_cast<std::size_t>(v.square_stride) * sizeof(__half);
-  v.s = static_cast<__half*>(workspace);
-  v.p = reinterpret_cast<__half*>(static_cast<unsigned char*>(workspace) + align_up(square_bytes));
+  v.s = workspace;
+  v.p = static_cast<unsigned char*>(workspace) + align_up(square_bytes);
   v.scale = 1.f / sqrtf(static_cast<float>(v.d));
+  v.dtype = shape.dtype;
+  v.type = shape.dtype == DType::kBf16 ? CUDA_R_16BF : CUDA_R_16F;
   return v;
 }
 
@@ -371,14 +393,14 @@ cudaError_t standard_forward(const AttentionShape& shape, const AttentionBuffers
   const Gemm scores{CUBLAS_OP_T, CUBLAS_OP_N,    v.n,       v.n, v.d,           buffers.k,
                     v.d,         v.head_stride,  buffers.q, v.d, v.head_stride, v.s,
                     v.n,         v.square_stride};
-  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, scores, v.scale, v.batch));
-  ROOFLINE_RETURN_IF_ERROR(launch_row_kernel<true>(v.s, v.p, v.n, shape.causal,
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, scores, v.scale, v.batch, v.type));
+  ROOFLINE_RETURN_IF_ERROR(launch_row_kernel<true>(v.dtype, v.s, v.p, v.n, shape.causal,
                                                    static_cast<long long>(v.batch) * v.n, stream));
   // O^T (d x N_q) = V^T (d x N_k) · P^T (N_k x N_q): both stored that way already.
   const Gemm output{CUBLAS_OP_N,     CUBLAS_OP_N, v.d,           v.n,          v.n,
                     buffers.v,       v.d,         v.head_stride, v.p,          v.n,
                     v.square_stride, buffers.o,   v.d,           v.head_stride};
-  return run_gemm(handle, output, 1.f, v.batch);
+  return run_gemm(handle, output, 1.f, v.batch, v.type);
 }
 
 // Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (four GEMMs here: the
@@ -396,24 +418,24 @@ cudaError_t standard_backward(const AttentionShape& shape, const AttentionBuffer
   const Gemm grad_v{CUBLAS_OP_N,     CUBLAS_OP_T, v.d,           v.n,          v.n,
                     buffers.d_o,     v.d,         v.head_stride, v.p,          v.n,
                     v.square_stride, buffers.d_v, v.d,           v.head_stride};
-  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_v, 1.f, v.batch));
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_v, 1.f, v.batch, v.type));
   // dP (row-major N_q x N_k) = column-major dP^T = V · dO^T, the same form as S.
   const Gemm grad_p{CUBLAS_OP_T, CUBLAS_OP_N,    v.n,         v.n, v.d,           buffers.v,
                     v.d,         v.head_stride,  buffers.d_o, v.d, v.head_stride, v.s,
                     v.n,         v.square_stride};
-  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_p, 1.f, v.batch));
-  ROOFLINE_RETURN_IF_ERROR(launch_row_kernel<false>(v.p, v.s, v.n, shape.causal,
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_p, 1.f, v.batch, v.type));
+  ROOFLINE_RETURN_IF_ERROR(launch_row_kernel<false>(v.dtype, v.p, v.s, v.n, shape.causal,
                                                     static_cast<long long>(v.batch) * v.n, stream));
   // dQ^T (d x N_q) = K^T (d x N_k) · dS^T (N_k x N_q): both stored that way already.
   const Gemm grad_q{CUBLAS_OP_N,     CUBLAS_OP_N, v.d,           v.n,          v.n,
                     buffers.k,       v.d,         v.head_stride, v.s,          v.n,
                     v.square_stride, buffers.d_q, v.d,           v.head_stride};
-  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_q, v.scale, v.batch));
+  ROOFLINE_RETURN_IF_ERROR(run_gemm(handle, grad_q, v.scale, v.batch, v.type));
   // dK^T (d x N_k) = Q^T (d x N_q) · dS (N_q x N_k).
   const Gemm grad_k{CUBLAS_OP_N,     CUBLAS_OP_T, v.d,           v.n,          v.n,
                     buffers.q,       v.d,         v.head_stride, v.s,          v.n,
                     v.square_stride, buffers.d_k, v.d,           v.head_stride};
-  return run_gemm(handle, grad_k, v.scale, v.batch);
+  return run_gemm(handle, grad_k, v.scale, v.batch, v.type);
 }
 
 }  // namespace roofline::kernels

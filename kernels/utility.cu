@@ -2,6 +2,7 @@
 // counting, error statistics against a reference, and an L2 flush. All are memory-bound
 // grid-stride loops; none is timed as a workload.
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention.hpp"
 #include "kernels/common.cuh"
@@ -25,23 +26,24 @@ __host__ __device__ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-__global__ void fill_random_half_kernel(__half* dst, std::size_t count, std::uint64_t seed_mix,
-                                        float scale) {
+template <typename T>
+__global__ void fill_random_kernel(T* dst, std::size_t count, std::uint64_t seed_mix, float scale) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     // The top 24 bits give a uniform float in [0, 1) exactly.
     const float unit = static_cast<float>(splitmix64(seed_mix ^ i) >> 40) * (1.f / 16777216.f);
-    dst[i] = __float2half_rn((2.f * unit - 1.f) * scale);
+    dst[i] = from_float<T>((2.f * unit - 1.f) * scale);
   }
 }
 
-__global__ void count_nonfinite_half_kernel(const std::uint16_t* src, std::size_t count,
-                                            int* count_out) {
+// `exponent_mask` selects the exponent bits of the 16-bit format: Inf and NaN are exactly the
+// values whose exponent is all ones (0x7C00 in FP16, 0x7F80 in BF16).
+__global__ void count_nonfinite_kernel(const std::uint16_t* src, std::size_t count,
+                                       std::uint16_t exponent_mask, int* count_out) {
   int local = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    // FP16 Inf and NaN are exactly the values with an all-ones exponent.
-    local += (src[i] & 0x7C00u) == 0x7C00u ? 1 : 0;
+    local += (src[i] & exponent_mask) == exponent_mask ? 1 : 0;
   }
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1)
@@ -49,15 +51,14 @@ __global__ void count_nonfinite_half_kernel(const std::uint16_t* src, std::size_
   if (threadIdx.x % 32 == 0 && local != 0) atomicAdd(count_out, local);
 }
 
+// A test value as FP32: 16-bit elements converted, FP32 ones as they are.
 template <typename T>
-__device__ float to_float(T x);
-template <>
-__device__ float to_float<__half>(__half x) {
-  return __half2float(x);
-}
-template <>
-__device__ float to_float<float>(float x) {
-  return x;
+__device__ float test_value(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    return to_float<T>(x);
+  }
 }
 
 // out[0] = max |test - ref| (as the bits of a non-negative double, which order like the value),
@@ -71,7 +72,7 @@ __global__ void __launch_bounds__(kThreads)
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const double r = ref[i];
-    double diff = fabs(static_cast<double>(to_float(test[i])) - r);
+    double diff = fabs(static_cast<double>(test_value(test[i])) - r);
     if (!isfinite(diff)) diff = INFINITY;
     max_diff = fmax(max_diff, diff);
     diff_sq += diff * diff;
@@ -147,12 +148,17 @@ __global__ void flush_bytes_kernel(const unsigned char* buffer, std::size_t byte
 
 }  // namespace
 
-cudaError_t fill_random_half(void* dst, std::size_t count, unsigned long long seed, float scale,
-                             cudaStream_t stream) {
+cudaError_t fill_random(void* dst, DType dtype, std::size_t count, unsigned long long seed,
+                        float scale, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
   if (dst == nullptr) return cudaErrorInvalidValue;
-  fill_random_half_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__half*>(dst),
-                                                                    count, splitmix64(seed), scale);
+  if (dtype == DType::kBf16) {
+    fill_random_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(dst),
+                                                                 count, splitmix64(seed), scale);
+  } else {
+    fill_random_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__half*>(dst), count,
+                                                                 splitmix64(seed), scale);
+  }
   return cudaGetLastError();
 }
 
@@ -161,18 +167,22 @@ cudaError_t poison(void* dst, std::size_t bytes, cudaStream_t stream) {
   return cudaMemsetAsync(dst, 0xFF, bytes, stream);
 }
 
-cudaError_t count_nonfinite_half(const void* src, std::size_t count, int* count_out,
-                                 cudaStream_t stream) {
+cudaError_t count_nonfinite(const void* src, DType dtype, std::size_t count, int* count_out,
+                            cudaStream_t stream) {
   if (count_out == nullptr || (src == nullptr && count > 0)) return cudaErrorInvalidValue;
   ROOFLINE_RETURN_IF_ERROR(cudaMemsetAsync(count_out, 0, sizeof(int), stream));
   if (count == 0) return cudaSuccess;
-  count_nonfinite_half_kernel<<<grid_for(count), kThreads, 0, stream>>>(
-      static_cast<const std::uint16_t*>(src), count, count_out);
+  const std::uint16_t exponent_mask = dtype == DType::kBf16 ? 0x7F80u : 0x7C00u;
+  count_nonfinite_kernel<<<grid_for(count), kThreads, 0, stream>>>(
+      static_cast<const std::uint16_t*>(src), count, exponent_mask, count_out);
   return cudaGetLastError();
 }
 
-cudaError_t compare_half_to_float(const void* test, const float* ref, std::size_t count,
-                                  double* out, cudaStream_t stream) {
+cudaError_t compare_to_float(const void* test, DType dtype, const float* ref, std::size_t count,
+                             double* out, cudaStream_t stream) {
+  if (dtype == DType::kBf16) {
+    return compare(static_cast<const __nv_bfloat16*>(test), ref, count, out, stream);
+  }
   return compare(static_cast<const __half*>(test), ref, count, out, stream);
 }
 

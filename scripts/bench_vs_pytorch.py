@@ -4,8 +4,10 @@ scaled_dot_product_attention (flash and cuDNN backends) and PyTorch's unfused
 matmul-softmax-matmul, timed in the same process run on the same GPU.
 
     python3 scripts/bench_vs_pytorch.py REPORT.json... [--reps 10] [--torch flash,cudnn,unfused]
+        [--dtype fp16|bf16]
 
-TFLOP/s use the FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward
+Each row's PyTorch timings use that row's dtype (the report's `workload.dtype`, FP16 for reports
+that predate it); --dtype keeps the rows of one dtype only. TFLOP/s use the FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward
 2.5×). Every PyTorch timing flushes L2 before each repetition and takes the median, as the
 tool does. Prints a table; asserts nothing.
 """
@@ -52,10 +54,13 @@ def median_ms(fn, reps, flush):
     return statistics.median(times)
 
 
-def time_torch(impl, b, h, n, d, causal, backward, reps, flush):
+TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def time_torch(impl, b, h, n, d, causal, backward, dtype, reps, flush):
     gen = torch.Generator(device="cuda").manual_seed(0)
     shape = (b, h, n, d)
-    q, k, v, do = (torch.rand(shape, device="cuda", dtype=torch.float16, generator=gen) * 2 - 1
+    q, k, v, do = (torch.rand(shape, device="cuda", dtype=TORCH_DTYPES[dtype], generator=gen) * 2 - 1
                    for _ in range(4))
     for t in (q, k, v):
         t.requires_grad_(backward)
@@ -89,13 +94,20 @@ def main():
     parser.add_argument("--json", help="write the table as JSON here")
     parser.add_argument("--torch", default="flash,cudnn,unfused",
                         help="PyTorch implementations to time (others print '-')")
+    parser.add_argument("--dtype", choices=sorted(TORCH_DTYPES),
+                        help="only the report rows of this dtype (default: every row, each "
+                             "timed in its own dtype)")
     args = parser.parse_args()
 
     ours = {}
     for path in args.reports:
         for row in json.load(open(path))["rows"]:
             w = row["workload"]
-            key = (w["batch"], w["heads"], w["head_dim"], w["seq_len"], w["causal"], w["pass"])
+            dtype = w.get("dtype", "fp16")
+            if args.dtype and dtype != args.dtype:
+                continue
+            key = (w["batch"], w["heads"], w["head_dim"], w["seq_len"], w["causal"], w["pass"],
+                   dtype)
             t = row["timing"]
             ours.setdefault(key, {})[row["kernel"]] = (
                 t["median_seconds"] * 1e3 if t and row["status"] in ("ok", "counters_unavailable")
@@ -108,21 +120,22 @@ def main():
     chosen = set(args.torch.split(","))
     if not chosen <= set(torch_impls):
         parser.error("--torch takes a list of: " + ",".join(torch_impls))
-    header = ["B", "H", "d", "N", "causal", "pass"] + kernels + ["torch-" + i for i in torch_impls] + [
+    header = ["B", "H", "d", "N", "causal", "pass", "dtype"] + kernels + ["torch-" + i for i in torch_impls] + [
         "v2/flash", "v3/cudnn", "std/unfused"]
     print("TFLOP/s (FlashAttention convention), median of %d; %s" %
           (args.reps, torch.cuda.get_device_name(0)))
     print("  ".join("%9s" % h for h in header))
     table = []
-    for key in sorted(ours, key=lambda k: (k[0], k[5], k[4], k[3])):
-        b, h, d, n, causal, pas = key
+    for key in sorted(ours, key=lambda k: (k[6], k[0], k[5], k[4], k[3])):
+        b, h, d, n, causal, pas, dtype = key
         backward = pas == "bwd"
         flops = fa_flops(b, h, n, d, causal, backward)
         cells = {}
         for kernel in kernels:
             cells[kernel] = ours[key].get(kernel, "-")
         for impl in torch_impls:
-            cells["torch-" + impl] = (time_torch(impl, b, h, n, d, causal, backward, args.reps, flush)
+            cells["torch-" + impl] = (time_torch(impl, b, h, n, d, causal, backward, dtype,
+                                                 args.reps, flush)
                                       if impl in chosen else "-")
         rates = {name: (flops / (ms * 1e-3) / 1e12 if isinstance(ms, float) else ms)
                  for name, ms in cells.items()}
@@ -131,7 +144,7 @@ def main():
             ra, rb = rates.get(a), rates.get(b_)
             return ra / rb if isinstance(ra, float) and isinstance(rb, float) else "-"
 
-        row = [b, h, d, n, "yes" if causal else "no", pas] + [rates[k] for k in kernels] + [
+        row = [b, h, d, n, "yes" if causal else "no", pas, dtype] + [rates[k] for k in kernels] + [
             rates["torch-" + i] for i in torch_impls] + [ratio("flash-v2", "torch-flash"),
                                                          ratio("flash-v3", "torch-cudnn"),
                                                          ratio("standard", "torch-unfused")]

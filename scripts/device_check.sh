@@ -4,7 +4,11 @@
 #
 #   scripts/device_check.sh [stages...]
 #   stages (default all, in this order):
-#     build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bench
+#     build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bf16
+#     bench
+#   bf16 (about 3 minutes on an H200, after build): the BF16 kernel tests, `run --verify` BF16
+#   beside FP16 on a small grid, compute-sanitizer memcheck of one small BF16 shape per kernel,
+#   and a speed table of BF16 against FP16 at large shapes (target: within 3%).
 #   and, only when named: advice (the advice and the tail roof judged on measured pairs)
 #   and, named only: xu (issue 23's acceptance: `build xu`, ~3 min)
 #
@@ -19,7 +23,7 @@ work="${WORK_DIR:-/tmp/device-check}"
 rm -rf "$work"
 mkdir -p "$final" "$work"
 out="$work"
-stages="${*:-build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bench}"
+stages="${*:-build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bf16 bench}"
 summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -258,6 +262,106 @@ if has xu; then
   note "xu: exp2 micro-kernel SASS: $(grep -c 'MUFU.EX2' "$out/xu/exp2_kernel.sass") MUFU.EX2 (expect 128 per trip, plus any of a peeled trip)"
   python3 scripts/xu_check.py "$out/xu" | tee -a "$summary"
   note "xu: $(elapsed "$t") s"
+fi
+
+if has bf16; then
+  t=$(seconds)
+  mkdir -p "$out/bf16"
+  "$build/tests/gpu/gpu_kernel_tests" -tc='*BF16*' >"$out/bf16/gpu_tests.log" 2>&1
+  note "bf16 gpu tests (gpu_kernel_tests -tc='*BF16*'): rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$out/bf16/gpu_tests.log" | tr '\n' ' ')"
+  grep -E "ERROR|FAILED" "$out/bf16/gpu_tests.log" | head -10 | tee -a "$summary"
+  # --verify on a small grid, both dtypes: standard, flash-v2, flash-v3; fwd and bwd, causal and
+  # not, d 64 and 128, an aligned and a ragged N.
+  for dtype in fp16 bf16; do
+    for d in 64 128; do
+      "$tool" run --no-counters --verify --dtype "$dtype" --kernel standard,flash-v2,flash-v3 \
+        --batch 2 --heads 4 --head-dim "$d" --seq 256,1000 --pass fwd,bwd --reps 2 --warmup 1 \
+        --json "$out/bf16/verify_${dtype}_d$d.json" >"$out/bf16/verify_${dtype}_d$d.txt" 2>&1
+      note "bf16 verify: run --verify --dtype $dtype d$d: rc=$?"
+    done
+  done
+  python3 - "$out"/bf16/verify_*.json <<'PY' | tee -a "$summary"
+import json, sys
+rows = {}
+for path in sys.argv[1:]:
+    try:
+        report = json.load(open(path))
+    except (OSError, ValueError) as error:
+        print("bf16 verify: cannot read", path, error)
+        continue
+    for r in report["rows"]:
+        w = r["workload"]
+        key = (r["kernel"], w["head_dim"], w["seq_len"], "causal" if w["causal"] else "full", w["pass"])
+        v = r.get("verification") or {}
+        rows.setdefault(key, {})[w.get("dtype", "fp16")] = (r["status"], v.get("relative_l2_error"),
+                                                           v.get("fp16_relative_l2_error"))
+print("bf16 verify: kernel d N mask pass | fp16 status rel-L2 (plain) | bf16 status rel-L2 (plain)")
+bad = 0
+for key in sorted(rows):
+    cells = []
+    for dtype in ("fp16", "bf16"):
+        status, err, plain = rows[key].get(dtype, ("missing", None, None))
+        bad += status not in ("ok", "counters_unavailable")
+        fmt = lambda x: "%.2e" % x if isinstance(x, (int, float)) else "-"
+        cells.append("%-9s %s (%s)" % (status, fmt(err), fmt(plain)))
+    print("  %-9s d%-3d N%-5d %-6s %s | %s | %s" % (key + tuple(cells)))
+print("bf16 verify: %d rows, %d not ok" % (2 * len(rows), bad))
+PY
+  # memcheck: one small BF16 shape per kernel, forward and backward, verified.
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$tool" run --no-counters --dtype bf16 \
+    --kernel standard,flash-v2,flash-v3 --batch 1 --heads 2 --head-dim 64 --seq 130 --causal \
+    --pass fwd,bwd --reps 1 --warmup 0 --verify --json "$out/bf16/sanitize.json" \
+    >"$out/bf16/sanitize_memcheck.log" 2>&1
+  note "bf16 compute-sanitizer memcheck (run --verify --dtype bf16, B1 H2 N130 d64 causal, fwd+bwd, standard/flash-v2/flash-v3): rc=$? $(grep 'ERROR SUMMARY' "$out/bf16/sanitize_memcheck.log" | tail -1)"
+  # Speed: FP16 and BF16 processes alternate (fp16, bf16, bf16, fp16) so that clock drift
+  # falls on both; each cell is the better of its dtype's two medians.
+  for shape in "4 16 128 8192" "8 16 64 4096"; do
+    read -r b h d n <<<"$shape"
+    for dtype in fp16 bf16 bf16 fp16; do
+      i=$(ls "$out/bf16" | grep -c "^speed_${dtype}_d${d}_")
+      "$tool" run --no-counters --reps 10 --dtype "$dtype" --kernel standard,flash-v2,flash-v3 \
+        --batch "$b" --heads "$h" --head-dim "$d" --seq "$n" --pass fwd,bwd \
+        --json "$out/bf16/speed_${dtype}_d${d}_$i.json" >"$out/bf16/speed_${dtype}_d${d}_$i.txt" 2>&1 ||
+        note "bf16 speed: run --dtype $dtype B$b H$h d$d N$n failed (rc=$?)"
+    done
+  done
+  python3 - "$out"/bf16/speed_*.json <<'PY' | tee -a "$summary"
+import json, sys
+best = {}
+for path in sys.argv[1:]:
+    try:
+        report = json.load(open(path))
+    except (OSError, ValueError):
+        continue
+    for r in report["rows"]:
+        w, t = r["workload"], r.get("timing")
+        if not t or r["status"] not in ("ok", "counters_unavailable"):
+            continue
+        flops = 4.0 * w["batch"] * w["heads"] * w["seq_len"] ** 2 * w["head_dim"]
+        flops *= (0.5 if w["causal"] else 1.0) * (2.5 if w["pass"] == "bwd" else 1.0)
+        key = (r["kernel"], w["batch"], w["heads"], w["head_dim"], w["seq_len"],
+               "causal" if w["causal"] else "full", w["pass"])
+        rate = flops / t["median_seconds"] / 1e12
+        cell = best.setdefault(key, {})
+        dtype = w.get("dtype", "fp16")
+        cell[dtype] = max(cell.get(dtype, 0.0), rate)
+print("bf16 speed (TFLOP/s, FlashAttention convention, best of two alternating processes, --reps 10)")
+print("  %-9s %-16s %-6s %-4s %8s %8s %9s" % ("kernel", "B H d N", "mask", "pass", "fp16", "bf16", "bf16/fp16"))
+slow = 0
+for key in sorted(best):
+    cell = best[key]
+    a, b = cell.get("fp16"), cell.get("bf16")
+    ratio = b / a if a and b else None
+    flag = ""
+    if ratio is not None and ratio < 0.97:
+        flag, slow = "  < 0.97", slow + 1
+    print("  %-9s %-16s %-6s %-4s %8s %8s %9s%s" % (
+        key[0], "B%d H%d d%d N%d" % key[1:5], key[5], key[6],
+        "%.1f" % a if a else "-", "%.1f" % b if b else "-",
+        "%.3f" % ratio if ratio else "-", flag))
+print("bf16 speed: %d rows, %d below 0.97 of FP16" % (len(best), slow))
+PY
+  note "bf16: $(elapsed "$t") s"
 fi
 
 if has bench; then

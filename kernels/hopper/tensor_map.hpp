@@ -11,7 +11,7 @@
 
 namespace roofline::kernels::sm90 {
 
-enum class TmaElement { kHalf, kFloat };
+enum class TmaElement { kHalf, kBfloat16, kFloat };
 enum class TmaSwizzle { kNone, k128B };  // k128B: the pattern of sm90.cuh's swizzled tiles
 
 // Describes a dense [depth][rows][cols] tensor at `base` (cols contiguous, no padding) copied

@@ -70,6 +70,11 @@ GpuSpec derived_spec(const DeviceInfo& device, int ordinal) {
   const double sm_clocks = device.sm_count * clock_mhz * 1e6;
   spec.compute.push_back({ComputePath::kTensorFp16, TensorInstruction::kNone,
                           sm_clocks * rates.tensor_fp16_flops_per_clock / 1e12, clock_mhz, source});
+  // BF16 tensor cores arrived with sm_80, at the FP16 rate.
+  if (major >= 8)
+    spec.compute.push_back({ComputePath::kTensorBf16, TensorInstruction::kNone,
+                            sm_clocks * rates.tensor_fp16_flops_per_clock / 1e12, clock_mhz,
+                            source});
   spec.compute.push_back({ComputePath::kFp32, TensorInstruction::kNone,
                           sm_clocks * rates.fp32_lanes * 2 / 1e12, clock_mhz, source});
   return spec;

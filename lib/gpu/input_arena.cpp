@@ -31,8 +31,12 @@ std::vector<std::pair<DeviceBuffer*, std::size_t>> plan(InputArena& a, const Poi
 
 }  // namespace
 
+kernels::DType kernel_dtype(DType dtype) {
+  return dtype == DType::kBf16 ? kernels::DType::kBf16 : kernels::DType::kFp16;
+}
+
 kernels::AttentionShape shape_of(const Workload& w) {
-  return {w.batch, w.heads, w.seq_len, w.head_dim, w.causal};
+  return {w.batch, w.heads, w.seq_len, w.head_dim, w.causal, kernel_dtype(w.dtype)};
 }
 
 kernels::Pass kernel_pass(Pass pass) {
@@ -92,11 +96,12 @@ void InputArena::fill_inputs(const Workload& workload, const PointSizes& s, std:
   const std::size_t elements = s.tensor / 2;
   // Inputs depend on the workload only, so every kernel sees the same data.
   const std::uint64_t base = seed ^ (std::uint64_t(workload.seq_len) << 20);
-  ROOFLINE_CUDA_CALL(kernels::fill_random_half(q.get(), elements, base + 1, 1.0f, stream));
-  ROOFLINE_CUDA_CALL(kernels::fill_random_half(k.get(), elements, base + 2, 1.0f, stream));
-  ROOFLINE_CUDA_CALL(kernels::fill_random_half(v.get(), elements, base + 3, 1.0f, stream));
+  const kernels::DType dtype = kernel_dtype(workload.dtype);
+  ROOFLINE_CUDA_CALL(kernels::fill_random(q.get(), dtype, elements, base + 1, 1.0f, stream));
+  ROOFLINE_CUDA_CALL(kernels::fill_random(k.get(), dtype, elements, base + 2, 1.0f, stream));
+  ROOFLINE_CUDA_CALL(kernels::fill_random(v.get(), dtype, elements, base + 3, 1.0f, stream));
   if (s.backward)
-    ROOFLINE_CUDA_CALL(kernels::fill_random_half(d_o.get(), elements, base + 4, 1.0f, stream));
+    ROOFLINE_CUDA_CALL(kernels::fill_random(d_o.get(), dtype, elements, base + 4, 1.0f, stream));
 }
 
 kernels::AttentionBuffers InputArena::view() const {

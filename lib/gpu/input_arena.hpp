@@ -18,12 +18,13 @@
 
 namespace roofline::gpu {
 
+kernels::DType kernel_dtype(DType dtype);
 kernels::AttentionShape shape_of(const Workload& workload);
 kernels::Pass kernel_pass(Pass pass);
 
 // Bytes of one point's buffers.
 struct PointSizes {
-  std::size_t tensor = 0;     // one FP16 [B,H,N,d]
+  std::size_t tensor = 0;     // one FP16 or BF16 [B,H,N,d]
   std::size_t row_stats = 0;  // one FP32 [B,H,N]
   std::size_t workspace = 0;
   bool backward = false;

@@ -1,7 +1,7 @@
 // Checks of one point's outputs on the device, after its first launch: every output element
 // written (no NaN or Inf left of the poison), and --verify's comparison of each output with an
-// FP32 reference and with a plain FP16 implementation (flash-attention's rule, judged by
-// lib/core/report/verification.hpp).
+// FP32 reference and with a plain implementation in the workload's dtype, FP16 or BF16
+// (flash-attention's rule, judged by lib/core/report/verification.hpp).
 #pragma once
 
 #include <array>
@@ -25,11 +25,11 @@ class OutputCheck {
   Verification verify(const Workload& workload, InputArena& arena, const PointSizes& sizes);
 
  private:
-  int count_nonfinite(const DeviceBuffer& buffer, std::size_t bytes);
-  // {max |error|, ‖error‖₂, ‖reference‖₂} of a test output (FP16, or FP32 when test_half is
-  // null) against an FP32 reference.
-  std::array<double, 3> error_stats(const void* test_half, const float* test_float,
-                                    const float* ref, std::size_t count);
+  int count_nonfinite(const DeviceBuffer& buffer, std::size_t bytes, kernels::DType dtype);
+  // {max |error|, ‖error‖₂, ‖reference‖₂} of a test output (of `dtype`, or FP32 when test_16bit
+  // is null) against an FP32 reference.
+  std::array<double, 3> error_stats(const void* test_16bit, kernels::DType dtype,
+                                    const float* test_float, const float* ref, std::size_t count);
 
   const Stream& stream_;
   DeviceBuffer stats_;      // 3 doubles: max error, error and reference norms

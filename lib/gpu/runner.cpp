@@ -140,7 +140,7 @@ class SweepRunner {
         row.verification = check_.verify(p.workload, launcher_.arena(), s);
         if (!row.verification->passed) {
           row.status = RowStatus::kIncorrect;
-          row.message = describe_failure(*row.verification);
+          row.message = describe_failure(*row.verification, row.workload.dtype);
         }
       }
       progress(i, "timing");

@@ -4,7 +4,9 @@
 // over a grid of shapes (ragged and tiny N, all head dims, causal and not). A kernel passes
 // when its L2 and max errors are at most twice those of the FP16-emulating reference (a plain
 // unfused FP16 implementation), plus a tiny floor so that exact cases do not need a zero error.
-// Outputs are poisoned before each run and must come back fully written.
+// Outputs are poisoned before each run and must come back fully written. The BF16 cases (test
+// names with "BF16") run a smaller grid the same way, with BF16 inputs and the BF16-emulating
+// reference as the yardstick: the 2x rule is per dtype through that baseline.
 //
 // Exits 77 (CTest's skip code) when there is no CUDA device. ROOFLINE_GPU_TEST_SMALL=1 selects
 // a few small shapes, for runs under compute-sanitizer.
@@ -53,7 +55,7 @@ struct ErrorStats {
 std::string describe(const rk::AttentionShape& s) {
   std::ostringstream out;
   out << "B=" << s.batch << " H=" << s.heads << " N=" << s.seq_len << " d=" << s.head_dim
-      << (s.causal ? " causal" : " non-causal");
+      << (s.causal ? " causal" : " non-causal") << (s.dtype == rk::DType::kBf16 ? " bf16" : "");
   return out.str();
 }
 
@@ -63,10 +65,11 @@ ErrorStats read_stats(const DeviceBuffer& out) {
   return {host[0], host[1], host[2]};
 }
 
-ErrorStats compare_half(const void* test, const float* ref, std::size_t count) {
+ErrorStats compare_half(const void* test, const float* ref, std::size_t count,
+                        rk::DType dtype = rk::DType::kFp16) {
   DeviceBuffer out(3 * sizeof(double));
   ROOFLINE_REQUIRE_CUDA(
-      rk::compare_half_to_float(test, ref, count, static_cast<double*>(out.get()), nullptr));
+      rk::compare_to_float(test, dtype, ref, count, static_cast<double*>(out.get()), nullptr));
   return read_stats(out);
 }
 
@@ -77,10 +80,10 @@ ErrorStats compare_float(const float* test, const float* ref, std::size_t count)
   return read_stats(out);
 }
 
-int nonfinite_count(const void* half_data, std::size_t count) {
+int nonfinite_count(const void* half_data, std::size_t count, rk::DType dtype = rk::DType::kFp16) {
   DeviceBuffer counter(sizeof(int));
   ROOFLINE_REQUIRE_CUDA(
-      rk::count_nonfinite_half(half_data, count, static_cast<int*>(counter.get()), nullptr));
+      rk::count_nonfinite(half_data, dtype, count, static_cast<int*>(counter.get()), nullptr));
   int host = -1;
   ROOFLINE_REQUIRE_CUDA(cudaMemcpy(&host, counter.get(), sizeof(int), cudaMemcpyDeviceToHost));
   return host;
@@ -98,7 +101,8 @@ void check_tolerance(const char* what, const ErrorStats& kernel, const ErrorStat
       2.0 * emulated.diff_l2 + 1e-6 * kernel.ref_l2 + 1e-6 * std::sqrt(static_cast<double>(count));
   const double max_limit = 2.0 * emulated.max_abs + 1e-5;
   INFO(what, ": kernel rel L2 ", kernel.relative(), ", max ", kernel.max_abs,
-       " | FP16-emulating reference rel L2 ", emulated.relative(), ", max ", emulated.max_abs);
+       " | emulating reference (FP16 or BF16) rel L2 ", emulated.relative(), ", max ",
+       emulated.max_abs);
   CHECK(kernel.diff_l2 <= l2_limit);
   CHECK(kernel.max_abs <= max_limit);
 }
@@ -135,13 +139,13 @@ std::unique_ptr<Problem> make_problem(const rk::AttentionShape& shape, unsigned 
   pr->v = DeviceBuffer(half_bytes);
   pr->d_o = DeviceBuffer(half_bytes);
   ROOFLINE_REQUIRE_CUDA(
-      rk::fill_random_half(pr->q.get(), pr->elements, seed, kInputScale, nullptr));
+      rk::fill_random(pr->q.get(), shape.dtype, pr->elements, seed, kInputScale, nullptr));
   ROOFLINE_REQUIRE_CUDA(
-      rk::fill_random_half(pr->k.get(), pr->elements, seed + 1, kInputScale, nullptr));
+      rk::fill_random(pr->k.get(), shape.dtype, pr->elements, seed + 1, kInputScale, nullptr));
   ROOFLINE_REQUIRE_CUDA(
-      rk::fill_random_half(pr->v.get(), pr->elements, seed + 2, kInputScale, nullptr));
+      rk::fill_random(pr->v.get(), shape.dtype, pr->elements, seed + 2, kInputScale, nullptr));
   ROOFLINE_REQUIRE_CUDA(
-      rk::fill_random_half(pr->d_o.get(), pr->elements, seed + 3, kInputScale, nullptr));
+      rk::fill_random(pr->d_o.get(), shape.dtype, pr->elements, seed + 3, kInputScale, nullptr));
 
   DeviceBuffer* ref[] = {&pr->ref_o, &pr->ref_dq, &pr->ref_dk, &pr->ref_dv,
                          &pr->emu_o, &pr->emu_dq, &pr->emu_dk, &pr->emu_dv};
@@ -213,8 +217,8 @@ std::vector<rk::AttentionShape> test_shapes() {
 
 // Problems are shared by the per-kernel test cases, keyed by shape.
 const Problem& problem_for(const rk::AttentionShape& s) {
-  static std::map<std::tuple<int, int, int, int, bool>, std::unique_ptr<Problem>> cache;
-  const auto key = std::make_tuple(s.batch, s.heads, s.seq_len, s.head_dim, s.causal);
+  static std::map<std::tuple<int, int, int, int, bool, rk::DType>, std::unique_ptr<Problem>> cache;
+  const auto key = std::make_tuple(s.batch, s.heads, s.seq_len, s.head_dim, s.causal, s.dtype);
   auto found = cache.find(key);
   if (found == cache.end()) {
     const unsigned long long seed = 1000003ull * static_cast<unsigned long long>(cache.size() + 1);
@@ -258,15 +262,18 @@ void check_kernel(const std::string& kernel, const rk::AttentionShape& shape,
   KernelRun run(kernel, pr, fwd);
   const bool writes_lse = fwd != "standard";
   const std::size_t n = pr.elements;
+  const rk::DType dtype = shape.dtype;
 
   ROOFLINE_REQUIRE_CUDA(rk::poison(run.o.get(), run.o.bytes(), nullptr));
   ROOFLINE_REQUIRE_CUDA(rk::poison(run.lse.get(), run.lse.bytes(), nullptr));
   ROOFLINE_REQUIRE_CUDA(rk::launch_attention(fwd, rk::Pass::kForward, shape, run.buffers, nullptr));
   ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
-  CHECK_MESSAGE(nonfinite_count(run.o.get(), n) == 0, "O has unwritten or non-finite elements");
-  std::string log = kernel + " " + describe(shape) + " rel L2 kernel/fp16-emulation:";
+  CHECK_MESSAGE(nonfinite_count(run.o.get(), n, dtype) == 0,
+                "O has unwritten or non-finite elements");
+  std::string log = kernel + " " + describe(shape) + " rel L2 kernel/emulation:";
   if (fwd != kernel) log = kernel + " (forward " + fwd + ") " + describe(shape) + " rel L2:";
-  check_tolerance("O", compare_half(run.o.get(), pr.ref_o.as_float(), n), pr.emu_err_o, n, &log);
+  check_tolerance("O", compare_half(run.o.get(), pr.ref_o.as_float(), n, dtype), pr.emu_err_o, n,
+                  &log);
   if (writes_lse) {
     // Poisoned (NaN) entries would show up as an infinite max error.
     check_tolerance("LSE", compare_float(run.lse.as_float(), pr.ref_lse.as_float(), pr.rows),
@@ -279,22 +286,48 @@ void check_kernel(const std::string& kernel, const rk::AttentionShape& shape,
   ROOFLINE_REQUIRE_CUDA(
       rk::launch_attention(kernel, rk::Pass::kBackward, shape, run.buffers, nullptr));
   ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
-  CHECK_MESSAGE(nonfinite_count(run.d_q.get(), n) == 0, "dQ has unwritten or non-finite elements");
-  CHECK_MESSAGE(nonfinite_count(run.d_k.get(), n) == 0, "dK has unwritten or non-finite elements");
-  CHECK_MESSAGE(nonfinite_count(run.d_v.get(), n) == 0, "dV has unwritten or non-finite elements");
-  check_tolerance("dQ", compare_half(run.d_q.get(), pr.ref_dq.as_float(), n), pr.emu_err_dq, n,
-                  &log);
-  check_tolerance("dK", compare_half(run.d_k.get(), pr.ref_dk.as_float(), n), pr.emu_err_dk, n,
-                  &log);
-  check_tolerance("dV", compare_half(run.d_v.get(), pr.ref_dv.as_float(), n), pr.emu_err_dv, n,
-                  &log);
+  CHECK_MESSAGE(nonfinite_count(run.d_q.get(), n, dtype) == 0,
+                "dQ has unwritten or non-finite elements");
+  CHECK_MESSAGE(nonfinite_count(run.d_k.get(), n, dtype) == 0,
+                "dK has unwritten or non-finite elements");
+  CHECK_MESSAGE(nonfinite_count(run.d_v.get(), n, dtype) == 0,
+                "dV has unwritten or non-finite elements");
+  check_tolerance("dQ", compare_half(run.d_q.get(), pr.ref_dq.as_float(), n, dtype), pr.emu_err_dq,
+                  n, &log);
+  check_tolerance("dK", compare_half(run.d_k.get(), pr.ref_dk.as_float(), n, dtype), pr.emu_err_dk,
+                  n, &log);
+  check_tolerance("dV", compare_half(run.d_v.get(), pr.ref_dv.as_float(), n, dtype), pr.emu_err_dv,
+                  n, &log);
   std::printf("%s\n", log.c_str());
 }
 
-// Every shape of the grid whose head dim is in `head_dims`.
-void check_all_shapes(const std::string& kernel,
-                      const std::vector<int>& head_dims = {32, 64, 128}) {
-  for (const rk::AttentionShape& shape : test_shapes()) {
+// The BF16 grid: smaller than FP16's (the kernels share their code with FP16, only the element
+// conversions and MMA types differ), ragged N, every head dim, causal and not.
+std::vector<rk::AttentionShape> bf16_shapes() {
+  std::vector<rk::AttentionShape> shapes;
+  auto add = [&](int b, int h, int n, int d, bool causal) {
+    rk::AttentionShape s;
+    s.batch = b;
+    s.heads = h;
+    s.seq_len = n;
+    s.head_dim = d;
+    s.causal = causal;
+    s.dtype = rk::DType::kBf16;
+    shapes.push_back(s);
+  };
+  for (int d : {32, 64, 128}) {
+    for (bool causal : {false, true}) {
+      add(1, 2, 17, d, causal);
+      add(2, 3, small_mode() ? 130 : 1000, d, causal);
+    }
+  }
+  return shapes;
+}
+
+// Every shape of the grid (FP16, or the BF16 grid) whose head dim is in `head_dims`.
+void check_all_shapes(const std::string& kernel, const std::vector<int>& head_dims = {32, 64, 128},
+                      bool bf16 = false) {
+  for (const rk::AttentionShape& shape : bf16 ? bf16_shapes() : test_shapes()) {
     if (std::find(head_dims.begin(), head_dims.end(), shape.head_dim) != head_dims.end())
       check_kernel(kernel, shape);
   }
@@ -464,6 +497,29 @@ TEST_CASE("flash-v3 matches the FP32 reference (sm_90 only)") {
   }
 }
 
+TEST_CASE("standard BF16 matches the FP32 reference") {
+  check_all_shapes("standard", {32, 64, 128}, true);
+}
+TEST_CASE("flash-v2 BF16 matches the FP32 reference") {
+  check_all_shapes("flash-v2", {32, 64, 128}, true);
+}
+TEST_CASE("flash-v3 BF16 matches the FP32 reference (sm_90 only)") {
+  if (!device_is_sm90()) {
+    MESSAGE("SKIPPED: flash-v3 needs an sm_90 GPU");
+    return;
+  }
+  check_all_shapes("flash-v3", {64, 128}, true);
+}
+TEST_CASE("flash-v1 BF16 is refused (FP16 only)") {
+  rk::AttentionShape shape = bf16_shapes().front();
+  CHECK_FALSE(rk::find_kernel("flash-v1")->supports_bf16);
+  KernelRun run("flash-v1", problem_for(shape));
+  CHECK(rk::launch_attention("flash-v1", rk::Pass::kForward, shape, run.buffers, nullptr) ==
+        cudaErrorNotSupported);
+  CHECK(rk::launch_attention("flash-v1", rk::Pass::kBackward, shape, run.buffers, nullptr) ==
+        cudaErrorNotSupported);
+}
+
 TEST_CASE("backward is idempotent") {
   check_idempotent_backward("standard", true);
   check_idempotent_backward("flash-v1", true);
@@ -474,8 +530,8 @@ TEST_CASE("utility kernels") {
   constexpr std::size_t kCount = 1000;
   DeviceBuffer a(kCount * 2);
   DeviceBuffer b(kCount * 2);
-  ROOFLINE_REQUIRE_CUDA(rk::fill_random_half(a.get(), kCount, 7, 2.f, nullptr));
-  ROOFLINE_REQUIRE_CUDA(rk::fill_random_half(b.get(), kCount, 7, 2.f, nullptr));
+  ROOFLINE_REQUIRE_CUDA(rk::fill_random(a.get(), rk::DType::kFp16, kCount, 7, 2.f, nullptr));
+  ROOFLINE_REQUIRE_CUDA(rk::fill_random(b.get(), rk::DType::kFp16, kCount, 7, 2.f, nullptr));
   const auto ha = download_half(a);
   CHECK(ha == download_half(b));  // a function of (seed, index) only
   float lo = 0;
@@ -491,6 +547,25 @@ TEST_CASE("utility kernels") {
   CHECK(nonfinite_count(a.get(), kCount) == 0);
   ROOFLINE_REQUIRE_CUDA(rk::poison(a.get(), 20, nullptr));
   CHECK(nonfinite_count(a.get(), kCount) == 10);
+  // BF16: the top half of the FP32 pattern (rounded), the same draw; 0xFFFF is a NaN too.
+  ROOFLINE_REQUIRE_CUDA(rk::fill_random(b.get(), rk::DType::kBf16, kCount, 7, 2.f, nullptr));
+  const auto hb = download_half(b);
+  float lo16 = 0;
+  float hi16 = 0;
+  for (std::uint16_t h : hb) {
+    const std::uint32_t bits = std::uint32_t{h} << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    lo16 = std::min(lo16, value);
+    hi16 = std::max(hi16, value);
+  }
+  CHECK(lo16 >= -2.f);
+  CHECK(hi16 <= 2.f);
+  CHECK(lo16 < -1.5f);
+  CHECK(hi16 > 1.5f);
+  CHECK(nonfinite_count(b.get(), kCount, rk::DType::kBf16) == 0);
+  ROOFLINE_REQUIRE_CUDA(rk::poison(b.get(), 20, nullptr));
+  CHECK(nonfinite_count(b.get(), kCount, rk::DType::kBf16) == 10);
   DeviceBuffer flush(1 << 20);
   ROOFLINE_REQUIRE_CUDA(rk::flush_l2(flush.get(), flush.bytes(), nullptr));
   ROOFLINE_REQUIRE_CUDA(rk::flush_l2(flush.get(), 1001, nullptr));

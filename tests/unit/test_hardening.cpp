@@ -259,7 +259,7 @@ TEST_CASE("hardening: hostile reports get exit 2 and one line from compare and p
          r["rows"][1]["workload"]["dtype"] = "fp32";
          return r.dump();
        },
-       "rows[1].workload: dtype must be fp16 (got \"fp32\")"},
+       "rows[1].workload.dtype: must be fp16 or bf16 (got \"fp32\")"},
       {"impossible size",
        [] {
          json r = base_report();

@@ -209,9 +209,10 @@ TEST_CASE("report csv: header, plain numbers, one line per row") {
   REQUIRE(cells.size() == csv_columns().size());
   CHECK(cells[0] == "standard");
   CHECK(cells[3] == "4096");
-  CHECK(cells[9] == "0.001");  // time_s, median
-  CHECK(cells[10] == "measured");
-  CHECK(cells[20] == "600000000");  // dram_bytes
+  CHECK(cells[7] == "fp16");    // dtype
+  CHECK(cells[10] == "0.001");  // time_s, median
+  CHECK(cells[11] == "measured");
+  CHECK(cells[21] == "600000000");  // dram_bytes
   CHECK(lines[2].find("\"error 3e-2 above tolerance\"") ==
         std::string::npos);  // no comma: unquoted
   CHECK(lines[2].rfind("flash-v2,", 0) == 0);

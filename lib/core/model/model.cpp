@@ -380,6 +380,7 @@ const std::vector<KernelModel>& kernel_models() {
       model.tiles_d32 = tile_shape(info.tiles_d32);
       model.tiles_d64 = tile_shape(info.tiles_d64);
       model.tiles_d128 = tile_shape(info.tiles_d128);
+      model.supports_bf16 = info.supports_bf16;
       models.push_back(std::move(model));
     }
     // What the cache-aware model and the counted FLOPs need, set by name.
@@ -458,6 +459,13 @@ std::string known_kernel_names() {
   return join(names, ", ");
 }
 
+std::string bf16_kernel_names() {
+  std::vector<std::string> names;
+  for (const KernelModel& model : kernel_models())
+    if (model.supports_bf16) names.push_back(model.name);
+  return join(names, ", ");
+}
+
 double algorithmic_flops(const Workload& w) {
   const double forward = 4.0 * w.batch * w.heads * static_cast<double>(w.seq_len) * w.seq_len *
                          w.head_dim * (w.causal ? 0.5 : 1.0);
@@ -491,6 +499,9 @@ std::string unsupported_reason(const KernelModel& kernel, const Workload& worklo
   }
   if (workload.pass == Pass::kBackward && !kernel.has_backward) {
     return kernel.name + " has no backward pass yet";
+  }
+  if (workload.dtype == DType::kBf16 && !kernel.supports_bf16) {
+    return kernel.name + " runs FP16 only (--dtype bf16: " + bf16_kernel_names() + ")";
   }
   return {};
 }
@@ -530,9 +541,10 @@ const ComputeCeiling* binding_ceiling(const KernelModel& kernel, const GpuSpec& 
                                       const Workload& workload) {
   const TensorInstruction instruction = kernel.instruction_for(workload);
   if (instruction != TensorInstruction::kNone) {
-    if (const ComputeCeiling* exact = spec.ceiling(kernel.path, instruction)) return exact;
+    if (const ComputeCeiling* exact = spec.ceiling(kernel.path_for(workload), instruction))
+      return exact;
   }
-  return spec.ceiling(kernel.path);
+  return spec.ceiling(kernel.path_for(workload));
 }
 
 }  // namespace roofline

@@ -47,7 +47,7 @@ struct KernelModel {
   std::string name;  // "standard", "flash-v1", "flash-v2", "flash-v3"
   KernelFamily family;
   std::string summary;
-  ComputePath path;               // the pipe doing most of the work
+  ComputePath path;               // the pipe doing most of the work (for FP16: path_for)
   TensorInstruction instruction;  // kNone: the best tensor instruction the chip has (cuBLAS)
   TileShape tiles_d32;
   TileShape tiles_d64;
@@ -60,6 +60,7 @@ struct KernelModel {
   std::vector<int> head_dims = {32, 64, 128};
   std::string head_dim_limit = "";  // why other head dims are missing (one clause)
   bool has_backward = true;
+  bool supports_bf16 = true;  // from the catalogue: BF16 workloads as well as FP16
   // CTAs resident per SM (from the kernels' __launch_bounds__ and shared memory on sm_90), per
   // pass: how many tiles share L2 at a time in the cache-aware model.
   int fwd_ctas_per_sm = 1;
@@ -76,6 +77,13 @@ struct KernelModel {
   // element-wise loads and stores (`unaligned_instruction`; kNone: `instruction` always).
   TensorInstruction unaligned_instruction = TensorInstruction::kNone;
 
+  // The path for this workload's dtype: a tensor-FP16 kernel fed BF16 runs on tensor BF16.
+  ComputePath path_for(const Workload& workload) const {
+    return path == ComputePath::kTensorFp16 && workload.dtype == DType::kBf16
+               ? ComputePath::kTensorBf16
+               : path;
+  }
+
   TensorInstruction instruction_for(const Workload& workload) const {
     return workload.seq_len % 8 != 0 && unaligned_instruction != TensorInstruction::kNone
                ? unaligned_instruction
@@ -91,6 +99,7 @@ const std::vector<KernelModel>& kernel_models();
 // Throws InputError naming the known kernels.
 const KernelModel& find_kernel_model(std::string_view name);
 std::string known_kernel_names();  // "standard, flash-v1, flash-v2, flash-v3"
+std::string bf16_kernel_names();   // the kernels with supports_bf16: "standard, flash-v2, ..."
 
 struct ModelTerm {
   std::string name;     // "K, V reloaded per query tile"

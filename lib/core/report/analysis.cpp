@@ -32,8 +32,13 @@ struct PathChoice {
 };
 
 // The pipe that did most of the counted work decides the ceiling; without counters, the
-// kernel's model path and the model's FLOPs.
+// kernel's model path and the model's FLOPs. Tensor work is judged on the ceiling of the
+// workload's dtype (a profiled launch has no dtype: FP16, whose peaks equal BF16's on every
+// spec that has both).
 PathChoice choose_path(const Row& row, const KernelModel* model) {
+  const ComputePath tensor_path = has_workload(row) && row.workload.dtype == DType::kBf16
+                                      ? ComputePath::kTensorBf16
+                                      : ComputePath::kTensorFp16;
   const double mma = or_zero(counter(row, quantity::kTensorMmaSync));
   const double wgmma = or_zero(counter(row, quantity::kTensorWgmma));
   const double fp32 = or_zero(counter(row, quantity::kFp32Flops));
@@ -46,8 +51,8 @@ PathChoice choose_path(const Row& row, const KernelModel* model) {
       double flops;
       const char* name;
     } candidates[] = {
-        {ComputePath::kTensorFp16, TensorInstruction::kMmaSync, mma, "mma.sync"},
-        {ComputePath::kTensorFp16, TensorInstruction::kWgmma, wgmma, "wgmma"},
+        {tensor_path, TensorInstruction::kMmaSync, mma, "mma.sync"},
+        {tensor_path, TensorInstruction::kWgmma, wgmma, "wgmma"},
         {ComputePath::kFp32, TensorInstruction::kNone, fp32, "FP32"},
         {ComputePath::kFp16CudaCore, TensorInstruction::kNone, fp16, "FP16 CUDA cores"},
     };
@@ -59,10 +64,11 @@ PathChoice choose_path(const Row& row, const KernelModel* model) {
         "counters: " + format_fixed(100 * best.flops / total, 0) + "% of FLOPs on " + best.name};
   }
   if (model == nullptr)
-    return {ComputePath::kTensorFp16, TensorInstruction::kNone, row.prediction.model_flops,
-            Source::kModel, "unknown kernel: tensor FP16 assumed"};
-  return {model->path, model->instruction_for(row.workload), row.prediction.model_flops,
-          Source::kModel, "model: the kernel's path"};
+    return {tensor_path, TensorInstruction::kNone, row.prediction.model_flops, Source::kModel,
+            tensor_path == ComputePath::kTensorBf16 ? "unknown kernel: tensor BF16 assumed"
+                                                    : "unknown kernel: tensor FP16 assumed"};
+  return {model->path_for(row.workload), model->instruction_for(row.workload),
+          row.prediction.model_flops, Source::kModel, "model: the kernel's path"};
 }
 
 const KernelModel* try_model(const std::string& name) {
@@ -93,7 +99,8 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   // path (cuBLAS runs mma.sync where there is no wgmma).
   if (a.bandwidth_only)
     a.ceiling = nullptr;
-  else if (model != nullptr && choice.path == model->path && choice.source == Source::kModel)
+  else if (model != nullptr && choice.path == model->path_for(row.workload) &&
+           choice.source == Source::kModel)
     a.ceiling = binding_ceiling(*model, spec, row.workload);
   else
     a.ceiling = spec.ceiling(choice.path, choice.instruction);

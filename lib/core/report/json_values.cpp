@@ -32,9 +32,9 @@ json json_number(double value) {
 }
 
 json workload_json(const Workload& w) {
-  return {{"batch", w.batch},       {"heads", w.heads},   {"seq_len", w.seq_len},
-          {"head_dim", w.head_dim}, {"causal", w.causal}, {"pass", to_string(w.pass)},
-          {"dtype", w.dtype}};
+  return {{"batch", w.batch},           {"heads", w.heads},   {"seq_len", w.seq_len},
+          {"head_dim", w.head_dim},     {"causal", w.causal}, {"pass", to_string(w.pass)},
+          {"dtype", to_string(w.dtype)}};
 }
 
 Workload workload_from_json(const JsonReader& r, const json& j, const std::string& where) {
@@ -47,7 +47,15 @@ Workload workload_from_json(const JsonReader& r, const json& j, const std::strin
   auto pass = parse_pass(r.string(j, where, "pass", true));
   if (!pass) r.fail(key_path(where, "pass"), "must be fwd or bwd");
   w.pass = *pass;
-  w.dtype = r.string(j, where, "dtype", true);
+  // Reports written before BF16 existed may lack the key: their rows are FP16.
+  const json* dtype = r.optional_member(j, where, "dtype");
+  if (dtype != nullptr) {
+    const std::string text = r.string(j, where, "dtype", true);
+    auto parsed = parse_dtype(text);
+    if (!parsed)
+      r.fail(key_path(where, "dtype"), "must be fp16 or bf16 (got " + quote_text(text) + ")");
+    w.dtype = *parsed;
+  }
   try {
     w.validate();  // the same rules as the command line's
   } catch (const InputError& error) {

@@ -64,8 +64,8 @@ bool same_contents(const Row& a, const Row& b) {
 }
 
 // Kernel, workload, spec, device; a profiled launch adds its process and launch index.
-using RowKey = std::tuple<std::string, int, int, int, int, bool, int, std::string, std::string,
-                          std::string, std::int64_t, std::int64_t>;
+using RowKey = std::tuple<std::string, int, int, int, int, bool, int, int, std::string, std::string,
+                          std::int64_t, std::int64_t>;
 
 RowKey key_of(const Row& row, const std::string& device) {
   const Workload& w = row.workload;
@@ -76,7 +76,7 @@ RowKey key_of(const Row& row, const std::string& device) {
           w.head_dim,
           w.causal,
           static_cast<int>(w.pass),
-          w.dtype,
+          static_cast<int>(w.dtype),
           row.spec_key,
           device,
           row.launch ? row.launch->process_id : -1,

@@ -61,7 +61,9 @@ struct Verification {
   bool passed = false;
   double relative_l2_error = 0;  // kernel vs FP32 reference, worst output tensor
   double max_abs_error = 0;
-  double fp16_relative_l2_error = 0;  // plain FP16 implementation vs FP32 reference
+  // The plain implementation in the row's dtype (FP16, or BF16 for a BF16 row; the names
+  // predate BF16) vs the FP32 reference.
+  double fp16_relative_l2_error = 0;
   double fp16_max_abs_error = 0;
   std::string worst_output;  // "o", "dq", ...
 };

@@ -87,6 +87,8 @@ const Column kColumns[] = {
      [](C c) { return c.workload(c.row.workload.causal ? "true" : "false"); }},
     {"pass", "`fwd` or `bwd`",
      [](C c) { return c.workload(std::string(to_string(c.row.workload.pass))); }},
+    {"dtype", "element type of the inputs and outputs: `fp16` or `bf16`",
+     [](C c) { return c.workload(std::string(to_string(c.row.workload.dtype))); }},
     {"spec", "key of the GPU spec the row is judged against (`h200-sxm`)",
      [](C c) { return csv_escape(c.row.spec_key); }},
     {"status", "`ok`, `incorrect`, `too_large`, `counters_unavailable` or `error`",

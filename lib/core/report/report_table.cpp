@@ -71,10 +71,12 @@ std::string render_table(const Report& report, const TableOptions& options) {
     const Workload& w = row.workload;
     // A profiled launch without an attention workload shows its shape, and counted FLOPs.
     const bool known = has_workload(row);
-    const std::string workload = known ? "N=" + std::to_string(w.seq_len) +
-                                             (w.causal ? " causal " : " full ") +
-                                             std::string(to_string(w.pass))
-                                       : row.launch->shape_label();
+    // A dtype other than FP16 is named ("N=1024 full fwd bf16"), as Workload::label does.
+    const std::string workload =
+        known ? "N=" + std::to_string(w.seq_len) + (w.causal ? " causal " : " full ") +
+                    std::string(to_string(w.pass)) +
+                    (w.dtype == DType::kFp16 ? "" : " " + std::string(to_string(w.dtype)))
+              : row.launch->shape_label();
     const double gflop = known ? a.algorithmic_flops : a.flops;
     const double tflops = known ? a.algorithmic_flops_per_second : a.flops_per_second;
     // A launch judged on bytes alone has no FLOP figure to print.

@@ -6,7 +6,9 @@
 
 namespace roofline {
 namespace {
-constexpr double kAtolFp16 = 1e-5;  // torch.testing.assert_close, float16
+// torch.testing.assert_close's default atol: 1e-5 for float16 and for bfloat16.
+constexpr double kAtolFp16 = 1e-5;
+constexpr double kAtolBf16 = 1e-5;
 }  // namespace
 
 std::string format_number(double value) {
@@ -21,16 +23,16 @@ std::string format_number(double value) {
   return buffer;
 }
 
-double verification_atol(const std::vector<OutputErrors>& outputs) {
+double verification_atol(const std::vector<OutputErrors>& outputs, DType dtype) {
   double scale = 0;
   for (const OutputErrors& out : outputs)
     if (out.count > 0)
       scale = std::max(scale, out.l2_ref / std::sqrt(static_cast<double>(out.count)));
-  return kAtolFp16 * std::max(1.0, scale);
+  return (dtype == DType::kBf16 ? kAtolBf16 : kAtolFp16) * std::max(1.0, scale);
 }
 
-Verification judge_verification(const std::vector<OutputErrors>& outputs) {
-  const double atol = verification_atol(outputs);
+Verification judge_verification(const std::vector<OutputErrors>& outputs, DType dtype) {
+  const double atol = verification_atol(outputs, dtype);
   Verification v;
   v.passed = true;
   double worst = -1;
@@ -58,11 +60,11 @@ Verification judge_verification(const std::vector<OutputErrors>& outputs) {
   return v;
 }
 
-std::string describe_failure(const Verification& v) {
+std::string describe_failure(const Verification& v, DType dtype) {
   return "error " + format_number(v.relative_l2_error) + " (max " + format_number(v.max_abs_error) +
-         ") in " + v.worst_output + " exceeds 2× the FP16 reference's " +
-         format_number(v.fp16_relative_l2_error) + " (max " + format_number(v.fp16_max_abs_error) +
-         ") plus the absolute floor";
+         ") in " + v.worst_output + " exceeds 2× the " + (dtype == DType::kBf16 ? "BF16" : "FP16") +
+         " reference's " + format_number(v.fp16_relative_l2_error) + " (max " +
+         format_number(v.fp16_max_abs_error) + ") plus the absolute floor";
 }
 
 }  // namespace roofline
