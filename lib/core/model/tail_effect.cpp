@@ -67,8 +67,8 @@ std::string TailEffect::describe() const {
 }
 
 std::string TailEffect::brief() const {
-  return std::to_string(ctas) + (ctas == 1 ? " CTA" : " CTAs") + " on " +
-         std::to_string(sm_count) + " SMs, " + format_fixed(100 * efficiency, 0) + "% busy";
+  return std::to_string(ctas) + (ctas == 1 ? " CTA" : " CTAs") + " on " + std::to_string(sm_count) +
+         " SMs, " + format_fixed(100 * efficiency, 0) + "% busy";
 }
 
 TailEffect tail_effect(const LaunchGrid& grid, int sm_count) {
