@@ -11,8 +11,19 @@
 
 #include "app/cli.hpp"
 #include "app/temp_dir.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
 
 namespace roofline {
+
+// A spec of gpu_specs/ by name or alias ("h200"), loaded once.
+inline const GpuSpec& shipped_spec(const char* name) {
+  static const SpecRegistry registry = [] {
+    SpecRegistry r;
+    r.add_directory(ROOFLINE_TEST_SPECS_DIR);
+    return r;
+  }();
+  return registry.find(name);
+}
 
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -7,18 +7,14 @@
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/advice.hpp"
+#include "tests/unit/helpers.hpp"
 
 using namespace roofline;
 
 namespace {
 
 const GpuSpec& h200() {
-  static const SpecRegistry registry = [] {
-    SpecRegistry r;
-    r.add_directory(ROOFLINE_TEST_SPECS_DIR);
-    return r;
-  }();
-  return registry.find("h200");
+  return shipped_spec("h200");
 }
 
 Row bundled(const char* kernel, int batch, int heads, int n, double seconds) {

@@ -8,18 +8,14 @@
 #include "lib/core/model/model.hpp"
 #include "lib/core/model/tail_effect.hpp"
 #include "lib/core/report/analysis.hpp"
+#include "tests/unit/helpers.hpp"
 
 using namespace roofline;
 
 namespace {
 
 const GpuSpec& spec(const char* name) {
-  static const SpecRegistry registry = [] {
-    SpecRegistry r;
-    r.add_directory(ROOFLINE_TEST_SPECS_DIR);
-    return r;
-  }();
-  return registry.find(name);
+  return shipped_spec(name);
 }
 
 LaunchGrid equal(std::int64_t ctas, int per_sm = 0) {
