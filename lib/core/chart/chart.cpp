@@ -129,6 +129,13 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
   for (std::size_t r = 0; r < reports.size(); ++r) {
     const Report& report = reports[r];
     dram_point[r].assign(report.rows.size(), std::nullopt);
+    // (panel, point, measured time) of this report's points: their shares once all are known.
+    struct Timed {
+      std::size_t panel, point;
+      double seconds;
+    };
+    std::vector<Timed> timed;
+    double report_seconds = 0;
     for (std::size_t i = 0; i < report.rows.size(); ++i) {
       const Row& row = report.rows[i];
       ChartPanel& panel = chart.panels[panel_of[r][i]];
@@ -157,6 +164,8 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
       if (kernel_it == chart.kernels.end())
         kernel_it = chart.kernels.insert(chart.kernels.end(), row.kernel);
       const auto kernel_index = static_cast<std::size_t>(kernel_it - chart.kernels.begin());
+      const bool measured = a.time_source == Source::kMeasured && positive(a.time_seconds);
+      if (measured) report_seconds += a.time_seconds;
       if (a.bandwidth_only) {
         for (const LevelAnalysis& level : a.levels)
           if (positive(level.bytes) && positive(level.achieved_bytes_per_second))
@@ -169,6 +178,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
       for (const LevelAnalysis& level : a.levels) {
         if (!positive(level.intensity) || !positive(a.flops_per_second)) continue;
         if (level.level == MemoryLevel::kDram) dram_point[r][i] = panel.points.size();
+        if (measured) timed.push_back({panel_of[r][i], panel.points.size(), a.time_seconds});
         panel.points.push_back({r, i, kernel_index, row.kernel, row.workload, row_label(row),
                                 has_workload(row) ? seq_text(row.workload.seq_len)
                                                   : "#" + std::to_string(row.launch->index),
@@ -176,6 +186,8 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
                                 a.flops_per_second, a.regime});
       }
     }
+    for (const Timed& t : timed)
+      chart.panels[t.panel].points[t.point].time_share = t.seconds / report_seconds;
   }
 
   // Arrows: between consecutive reports, or between two kernels of each report.

@@ -60,6 +60,9 @@ struct ChartPoint {
   double ai;     // FLOP/byte at this level
   double flops;  // FLOP/s on the row's own pipe
   std::string regime;
+  // The row's share of its report's measured kernel time (0 when the time is not measured):
+  // the marker's area follows it.
+  double time_share = 0;
 };
 
 // A row judged on its bytes alone (a profiled launch without counted FLOPs: analysis.hpp's

@@ -144,15 +144,23 @@ class BandwidthPanel {
       levels.insert(p.level);
     }
     std::sort(kernels.begin(), kernels.end());
-    // As many kernels as the plot's height holds; the rest are counted.
-    constexpr std::size_t kMaxKernels = 16;
-    const std::size_t more = kernels.size() > kMaxKernels ? kernels.size() - kMaxKernels + 1 : 0;
-    if (more > 0) kernels.resize(kMaxKernels - 1);
-    for (std::size_t k : kernels) {
+    // As many kernels as the plot's height holds, full names wrapped; the rest are counted.
+    constexpr std::size_t kLegendChars = 40;
+    const double last = top_ + kHeight - 3 * 18 - 24;  // room left for the levels' entries
+    std::size_t more = 0;
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const std::vector<std::string> lines = wrap_text(chart_.kernels[kernels[i]], kLegendChars);
+      if (ly + 15.0 * static_cast<double>(lines.size()) > last) {
+        more = kernels.size() - i;
+        break;
+      }
       out_ << "<circle cx=\"" << px(kLegendLeft + 13) << "\" cy=\"" << px(ly)
-           << "\" r=\"5\" fill=\"" << kernel_colour(k) << "\"/>\n";
-      text(kLegendLeft + 34, ly + 4, chart_.kernels[k], 11.5);
-      ly += 18;
+           << "\" r=\"5\" fill=\"" << kernel_colour(kernels[i]) << "\"/>\n";
+      for (const std::string& line : lines) {
+        text(kLegendLeft + 34, ly + 4, line, 11.5);
+        ly += 15;
+      }
+      ly += 3;
     }
     if (more > 0) {
       text(kLegendLeft + 34, ly + 4, "and " + std::to_string(more) + " more kernels", 11.5,

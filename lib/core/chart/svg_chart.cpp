@@ -27,6 +27,8 @@ constexpr double kFaded = 0.4;
 constexpr double kArrowLabelMin = 0.01;       // smaller changes get an arrow but no label
 constexpr int kMaxTicks = 12;                 // labelled decades per axis, at most (plus one)
 constexpr std::size_t kMaxPointLabels = 400;  // sequence-length labels per panel, at most
+constexpr std::size_t kShareKeys = 5;         // the largest shares of time, numbered and keyed
+constexpr std::size_t kLegendChars = 40;      // a legend line's text, at most, before it wraps
 
 class SvgPanel {
  public:
@@ -67,6 +69,7 @@ class SvgPanel {
          << "\" font-size=\"12\" fill=\"#555555\">" << xml_escape(join(panel_.notes, "; "))
          << "</text>\n";
     label_points_ = labelled_point_count() <= kMaxPointLabels;
+    choose_share_keys();
     draw_grid_and_axes();
     reserve_markers();
     draw_roofs();
@@ -189,16 +192,15 @@ class SvgPanel {
       bool judged;
     };
     std::vector<RoofLabel> roof_labels;
-    for (const ComputeRoof& roof : panel_.compute) {
+    for (std::size_t roof_index = 0; roof_index < panel_.compute.size(); ++roof_index) {
+      const ComputeRoof& roof = panel_.compute[roof_index];
       const double peak = roof.peak_flops_per_second;
       const double start = fastest > 0 ? std::max(x_min, peak / fastest) : x_min;
       out_ << "<line class=\"roof compute\" data-ceiling=\"" << xml_escape(roof.id)
            << "\" data-role=\"" << (roof.judged ? "judged" : "context") << "\" data-peak=\""
            << si(peak) << "\" x1=\"" << px(x(start)) << "\" y1=\"" << px(y(peak)) << "\" x2=\""
-           << px(x(x_max)) << "\" y2=\"" << px(y(peak)) << "\" stroke=\""
-           << (roof.judged ? "#1f1f1f" : "#8a8a8a") << "\" stroke-width=\""
-           << (roof.judged ? 2.2 : 1.4) << "\"" << (roof.judged ? "" : " stroke-dasharray=\"5 4\"")
-           << "/>\n";
+           << px(x(x_max)) << "\" y2=\"" << px(y(peak)) << "\""
+           << compute_stroke(roof_index, roof.judged) << "/>\n";
       roof_labels.push_back({y(peak), roof.label + "  " + peak_text(peak), roof.judged});
       placer_.take({x(start), y(peak) - 1.5, x(x_max), y(peak) + 1.5});
     }
@@ -400,6 +402,32 @@ class SvgPanel {
     out_ << "</g>\n";
   }
 
+  // The rows with the largest shares of the newest report's time (DRAM points, one per row),
+  // numbered on the chart and named in the legend; and how many timed rows each report has.
+  void choose_share_keys() {
+    timed_rows_.assign(chart_.report_count, 0);
+    std::vector<std::size_t> candidates;
+    for (std::size_t i = 0; i < panel_.points.size(); ++i) {
+      const ChartPoint& p = panel_.points[i];
+      if (p.level != MemoryLevel::kDram || !(p.time_share > 0)) continue;
+      ++timed_rows_[p.report];
+      if (!faded(p)) candidates.push_back(i);
+    }
+    std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+      return panel_.points[a].time_share > panel_.points[b].time_share;
+    });
+    if (candidates.size() > kShareKeys) candidates.resize(kShareKeys);
+    share_keys_ = candidates;
+  }
+
+  // Marker area in proportion to the row's share of the time (Intel Advisor's convention): the
+  // average row of its report keeps the plain size.
+  double marker_scale(const ChartPoint& p) const {
+    if (!(p.time_share > 0) || timed_rows_.empty() || timed_rows_[p.report] == 0) return 1;
+    const double relative = p.time_share * static_cast<double>(timed_rows_[p.report]);
+    return std::clamp(std::sqrt(relative), 0.55, 3.2);
+  }
+
   void marker_shape(MemoryLevel level, const std::string& fill, const std::string& stroke) {
     out_ << marker_svg(level, fill, stroke);
   }
@@ -428,8 +456,35 @@ class SvgPanel {
                          " FLOP/byte (" + std::string(to_string(p.bytes_source)) + "), " +
                          format_fixed(p.flops / 1e12, 1) + " TFLOP/s; " + p.regime)
            << "</title>";
+      const double scale = marker_scale(p);
+      if (scale != 1) out_ << "<g transform=\"scale(" << format_fixed(scale, 3) << ")\">";
       marker_shape(p.level, p.workload.causal ? "white" : colour, colour);
+      if (scale != 1) out_ << "</g>";
       out_ << "</g>\n";
+    }
+    out_ << "</g>\n";
+    // The largest shares of time, numbered beside their points (named in the legend).
+    out_ << "<g class=\"share-keys\" font-size=\"11\" font-weight=\"bold\" fill=\"#1f1f1f\">\n";
+    for (std::size_t k = 0; k < share_keys_.size(); ++k) {
+      const ChartPoint& p = panel_.points[share_keys_[k]];
+      const double r = 6 * marker_scale(p);
+      const std::string key = std::to_string(k + 1);
+      const double px0 = x(p.ai), py0 = y(p.flops);
+      const std::pair<double, double> offsets[] = {
+          {r + 3, -r}, {-r - 3, -r}, {r + 3, r + 9}, {-r - 3, r + 9}};
+      const Anchor anchors[] = {Anchor::kStart, Anchor::kEnd, Anchor::kStart, Anchor::kEnd};
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < 4; ++i) {
+        const Box box =
+            text_box(px0 + offsets[i].first, py0 + offsets[i].second, key, 11, anchors[i]);
+        if (placer_.is_free(box)) {
+          placer_.take(box);
+          at = i;
+          break;
+        }
+      }
+      text(px0 + offsets[at].first, py0 + offsets[at].second, key, 11, anchors[at],
+           "class=\"share-key\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"");
     }
     out_ << "</g>\n";
     // Sequence-length labels beside the DRAM points of the newest report (or of every report
@@ -464,8 +519,11 @@ class SvgPanel {
       ly += 18;
     };
     auto entry_text = [&](const std::string& label) {
-      text(lx + 34, ly + 4, label, 11.5, Anchor::kStart);
-      ly += 18;
+      for (const std::string& line : wrap_text(label, kLegendChars)) {
+        text(lx + 34, ly + 4, line, 11.5, Anchor::kStart);
+        ly += 15;
+      }
+      ly += 3;
     };
     heading("Roofs");
     for (const MemoryRoof& roof : panel_.memory) {
@@ -475,11 +533,10 @@ class SvgPanel {
                  bandwidth_text(roof.bandwidth_bytes_per_second) +
                  (roof.twin.empty() ? "" : " (" + roof.twin + ")"));
     }
-    for (const ComputeRoof& roof : panel_.compute) {
+    for (std::size_t i = 0; i < panel_.compute.size(); ++i) {
+      const ComputeRoof& roof = panel_.compute[i];
       out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 26)
-           << "\" y2=\"" << px(ly) << "\" stroke=\"" << (roof.judged ? "#1f1f1f" : "#8a8a8a")
-           << "\" stroke-width=\"" << (roof.judged ? 2.2 : 1.4) << "\""
-           << (roof.judged ? "" : " stroke-dasharray=\"5 4\"") << "/>\n";
+           << "\" y2=\"" << px(ly) << "\"" << compute_stroke(i, roof.judged) << "/>\n";
       entry_text(roof.label + " " + peak_text(roof.peak_flops_per_second) +
                  (roof.judged ? "" : " (context)"));
     }
@@ -522,6 +579,16 @@ class SvgPanel {
         entry_text("hollow: causal");
       }
     }
+    if (!share_keys_.empty()) {
+      heading("Largest shares of time");
+      for (std::size_t k = 0; k < share_keys_.size(); ++k) {
+        const ChartPoint& p = panel_.points[share_keys_[k]];
+        text(lx + 13, ly + 4, std::to_string(k + 1), 11.5, Anchor::kMiddle, "font-weight=\"bold\"");
+        entry_text(p.kernel_name + " " + p.row_text + ": " + format_fixed(100 * p.time_share, 1) +
+                   "%");
+      }
+      entry_text("marker area: share of the time");
+    }
     if (!panel_.arrows.empty() || (chart_.report_count > 1 && !chart_.kernel_pair)) {
       heading(chart_.kernel_pair ? "Kernels compared" : "Reports");
       if (!chart_.kernel_pair)
@@ -554,7 +621,9 @@ class SvgPanel {
   double top_;       // of the plot area
   std::ostringstream& out_;
   LabelPlacer placer_;
-  bool label_points_ = true;  // sequence-length labels beside the points
+  bool label_points_ = true;             // sequence-length labels beside the points
+  std::vector<std::size_t> timed_rows_;  // per report: its rows with a measured time here
+  std::vector<std::size_t> share_keys_;  // points numbered by share of time, largest first
 };
 
 }  // namespace

@@ -109,8 +109,8 @@ std::string memory_stroke(const MemoryRoof& roof) {
   const bool twin = !roof.twin.empty();
   std::string out = std::string(" stroke=\"") +
                     (twin   ? "#8a8a8a"
-                     : dram ? "#1f1f1f"
-                            : "#555555") +
+                     : dram ? "#1f4e79"
+                            : "#4a7aa6") +
                     "\" stroke-width=\"" +
                     (twin   ? "1.2"
                      : dram ? "2.2"
@@ -118,6 +118,21 @@ std::string memory_stroke(const MemoryRoof& roof) {
                     "\"";
   if (*memory_dash(roof.level))
     out += std::string(" stroke-dasharray=\"") + memory_dash(roof.level) + "\"";
+  return out;
+}
+
+std::string compute_stroke(std::size_t index, bool judged) {
+  struct Style {
+    const char* colour;
+    const char* dash;
+  };
+  static constexpr Style kStyles[] = {{"#1f1f1f", ""},    {"#7b3294", "9 3"},
+                                      {"#a6611a", "2 3"}, {"#008837", "9 3 2 3"},
+                                      {"#c51b7d", "5 2"}, {"#5a5a5a", "12 4"}};
+  const Style& style = kStyles[index % (sizeof kStyles / sizeof kStyles[0])];
+  std::string out = std::string(" stroke=\"") + style.colour + "\" stroke-width=\"" +
+                    (judged ? "2.2" : "1.4") + "\"";
+  if (*style.dash) out += std::string(" stroke-dasharray=\"") + style.dash + "\"";
   return out;
 }
 

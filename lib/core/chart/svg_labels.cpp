@@ -9,6 +9,25 @@
 
 namespace roofline {
 
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (text.size() - start > width) {
+    std::size_t cut = start + width;
+    for (std::size_t i = start + width; i > start + width / 2; --i) {
+      const char c = text[i - 1];
+      if (c == ':' || c == '_' || c == ',' || c == ' ' || c == '<') {
+        cut = i;
+        break;
+      }
+    }
+    lines.push_back(text.substr(start, cut - start));
+    start = cut;
+  }
+  lines.push_back(text.substr(start));
+  return lines;
+}
+
 bool overlaps(const Box& a, const Box& b) {
   return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 }

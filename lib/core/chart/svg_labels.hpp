@@ -14,6 +14,10 @@ struct Box {
 
 bool overlaps(const Box& a, const Box& b);
 
+// `text` in lines of at most `width` characters, broken after "::", "_", ",", " " or "<" where
+// one is near the end, else hard: a long kernel name in a legend is wrapped, never cut.
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width);
+
 // Keeps labels from landing on each other or on markers: first free candidate wins. Taken boxes
 // are filed in a grid of kCell-pixel buckets over the bounds, so that a query looks only at the
 // boxes near it (charts of many points reserve a box per marker).
