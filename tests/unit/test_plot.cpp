@@ -20,6 +20,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/chart/chart.hpp"
 #include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/chart/svg_labels.hpp"
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/analysis.hpp"
@@ -776,4 +777,64 @@ TEST_CASE("plot: 20,000 rows keep every point, sequence labels are thinned away"
   // A small chart still labels its points (where labels do not collide).
   report.rows.resize(10);
   CHECK(!find_all(parse_xml(render_svg({report})), "text", "point-label").empty());
+}
+
+TEST_CASE("plot: marker area follows the share of time, the largest shares are keyed") {
+  const Report report = read_report_file(fixture("head.json"));
+  const XmlElement root = parse_xml(render_svg({report}));
+  const XmlElement& panel = *find_all(root, "g", "panel").at(0);
+  // Each DRAM point's marker scale, squared, over its row's time: one constant (area ∝ time)
+  // wherever the clamp does not bind.
+  double total = 0;
+  for (const Row& row : report.rows)
+    if (row.timing && !row.timing->samples_seconds.empty()) total += row.timing->median_seconds();
+  REQUIRE(total > 0);
+  std::vector<double> ratios;
+  for (const XmlElement* point : find_all(panel, "g", "point")) {
+    if (point->attr("data-level") != "dram") continue;
+    const Row& row = report.rows.at(static_cast<std::size_t>(point->number("data-row")));
+    const double share = row.timing->median_seconds() / total;
+    double scale = 1;
+    for (const XmlElement& child : point->children)
+      if (child.name == "g" && child.attributes.count("transform") > 0) {
+        const std::string& t = child.attr("transform");
+        scale = std::stod(t.substr(t.find('(') + 1));
+      }
+    if (scale > 0.551 && scale < 3.199) ratios.push_back(scale * scale / share);
+  }
+  REQUIRE(ratios.size() >= 3);
+  for (double r : ratios) CHECK(r == doctest::Approx(ratios.front()).epsilon(0.01));
+  // Five keys on the plot, five named rows in the legend, largest share first.
+  CHECK(find_all(panel, "text", "share-key").size() == 5);
+  const std::string legend = find_all(panel, "g", "legend").at(0)->all_text();
+  CHECK(legend.find("Largest shares of time") != std::string::npos);
+  CHECK(legend.find("marker area: share of the time") != std::string::npos);
+}
+
+TEST_CASE("plot: every compute roof has its own stroke, in the plot and the legend") {
+  const Report report = read_report_file(fixture("head.json"));
+  const XmlElement root = parse_xml(render_svg({report}));
+  std::set<std::string> strokes;
+  const auto roofs = find_all(root, "line", "compute");
+  REQUIRE(roofs.size() >= 2);
+  for (const XmlElement* roof : roofs) {
+    const auto dash = roof->attributes.find("stroke-dasharray");
+    strokes.insert(roof->attr("stroke") +
+                   (dash == roof->attributes.end() ? std::string() : " " + dash->second));
+  }
+  CHECK(strokes.size() == roofs.size());
+  // The DRAM slope is not drawn like any compute roof.
+  for (const XmlElement* slope : find_all(root, "line", "memory"))
+    CHECK(strokes.count(slope->attr("stroke")) == 0);
+}
+
+TEST_CASE("plot: a long kernel name is wrapped in the legend, never cut") {
+  const std::string name(90, 'k');
+  const std::vector<std::string> lines = wrap_text("ns::" + name + "_tail", 40);
+  std::string joined;
+  for (const std::string& line : lines) {
+    CHECK(line.size() <= 40);
+    joined += line;
+  }
+  CHECK(joined == "ns::" + name + "_tail");
 }
