@@ -47,20 +47,6 @@ struct CompareCliOptions {
   bool fail_on_more_work = false;
 };
 
-// A report's path as the outputs show it: relative to the working directory when given as an
-// absolute path inside it (a CI runner's /home/runner/work/repo/repo/base.json reads as
-// base.json), else as given.
-std::string display_path(const std::string& path) {
-  const std::filesystem::path given(path);
-  if (!given.is_absolute()) return path;
-  std::error_code error;
-  const std::filesystem::path here = std::filesystem::current_path(error);
-  if (error) return path;
-  const std::filesystem::path relative = given.lexically_normal().lexically_relative(here);
-  if (relative.empty() || *relative.begin() == "..") return path;
-  return relative.string();
-}
-
 // "5%" and "5" both mean five percent.
 std::string strip_percent_sign(std::string value) {
   if (!value.empty() && value.back() == '%') value.pop_back();

@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "app/commands.hpp"
+#include "app/common.hpp"
 #include "app/export_option.hpp"
 #include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
@@ -18,6 +19,7 @@
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/summary.hpp"
+#include "lib/core/report/summary_markdown.hpp"
 
 namespace roofline::app {
 namespace {
@@ -31,6 +33,7 @@ struct ShowOptions {
   std::string kernel_regex;
   std::string json_path;
   std::string csv_path;
+  std::string markdown_path;
   std::vector<std::string> exports;
 };
 
@@ -78,13 +81,15 @@ void select_rows(Report& report, const std::optional<std::regex>& regex, const s
 
 int run_show(const ShowOptions& options) {
   const std::vector<ExportTarget> exports = export_targets(options.exports);
-  std::vector<OutputPath> outputs = {{"--json", options.json_path}, {"--csv", options.csv_path}};
+  std::vector<OutputPath> outputs = {{"--json", options.json_path},
+                                     {"--csv", options.csv_path},
+                                     {"--markdown", options.markdown_path}};
   for (const OutputPath& path : export_paths(exports)) outputs.push_back(path);
   check_output_paths(outputs, options.reports);
   for (const OutputPath& output : outputs)
     if (!output.path.empty()) check_output_path(output.path);
-  if (options.json_path == "-" && options.csv_path == "-")
-    throw InputError("--json - and --csv - cannot both write to stdout");
+  if ((options.json_path == "-") + (options.csv_path == "-") + (options.markdown_path == "-") > 1)
+    throw InputError("only one of --json, --csv and --markdown can write to stdout (-)");
   std::optional<std::regex> regex;
   if (!options.kernel_regex.empty()) {
     try {
@@ -108,6 +113,11 @@ int run_show(const ShowOptions& options) {
     OutputSet files;
     if (!options.json_path.empty()) files.add(options.json_path, render_json(reports.front()));
     if (!options.csv_path.empty()) files.add(options.csv_path, render_csv(reports.front()));
+    if (!options.markdown_path.empty())
+      files.add(options.markdown_path,
+                render_summary_markdown(summarize(reports.front(), group_by_of(options.group_by),
+                                                  sort_of(options.sort)),
+                                        options.top, display_path(options.reports.front())));
     for (const ExportTarget& target : exports)
       files.add(target.path, render_export(target, reports.front()));
     files.commit();
@@ -167,16 +177,23 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
   sub->add_option("--csv", options->csv_path, "Write the chosen rows as CSV to PATH (- for stdout)")
       ->type_name("PATH")
       ->group(kOutputGroup);
+  sub->add_option("--markdown", options->markdown_path,
+                  "Write the summary by kernel group and what to try next as Markdown to PATH "
+                  "(- for stdout; $GITHUB_STEP_SUMMARY in a GitHub Actions job)")
+      ->type_name("PATH")
+      ->group(kOutputGroup);
   add_export_option(*sub, options->exports);
   set_command_help(*sub,
                    {"show report.json", "show profile.json --view summary --top 5",
                     "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv"},
                    {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, exit_code] {
-    if ((!options->json_path.empty() || !options->csv_path.empty() || !options->exports.empty()) &&
+    if ((!options->json_path.empty() || !options->csv_path.empty() ||
+         !options->markdown_path.empty() || !options->exports.empty()) &&
         options->reports.size() > 1)
       throw InputError(
-          "--json, --csv and --export write one report: give one REPORT.json (or merge first)");
+          "--json, --csv, --markdown and --export write one report: give one REPORT.json (or "
+          "merge first)");
     *exit_code = run_show(*options);
   });
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 
 #include <spdlog/spdlog.h>
@@ -289,6 +290,17 @@ bool stderr_is_tty() {
 }
 bool stdout_is_tty() {
   return isatty(STDOUT_FILENO) == 1;
+}
+
+std::string display_path(const std::string& path) {
+  const std::filesystem::path given(path);
+  if (!given.is_absolute()) return path;
+  std::error_code error;
+  const std::filesystem::path here = std::filesystem::current_path(error);
+  if (error) return path;
+  const std::filesystem::path relative = given.lexically_normal().lexically_relative(here);
+  if (relative.empty() || *relative.begin() == "..") return path;
+  return relative.string();
 }
 
 }  // namespace roofline::app

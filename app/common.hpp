@@ -86,4 +86,9 @@ extern const CLI::Validator kNonEmptyPath;
 bool stderr_is_tty();
 bool stdout_is_tty();
 
+// A report's path as the outputs show it: relative to the working directory when given as an
+// absolute path inside it (a CI runner's /home/runner/work/repo/repo/base.json reads as
+// base.json), else as given.
+std::string display_path(const std::string& path);
+
 }  // namespace roofline::app

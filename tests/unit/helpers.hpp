@@ -15,7 +15,8 @@
 
 namespace roofline {
 
-// A spec of gpu_specs/ by name or alias ("h200"), loaded once.
+#ifdef ROOFLINE_TEST_SPECS_DIR
+// A spec of gpu_specs/ by name or alias ("h200"), loaded once (unit tests: they define where).
 inline const GpuSpec& shipped_spec(const char* name) {
   static const SpecRegistry registry = [] {
     SpecRegistry r;
@@ -24,6 +25,7 @@ inline const GpuSpec& shipped_spec(const char* name) {
   }();
   return registry.find(name);
 }
+#endif
 
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

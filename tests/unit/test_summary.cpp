@@ -132,3 +132,24 @@ TEST_CASE("show: profiled rows get the summary, filters and bad input") {
   CHECK(read_report_file(out).rows.size() == 3);
   CHECK(cli({"show", path, "--json", path}).code == 2);  // never over its input
 }
+
+TEST_CASE("show: --markdown writes the summary and the advice as Markdown") {
+  TempDir dir;
+  const std::string path = (dir.path / "profile.json").string();
+  write_text(path, render_json(program()));
+  const std::string md = (dir.path / "summary.md").string();
+  const CliResult r = cli({"show", path, "--markdown", md});
+  REQUIRE(r.code == 0);
+  const std::string text = read_text(md);
+  CHECK(text.find("### Where the time goes: ") == 0);
+  CHECK(text.find(
+            "| time % | total | launches | median | bound by | of roof | try next | kernel |") !=
+        std::string::npos);
+  // Markdown's own characters in kernel names are escaped: the table keeps its columns.
+  CHECK(text.find("vectorized\\_elementwise\\_kernel") != std::string::npos);
+  // The same on stdout; two outputs on stdout are refused.
+  CHECK(cli({"show", path, "--markdown", "-"}).out == text);
+  const CliResult both = cli({"show", path, "--markdown", "-", "--csv", "-"});
+  CHECK(both.code == 2);
+  CHECK(both.err.find("name the same output") != std::string::npos);
+}

@@ -19,6 +19,9 @@ constexpr double kReuseFactor = 3.0;
 constexpr double kBandwidthLever = 0.6;
 // From this share of its roof on, a row is at its roof.
 constexpr double kAtRoof = 0.8;
+// Below this time a launch far from its roof is held by launch overhead and ramp-up (a kernel
+// needs several microseconds to fill the GPU), not by its access pattern.
+constexpr double kShortLaunch = 5e-6;
 
 const KernelModel* bundled_model(const Row& row) {
   if (row.launch.has_value()) return nullptr;
@@ -154,7 +157,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   const double peak = a.peak_flops_per_second;
   const double dram_bw = a.dram != nullptr ? a.dram->peak_bandwidth_bytes_per_second : kNaN;
   const double compulsory = row.prediction.compulsory_dram_bytes;
-  const bool l1_binds = a.binding == "L1" && l1 != nullptr && !l1->partial;
+  // On-chip reuse is a lever of kernels that compute (a copy's L1 traffic is its bytes).
+  const bool l1_binds = a.binding == "L1" && l1 != nullptr && !l1->partial && !a.bandwidth_only;
 
   // Every lever the numbers point to, in order of priority; the first is the row's.
   std::vector<LeverAdvice> found;
@@ -209,7 +213,13 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
         max_finite({dram_floor, l2_floor, seconds(a.flops, peak)}));
   if (found.empty()) {
     // No specific lever: how far from its roof the row is says what kind of work is left.
-    if (!a.compute_bound && a.fraction_of_bound < kBandwidthLever)
+    if (a.time_seconds < kShortLaunch && a.fraction_of_bound < kBandwidthLever)
+      add(Lever::kLatency,
+          "a launch of " + format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
+              format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
+              ": at this size the launch and the ramp-up dominate",
+          "fewer, larger launches: fuse it with its neighbours", a.time_floor_seconds);
+    else if (!a.compute_bound && a.fraction_of_bound < kBandwidthLever)
       add(Lever::kBandwidth,
           a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth",
           "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by fusing "
