@@ -14,8 +14,10 @@
 #include "app/export_option.hpp"
 #include "app/help.hpp"
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/json_reader.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/compare/compare_rows.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/summary.hpp"
@@ -97,6 +99,18 @@ int run_show(const ShowOptions& options) {
     } catch (const std::regex_error& error) {
       throw InputError("--kernel-regex " + quote_text(options.kernel_regex, 80) +
                        " is not a regular expression: " + error.what());
+    }
+  }
+  // A saved `compare --json` prints its rows as compare judged them (one file, no options).
+  if (options.reports.size() == 1) {
+    const nlohmann::json document = read_json_file(options.reports.front());
+    if (is_compare_json(document)) {
+      for (const OutputPath& output : outputs)
+        if (!output.path.empty())
+          throw InputError(options.reports.front() + ": a compare document has no report rows: " +
+                           output.option + " writes reports only");
+      std::cout << render_compare_rows(document, display_path(options.reports.front()));
+      return 0;
     }
   }
   std::vector<Report> reports;

@@ -1,6 +1,8 @@
 // Where the time goes (summary.hpp) and `show`.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/summary.hpp"
@@ -108,6 +110,30 @@ TEST_CASE("show: a saved report prints the same rows as the command that wrote i
   const std::string path = std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/head.json";
   const CliResult both = cli({"show", path, "--view", "both"});
   CHECK(both.out.find("Where the time goes") == 0);
+  // profile and merge reports: their tables as the writers render them.
+  for (const char* name : {"report_launches.json", "report_merged.json"}) {
+    CAPTURE(name);
+    const std::string file = std::string(ROOFLINE_TEST_DATA_DIR) + "/golden/" + name;
+    const CliResult r = cli({"show", file, "--view", "table"});
+    REQUIRE(r.code == 0);
+    CHECK(r.out == render_table(read_report_file(file), {}));
+  }
+  // A compare document: its rows in compare's order, with compare's verdicts.
+  const std::string compare = std::string(ROOFLINE_TEST_DATA_DIR) + "/golden/compare_head.json";
+  const CliResult rows = cli({"show", compare});
+  REQUIRE(rows.code == 0);
+  const nlohmann::json document = nlohmann::json::parse(read_text(compare));
+  std::size_t at = 0;
+  for (const nlohmann::json& row : document.at("rows")) {
+    const std::string verdict = row.at("verdict").get<std::string>();
+    const std::string kernel = row.at("kernel_head").get<std::string>();
+    const std::size_t found = rows.out.find(kernel, at);
+    REQUIRE(found != std::string::npos);
+    const std::size_t end = rows.out.find('\n', found);
+    CHECK(rows.out.substr(found, end - found).find(verdict) != std::string::npos);
+    at = end;
+  }
+  CHECK(cli({"show", compare, "--csv", "-"}).code == 2);  // no report rows to write
 }
 
 TEST_CASE("show: profiled rows get the summary, filters and bad input") {
