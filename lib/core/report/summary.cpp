@@ -217,6 +217,18 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
   return summary;
 }
 
+std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::size_t top) {
+  std::vector<const KernelGroup*> by_saving;
+  for (const KernelGroup& g : summary.groups)
+    if (!g.lever.empty() && g.lever_saving_seconds > 0) by_saving.push_back(&g);
+  std::stable_sort(by_saving.begin(), by_saving.end(),
+                   [](const KernelGroup* a, const KernelGroup* b) {
+                     return a->lever_saving_seconds > b->lever_saving_seconds;
+                   });
+  by_saving.resize(std::min(by_saving.size(), top == 0 ? std::size_t{5} : top));
+  return by_saving;
+}
+
 std::string render_summary(const Summary& summary, std::size_t top) {
   std::ostringstream out;
   out << "Where the time goes: " << summary.rows << " launches, "
@@ -265,18 +277,11 @@ std::string render_summary(const Summary& summary, std::size_t top) {
   out << "of roof: Σ time floors ÷ Σ times. gain if at roof: the group's headroom (time above its "
          "floor) ÷ all the kernel time above: an upper bound on what it can save the program.\n";
   // What to try next: the groups whose levers would save the program most.
-  std::vector<const KernelGroup*> by_saving;
-  for (const KernelGroup& g : summary.groups)
-    if (!g.lever.empty() && g.lever_saving_seconds > 0) by_saving.push_back(&g);
-  std::stable_sort(by_saving.begin(), by_saving.end(),
-                   [](const KernelGroup* a, const KernelGroup* b) {
-                     return a->lever_saving_seconds > b->lever_saving_seconds;
-                   });
-  const std::size_t advised = std::min(by_saving.size(), top == 0 ? std::size_t{5} : top);
-  if (advised > 0) {
+  const std::vector<const KernelGroup*> advised = groups_to_advise(summary, top);
+  if (!advised.empty()) {
     out << "\nWhat to try next (upper bounds: each group at the roof its lever opens):\n";
-    for (std::size_t i = 0; i < advised; ++i) {
-      const KernelGroup& g = *by_saving[i];
+    for (const KernelGroup* group : advised) {
+      const KernelGroup& g = *group;
       out << "  " << one_line(g.key) << " (" << format_fixed(100 * g.share, 1) << "% of the time)\n"
           << "    " << one_line(g.advice) << "\n"
           << "    these " << g.launches << (g.launches == 1 ? " launch" : " launches") << " up to ×"

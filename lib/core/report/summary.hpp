@@ -65,6 +65,10 @@ std::string functor_of(const std::string& demangled);
 
 Summary summarize(const Report& report, GroupBy by, SummarySort sort = SummarySort::kTime);
 
+// The groups whose levers would save the program most, largest saving first: at most `top`
+// (5 when `top` is 0). What both the table and the Markdown advise.
+std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::size_t top);
+
 // The summary as a table: the top `top` groups (0: all), the rest counted in one line, then
 // what to try next for the groups that would save the program most (at most `top`, 5 by
 // default when `top` is 0).

@@ -53,18 +53,11 @@ std::string render_summary_markdown(const Summary& summary, std::size_t top,
   }
   if (shown < summary.groups.size())
     out << "\nand " << summary.groups.size() - shown << " more groups.\n";
-  std::vector<const KernelGroup*> by_saving;
-  for (const KernelGroup& g : summary.groups)
-    if (!g.lever.empty() && g.lever_saving_seconds > 0) by_saving.push_back(&g);
-  std::stable_sort(by_saving.begin(), by_saving.end(),
-                   [](const KernelGroup* a, const KernelGroup* b) {
-                     return a->lever_saving_seconds > b->lever_saving_seconds;
-                   });
-  const std::size_t advised = std::min(by_saving.size(), top == 0 ? std::size_t{5} : top);
-  if (advised > 0) {
+  const std::vector<const KernelGroup*> advised = groups_to_advise(summary, top);
+  if (!advised.empty()) {
     out << "\n**What to try next** (upper bounds: each group at the roof its lever opens)\n\n";
-    for (std::size_t i = 0; i < advised; ++i) {
-      const KernelGroup& g = *by_saving[i];
+    for (const KernelGroup* group : advised) {
+      const KernelGroup& g = *group;
       out << "- **" << cell(g.key) << "** (" << format_fixed(100 * g.share, 1)
           << "% of the time): " << cell(g.advice) << ". These " << g.launches
           << (g.launches == 1 ? " launch" : " launches") << " up to ×"
