@@ -108,7 +108,7 @@ TEST_CASE("bf16: --dtype on model, and flash-v1 refused in one line with exit 2"
   }
 }
 
-TEST_CASE("bf16: the dtype goes through JSON, CSV and the table; old reports read as FP16") {
+TEST_CASE("bf16: the dtype goes through JSON, CSV and the table, and old reports read as FP16") {
   const GpuSpec spec = spec_named("h200");
   const Report report = model_report(
       {model_row("flash-v2", DType::kBf16, spec), model_row("flash-v2", DType::kFp16, spec)}, spec);
