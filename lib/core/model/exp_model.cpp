@@ -171,6 +171,14 @@ ExpPrediction predict_exponentials(const KernelModel& kernel, const Workload& w)
     t.reciprocal_per_row = 4;
   }
   add_walk(p, t, w, fwd ? "P = exp2(S − m) per score" : "P = exp2(S − LSE) recomputed");
+  if (kernel.name == "flash-v3" && !fwd && w.dtype == DType::kFp16)
+    // Not exponentials (FP16; BF16's conversions are not measured yet): the conversions its prepare
+    // kernel (O and dO to FP32, 3/8 per element) and its dQ conversion (FP32 to FP16, 3/4 per
+    // element) issue on the XU pipe. Counted by ncu per kernel on the H200 (2026-12-01: 49,152 and
+    // 98,304 warp instructions at B2 H8 N4096 d64, twice that at d128), in the same range as the
+    // main kernel's.
+    add(p, "prepare and dQ-convert kernels: conversions on the XU pipe", "9/8·B·H·N·d",
+        9.0 / 8.0 * static_cast<double>(w.batch) * w.heads * w.seq_len * w.head_dim);
   return p;
 }
 
