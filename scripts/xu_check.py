@@ -113,13 +113,21 @@ def main():
             continue
         points = [p for p in load(points_path)["rows"] if p["status"] == "ok"]
         kernels = read_ncu(ncu_path)
-        if not points or len(kernels) % len(points):
-            print(f"  d{dim}: {len(kernels)} ncu kernels for {len(points)} points: cannot group")
+        # One group per point, in order: a forward point is its one kernel, a backward point
+        # runs from its prepare kernel through the dQ conversion (three kernels).
+        groups = []
+        for k in kernels:
+            name = k.get("Kernel Name", "")
+            if "forward_kernel" in name or "bwd_prepare" in name or not groups:
+                groups.append([])
+            groups[-1].append(k)
+        if len(groups) != len(points):
+            print(f"  d{dim}: {len(groups)} ncu kernel groups for {len(points)} points: cannot pair")
             continue
-        per = len(kernels) // len(points)
         ours = {label(r): r for r in rows}
         for i, p in enumerate(points):
-            group = kernels[i * per:(i + 1) * per]
+            group = groups[i]
+            per = len(group)
             total = sum(number(k.get("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")) for k in group)
             gmma = sum(number(k.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"))
                        for k in group)
