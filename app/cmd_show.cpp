@@ -90,8 +90,6 @@ int run_show(const ShowOptions& options) {
   check_output_paths(outputs, options.reports);
   for (const OutputPath& output : outputs)
     if (!output.path.empty()) check_output_path(output.path);
-  if ((options.json_path == "-") + (options.csv_path == "-") + (options.markdown_path == "-") > 1)
-    throw InputError("only one of --json, --csv and --markdown can write to stdout (-)");
   std::optional<std::regex> regex;
   if (!options.kernel_regex.empty()) {
     try {

@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/json_reader.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/compare/compare_format.hpp"
+#include "lib/core/report/json_values.hpp"
 
 namespace roofline {
 namespace {
@@ -25,27 +28,6 @@ std::string text_of(const json& value) {
 
 double number_of(const json& value) {
   return value.is_number() ? value.get<double>() : std::nan("");
-}
-
-std::string microseconds(double seconds) {
-  if (!(seconds > 0)) return "-";
-  return seconds >= 1e-3 ? format_fixed(seconds * 1e3, 2) + " ms"
-                         : format_fixed(seconds * 1e6, 1) + " µs";
-}
-
-std::string workload_label(const json& w) {
-  if (!w.is_object()) return "";
-  auto integer = [&](const char* key) {
-    return w.contains(key) && w.at(key).is_number_integer()
-               ? std::to_string(w.at(key).get<long long>())
-               : std::string("?");
-  };
-  std::string out = "B" + integer("batch") + " H" + integer("heads") + " N" + integer("seq_len") +
-                    " d" + integer("head_dim") +
-                    (w.value("causal", false) ? " causal " : " full ") +
-                    text_of(w.value("pass", json()));
-  if (text_of(w.value("dtype", json())) == "bf16") out += " bf16";
-  return out;
 }
 
 }  // namespace
@@ -71,17 +53,17 @@ std::string render_compare_rows(const json& document, const std::string& origin)
     std::vector<std::string> notes;
     for (const json& note : row.value("notes", json::array()))
       if (note.is_string()) notes.push_back(note.get<std::string>());
-    cells.push_back({base_kernel == head_kernel ? head_kernel : base_kernel + " → " + head_kernel,
-                     workload_label(row.value("workload", json())),
-                     microseconds(number_of(
-                         time.value("base", json::object()).value("median_seconds", json()))),
-                     microseconds(number_of(
-                         time.value("head", json::object()).value("median_seconds", json()))),
-                     !std::isfinite(change) ? std::string("-")
-                     : std::fabs(100 * change) < 0.05
-                         ? std::string("0.0%")
-                         : (change > 0 ? "+" : "") + format_fixed(100 * change, 1) + "%",
-                     text_of(member(row, "verdict", where)), join(notes, "; ")});
+    cells.push_back(
+        {base_kernel == head_kernel ? head_kernel : base_kernel + " → " + head_kernel,
+         workload_from_json(JsonReader(origin), member(row, "workload", where), where + ".workload")
+             .label(),
+         time_text(number_of(time.value("base", json::object()).value("median_seconds", json()))),
+         time_text(number_of(time.value("head", json::object()).value("median_seconds", json()))),
+         !std::isfinite(change) ? std::string("-")
+         : std::fabs(100 * change) < 0.05
+             ? std::string("0.0%")
+             : (change > 0 ? "+" : "") + format_fixed(100 * change, 1) + "%",
+         text_of(member(row, "verdict", where)), join(notes, "; ")});
   }
   std::vector<std::size_t> widths(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) {
