@@ -8,10 +8,19 @@
 namespace roofline::inject {
 namespace {
 
-// Ranges one batch holds before its pass is ended and read. The image costs about 150 KB a
-// range with the default set and is initialised once per batch; each batch pays one pass
-// start (about 45 ms on the H200, measured in user replay this session's first call).
-constexpr std::size_t kBatchRanges = 128;
+// Ranges one batch holds before its pass is ended and read: the first batch of a context
+// kFirstBatchRanges, each later one twice the one before, up to kMaxBatchRanges. The image
+// costs about 150 KB a range with the default set (77 MB at the largest) and is initialised
+// once per batch; each batch pays one pass start (45-70 ms on the H200: SetConfig and Start),
+// so a program of many launches pays a few starts, and a short one no larger image.
+constexpr std::size_t kFirstBatchRanges = 128;
+constexpr std::size_t kMaxBatchRanges = 512;
+
+std::size_t batch_ranges(std::size_t batches_started) {
+  std::size_t ranges = kFirstBatchRanges;
+  for (std::size_t i = 0; i < batches_started && ranges < kMaxBatchRanges; ++i) ranges *= 2;
+  return ranges;
+}
 
 }  // namespace
 
@@ -31,7 +40,7 @@ bool BatchRecorder::takes(const Session& session) const {
 std::string BatchRecorder::begin_range(Session& session) {
   Clock::time_point t = Clock::now();
   if (!session.counters->batch_open()) {
-    session.counters->begin_batch(kBatchRanges);
+    session.counters->begin_batch(batch_ranges(session.batches_started++));
     recorder_.add_phase("start", seconds_since(t));
     // The batch open at exit is read by a handler registered now, after the CUDA runtime
     // registered its own: handlers run in reverse order, so it runs while CUDA and CUPTI are

@@ -180,10 +180,10 @@ TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, 
 }
 
 TEST_CASE("profile: batches of ranges, one after another, each read whole") {
-  // 300 launches: the first two batches are read when full, the third at exit. Every range
-  // of every batch has its counters (each launch the same work).
-  const json report = profile({"--replay", "batch"}, {ROOFLINE_PROFILE_TARGET, "--repeat", "300"});
-  REQUIRE(report["rows"].size() == 300);
+  // 500 launches: the first two batches (128 and 256 ranges) are read when full, the third
+  // (116) at exit. Every range of every batch has its counters (each launch the same work).
+  const json report = profile({"--replay", "batch"}, {ROOFLINE_PROFILE_TARGET, "--repeat", "500"});
+  REQUIRE(report["rows"].size() == 500);
   int right = 0;
   std::string first_wrong;
   for (const json& row : report["rows"]) {
@@ -195,7 +195,7 @@ TEST_CASE("profile: batches of ranges, one after another, each read whole") {
     if (!good && first_wrong.empty()) first_wrong = row.dump();
   }
   INFO(first_wrong);
-  CHECK(right == 300);
+  CHECK(right == 500);
 }
 
 TEST_CASE("profile: a batch ends when the launches to profile are done") {
