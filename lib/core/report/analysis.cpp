@@ -154,8 +154,8 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     level_bytes.push_back({MemoryLevel::kDram, row.prediction.model_dram_bytes, Source::kModel});
   if (double l2 = counter(row, quantity::kL2); !std::isnan(l2))
     level_bytes.push_back({MemoryLevel::kL2, l2, Source::kMeasured});
-  // Shared-memory wavefronts by operation (full set) join the L1 level: L1 and shared memory
-  // share one 128-byte data pipe, and with op_gmma counted wgmma's operand reads are in it.
+  // Shared-memory wavefronts of every operation (full set) join the L1 level: L1 and shared
+  // memory share one 128-byte data pipe, and wgmma's operand reads are in the count.
   const double shared_wavefronts = counter(row, quantity::kSharedWavefronts);
   const double gmma_wavefronts = counter(row, quantity::kSharedWavefrontsGmma);
   const bool shared_counted = std::isfinite(shared_wavefronts);
