@@ -97,3 +97,26 @@ TEST_CASE("advice: a profiled launch far below its bandwidth, and one at it") {
   CHECK(v.lever == Lever::kAtRoof);
   CHECK(v.estimated_speedup == doctest::Approx(1 / 0.9));
 }
+
+TEST_CASE("advice: an exp-bound row is told fewer exponentials, bounded by the next roof") {
+  // flash-v2 at d = 32: 128 FLOPs per score on mma.sync, against 16 exp2 per clock and SM.
+  Row row = bundled("flash-v2", 4, 16, 8192, 0);
+  row.workload.head_dim = 32;
+  row.prediction = predict(find_kernel_model("flash-v2"), row.workload, h200());
+  row.counters[quantity::kTensorMmaSync] = row.prediction.model_flops;
+  const RowAnalysis a = analyze(row, h200());
+  REQUIRE(a.exp_bound);
+  row.timing = Timing{{2 * a.exp.time_floor_seconds}, 0, 0};  // at half the XU roof
+  const RowAnalysis timed = analyze(row, h200());
+  const Advice v = advice_of(row);
+  CHECK(v.roof == "XU");
+  CHECK(v.lever == Lever::kExp);
+  CHECK(v.evidence.find("exponential unit binds") != std::string::npos);
+  // The floor it leaves: the FLOPs at the pipe's roof, above the exponentials' floor.
+  CHECK(v.target_time_seconds == doctest::Approx(std::max(timed.flops / timed.peak_flops_per_second,
+                                                          v.target_time_seconds)));
+  CHECK(v.target_time_seconds < timed.time_seconds);
+  CHECK(v.target_time_seconds >= timed.flops / timed.peak_flops_per_second * (1 - 1e-9));
+  CHECK(v.estimated_speedup > 1);
+  CHECK(v.brief().rfind("fewer exp ≤×", 0) == 0);
+}

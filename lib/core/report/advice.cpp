@@ -7,6 +7,7 @@
 
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/model.hpp"
+#include "lib/core/report/analysis_exp.hpp"
 
 namespace roofline {
 namespace {
@@ -70,6 +71,8 @@ const char* to_string(Lever lever) {
       return "wgmma";
     case Lever::kOnChip:
       return "on-chip reuse";
+    case Lever::kExp:
+      return "fewer exp";
     case Lever::kBandwidth:
       return "bandwidth";
     case Lever::kAtRoof:
@@ -119,6 +122,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
       if (!level.partial && std::isfinite(level.attainable_flops_per_second))
         roofs.push_back(
             {std::string(display_name(level.level)), level.attainable_flops_per_second});
+    if (a.exp.present && std::isfinite(a.exp.roof_flops_per_second))
+      roofs.push_back({kExpBinding, a.exp.roof_flops_per_second});
   } else {
     for (const LevelAnalysis& level : a.levels)
       if (!level.partial && level.time_floor_seconds > 0)
@@ -211,6 +216,16 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
             format_fixed(100 * l1->bandwidth_utilisation, 0) + "% of its bandwidth",
         "fewer on-chip reads per FLOP: operands kept in registers, larger MMA tiles",
         max_finite({dram_floor, l2_floor, seconds(a.flops, peak)}));
+  if (a.exp_bound && a.exp.present)
+    // The floor without the exponential roof: the pipe's and the memory levels'.
+    add(Lever::kExp,
+        "the exponential unit binds: " + format_si(a.exp.exponentials) + " exp2 at " +
+            format_fixed(a.exp.flops_per_exponential, 0) + " FLOPs each, a roof of " +
+            tflops(a.exp.roof_flops_per_second) + " under the " + tflops(peak) + " of " +
+            (a.ceiling != nullptr ? a.ceiling->label() : std::string("the pipe")),
+        "fewer MUFU exponentials per FLOP: part of them as a polynomial on the FMA pipe, or "
+        "the softmax of one tile overlapped with the other's matrix products",
+        max_finite({bytes_floor, seconds(a.flops, peak * busy)}));
   if (found.empty()) {
     // No specific lever: how far from its roof the row is says what kind of work is left.
     if (a.time_seconds < kShortLaunch && a.fraction_of_bound < kBandwidthLever)

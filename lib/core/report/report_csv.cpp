@@ -162,8 +162,8 @@ const Column kColumns[] = {
        return c.a.tail && c.a.tail->waves > 0 ? std::to_string(c.a.tail->waves) : std::string();
      }},
     {"lever",
-     "what to try next: more CTAs, fusion, reuse, tensor cores, wgmma, on-chip reuse, bandwidth, "
-     "at roof or latency",
+     "what to try next: more CTAs, fusion, reuse, tensor cores, wgmma, on-chip reuse, fewer exp, "
+     "bandwidth, at roof or latency",
      [](C c) { return c.advice ? std::string(to_string(c.advice->lever)) : std::string(); }},
     {"estimated_speedup",
      "the row's time ÷ its floor with the lever pulled: an upper bound on the gain",
