@@ -129,8 +129,9 @@ TEST_CASE("metric catalogue: quantities combine per chip") {
   const std::vector<std::string> roofline_set = catalogue_metrics("GH100", CounterSet::kRoofline);
   CHECK(roofline_set.size() == 13);
   for (const std::string& m : roofline_set) CHECK(m.find("sass") == std::string::npos);
-  CHECK(catalogue_quantities("GH100", CounterSet::kRoofline).size() == 11);
-  CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 15);  // + XU, shared wavefronts
+  CHECK(catalogue_quantities("GH100", CounterSet::kRoofline).size() == 12);  // with BF16's share
+  // + XU, shared wavefronts, BF16's share
+  CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 16);
   std::vector<double> values(metrics.size(), 1.0);
   auto index = [&](const std::string& name) {
     return static_cast<std::size_t>(std::find(metrics.begin(), metrics.end(), name) -
@@ -150,8 +151,31 @@ TEST_CASE("metric catalogue: quantities combine per chip") {
   const auto lean = combine_metrics("GH100", CounterSet::kRoofline, metrics, values);
   CHECK(lean.at(quantity::kTensorWgmma) == 2);
   CHECK(lean.at(quantity::kTensorMmaSync) == 2);
+  CHECK(lean.at(quantity::kTensorBf16) == 2);  // the BF16 HMMA and HGMMA terms, no new metric
   CHECK(lean.count(quantity::kFp32Flops) == 0);
   CHECK(metric_terms("GA100", quantity::kTensorWgmma).empty());
   CHECK_THROWS_WITH(catalogue_metrics("GZ999"),
                     "no counter catalogue for chip GZ999; catalogued: GA100, GH100");
+}
+
+TEST_CASE("analysis: a profiled launch whose tensor FLOPs are mostly BF16 is judged on BF16") {
+  Row row;
+  row.kernel = "gemm";
+  row.spec_key = "h200-sxm";
+  KernelLaunch launch;
+  launch.grid = {264, 1, 1};
+  launch.block = {384, 1, 1};
+  row.launch = launch;
+  row.counters = {{quantity::kDramRead, 1e8}, {quantity::kDramWrite, 1e7},
+                  {quantity::kTensorWgmma, 1e12}, {quantity::kTensorBf16, 0.9e12}};
+  row.timing = Timing{{2e-3}, 0, 0};
+  const RowAnalysis bf16 = analyze(row, spec("h200"));
+  REQUIRE(bf16.ceiling != nullptr);
+  CHECK(bf16.ceiling->label() == "tensor BF16 (wgmma)");
+  row.counters[quantity::kTensorBf16] = 0.1e12;  // mostly FP16
+  const RowAnalysis fp16 = analyze(row, spec("h200"));
+  REQUIRE(fp16.ceiling != nullptr);
+  CHECK(fp16.ceiling->label() == "tensor FP16 (wgmma)");
+  row.counters.erase(quantity::kTensorBf16);  // not counted (GA100's default set): FP16
+  CHECK(analyze(row, spec("h200")).ceiling->label() == "tensor FP16 (wgmma)");
 }

@@ -50,8 +50,7 @@ ChipTable common_table() {
 // wavefronts on the H200. Each hardware shared-wavefront metric costs a pass of its own in the
 // default set; the total rides in the full set's passes (3 on GA100 and GH100 with the XU
 // pipe, test_metric_host). wgmma's operand reads (op_gmma, Hopper) are SASS-instrumented.
-const Terms kSharedWavefrontsTotal = {
-    {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 1, kFull}};
+const Terms kSharedWavefrontsTotal = {{"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 1, kFull}};
 
 const std::map<std::string, ChipTable, std::less<>>& catalogue() {
   static const auto kCatalogue = [] {
@@ -65,6 +64,8 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
         {"sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
     };
     ga100[quantity::kSharedWavefronts] = kSharedWavefrontsTotal;
+    ga100[quantity::kTensorBf16] = {
+        {"sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", 1, kFull}};
     out["GA100"] = ga100;
     // GH100 (H100, H200): mma.sync (HMMA) and wgmma (HGMMA) counted apart.
     ChipTable gh100 = common_table();
@@ -82,6 +83,10 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
         {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum", 1, kFull},
     };
     gh100[quantity::kSharedWavefronts] = kSharedWavefrontsTotal;
+    gh100[quantity::kTensorBf16] = {
+        {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum", 1},
+        {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum", 1},
+    };
     gh100[quantity::kSharedWavefrontsGmma] = {
         {"sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum", 1, kFull}};
     out["GH100"] = gh100;
@@ -121,6 +126,9 @@ const std::vector<CounterQuantity>& counter_quantities() {
        "dense tensor FLOPs issued by mma.sync / HMMA (2·M·N·K per instruction), all input types"},
       {quantity::kTensorWgmma, "flops",
        "dense tensor FLOPs issued by wgmma / HGMMA (Hopper), all input types"},
+      {quantity::kTensorBf16, "flops",
+       "the tensor FLOPs with BF16 inputs, part of the two above: they name a launch's tensor "
+       "ceiling BF16 (GA100: full set)"},
   };
   return kQuantities;
 }

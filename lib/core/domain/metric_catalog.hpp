@@ -81,6 +81,7 @@ inline constexpr const char* kFp32Flops = "fp32_flops";
 inline constexpr const char* kFp16Flops = "fp16_flops";
 inline constexpr const char* kTensorMmaSync = "tensor_mma_sync_flops";
 inline constexpr const char* kTensorWgmma = "tensor_wgmma_flops";
+inline constexpr const char* kTensorBf16 = "tensor_bf16_flops";  // part of the two above
 }  // namespace quantity
 
 }  // namespace roofline

@@ -33,14 +33,15 @@ struct PathChoice {
 
 // The pipe that did most of the counted work decides the ceiling; without counters, the
 // kernel's model path and the model's FLOPs. Tensor work is judged on the ceiling of the
-// workload's dtype (a profiled launch has no dtype: FP16, whose peaks equal BF16's on every
-// spec that has both).
+// workload's dtype; a profiled launch has no dtype: BF16 when most of its counted tensor FLOPs
+// had BF16 inputs, else FP16.
 PathChoice choose_path(const Row& row, const KernelModel* model) {
-  const ComputePath tensor_path = has_workload(row) && row.workload.dtype == DType::kBf16
-                                      ? ComputePath::kTensorBf16
-                                      : ComputePath::kTensorFp16;
   const double mma = or_zero(counter(row, quantity::kTensorMmaSync));
   const double wgmma = or_zero(counter(row, quantity::kTensorWgmma));
+  const bool bf16 = has_workload(row)
+                        ? row.workload.dtype == DType::kBf16
+                        : or_zero(counter(row, quantity::kTensorBf16)) > 0.5 * (mma + wgmma);
+  const ComputePath tensor_path = bf16 ? ComputePath::kTensorBf16 : ComputePath::kTensorFp16;
   const double fp32 = or_zero(counter(row, quantity::kFp32Flops));
   const double fp16 = or_zero(counter(row, quantity::kFp16Flops));
   const double total = mma + wgmma + fp32 + fp16;
