@@ -10,6 +10,7 @@
 
 #include "app/commands.hpp"
 #include "app/help.hpp"
+#include "app/table_options.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
@@ -43,6 +44,7 @@ struct CompareCliOptions {
   std::string kernel_head;
   std::string markdown_path;
   std::string json_path;
+  TableChoice table;  // --wide, --columns
   bool across_devices = false;
   bool fail_on_more_work = false;
 };
@@ -67,6 +69,7 @@ const CLI::Validator kPercent(
     "PCT");
 
 int run_compare(const CompareCliOptions& options) {
+  options.table.check(compare_table_columns());
   if (options.markdown_path == "-" && options.json_path == "-")
     throw InputError("--markdown - and --json - cannot both write to stdout");
   check_output_paths({{"--markdown", options.markdown_path}, {"--json", options.json_path}},
@@ -113,7 +116,7 @@ int run_compare(const CompareCliOptions& options) {
     outputs.add(options.markdown_path, render_compare_markdown(comparison));
   if (!options.json_path.empty()) outputs.add(options.json_path, render_compare_json(comparison));
   if (!writes_stdout(options.markdown_path) && !writes_stdout(options.json_path))
-    outputs.add("-", render_compare_table(comparison));
+    outputs.add("-", render_compare_table(comparison, options.table.fit()));
   outputs.commit();
   return comparison.exit_code();
 }
@@ -169,6 +172,7 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
                   "Write the comparison as JSON to PATH (- for stdout)")
       ->type_name("PATH|-")
       ->check(kNonEmptyPath);
+  options->table.add_to(*sub, compare_table_columns(), false);
   sub->add_flag("--across-devices", options->across_devices,
                 "The same sweep on two GPU types: time, speed-up and roof per row side by side "
                 "(exit 0; not a regression verdict)");

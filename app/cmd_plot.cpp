@@ -25,6 +25,7 @@ struct PlotCliOptions {
   bool ascii = false;
   std::string kernel_base;
   std::string kernel_head;
+  std::string flops = "algorithmic";
   CeilingOptions ceilings;
 };
 
@@ -63,12 +64,13 @@ int run_plot(const PlotCliOptions& options) {
   plot.kernel_base = options.kernel_base;
   plot.kernel_head = options.kernel_head;
   plot.report_labels = options.reports;
+  plot.flops = parse_flop_convention(options.flops).value_or(FlopConvention::kAlgorithmic);
   const std::string svg = options.svg_path.empty() ? "" : render_svg(reports, plot);
   std::string ascii;
   if (options.ascii || options.svg_path.empty())
     for (std::size_t i = 0; i < reports.size(); ++i)
       ascii += (i > 0 ? "\n" : "") + (reports.size() > 1 ? options.reports[i] + ":\n" : "") +
-               render_ascii_plot(reports[i], kAsciiWidth, kAsciiHeight);
+               render_ascii_plot(reports[i], kAsciiWidth, kAsciiHeight, plot.flops);
   OutputSet outputs;
   if (!svg.empty()) outputs.add(options.svg_path, svg);
   if (!ascii.empty()) outputs.add("-", ascii);
@@ -95,6 +97,12 @@ void setup_plot(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code)
       ->type_name("NAME");
   sub->add_option("--kernel-head", options->kernel_head, "... to this kernel's points")
       ->type_name("NAME");
+  sub->add_option("--flops", options->flops,
+                  "The points' FLOPs: algorithmic (the FlashAttention convention, as the table "
+                  "prints by default) or pipe (executed on the kernel's own pipe, the roofs' "
+                  "unit)")
+      ->check(CLI::IsMember({"algorithmic", "pipe"}))
+      ->capture_default_str();
   options->ceilings.add_to(*sub, true);
   set_command_help(*sub,
                    {"plot report.json", "plot report.json -o roofline.svg",

@@ -37,6 +37,7 @@ struct ShowOptions {
   std::string csv_path;
   std::string markdown_path;
   std::vector<std::string> exports;
+  TableChoice table;  // --wide, --columns, --flops
 };
 
 GroupBy group_by_of(const std::string& text) {
@@ -82,6 +83,7 @@ void select_rows(Report& report, const std::optional<std::regex>& regex, const s
 }
 
 int run_show(const ShowOptions& options) {
+  options.table.check(report_table_columns());
   const std::vector<ExportTarget> exports = export_targets(options.exports);
   std::vector<OutputPath> outputs = {{"--json", options.json_path},
                                      {"--csv", options.csv_path},
@@ -136,6 +138,12 @@ int run_show(const ShowOptions& options) {
   }
   for (const OutputPath& output : outputs)
     if (writes_stdout(output.path)) return 0;
+  const TableFit fit = options.table.fit();
+  TableOptions table;
+  table.color = stdout_is_tty();
+  table.max_width = fit.max_width;
+  table.columns = fit.columns;
+  table.flops = options.table.convention();
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const Report& report = reports[i];
     const bool profiled = std::any_of(report.rows.begin(), report.rows.end(),
@@ -144,9 +152,10 @@ int run_show(const ShowOptions& options) {
     if (reports.size() > 1) std::cout << (i > 0 ? "\n" : "") << options.reports[i] << ":\n";
     if (view != "table")
       std::cout << render_summary(
-          summarize(report, group_by_of(options.group_by), sort_of(options.sort)), options.top);
+          summarize(report, group_by_of(options.group_by), sort_of(options.sort)), options.top,
+          fit.max_width);
     if (view == "both") std::cout << "\n";
-    if (view != "summary") std::cout << render_table(report, {});
+    if (view != "summary") std::cout << render_table(report, table);
   }
   return 0;
 }
@@ -195,6 +204,7 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
       ->type_name("PATH")
       ->group(kOutputGroup);
   add_export_option(*sub, options->exports);
+  options->table.add_to(*sub, report_table_columns(), true);
   set_command_help(*sub,
                    {"show report.json", "show profile.json --view summary --top 5",
                     "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv"},

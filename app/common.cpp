@@ -196,6 +196,7 @@ void OutputOptions::add_to(CLI::App& app, bool with_plots) {
     app.add_flag("--plot", ascii_plot, "Print a roofline chart in the terminal")
         ->group(kOutputGroup);
   }
+  table.add_to(app, report_table_columns(), true);
 }
 
 void OutputOptions::add_export_to(CLI::App& app) {
@@ -203,6 +204,7 @@ void OutputOptions::add_export_to(CLI::App& app) {
 }
 
 void OutputOptions::check(const std::vector<std::string>& inputs) const {
+  table.check(report_table_columns());
   if (json_path == "-" && csv_path == "-")
     throw InputError("--json - and --csv - cannot both write to stdout");
   if (writes_stdout(svg_path)) throw InputError("--svg needs a file path");
@@ -219,7 +221,11 @@ void OutputOptions::emit(const Report& report) const {
   OutputSet outputs;
   if (!json_path.empty()) outputs.add(json_path, render_json(report));
   if (!csv_path.empty()) outputs.add(csv_path, render_csv(report));
-  if (!svg_path.empty()) outputs.add(svg_path, render_svg(std::vector<Report>{report}));
+  if (!svg_path.empty()) {
+    PlotOptions plot;
+    plot.flops = table.convention();
+    outputs.add(svg_path, render_svg(std::vector<Report>{report}, plot));
+  }
   bool export_to_stdout = false;
   for (const ExportTarget& target : export_targets(exports)) {
     outputs.add(target.path, render_export(target, report));
@@ -227,14 +233,19 @@ void OutputOptions::emit(const Report& report) const {
   }
   // The table only where stdout gets no report (so that it never follows one on a pipe).
   if (!writes_stdout(json_path) && !writes_stdout(csv_path) && !export_to_stdout) {
+    const TableFit fit = table.fit();
     TableOptions options;
     options.color = stdout_is_tty();
-    std::string table;
+    options.max_width = fit.max_width;
+    options.columns = fit.columns;
+    options.flops = table.convention();
+    std::string text;
     if (summary_top > 0 && report.rows.size() > 1)
-      table = render_summary(summarize(report, GroupBy::kFunctor), summary_top) + "\n";
-    table += render_table(report, options);
-    if (ascii_plot) table += "\n" + render_ascii_plot(report, 72, 22);
-    outputs.add("-", std::move(table));
+      text =
+          render_summary(summarize(report, GroupBy::kFunctor), summary_top, fit.max_width) + "\n";
+    text += render_table(report, options);
+    if (ascii_plot) text += "\n" + render_ascii_plot(report, 72, 22, options.flops);
+    outputs.add("-", std::move(text));
   }
   outputs.commit();
   // Once per cause, with the rows it concerns, on stderr (silenced by -q).

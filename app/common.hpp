@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/table_options.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/workload.hpp"
 #include "lib/core/report/calibration.hpp"
@@ -52,6 +53,7 @@ struct OutputOptions {
   std::vector<std::string> exports;  // --export FORMAT=PATH (app/export_option.hpp)
   // Print where the time goes (summary.hpp, the top groups) before the table: `profile`.
   std::size_t summary_top = 0;
+  TableChoice table;  // --wide, --columns, --flops
   void add_to(CLI::App& app, bool with_plots);
   void add_export_to(CLI::App& app);  // --export: for commands whose rows are timed
   // Fails early (InputError) when a path cannot be written, two outputs are the same file or

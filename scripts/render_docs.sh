@@ -32,12 +32,14 @@ mkdir -p docs/sample docs/img
 root="$PWD"
 tool="$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")"
 # Run from the unpacked directory, so that the chart names the report by its member path alone.
-(cd "$work" && NO_COLOR=1 "$tool" show "$member" >"$root/docs/sample/run-h200.txt" 2>/dev/null)
+# Not a terminal and no $COLUMNS: every column whole.
+(cd "$work" && NO_COLOR=1 env -u COLUMNS "$tool" show "$member" >"$root/docs/sample/run-h200.txt" 2>/dev/null)
 (cd "$work" && "$tool" plot "$member" -o "$root/docs/img/roofline-h200.svg" 2>/dev/null)
 
-# The excerpt: the three context lines, the column header, the N=16384 forward rows, the footnote.
+# The excerpt: the four context lines (the last names the FLOP convention), the column header,
+# the N16384 forward rows, the footnote on the regime.
 excerpt="$work/excerpt.txt"
-awk 'NR <= 4 || /N=16384 (full|causal) fwd/ || /^GFLOP and TFLOP\/s:/' docs/sample/run-h200.txt >"$excerpt"
+awk 'NR <= 5 || / N16384 d64 (full|causal) fwd / || /^regime and ridge distance:/' docs/sample/run-h200.txt >"$excerpt"
 
 source_line="$work/source.txt"
 python3 - "$report" "$work/h200_gate_2/gpu.txt" "$recorded_in" "$archive" "$member" >"$source_line" <<'EOF'

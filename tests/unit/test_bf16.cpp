@@ -140,7 +140,7 @@ TEST_CASE("bf16: the dtype goes through JSON, CSV and the table, and old reports
   CHECK(lines[2].find(",fwd,fp16,h200-sxm,") != std::string::npos);
 
   const std::string table = render_table(report);
-  CHECK(table.find("N=4096 full fwd bf16") != std::string::npos);
+  CHECK(table.find("N4096 d64 full fwd bf16") != std::string::npos);
   CHECK(table.find("tensor BF16 (mma_sync)") != std::string::npos);
   CHECK(table.find("tensor FP16 (mma_sync)") != std::string::npos);
 }

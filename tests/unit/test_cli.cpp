@@ -39,8 +39,8 @@ TEST_CASE("cli: model reproduces the v0.3.0 analysis's FLOP column and A100 ridg
 TEST_CASE("cli: model defaults show causal and non-causal, table to stdout") {
   const CliResult r = cli({"model", "--gpu", "h100", "--seq", "1024", "--kernel", "flash-v2"});
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("N=1024 causal fwd") != std::string::npos);
-  CHECK(r.out.find("N=1024 full fwd") != std::string::npos);
+  CHECK(r.out.find("B1 H8 N1024 d64 causal fwd") != std::string::npos);
+  CHECK(r.out.find("B1 H8 N1024 d64 full fwd") != std::string::npos);
   CHECK(r.out.find("analytic model only") != std::string::npos);
 }
 

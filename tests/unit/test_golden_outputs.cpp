@@ -121,6 +121,16 @@ TEST_CASE("golden: recorded reports through the JSON, CSV and table writers") {
     check_report(std::string("report_") + name, fixture(std::string(name) + ".json"));
   }
   check_golden("report_head_color.txt", render_table(fixture("head.json"), {true}));
+  // Fitted to a terminal of 80 and 120 columns (table_layout.hpp), and in the pipe's FLOPs.
+  for (std::size_t width : {80, 120}) {
+    TableOptions options;
+    options.max_width = width;
+    check_golden("report_head_" + std::to_string(width) + ".txt",
+                 render_table(fixture("head.json"), options));
+  }
+  TableOptions pipe;
+  pipe.flops = FlopConvention::kPipe;
+  check_golden("report_model_pipe.txt", render_table(fixture("model.json"), pipe));
 }
 
 TEST_CASE("golden: a merged report (origins) through the writers") {
@@ -138,6 +148,7 @@ TEST_CASE("golden: compare's table, Markdown and JSON") {
   const Comparison comparison =
       compare_reports(fixture("base.json"), fixture("head.json"), {}, "base.json", "head.json");
   check_golden("compare_head.txt", render_compare_table(comparison));
+  check_golden("compare_head_80.txt", render_compare_table(comparison, {80, {}}));
   check_golden("compare_head.md", render_compare_markdown(comparison));
   check_golden("compare_head.json", render_compare_json(comparison));
 }

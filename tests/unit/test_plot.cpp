@@ -24,6 +24,7 @@
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/analysis.hpp"
+#include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "tests/unit/helpers.hpp"
 
@@ -342,7 +343,8 @@ TEST_CASE("plot: SVG roofs, ridges and points sit where the axis transform puts 
   const Axes axes(panel);
   const GpuSpec& spec = report.specs.at(0);
 
-  // Points: one per row and measured level, at (intensity, FLOP/s) of the analysis.
+  // Points: one per row and measured level, at (intensity, FLOP/s) of the analysis, in the
+  // FlashAttention convention (the table's default): the pipe's scaled by algorithmic ÷ pipe.
   const auto points = find_all(panel, "g", "point");
   REQUIRE(points.size() == 24 * 3);
   std::vector<double> all_ai, all_flops;
@@ -357,8 +359,9 @@ TEST_CASE("plot: SVG roofs, ridges and points sit where the axis transform puts 
     REQUIRE(expected != nullptr);
     CHECK(p->attr("data-kernel") == row.kernel);
     CHECK(p->attr("data-regime") == a.regime);
-    CHECK(p->number("data-ai") == doctest::Approx(expected->intensity).epsilon(1e-9));
-    CHECK(p->number("data-flops") == doctest::Approx(a.flops_per_second).epsilon(1e-9));
+    const double scale = view_flops(row, a, FlopConvention::kAlgorithmic).scale;
+    CHECK(p->number("data-ai") == doctest::Approx(expected->intensity * scale).epsilon(1e-9));
+    CHECK(p->number("data-flops") == doctest::Approx(a.algorithmic_flops_per_second).epsilon(1e-9));
     const auto [px, py] = translation(*p);
     CHECK(std::fabs(px - axes.x(p->number("data-ai"))) < kPixel);
     CHECK(std::fabs(py - axes.y(p->number("data-flops"))) < kPixel);
@@ -468,8 +471,13 @@ TEST_CASE("plot: two reports, arrows from base to head labelled with the change"
     REQUIRE(labels.size() == 1);
     ++labelled;
     const double pct = 100 * change;
-    const std::string expected = std::string(pct > 0 ? "+" : "-") +
-                                 format_fixed(std::fabs(pct), std::fabs(pct) >= 10 ? 0 : 1) + "%";
+    // compare's verdict decides the text: no change on a row it calls same.
+    const std::string verdict = arrow->attr("data-verdict");
+    const std::string expected =
+        verdict == "same" ? std::string("same")
+                          : std::string(pct > 0 ? "+" : "-") +
+                                format_fixed(std::fabs(pct), std::fabs(pct) >= 10 ? 0 : 1) + "%" +
+                                (verdict == "ambiguous" ? " (ambiguous)" : "");
     CHECK(labels[0]->text == expected);
   }
   CHECK(labelled == 5);  // two faster, one slower, the noisy +5.7%, the +1.6%
@@ -582,7 +590,10 @@ TEST_CASE("plot: the terminal chart is to scale") {
   for (const Row& r : report.rows) {
     if (r.kernel != "flash-v2") continue;
     const RowAnalysis a = analyze(r, spec);
-    const std::string& cell = cells[row(a.flops_per_second)][col(a.dram->intensity)];
+    // At the table's FLOP/s (FlashAttention convention), the intensity scaled alike.
+    const double scale = view_flops(r, a, FlopConvention::kAlgorithmic).scale;
+    const std::string& cell =
+        cells[row(a.algorithmic_flops_per_second)][col(a.dram->intensity * scale)];
     CAPTURE(r.workload.label());
     CHECK((cell == "C" || cell == "*"));
   }

@@ -1,5 +1,6 @@
 #include "lib/core/base/text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -99,6 +100,74 @@ std::string pad(const std::string& text, std::size_t width, bool right) {
   if (w >= width) return text;
   const std::string fill(width - w, ' ');
   return right ? fill + text : text + fill;
+}
+
+namespace {
+
+// Bytes of the first `columns` code points of `text` (all of it when shorter).
+std::size_t prefix_bytes(std::string_view text, std::size_t columns) {
+  std::size_t i = 0;
+  for (std::size_t seen = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+    if (seen == columns) break;
+    ++seen;
+  }
+  return i;
+}
+
+}  // namespace
+
+std::string elide(std::string_view text, std::size_t width) {
+  if (display_width(text) <= width) return std::string(text);
+  if (width == 0) return "";
+  std::string out(text.substr(0, prefix_bytes(text, width - 1)));
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + "…";
+}
+
+std::string wrap_words(std::string_view text, std::size_t width, std::string_view indent) {
+  if (width == 0) return std::string(text) + "\n";
+  // A line must hold the indent and at least one more column.
+  const std::size_t indent_width = std::min(display_width(indent), width - 1);
+  indent = indent.substr(0, prefix_bytes(indent, indent_width));
+  std::string out;
+  // The text's own leading spaces stay at the start of its first line.
+  const std::size_t leading = std::min(
+      text.find_first_not_of(' ') == std::string_view::npos ? 0 : text.find_first_not_of(' '),
+      width - 1);
+  std::string line(leading, ' ');
+  std::size_t line_width = leading;
+  auto flush = [&] {
+    out += line + "\n";
+    line = std::string(indent);
+    line_width = indent_width;
+  };
+  bool first_word = true;
+  for (const std::string& word : split(text, ' ')) {
+    if (word.empty()) continue;
+    std::string_view rest = word;
+    std::size_t rest_width = display_width(rest);
+    const bool fresh = first_word || (!out.empty() && line_width == indent_width);
+    if (!fresh && line_width + 1 + rest_width > width)
+      flush();
+    else if (!fresh) {
+      line += ' ';
+      ++line_width;
+    }
+    // A word wider than what is left of a fresh line is cut across lines.
+    while (line_width + rest_width > width) {
+      const std::size_t take = prefix_bytes(rest, width - line_width);
+      line += std::string(rest.substr(0, take));
+      rest.remove_prefix(take);
+      rest_width = display_width(rest);
+      flush();
+    }
+    line += std::string(rest);
+    line_width += rest_width;
+    first_word = false;
+  }
+  out += line + "\n";
+  return out;
 }
 
 std::string format_fixed(double value, int digits) {

@@ -24,6 +24,14 @@ std::string quote_text(std::string_view text, std::size_t max_bytes = 80);
 std::size_t display_width(std::string_view text);
 // `text` padded with spaces to `width` columns, on the left when `right` (right-aligned).
 std::string pad(const std::string& text, std::size_t width, bool right);
+// `text` cut to at most `width` columns, its last one "…" when anything was cut (at a UTF-8
+// boundary); unchanged when it fits.
+std::string elide(std::string_view text, std::size_t width);
+// `text` (one line) broken at spaces into lines of at most `width` columns, each after the
+// first starting with `indent` (the first keeps the text's leading spaces); a word longer than a
+// line is broken inside. Every line ends with a newline. `width` 0: the text as it is, and a
+// newline.
+std::string wrap_words(std::string_view text, std::size_t width, std::string_view indent = "  ");
 // Fixed-point with `digits` decimals; "-" for NaN.
 std::string format_fixed(double value, int digits);
 // Three significant digits with an SI suffix for large values: 1.23G, 456M, 12.3k; "-" for NaN.

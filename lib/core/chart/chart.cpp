@@ -6,10 +6,13 @@
 #include <optional>
 #include <set>
 
+#include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/chart/chart_labels.hpp"
+#include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/row_match.hpp"
 #include "lib/core/report/analysis.hpp"
+#include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/merge.hpp"
 
 namespace roofline {
@@ -81,6 +84,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
   chart.kernel_base = options.kernel_base.empty() ? options.kernel_head : options.kernel_base;
   chart.kernel_head = options.kernel_head.empty() ? options.kernel_base : options.kernel_head;
   chart.report_labels = options.report_labels;
+  chart.flops = options.flops;
   for (std::size_t r = chart.report_labels.size(); r < reports.size(); ++r)
     chart.report_labels.push_back(reports.size() == 2 ? (r == 0 ? "base" : "head")
                                                       : "report " + std::to_string(r + 1));
@@ -175,29 +179,57 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
                  level.bytes, level.achieved_bytes_per_second, a.regime});
         continue;
       }
+      // The point where the table puts the row: its FLOPs in the chart's convention.
+      const ViewFlops view = view_flops(row, a, options.flops);
+      const double rate = a.flops_per_second * view.scale;
+      if (options.flops == FlopConvention::kAlgorithmic && std::fabs(view.scale - 1) > 0.01) {
+        const std::string scaled =
+            "points count FlashAttention FLOPs, the roofs the pipe's: a kernel that executes "
+            "more FLOPs than that count (standard causal: the whole square) sits below its roofs "
+            "by the ratio (--flops pipe plots the pipe's)";
+        if (std::find(panel.notes.begin(), panel.notes.end(), scaled) == panel.notes.end())
+          panel.notes.push_back(scaled);
+      }
       for (const LevelAnalysis& level : a.levels) {
-        if (!positive(level.intensity) || !positive(a.flops_per_second)) continue;
+        if (!positive(level.intensity * view.scale) || !positive(rate)) continue;
         if (level.level == MemoryLevel::kDram) dram_point[r][i] = panel.points.size();
         if (measured) timed.push_back({panel_of[r][i], panel.points.size(), a.time_seconds});
         panel.points.push_back({r, i, kernel_index, row.kernel, row.workload, row_label(row),
                                 has_workload(row) ? seq_text(row.workload.seq_len)
                                                   : "#" + std::to_string(row.launch->index),
-                                level.level, level.bytes_source, level.intensity,
-                                a.flops_per_second, a.regime});
+                                level.level, level.bytes_source, level.intensity * view.scale, rate,
+                                a.regime});
       }
     }
     for (const Timed& t : timed)
       chart.panels[t.panel].points[t.point].time_share = t.seconds / report_seconds;
   }
 
-  // Arrows: between consecutive reports, or between two kernels of each report.
+  // Arrows: between consecutive reports, or between two kernels of each report, with
+  // compare's verdict on each pair where compare can judge the two reports.
   auto add_arrows = [&](std::size_t rb, std::size_t rh, const RowMatching& matching) {
+    std::map<std::pair<std::size_t, std::size_t>, Verdict> verdicts;
+    try {
+      CompareOptions compare;
+      compare.kernel_base = options.kernel_base;
+      compare.kernel_head = options.kernel_head;
+      for (const RowComparison& row :
+           compare_reports(reports[rb], reports[rh], compare, label_of(rb), label_of(rh)).rows)
+        verdicts[{row.base_index, row.head_index}] = row.verdict;
+    } catch (const InputError& error) {
+      if (chart.arrow_note.empty())
+        chart.arrow_note = "arrows without a verdict: " + first_line(error.what());
+    }
     for (const RowMatch& m : matching.matched) {
       const auto& from = dram_point[rb][m.base_index];
       const auto& to = dram_point[rh][m.head_index];
       if (!from || !to || panel_of[rb][m.base_index] != panel_of[rh][m.head_index]) continue;
       ChartPanel& panel = chart.panels[panel_of[rb][m.base_index]];
-      panel.arrows.push_back({*from, *to, panel.points[*to].flops / panel.points[*from].flops - 1});
+      std::optional<Verdict> verdict;
+      if (auto it = verdicts.find({m.base_index, m.head_index}); it != verdicts.end())
+        verdict = it->second;
+      panel.arrows.push_back(
+          {*from, *to, panel.points[*to].flops / panel.points[*from].flops - 1, verdict});
     }
   };
   if (chart.kernel_pair) {

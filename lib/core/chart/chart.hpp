@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "lib/core/compare/compare.hpp"
+#include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -23,6 +27,10 @@ struct PlotOptions {
   // One name per report for the legend (file names); empty: "base"/"head" for two reports,
   // "report 1", ... otherwise.
   std::vector<std::string> report_labels;
+  // The FLOPs of the points (flop_convention.hpp), as the table beside the chart prints them.
+  // The roofs stay the hardware's (pipe FLOPs), so in the FlashAttention convention a row
+  // whose pipe executes more FLOPs than that count sits below its roofs by the ratio.
+  FlopConvention flops = FlopConvention::kAlgorithmic;
 };
 
 struct MemoryRoof {
@@ -57,8 +65,8 @@ struct ChartPoint {
   std::string point_text;  // beside the point: "4k", or "#12" for a launch without workload
   MemoryLevel level;
   Source bytes_source;
-  double ai;     // FLOP/byte at this level
-  double flops;  // FLOP/s on the row's own pipe
+  double ai;     // FLOP/byte at this level, in the chart's FLOP convention
+  double flops;  // FLOP/s in the chart's FLOP convention
   std::string regime;
   // The row's share of its report's measured kernel time (0 when the time is not measured):
   // the marker's area follows it.
@@ -85,7 +93,12 @@ struct BandwidthPoint {
 struct ChartArrow {
   std::size_t from;  // indices into ChartPanel::points (DRAM level)
   std::size_t to;
-  double change;  // head FLOP/s ÷ base FLOP/s − 1
+  double change;  // head FLOP/s ÷ base FLOP/s − 1 (as plotted)
+  // compare's verdict on the pair (compare_reports at its defaults), so that the chart and
+  // `compare` never disagree: no change is shown on a row compare calls `same`. Empty where
+  // compare cannot judge the reports (untimed model reports, other devices): Chart::arrow_note
+  // says why.
+  std::optional<Verdict> verdict;
 };
 
 struct ChartPanel {
@@ -121,6 +134,9 @@ struct Chart {
   std::size_t report_count = 0;
   bool kernel_pair = false;
   std::string kernel_base, kernel_head;
+  FlopConvention flops = FlopConvention::kAlgorithmic;
+  // Why some arrows carry no verdict (compare's message); empty when all do.
+  std::string arrow_note;
 };
 
 // The chart of `reports`: a pure function of its inputs. The chart points into `reports` (specs),

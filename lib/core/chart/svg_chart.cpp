@@ -352,14 +352,22 @@ class SvgPanel {
       const ChartPoint& b = panel_.points[arrow.to];
       const double x0 = x(a.ai), y0 = y(a.flops), x1 = x(b.ai), y1 = y(b.flops);
       const double length = std::hypot(x1 - x0, y1 - y0);
-      const std::string label = change_text(arrow.change);
+      // compare's verdict decides the label: a row it calls `same` shows no change.
+      const bool same = arrow.verdict == Verdict::kSame;
+      const bool ambiguous = arrow.verdict == Verdict::kAmbiguous;
+      const std::string label =
+          same ? "same" : change_text(arrow.change) + (ambiguous ? " (ambiguous)" : "");
       const bool labelled = std::fabs(arrow.change) >= kArrowLabelMin;
       out_ << "<g class=\"arrow\" data-from-ai=\"" << si(a.ai) << "\" data-from-flops=\""
            << si(a.flops) << "\" data-to-ai=\"" << si(b.ai) << "\" data-to-flops=\"" << si(b.flops)
-           << "\" data-change=\"" << si(arrow.change) << "\">\n";
+           << "\" data-change=\"" << si(arrow.change) << "\" data-verdict=\""
+           << (arrow.verdict ? std::string(to_string(*arrow.verdict)) : std::string("none"))
+           << "\">\n";
       out_ << "<title>"
-           << xml_escape(a.kernel_name + " " + a.row_text + " → " + b.kernel_name + ": " + label +
-                         " FLOP/s")
+           << xml_escape(a.kernel_name + " " + a.row_text + " → " + b.kernel_name + ": " +
+                         change_text(arrow.change) + " FLOP/s" +
+                         (arrow.verdict ? ", compare: " + std::string(to_string(*arrow.verdict))
+                                        : std::string()))
            << "</title>\n";
       if (length > 13) {  // shorter moves: the two markers touch, the label says it
         const double ux = (x1 - x0) / length, uy = (y1 - y0) / length;
@@ -375,7 +383,13 @@ class SvgPanel {
       const double mx = (x0 + x1) / 2, my = (y0 + y1) / 2;
       const double nx = length > 0 ? -(y1 - y0) / length : 0,
                    ny = length > 0 ? (x1 - x0) / length : -1;
-      const char* colour = arrow.change >= 0 ? "#1a7f37" : "#c62828";
+      // Green and red for compare's faster and slower, grey where it sees no change it can
+      // stand behind; by the direction of the move where it could not judge.
+      const bool up = arrow.verdict ? arrow.verdict == Verdict::kFaster : arrow.change >= 0;
+      const bool down =
+          arrow.verdict ? (arrow.verdict == Verdict::kSlower || arrow.verdict == Verdict::kFailed)
+                        : arrow.change < 0;
+      const char* colour = up ? "#1a7f37" : down ? "#c62828" : "#6e6e6e";
       std::vector<std::pair<double, double>> candidates = {
           {mx + 9 * nx, my + 9 * ny}, {mx - 9 * nx, my - 9 * ny}, {x1 + 9, y1 - 8},
           {x1 + 9, y1 + 16},          {x1 - 9, y1 - 8},           {x1 - 9, y1 + 16}};
@@ -605,9 +619,13 @@ class SvgPanel {
            << "\" stroke=\"#4a4a4a\" stroke-width=\"1.3\" marker-end=\"url(#arrowhead)\"/>\n";
       entry_text(chart_.kernel_pair ? chart_.kernel_base + " → " + chart_.kernel_head
                                     : "change in FLOP/s");
+      entry_text("label: compare's verdict (same: no change)");
+      if (!chart_.arrow_note.empty()) entry_text(chart_.arrow_note);
     }
     ly += 8;
-    for (const std::string& line : {std::string("x: FLOPs on the kernel's pipe ÷ bytes"),
+    for (const std::string& line : {std::string(chart_.flops == FlopConvention::kPipe
+                                                    ? "x: FLOPs on the kernel's pipe ÷ bytes"
+                                                    : "x: FlashAttention FLOPs ÷ bytes"),
                                     std::string("y: those FLOPs ÷ median time")}) {
       text(lx, ly, line, 10.5, Anchor::kStart, "fill=\"#666666\"");
       ly += 15;

@@ -172,7 +172,10 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
   const int y_step = decade_step(panel.ly0, panel.ly1, std::max(1, height / 2));
   for (int e = static_cast<int>(panel.ly0); e <= static_cast<int>(panel.ly1); e += y_step)
     y_labels[row(e)] = decade_text(e - 12);
-  out << std::string(kLabelWidth - 7, ' ') << "TFLOP/s\n";
+  out << std::string(kLabelWidth - 7, ' ') << "TFLOP/s"
+      << (chart.flops == FlopConvention::kPipe ? " (FLOPs on the kernel's pipe)"
+                                               : " (FlashAttention FLOPs)")
+      << "\n";
   for (int r = 0; r < height; ++r) {
     auto it = y_labels.find(r);
     std::string label = it == y_labels.end() ? "" : it->second;
@@ -261,12 +264,14 @@ void escape_texts(Chart& chart) {
 
 }  // namespace
 
-std::string render_ascii_plot(const Report& report, int width, int height) {
+std::string render_ascii_plot(const Report& report, int width, int height, FlopConvention flops) {
   if (width < 20 || height < 8)
     throw InputError("the terminal chart needs at least 20 × 8 cells (got " +
                      std::to_string(width) + " × " + std::to_string(height) + ")");
   const std::vector<Report> reports = {report};  // the chart points into these
-  Chart chart = build_chart(reports, {});
+  PlotOptions options;
+  options.flops = flops;
+  Chart chart = build_chart(reports, options);
   escape_texts(chart);
   if (chart.panels.empty()) return "no rows to plot\n";
   std::string out;

@@ -3,12 +3,14 @@
 
 #include <string>
 
+#include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
 
 // `width` × `height` cells for the plot area, plus a frame, tick labels and a key.
-// Throws InputError below 20 × 8 cells.
-std::string render_ascii_plot(const Report& report, int width, int height);
+// Throws InputError below 20 × 8 cells. `flops`: the points' FLOP convention, as the table's.
+std::string render_ascii_plot(const Report& report, int width, int height,
+                              FlopConvention flops = FlopConvention::kAlgorithmic);
 
 }  // namespace roofline

@@ -8,18 +8,33 @@
 
 namespace roofline {
 
-std::string render_compare_table(const Comparison& c) {
-  std::ostringstream out;
-  out << "cuflash-roofline compare\n"
-      << "base: " << side_text(c.base_origin, c.base_device, c.base_sm_clock_mhz) << "\n"
-      << "head: " << side_text(c.head_origin, c.head_device, c.head_sm_clock_mhz) << "\n";
-  for (const std::string& warning : c.warnings) out << "warning: " << one_line(warning) << "\n";
-  for (const std::string& note : c.notes) out << "note: " << one_line(note) << "\n";
+const std::vector<TableColumn>& compare_table_columns() {
+  // What a narrow terminal keeps: which row, by how much, and the verdict (its "!" marks a
+  // regression); the note (long prose) moves below the table first.
+  static const std::vector<TableColumn> columns = {
+      {"kernel", "kernel", false, 0, 10},
+      {"workload", "workload", false, 0, 16},
+      {"base", "base", true, 3, 0},
+      {"head", "head", true, 3, 0},
+      {"change", "change", true, 0, 0},
+      {"noise", "noise", false, 5, 0},
+      {"detects", "detects", true, 6, 0},
+      {"verdict", "verdict", false, 0, 0},
+      {"bytes-flops", "bytes/FLOPs", false, 4, 8, 5},
+      {"note", "note", false, 7, 0},
+  };
+  return columns;
+}
 
-  const std::vector<std::string> header = {"kernel", "workload", "base",    "head",        "change",
-                                           "noise",  "detects",  "verdict", "bytes/FLOPs", "note"};
-  const std::vector<bool> right = {false, false, true,  true,  true,
-                                   false, true,  false, false, false};
+std::string render_compare_table(const Comparison& c, const TableFit& fit) {
+  std::ostringstream out;
+  auto say = [&](const std::string& text) { out << wrap_words(one_line(text), fit.max_width); };
+  out << "cuflash-roofline compare\n";
+  say("base: " + side_text(c.base_origin, c.base_device, c.base_sm_clock_mhz));
+  say("head: " + side_text(c.head_origin, c.head_device, c.head_sm_clock_mhz));
+  for (const std::string& warning : c.warnings) say("warning: " + warning);
+  for (const std::string& note : c.notes) say("note: " + note);
+
   std::vector<std::vector<std::string>> cells;
   for (const RowComparison& row : c.rows) {
     std::vector<std::string> line = {kernel_cell(row), row.workload.label()};
@@ -40,34 +55,24 @@ std::string render_compare_table(const Comparison& c) {
     line.push_back(row_note(row));
     cells.push_back(std::move(line));
   }
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);
-  for (const auto& line : cells)
-    for (std::size_t i = 0; i < line.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(line[i]));
-  auto emit = [&](const std::vector<std::string>& line, bool is_header) {
-    std::string text;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      if (i > 0) text += "  ";
-      text += pad(line[i], widths[i], right[i] && !is_header);
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out << text << "\n";
-  };
-  emit(header, true);
-  for (const auto& line : cells) emit(line, false);
+  const FittedTable table = fit_table(compare_table_columns(), cells, fit);
+  out << table.text << fit_footer(table, fit.max_width);
+  constexpr std::size_t kNote = 9;
+  if (std::find(table.shown.begin(), table.shown.end(), kNote) == table.shown.end())
+    for (std::size_t r = 0; r < c.rows.size(); ++r)
+      if (!cells[r][kNote].empty())
+        say("note: " + kernel_cell(c.rows[r]) + " " + c.rows[r].workload.label() + ": " +
+            cells[r][kNote]);
   for (const UnmatchedRow& row : c.only_base)
-    out << "only in base: " << row_name(row.kernel, row.workload) << " [" << one_line(row.spec_key)
-        << "]\n";
+    say("only in base: " + row_name(row.kernel, row.workload) + " [" + row.spec_key + "]");
   for (const UnmatchedRow& row : c.only_head)
-    out << "only in head: " << row_name(row.kernel, row.workload) << " [" << one_line(row.spec_key)
-        << "]\n";
-  out << method_line(c) << "\n";
+    say("only in head: " + row_name(row.kernel, row.workload) + " [" + row.spec_key + "]");
+  say(method_line(c));
   if (c.regressed())
-    out << "!: regressed (slower, failed, or more bytes or FLOPs"
-        << (c.options.fail_on_more_work ? "" : " without being significantly faster") << ")\n";
-  out << summary_line(c) << "\n";
-  if (const std::string line = detectable_line(c); !line.empty()) out << line << "\n";
+    say(std::string("!: regressed (slower, failed, or more bytes or FLOPs") +
+        (c.options.fail_on_more_work ? "" : " without being significantly faster") + ")");
+  say(summary_line(c));
+  if (const std::string line = detectable_line(c); !line.empty()) say(line);
   out << (c.regressed() ? "result: regression (exit 1)" : "result: no regression (exit 0)") << "\n";
   return out.str();
 }

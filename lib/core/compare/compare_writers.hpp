@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "lib/core/base/table_layout.hpp"
 #include "lib/core/compare/compare.hpp"
 
 namespace roofline {
@@ -15,7 +16,10 @@ namespace roofline {
 // key does not bump it.
 inline constexpr int kCompareSchemaVersion = 2;
 
-std::string render_compare_table(const Comparison& comparison);
+// `fit`: the terminal's width and --columns (table_layout.hpp; compare_table_columns() has the
+// keys). Notes of rows whose note column is not shown follow the table, one line each.
+std::string render_compare_table(const Comparison& comparison, const TableFit& fit = {});
+const std::vector<TableColumn>& compare_table_columns();
 std::string render_compare_markdown(const Comparison& comparison);
 std::string render_compare_json(const Comparison& comparison);
 

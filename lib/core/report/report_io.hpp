@@ -12,17 +12,26 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lib/core/base/table_layout.hpp"
+#include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
 
 struct TableOptions {
   bool color = false;  // ANSI colours for the regime column
+  // The terminal's columns: the table keeps the columns that fit (report_table_columns'
+  // priorities) and cuts long text cells; header and notes are wrapped. 0: every column whole.
+  std::size_t max_width = 0;
+  std::vector<std::string> columns;  // keys chosen (--columns), in order; empty: by width
+  FlopConvention flops = FlopConvention::kAlgorithmic;  // of every FLOP figure (--flops)
 };
 
 std::string render_json(const Report& report);
 std::string render_csv(const Report& report);
 std::string render_table(const Report& report, const TableOptions& options = {});
+// The terminal table's columns: keys for --columns, headers, and which go first to fit a width.
+const std::vector<TableColumn>& report_table_columns();
 
 nlohmann::json report_to_json(const Report& report);
 // Throws InputError naming `origin` for anything it cannot read: another schema version,

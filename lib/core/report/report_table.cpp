@@ -4,10 +4,12 @@
 #include <cmath>
 #include <sstream>
 
+#include "lib/core/base/table_layout.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/roofline.hpp"
 #include "lib/core/report/advice.hpp"
 #include "lib/core/report/analysis.hpp"
+#include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/merge.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/report_notes.hpp"
@@ -19,7 +21,61 @@ std::string bytes_text(double bytes) {
   return std::isnan(bytes) ? "-" : format_si(bytes) + "B";
 }
 
+// Column indices, in the table's order.
+enum Column : std::size_t {
+  kKernel,
+  kWorkload,
+  kTime,
+  kGflop,
+  kTflops,
+  kDramBytes,
+  kDramRate,
+  kBandwidthUtil,
+  kIntensity,
+  kCeiling,
+  kRegime,
+  kRidge,
+  kBound,
+  kOfBound,
+  kXuRoof,
+  kTryNext,
+  kColumnCount,
+};
+
+// What the rows' non-verdict statuses said, once per status and message.
+struct StatusNote {
+  std::string status, message;
+  std::string first_row;
+  std::size_t rows = 0;
+};
+
 }  // namespace
+
+const std::vector<TableColumn>& report_table_columns() {
+  // Priority: what a narrow terminal keeps longest is where the row stands (time, rate, how
+  // close to its bound, and on which roof); the inputs of those figures (bytes, intensity,
+  // ridge distance) and the XU roof go first. The regime is cut before the bound goes, the
+  // kernel and workload only when nothing else is left to leave out.
+  static const std::vector<TableColumn> columns = {
+      {"kernel", "kernel", false, 0, 10},
+      {"workload", "workload", false, 0, 16},
+      {"time", "time", true, 1, 0},
+      {"gflop", "GFLOP", true, 8, 0},
+      {"tflops", "TFLOP/s", true, 1, 0},
+      {"dram-bytes", "DRAM bytes", true, 10, 0},
+      {"dram-gbps", "DRAM GB/s", true, 8, 0},
+      {"bw-util", "BW util", true, 7, 0},
+      {"ai", "AI FLOP/B", true, 9, 0},
+      {"ceiling", "ceiling", false, 5, 12, 5},
+      {"regime", "regime", false, 3, 14, 4},
+      {"ridge", "ridge distance", true, 10, 0},
+      {"bound", "bound TFLOP/s", true, 4, 0},
+      {"of-bound", "of bound", true, 2, 0},
+      {"xu-roof", "XU roof TFLOP/s", true, 11, 0},
+      {"try-next", "try next", false, 9, 12, 9},
+  };
+  return columns;
+}
 
 std::string render_table(const Report& report, const TableOptions& options) {
   if (!report.origins.empty()) {
@@ -32,6 +88,9 @@ std::string render_table(const Report& report, const TableOptions& options) {
     return out;
   }
   std::ostringstream out;
+  const std::size_t width = options.max_width;
+  // Every line outside the table is wrapped to the width (none without one).
+  auto say = [&](const std::string& text) { out << wrap_words(one_line(text), width); };
   const ReportContext& c = report.context;
   // Header: what judged what.
   std::vector<std::string> spec_names;
@@ -41,46 +100,34 @@ std::string render_table(const Report& report, const TableOptions& options) {
     if (judges || report.rows.empty())
       spec_names.push_back(one_line(spec.name) + " [" + one_line(spec.key) + "]");
   }
-  out << "cuflash-roofline " << one_line(c.command) << " — judged against "
-      << join(spec_names, ", ")
-      << (c.ceilings == "calibrated" ? " (measured ceilings: `calibrate`)" : "") << "\n";
+  say("cuflash-roofline " + c.command + " — judged against " + join(spec_names, ", ") +
+      (c.ceilings == "calibrated" ? " (measured ceilings: `calibrate`)" : ""));
   if (c.device)
-    out << "measured on " << one_line(c.device->name) << " (" << c.device->sm_count << " SMs, CC "
-        << one_line(c.device->compute_capability) << ")"
-        << (c.projection
-                ? " — PROJECTION: measured on this device, judged against another GPU's peaks"
-                : "")
-        << "\n";
+    say("measured on " + c.device->name + " (" + std::to_string(c.device->sm_count) + " SMs, CC " +
+        c.device->compute_capability + ")" +
+        (c.projection ? " — PROJECTION: measured on this device, judged against another GPU's peaks"
+                      : ""));
   else
-    out << "analytic model only: no GPU was used; time is the roofline floor\n";
-  if (!c.counters.empty()) out << "counters: " << one_line(c.counters) << "\n";
+    say("analytic model only: no GPU was used; time is the roofline floor");
+  if (!c.counters.empty()) say("counters: " + c.counters);
+  const bool algorithmic = options.flops == FlopConvention::kAlgorithmic;
+  say(algorithmic
+          ? "FLOPs: FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward "
+            "2.5×) in GFLOP, TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = "
+            "TFLOP/s ÷ bound (--flops pipe: the FLOPs the kernel's pipe executed)"
+          : "FLOPs: executed on the kernel's own pipe (counted, else the model's) in GFLOP, "
+            "TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = TFLOP/s ÷ bound "
+            "(--flops algorithmic: the FlashAttention convention)");
 
-  const std::vector<std::string> header = {
-      "kernel",     "workload",       "time",          "GFLOP",     "TFLOP/s",
-      "DRAM bytes", "DRAM GB/s",      "BW util",       "AI FLOP/B", "ceiling",
-      "regime",     "ridge distance", "bound TFLOP/s", "of bound",  "XU roof TFLOP/s",
-      "try next"};
-  const std::vector<bool> right = {false, false, true,  true, true, true, true, true,
-                                   true,  false, false, true, true, true, true, false};
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;
+  std::vector<StatusNote> status_notes;
   bool any_model = false;
   bool any_projected = false;
+  bool any_stand_in = false;
   for (const Row& row : report.rows) {
     const RowAnalysis a = analyze(row, report);
-    const Workload& w = row.workload;
-    // A profiled launch without an attention workload shows its shape, and counted FLOPs.
-    const bool known = has_workload(row);
-    // A dtype other than FP16 is named ("N=1024 full fwd bf16"), as Workload::label does.
-    const std::string workload =
-        known ? "N=" + std::to_string(w.seq_len) + (w.causal ? " causal " : " full ") +
-                    std::string(to_string(w.pass)) +
-                    (w.dtype == DType::kFp16 ? "" : " " + std::string(to_string(w.dtype)))
-              : row.launch->shape_label();
-    const double gflop = known ? a.algorithmic_flops : a.flops;
-    const double tflops = known ? a.algorithmic_flops_per_second : a.flops_per_second;
-    // A launch judged on bytes alone has no FLOP figure to print.
-    auto flop_cell = [&](std::string text) { return a.bandwidth_only ? std::string("-") : text; };
+    const std::string workload = row_label(row);
     auto mark = [&](Source s) {
       if (s == Source::kModel) any_model = true;
       if (s == Source::kProjected) any_projected = true;
@@ -89,72 +136,95 @@ std::string render_table(const Report& report, const TableOptions& options) {
                                        : std::string();
     };
     if (!a.has_verdict) {
-      rows.push_back({row.kernel, workload, std::string(to_string(row.status)), "", "", "", "", "",
-                      "", "", row.message, "", "", "", "", ""});
+      // The message goes below the table, once per status and message, not into a column.
+      std::vector<std::string> cells(kColumnCount, "");
+      cells[kKernel] = row.kernel;
+      cells[kWorkload] = workload;
+      cells[kTime] = std::string(to_string(row.status));
+      cells[kRegime] = row.message.empty() ? "-" : "see note";
+      rows.push_back(std::move(cells));
+      if (row.message.empty()) continue;
+      const std::string status(to_string(row.status));
+      auto it = std::find_if(status_notes.begin(), status_notes.end(), [&](const StatusNote& n) {
+        return n.status == status && n.message == row.message;
+      });
+      if (it == status_notes.end())
+        it = status_notes.insert(status_notes.end(),
+                                 {status, row.message, row.kernel + " " + workload, 0});
+      ++it->rows;
       continue;
     }
+    // One convention for every FLOP figure of the row: the roofs (pipe FLOPs) scaled into it.
+    const ViewFlops view = view_flops(row, a, options.flops);
+    any_stand_in = any_stand_in || view.pipe_stand_in;
+    const double view_rate = view.flops / a.time_seconds;
+    // The view's FLOPs at the time floor: TFLOP/s ÷ this is the time floor ÷ the time.
+    const double bound = view.flops / a.time_floor_seconds;
+    const bool counted_flops = options.flops == FlopConvention::kPipe || view.pipe_stand_in;
+    // A launch judged on bytes alone has no FLOP figure to print.
+    auto flop_cell = [&](std::string text) { return a.bandwidth_only ? std::string("-") : text; };
+    const double intensity = a.dram->intensity * view.scale;
     const double ms = a.time_seconds * 1e3;
     const std::optional<Advice> advice = advise(row, a, report.spec_for(row));
     rows.push_back({
         row.kernel,
         workload,
         format_fixed(ms, ms < 1 ? 3 : 2) + " ms" + mark(a.time_source),
-        flop_cell(format_fixed(gflop / 1e9, 2) + (known ? "" : mark(a.flops_source))),
-        flop_cell(format_fixed(tflops / 1e12, 1) + mark(a.time_source)),
+        flop_cell(format_fixed(view.flops / 1e9, 2) + (counted_flops ? mark(a.flops_source) : "")),
+        flop_cell(format_fixed(view_rate / 1e12, 1) + mark(a.time_source)),
         bytes_text(a.dram->bytes) + mark(a.dram->bytes_source),
         format_fixed(a.dram->achieved_bytes_per_second / 1e9, 0),
         format_fixed(100 * a.dram->bandwidth_utilisation, 0) + "%",
-        flop_cell(format_fixed(a.dram->intensity, a.dram->intensity < 10 ? 2 : 0) +
-                  mark(a.dram->bytes_source)),
+        flop_cell(format_fixed(intensity, intensity < 10 ? 2 : 0) + mark(a.dram->bytes_source)),
         a.ceiling ? a.ceiling->label() : "-",
         a.regime,
         flop_cell(describe_ridge_factor(a.ridge_factor)),
-        flop_cell(format_fixed(a.attainable_flops_per_second / 1e12, 1)),
+        flop_cell(std::isfinite(bound) ? format_fixed(bound / 1e12, 1) : std::string("-")),
         std::isfinite(a.fraction_of_bound) ? format_fixed(100 * a.fraction_of_bound, 0) + "%"
                                            : std::string("-"),
         // The exponential roof in FLOP units for this row's FLOPs per exponential.
-        a.exp.present
-            ? format_fixed(a.exp.roof_flops_per_second / 1e12, 1) + mark(a.exp.exponentials_source)
-            : std::string("-"),
+        a.exp.present ? format_fixed(a.exp.roof_flops_per_second * view.scale / 1e12, 1) +
+                            mark(a.exp.exponentials_source)
+                      : std::string("-"),
         advice ? advice->brief() : std::string("-"),
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
   }
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);
-  for (const auto& cells : rows)
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(one_line(cells[i])));
-  auto line = [&](const std::vector<std::string>& cells, bool is_header) {
-    std::string text;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (i > 0) text += "  ";
-      std::string cell = pad(one_line(cells[i]), widths[i], right[i] && !is_header);
-      if (options.color && !is_header && i == 10 && !cells[i].empty())
-        cell = (cells[i].rfind("memory", 0) == 0 ? "\033[33m"
-                : cells[i].rfind("exp", 0) == 0  ? "\033[35m"
-                                                 : "\033[32m") +
-               cell + "\033[0m";
-      text += cell;
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out << text << "\n";
+  const CellDecorator colour = [&](std::size_t column, std::size_t r, const std::string& padded) {
+    const std::string& cell = rows[r][column];
+    if (column != kRegime || cell.empty() || cell == "-" || cell == "see note") return padded;
+    return (cell.rfind("memory", 0) == 0 ? "\033[33m"
+            : cell.rfind("exp", 0) == 0  ? "\033[35m"
+                                         : "\033[32m") +
+           padded + "\033[0m";
   };
-  line(header, true);
-  for (const auto& cells : rows) line(cells, false);
-  out << "try next: the lever the numbers point to, and the most it could gain (an upper bound: "
-         "`show` and the JSON's analysis.advice say why).\n";
-  out << "GFLOP and TFLOP/s: FlashAttention convention (4·B·H·N²·d forward, halved when causal, "
-         "backward 2.5×). AI and regime: FLOPs on the kernel's own pipe over DRAM bytes. XU "
-         "roof: the exponential unit's rate × the row's FLOPs per exponential.\n";
-  if (any_model) out << "* model: not measured (analytic model or roofline floor)\n";
+  const FittedTable table = fit_table(report_table_columns(), rows, {width, options.columns},
+                                      options.color ? colour : CellDecorator{});
+  out << table.text;
+  auto shown = [&](Column column) {
+    return std::find(table.shown.begin(), table.shown.end(), column) != table.shown.end();
+  };
+  out << fit_footer(table, width);
+  for (const StatusNote& n : status_notes)
+    say("note: " + n.status + " (" + n.first_row +
+        (n.rows > 1 ? " and " + std::to_string(n.rows - 1) + " more" : "") + "): " + n.message);
+  if (shown(kTryNext))
+    say("try next: the lever the numbers point to, and the most it could gain (an upper bound: "
+        "`show` and the JSON's analysis.advice say why).");
+  if (shown(kRegime) || shown(kRidge) || shown(kXuRoof))
+    say("regime and ridge distance: on the roofs of the kernel's own pipe (ratios: the same in "
+        "either convention). XU roof: the exponential unit's rate × the row's FLOPs per "
+        "exponential.");
+  if (any_stand_in)
+    say("a launch without an attention workload has no FlashAttention count: its FLOP figures "
+        "are its counted FLOPs.");
+  if (any_model) say("* model: not measured (analytic model or roofline floor)");
   if (any_projected)
-    out << "~ projected: counted on the GPU measured, placed on this spec's roofs "
-           "(docs/model.md, projection)\n";
+    say("~ projected: counted on the GPU measured, placed on this spec's roofs (docs/model.md, "
+        "projection)");
   // Warnings go to stderr (report_warnings); fixed properties are footnotes, once per cause.
-  for (const ReportNote& note : report_footnotes(report))
-    out << "note: " << one_line(describe(note)) << "\n";
-  for (const std::string& note : notes) out << "note: " << one_line(note) << "\n";
+  for (const ReportNote& note : report_footnotes(report)) say("note: " + describe(note));
+  for (const std::string& note : notes) say("note: " + note);
   return out.str();
 }
 

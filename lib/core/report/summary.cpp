@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "lib/core/base/table_layout.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/report/advice.hpp"
 #include "lib/core/report/analysis.hpp"
@@ -229,17 +230,26 @@ std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::si
   return by_saving;
 }
 
-std::string render_summary(const Summary& summary, std::size_t top) {
+std::string render_summary(const Summary& summary, std::size_t top, std::size_t max_width) {
   std::ostringstream out;
-  out << "Where the time goes: " << summary.rows << " launches, "
-      << seconds_text(summary.total_seconds) << " of kernel time in " << summary.groups.size()
-      << " groups";
+  auto say = [&](const std::string& text, std::string_view indent = "  ") {
+    out << wrap_words(one_line(text), max_width, indent);
+  };
+  std::string title = "Where the time goes: " + std::to_string(summary.rows) + " launches, " +
+                      seconds_text(summary.total_seconds) + " of kernel time in " +
+                      std::to_string(summary.groups.size()) + " groups";
   if (summary.left_out > 0)
-    out << " (" << summary.left_out << " rows without a measured time left out)";
-  out << "\n";
-  const std::vector<std::string> header = {"time %",   "total",           "launches",
-                                           "median",   "bound by",        "of roof",
-                                           "headroom", "gain if at roof", "kernel"};
+    title += " (" + std::to_string(summary.left_out) + " rows without a measured time left out)";
+  say(title);
+  // The kernel (the group's key) is last and cut first, to 24 columns; headroom and the
+  // medians are left out first to fit a width.
+  static const std::vector<TableColumn> columns = {
+      {"time", "time %", true, 0, 0},           {"total", "total", true, 1, 0},
+      {"launches", "launches", true, 4, 0},     {"median", "median", true, 5, 0},
+      {"bound-by", "bound by", false, 2, 8, 2}, {"of-roof", "of roof", true, 2, 0},
+      {"headroom", "headroom", true, 6, 0},     {"gain", "gain if at roof", true, 3, 0},
+      {"kernel", "kernel", false, 0, 24, 7},
+  };
   std::vector<std::vector<std::string>> rows;
   const std::size_t shown = top == 0 ? summary.groups.size() : std::min(top, summary.groups.size());
   for (std::size_t i = 0; i < shown; ++i) {
@@ -251,43 +261,29 @@ std::string render_summary(const Summary& summary, std::size_t top) {
                                             : std::string("-"),
          seconds_text(g.headroom_seconds), format_fixed(100 * g.program_gain, 1) + "%", g.key});
   }
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    widths[c] = display_width(header[c]);
-    for (const auto& cells : rows)
-      widths[c] = std::max(widths[c], display_width(one_line(cells[c])));
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string text;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      if (c > 0) text += "  ";
-      text +=
-          c + 1 == cells.size() ? one_line(cells[c]) : pad(one_line(cells[c]), widths[c], c != 4);
-    }
-    out << text << "\n";
-  };
-  line(header);
-  for (const auto& cells : rows) line(cells);
+  const FittedTable table = fit_table(columns, rows, {max_width, {}});
+  out << table.text << fit_footer(table, max_width);
   if (shown < summary.groups.size()) {
     double rest = 0;
     for (std::size_t i = shown; i < summary.groups.size(); ++i) rest += summary.groups[i].share;
-    out << "... and " << summary.groups.size() - shown << " more groups, "
-        << format_fixed(100 * rest, 1) << "% of the time\n";
+    say("... and " + std::to_string(summary.groups.size() - shown) + " more groups, " +
+        format_fixed(100 * rest, 1) + "% of the time");
   }
-  out << "of roof: Σ time floors ÷ Σ times. gain if at roof: the group's headroom (time above its "
-         "floor) ÷ all the kernel time above: an upper bound on what it can save the program.\n";
+  say("of roof: Σ time floors ÷ Σ times. gain if at roof: the group's headroom (time above its "
+      "floor) ÷ all the kernel time above: an upper bound on what it can save the program.");
   // What to try next: the groups whose levers would save the program most.
   const std::vector<const KernelGroup*> advised = groups_to_advise(summary, top);
   if (!advised.empty()) {
     out << "\nWhat to try next (upper bounds: each group at the roof its lever opens):\n";
     for (const KernelGroup* group : advised) {
       const KernelGroup& g = *group;
-      out << "  " << one_line(g.key) << " (" << format_fixed(100 * g.share, 1) << "% of the time)\n"
-          << "    " << one_line(g.advice) << "\n"
-          << "    these " << g.launches << (g.launches == 1 ? " launch" : " launches") << " up to ×"
-          << format_fixed(g.lever_speedup, 2) << "; the program up to ×"
-          << format_fixed(g.program_speedup, 3) << " (" << seconds_text(g.lever_saving_seconds)
-          << " less)\n";
+      say("  " + g.key + " (" + format_fixed(100 * g.share, 1) + "% of the time)", "    ");
+      say("    " + g.advice, "      ");
+      say("    these " + std::to_string(g.launches) + (g.launches == 1 ? " launch" : " launches") +
+              " up to ×" + format_fixed(g.lever_speedup, 2) + "; the program up to ×" +
+              format_fixed(g.program_speedup, 3) + " (" + seconds_text(g.lever_saving_seconds) +
+              " less)",
+          "      ");
     }
   }
   return out.str();

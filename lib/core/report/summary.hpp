@@ -71,7 +71,8 @@ std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::si
 
 // The summary as a table: the top `top` groups (0: all), the rest counted in one line, then
 // what to try next for the groups that would save the program most (at most `top`, 5 by
-// default when `top` is 0).
-std::string render_summary(const Summary& summary, std::size_t top);
+// default when `top` is 0). `max_width`: the terminal's columns (table_layout.hpp: the columns
+// that fit, the kernel name cut with "…"; the prose wrapped); 0: every column whole.
+std::string render_summary(const Summary& summary, std::size_t top, std::size_t max_width = 0);
 
 }  // namespace roofline
