@@ -126,8 +126,9 @@ void collect_counters(RunResult& result, PointLauncher& launcher, const RunOptio
     const std::string timing = "profiler setup " + since(t_setup, t_passes) + ", passes " +
                                join(per_pass, " + ") + " s, decode and evaluate " +
                                since(t_decode, t_end);
-    spdlog::info("counters: {} ranges in {} passes: {}", measured.size(), pass_seconds.size(),
-                 timing);
+    // The report's header prints the same timing; the log line is for -v.
+    spdlog::debug("counters: {} ranges in {} passes: {}", measured.size(), pass_seconds.size(),
+                  timing);
     if (ranges.size() != measured.size() * static_cast<std::size_t>(repeats))
       throw ProfilerError(ProfilerErrorKind::kOther,
                           "expected " + std::to_string(measured.size() * repeats) +
