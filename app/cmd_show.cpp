@@ -109,7 +109,8 @@ int run_show(const ShowOptions& options) {
         if (!output.path.empty())
           throw InputError(options.reports.front() + ": a compare document has no report rows: " +
                            output.option + " writes reports only");
-      std::cout << render_compare_rows(document, display_path(options.reports.front()));
+      std::cout << render_compare_rows(document, display_path(options.reports.front()),
+                                       options.table.fit());
       return 0;
     }
   }

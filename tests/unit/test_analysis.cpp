@@ -166,8 +166,10 @@ TEST_CASE("analysis: a profiled launch whose tensor FLOPs are mostly BF16 is jud
   launch.grid = {264, 1, 1};
   launch.block = {384, 1, 1};
   row.launch = launch;
-  row.counters = {{quantity::kDramRead, 1e8}, {quantity::kDramWrite, 1e7},
-                  {quantity::kTensorWgmma, 1e12}, {quantity::kTensorBf16, 0.9e12}};
+  row.counters = {{quantity::kDramRead, 1e8},
+                  {quantity::kDramWrite, 1e7},
+                  {quantity::kTensorWgmma, 1e12},
+                  {quantity::kTensorBf16, 0.9e12}};
   row.timing = Timing{{2e-3}, 0, 0};
   const RowAnalysis bf16 = analyze(row, spec("h200"));
   REQUIRE(bf16.ceiling != nullptr);

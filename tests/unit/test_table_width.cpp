@@ -373,6 +373,17 @@ TEST_CASE("table width: the command line takes $COLUMNS, --wide and --columns") 
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err.find("--columns: no column \"rigime\" (did you mean regime?)") != std::string::npos);
+  // A saved compare document: compare's columns, fitted the same way.
+  const std::string compare =
+      std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "golden" / "compare_head.json";
+  for (const char* width : {"80", "120"}) {
+    CAPTURE(width);
+    setenv("COLUMNS", width, 1);
+    r = cli({"show", compare});
+    CHECK(r.code == 0);
+    check_fits(r.out, static_cast<std::size_t>(std::stoul(width)));
+    CHECK(r.out.find("verdict") != std::string::npos);
+  }
   unsetenv("COLUMNS");
   r = cli({"show", model});
   CHECK(r.out.find("left out") == std::string::npos);  // not a terminal: whole

@@ -37,11 +37,10 @@ bool is_compare_json(const json& document) {
          document.at("kind") == "cuflash-roofline compare";
 }
 
-std::string render_compare_rows(const json& document, const std::string& origin) {
+std::string render_compare_rows(const json& document, const std::string& origin,
+                                const TableFit& fit) {
   const json& rows = member(document, "rows", origin);
   if (!rows.is_array()) throw InputError(origin + ": \"rows\" must be an array");
-  const std::vector<std::string> header = {"kernel", "workload", "base", "head",
-                                           "change", "verdict",  "note"};
   std::vector<std::vector<std::string>> cells;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string where = origin + ": rows[" + std::to_string(i) + "]";
@@ -65,25 +64,25 @@ std::string render_compare_rows(const json& document, const std::string& origin)
              : (change > 0 ? "+" : "") + format_fixed(100 * change, 1) + "%",
          text_of(member(row, "verdict", where)), join(notes, "; ")});
   }
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    widths[c] = display_width(header[c]);
-    for (const auto& row : cells) widths[c] = std::max(widths[c], display_width(one_line(row[c])));
-  }
-  std::ostringstream out;
-  out << "cuflash-roofline compare (saved: " << one_line(origin) << ")\n";
-  auto line = [&](const std::vector<std::string>& row) {
-    std::string text;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) text += "  ";
-      text += c + 1 == row.size() ? one_line(row[c])
-                                  : pad(one_line(row[c]), widths[c], c >= 2 && c <= 4);
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out << text << "\n";
+  // The columns of compare's own table that a saved document holds, fitted the same way; the
+  // notes move below the table when their column does not fit.
+  static const std::vector<TableColumn> columns = {
+      {"kernel", "kernel", false, 0, 10}, {"workload", "workload", false, 0, 16},
+      {"base", "base", true, 3, 0},       {"head", "head", true, 3, 0},
+      {"change", "change", true, 0, 0},   {"verdict", "verdict", false, 0, 0},
+      {"note", "note", false, 7, 0},
   };
-  line(header);
-  for (const auto& row : cells) line(row);
+  std::ostringstream out;
+  out << wrap_words("cuflash-roofline compare (saved: " + one_line(origin) + ")", fit.max_width);
+  const FittedTable table = fit_table(columns, cells, fit);
+  out << table.text << fit_footer(table, fit.max_width);
+  constexpr std::size_t kNote = 6;
+  if (std::find(table.shown.begin(), table.shown.end(), kNote) == table.shown.end())
+    for (const auto& row : cells)
+      if (!row[kNote].empty())
+        out << wrap_words(
+            "note: " + one_line(row[0]) + " " + one_line(row[1]) + ": " + one_line(row[kNote]),
+            fit.max_width);
   return out.str();
 }
 

@@ -7,12 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/base/table_layout.hpp"
+
 namespace roofline {
 
 // True for the JSON that `compare --json` writes (its "kind").
 bool is_compare_json(const nlohmann::json& document);
 
-// Throws InputError naming `origin` and the key when a row lacks what the table needs.
-std::string render_compare_rows(const nlohmann::json& document, const std::string& origin);
+// Throws InputError naming `origin` and the key when a row lacks what the table needs. `fit`:
+// the terminal's width and --columns, as compare's own table (table_layout.hpp).
+std::string render_compare_rows(const nlohmann::json& document, const std::string& origin,
+                                const TableFit& fit = {});
 
 }  // namespace roofline
