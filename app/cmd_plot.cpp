@@ -5,6 +5,7 @@
 
 #include "app/commands.hpp"
 #include "app/help.hpp"
+#include "app/terminal_width.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
@@ -69,8 +70,9 @@ int run_plot(const PlotCliOptions& options) {
   std::string ascii;
   if (options.ascii || options.svg_path.empty())
     for (std::size_t i = 0; i < reports.size(); ++i)
-      ascii += (i > 0 ? "\n" : "") + (reports.size() > 1 ? options.reports[i] + ":\n" : "") +
-               render_ascii_plot(reports[i], kAsciiWidth, kAsciiHeight, plot.flops);
+      ascii +=
+          (i > 0 ? "\n" : "") + (reports.size() > 1 ? options.reports[i] + ":\n" : "") +
+          render_ascii_plot(reports[i], kAsciiWidth, kAsciiHeight, plot.flops, terminal_columns());
   OutputSet outputs;
   if (!svg.empty()) outputs.add(options.svg_path, svg);
   if (!ascii.empty()) outputs.add("-", ascii);

@@ -244,7 +244,7 @@ void OutputOptions::emit(const Report& report) const {
       text =
           render_summary(summarize(report, GroupBy::kFunctor), summary_top, fit.max_width) + "\n";
     text += render_table(report, options);
-    if (ascii_plot) text += "\n" + render_ascii_plot(report, 72, 22, options.flops);
+    if (ascii_plot) text += "\n" + render_ascii_plot(report, 72, 22, options.flops, fit.max_width);
     outputs.add("-", std::move(text));
   }
   outputs.commit();

@@ -13,6 +13,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/chart/chart.hpp"
 #include "lib/core/chart/svg_chart.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/report/analysis.hpp"
@@ -387,4 +388,20 @@ TEST_CASE("table width: the command line takes $COLUMNS, --wide and --columns") 
   unsetenv("COLUMNS");
   r = cli({"show", model});
   CHECK(r.out.find("left out") == std::string::npos);  // not a terminal: whole
+}
+
+TEST_CASE("table width: the terminal chart fits 80 and 60 columns, and is whole without a limit") {
+  const Report report = fixture("base.json");
+  const std::string whole = render_ascii_plot(report, 72, 22);
+  bool wider = false;
+  for (const std::string& line : lines_of(whole)) wider = wider || display_width(line) > 80;
+  CHECK(wider);  // without a limit: its 72 cells, labels and keys
+  for (std::size_t width : {80, 60}) {
+    CAPTURE(width);
+    const std::string chart =
+        render_ascii_plot(report, 72, 22, FlopConvention::kAlgorithmic, width);
+    check_fits(chart, width);
+    CHECK(chart.find("FLOP/byte") != std::string::npos);
+    CHECK(chart.find("points: ") != std::string::npos);
+  }
 }

@@ -58,7 +58,12 @@ std::string point_symbol(std::size_t kernel, MemoryLevel level) {
   return "?";
 }
 
-std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, int height) {
+constexpr int kLabelWidth = 8;  // the y axis's labels and its line
+
+std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, int height,
+                        std::size_t max_width) {
+  // Text lines (titles, keys) wrap at the terminal's width; 0: never.
+  auto say = [&](const std::string& text) { return wrap_words(text, max_width); };
   AsciiCanvas canvas(width, height);
   auto col = [&](double lx) {
     return static_cast<int>(std::lround((lx - panel.lx0) / (panel.lx1 - panel.lx0) * (width - 1)));
@@ -164,18 +169,16 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
 
   // Frame: y labels (TFLOP/s) on decade rows, x ticks on decade columns.
   std::ostringstream out;
-  out << "Roofline: " << one_line(panel.spec->name) << " [" << one_line(panel.spec->key) << "]"
-      << (panel.device.empty() ? "" : ", measured on " + panel.device) << ", log-log\n";
-  if (!panel.notes.empty()) out << join(panel.notes, "; ") << "\n";
-  constexpr int kLabelWidth = 8;
+  out << say("Roofline: " + one_line(panel.spec->name) + " [" + one_line(panel.spec->key) + "]" +
+             (panel.device.empty() ? "" : ", measured on " + panel.device) + ", log-log");
+  if (!panel.notes.empty()) out << say(join(panel.notes, "; "));
   std::map<int, std::string> y_labels;
   const int y_step = decade_step(panel.ly0, panel.ly1, std::max(1, height / 2));
   for (int e = static_cast<int>(panel.ly0); e <= static_cast<int>(panel.ly1); e += y_step)
     y_labels[row(e)] = decade_text(e - 12);
-  out << std::string(kLabelWidth - 7, ' ') << "TFLOP/s"
-      << (chart.flops == FlopConvention::kPipe ? " (FLOPs on the kernel's pipe)"
-                                               : " (FlashAttention FLOPs)")
-      << "\n";
+  out << say(std::string(kLabelWidth - 7, ' ') + "TFLOP/s" +
+             (chart.flops == FlopConvention::kPipe ? " (FLOPs on the kernel's pipe)"
+                                                   : " (FlashAttention FLOPs)"));
   for (int r = 0; r < height; ++r) {
     auto it = y_labels.find(r);
     std::string label = it == y_labels.end() ? "" : it->second;
@@ -194,7 +197,10 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
   out << std::string(kLabelWidth - 1, ' ') << "└";
   for (int c = 0; c < width; ++c) out << (x_labels.count(c) ? "┬" : "─");
   out << "\n";
-  std::string tick_line(static_cast<std::size_t>(kLabelWidth + width + 12), ' ');
+  // Room for the last tick's label and the axis name, within the terminal's width.
+  std::size_t tick_width = static_cast<std::size_t>(kLabelWidth + width + 12);
+  if (max_width > 0) tick_width = std::max<std::size_t>(std::min(tick_width, max_width), 9);
+  std::string tick_line(tick_width, ' ');
   int free_from = 0;
   for (const auto& [c, label] : x_labels) {
     int start = kLabelWidth + c - static_cast<int>(label.size()) / 2;
@@ -215,7 +221,7 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
     roof_keys.push_back(std::string(roof.judged ? kJudgedRoof : kContextRoof) + " " + roof.label +
                         " " + peak_text(roof.peak_flops_per_second) +
                         (roof.judged ? "" : " (context)"));
-  if (!roof_keys.empty()) out << "roofs:  " << join(roof_keys, "   ") << "\n";
+  if (!roof_keys.empty()) out << say("roofs:  " + join(roof_keys, "   "));
   std::vector<std::string> slope_keys, ridge_keys;
   for (const MemoryRoof& roof : panel.memory)
     slope_keys.push_back(std::string(display_name(roof.level)) + " " +
@@ -224,8 +230,8 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
     if (panel.memory[ridge.memory].level == MemoryLevel::kDram)
       ridge_keys.push_back(number_text(ridge.ai, 3) + " FLOP/byte (" +
                            panel.compute[ridge.compute].label + ")");
-  if (!slope_keys.empty()) out << "slopes: / " << join(slope_keys, ", ") << "\n";
-  if (!ridge_keys.empty()) out << "ridge:  + " << join(ridge_keys, ", ") << "\n";
+  if (!slope_keys.empty()) out << say("slopes: / " + join(slope_keys, ", "));
+  if (!ridge_keys.empty()) out << say("ridge:  + " + join(ridge_keys, ", "));
   std::vector<std::size_t> kernels;
   std::set<MemoryLevel> levels;
   for (const ChartPoint& p : panel.points) {
@@ -245,8 +251,8 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
     std::vector<std::string> level_names;
     for (MemoryLevel level : kAllMemoryLevels)
       if (levels.count(level)) level_names.push_back(std::string(display_name(level)));
-    out << "points: " << join(keys, ", ") << "  (symbols: intensity at " << join(level_names, ", ")
-        << "; * several points)\n";
+    out << say("points: " + join(keys, ", ") + "  (symbols: intensity at " +
+               join(level_names, ", ") + "; * several points)");
   }
   return out.str();
 }
@@ -264,7 +270,11 @@ void escape_texts(Chart& chart) {
 
 }  // namespace
 
-std::string render_ascii_plot(const Report& report, int width, int height, FlopConvention flops) {
+std::string render_ascii_plot(const Report& report, int width, int height, FlopConvention flops,
+                              std::size_t max_width) {
+  // The plot narrows to the terminal (its axis labels beside it), down to the 20 cells it needs.
+  if (max_width > 0)
+    width = std::min(width, std::max(20, static_cast<int>(max_width) - kLabelWidth - 1));
   if (width < 20 || height < 8)
     throw InputError("the terminal chart needs at least 20 × 8 cells (got " +
                      std::to_string(width) + " × " + std::to_string(height) + ")");
@@ -277,7 +287,7 @@ std::string render_ascii_plot(const Report& report, int width, int height, FlopC
   std::string out;
   for (std::size_t i = 0; i < chart.panels.size(); ++i) {
     if (i > 0) out += "\n";
-    out += ascii_panel(chart, chart.panels[i], width, height);
+    out += ascii_panel(chart, chart.panels[i], width, height, max_width);
   }
   return out;
 }
