@@ -849,3 +849,32 @@ TEST_CASE("plot: a long kernel name is wrapped in the legend, never cut") {
   }
   CHECK(joined == "ns::" + name + "_tail");
 }
+
+TEST_CASE("plot: the legend stops within its panel when a report names many kernels") {
+  // 60 kernel names (a profiled program's): the legend lists what fits and counts the rest.
+  Report report = read_report_file(fixture("head.json"));
+  const Row first = report.rows.at(0);
+  report.rows.clear();
+  for (int i = 0; i < 60; ++i) {
+    Row row = first;
+    row.kernel = "kernel_number_" + std::to_string(i);
+    report.rows.push_back(row);
+  }
+  const XmlElement root = parse_xml(render_svg({report}));
+  const XmlElement& legend = *find_all(root, "g", "legend").at(0);
+  const double panel_bottom = 600;  // one panel
+  double lowest = 0;
+  for (const XmlElement* text : find_all(legend, "text", ""))
+    lowest = std::max(lowest, text->number("y"));
+  CHECK(lowest <= panel_bottom);
+  const std::string all = legend.all_text();
+  CHECK(all.find("more kernels (the table names them)") != std::string::npos);
+  CHECK(all.find("kernel_number_0") != std::string::npos);
+  CHECK(all.find("kernel_number_59") == std::string::npos);
+  // A few kernels: every name, no count.
+  report.rows.resize(3);
+  const std::string few =
+      find_all(parse_xml(render_svg({report})), "g", "legend").at(0)->all_text();
+  CHECK(few.find("more kernels") == std::string::npos);
+  CHECK(few.find("kernel_number_2") != std::string::npos);
+}

@@ -568,13 +568,55 @@ class SvgPanel {
       levels.insert(p.level);
       (p.workload.causal ? any_causal : any_full) = true;
     }
+    // The sections below the kernels' names, so that their list stops where the panel would
+    // run out (a profile can name hundreds of kernels): an entry is 15 px a line and 3 more, a
+    // heading 24, the axis lines at the bottom 38.
+    auto entry_height = [](const std::string& label) {
+      return 15.0 * static_cast<double>(wrap_text(label, kLegendChars).size()) + 3;
+    };
+    constexpr double kHeading = 24;
+    std::vector<std::string> share_labels;
+    for (std::size_t key : share_keys_) {
+      const ChartPoint& p = panel_.points[key];
+      share_labels.push_back(p.kernel_name + " " + p.row_text + ": " +
+                             format_fixed(100 * p.time_share, 1) + "%");
+    }
+    const bool reports_section =
+        !panel_.arrows.empty() || (chart_.report_count > 1 && !chart_.kernel_pair);
+    double below = 38;
+    if (!kernels.empty()) {
+      below +=
+          kHeading + 18 * static_cast<double>(levels.size()) + (any_causal && any_full ? 18 : 0);
+      if (!label_points_) below += 18;
+    }
+    if (!share_labels.empty()) {
+      below += kHeading + entry_height("marker area: share of the time");
+      for (const std::string& label : share_labels) below += entry_height(label);
+    }
+    if (reports_section) {
+      below += kHeading +
+               entry_height(chart_.kernel_pair ? chart_.kernel_base + " → " + chart_.kernel_head
+                                               : "change in FLOP/s") +
+               entry_height("label: compare's verdict (same: no change)");
+      if (!chart_.kernel_pair)
+        for (const std::string& label : chart_.report_labels) below += entry_height(label);
+      if (!chart_.arrow_note.empty()) below += entry_height(chart_.arrow_note);
+    }
+    const double bottom = offset_y_ + kPanelHeight - 4;
     if (!kernels.empty()) {
       std::sort(kernels.begin(), kernels.end());
       heading("Kernels");
-      for (std::size_t k : kernels) {
+      for (std::size_t i = 0; i < kernels.size(); ++i) {
+        const std::string& name = chart_.kernels[kernels[i]];
+        const bool last = i + 1 == kernels.size();
+        if (ly + entry_height(name) + (last ? 0 : 18) + below > bottom) {
+          entry_text("… and " + std::to_string(kernels.size() - i) +
+                     " more kernels (the table names them)");
+          break;
+        }
         out_ << "<circle cx=\"" << px(lx + 13) << "\" cy=\"" << px(ly) << "\" r=\"5\" fill=\""
-             << kernel_colour(k) << "\"/>\n";
-        entry_text(chart_.kernels[k]);
+             << kernel_colour(kernels[i]) << "\"/>\n";
+        entry_text(name);
       }
       heading("Intensity at");
       for (MemoryLevel level : kAllMemoryLevels) {
@@ -593,17 +635,15 @@ class SvgPanel {
         entry_text("hollow: causal");
       }
     }
-    if (!share_keys_.empty()) {
+    if (!share_labels.empty()) {
       heading("Largest shares of time");
-      for (std::size_t k = 0; k < share_keys_.size(); ++k) {
-        const ChartPoint& p = panel_.points[share_keys_[k]];
+      for (std::size_t k = 0; k < share_labels.size(); ++k) {
         text(lx + 13, ly + 4, std::to_string(k + 1), 11.5, Anchor::kMiddle, "font-weight=\"bold\"");
-        entry_text(p.kernel_name + " " + p.row_text + ": " + format_fixed(100 * p.time_share, 1) +
-                   "%");
+        entry_text(share_labels[k]);
       }
       entry_text("marker area: share of the time");
     }
-    if (!panel_.arrows.empty() || (chart_.report_count > 1 && !chart_.kernel_pair)) {
+    if (reports_section) {
       heading(chart_.kernel_pair ? "Kernels compared" : "Reports");
       if (!chart_.kernel_pair)
         for (std::size_t r = 0; r < chart_.report_count; ++r) {
