@@ -69,7 +69,8 @@ const CLI::Validator kPercent(
     "PCT");
 
 int run_compare(const CompareCliOptions& options) {
-  options.table.check(compare_table_columns());
+  options.table.check(options.across_devices ? device_comparison_columns()
+                                             : compare_table_columns());
   if (options.markdown_path == "-" && options.json_path == "-")
     throw InputError("--markdown - and --json - cannot both write to stdout");
   check_output_paths({{"--markdown", options.markdown_path}, {"--json", options.json_path}},
@@ -94,7 +95,8 @@ int run_compare(const CompareCliOptions& options) {
   if (options.across_devices) {
     if (one_report || !options.markdown_path.empty() || !options.json_path.empty())
       throw InputError("--across-devices compares two reports and writes a table only");
-    write_stdout(render_device_comparison_table(compare_devices(base, head, base_path, head_path)));
+    write_stdout(render_device_comparison_table(compare_devices(base, head, base_path, head_path),
+                                                options.table.fit()));
     return 0;
   }
 
@@ -175,7 +177,8 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
   options->table.add_to(*sub, compare_table_columns(), false);
   sub->add_flag("--across-devices", options->across_devices,
                 "The same sweep on two GPU types: time, speed-up and roof per row side by side "
-                "(exit 0; not a regression verdict)");
+                "(exit 0; not a regression verdict); its --columns: " +
+                    column_keys_text(device_comparison_columns()));
   set_command_help(
       *sub,
       {"compare base.json head.json",

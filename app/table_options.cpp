@@ -2,6 +2,7 @@
 
 #include "app/common.hpp"
 #include "app/terminal_width.hpp"
+#include "lib/core/base/text.hpp"
 
 namespace roofline::app {
 
@@ -12,9 +13,11 @@ void TableChoice::add_to(CLI::App& app, const std::vector<TableColumn>& table_co
                "fits the table to it; output that is not a terminal is whole unless $COLUMNS "
                "is set)")
       ->group(kOutputGroup);
-  app.add_option("--columns", columns,
-                 "The table's columns, in this order: " + column_keys_text(table_columns))
-      ->delimiter(',')
+  // One comma-separated list, split here: with CLI11's delimiter the option would also take
+  // the report paths that follow it.
+  app.add_option_function<std::string>(
+         "--columns", [this](const std::string& list) { columns = split(list, ','); },
+         "The table's columns, in this order: " + column_keys_text(table_columns))
       ->type_name("KEY,...")
       ->group(kOutputGroup);
   if (with_flops)

@@ -385,6 +385,24 @@ TEST_CASE("table width: the command line takes $COLUMNS, --wide and --columns") 
     check_fits(r.out, static_cast<std::size_t>(std::stoul(width)));
     CHECK(r.out.find("verdict") != std::string::npos);
   }
+  // compare --across-devices: its own columns, fitted the same way.
+  const std::string reports = std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports";
+  for (const char* width : {"80", "120"}) {
+    CAPTURE(width);
+    setenv("COLUMNS", width, 1);
+    r = cli({"compare", "--across-devices", reports + "/head_a100.json", reports + "/base.json"});
+    CHECK(r.code == 0);
+    check_fits(r.out, static_cast<std::size_t>(std::stoul(width)));
+    CHECK(r.out.find("speed-up") != std::string::npos);
+  }
+  // The list takes one argument: the reports after it stay positional.
+  r = cli({"compare", "--across-devices", "--columns", "kernel,speed-up",
+           reports + "/head_a100.json", reports + "/base.json"});
+  CHECK(r.code == 0);
+  CHECK(table_rows(r.out).at(0) == std::vector<std::string>{"kernel", "speed-up"});
+  r = cli({"compare", "--across-devices", reports + "/head_a100.json", reports + "/base.json",
+           "--columns", "kernel,verdict"});
+  CHECK(r.code == 2);  // compare's own key, not the device table's
   unsetenv("COLUMNS");
   r = cli({"show", model});
   CHECK(r.out.find("left out") == std::string::npos);  // not a terminal: whole

@@ -66,14 +66,25 @@ DeviceComparison compare_devices(const Report& base, const Report& head,
   return c;
 }
 
-std::string render_device_comparison_table(const DeviceComparison& c) {
+const std::vector<TableColumn>& device_comparison_columns() {
+  // What a narrow terminal keeps: which row, and the speed-up; the roofs' prose goes first.
+  static const std::vector<TableColumn> columns = {
+      {"kernel", "kernel", false, 0, 10},          {"workload", "workload", false, 0, 16},
+      {"base-time", "base time", true, 2, 0},      {"head-time", "head time", true, 2, 0},
+      {"speed-up", "speed-up", true, 0, 0},        {"base-tflops", "base TFLOP/s", true, 3, 0},
+      {"head-tflops", "head TFLOP/s", true, 3, 0}, {"base-roof", "base roof", false, 5, 12, 4},
+      {"head-roof", "head roof", false, 5, 12, 4},
+  };
+  return columns;
+}
+
+std::string render_device_comparison_table(const DeviceComparison& c, const TableFit& fit) {
   std::ostringstream out;
-  out << "base: " << c.base_origin << " (" << c.base_device << ")\n"
-      << "head: " << c.head_origin << " (" << c.head_device << ")\n";
-  const std::vector<std::string> header = {"kernel",       "workload",  "base time",
-                                           "head time",    "speed-up",  "base TFLOP/s",
-                                           "head TFLOP/s", "base roof", "head roof"};
-  std::vector<std::vector<std::string>> rows = {header};
+  auto say = [&](const std::string& text) { out << wrap_words(one_line(text), fit.max_width); };
+  say("base: " + c.base_origin + " (" + c.base_device + ")");
+  say("head: " + c.head_origin + " (" + c.head_device + ")");
+  const std::vector<TableColumn>& columns = device_comparison_columns();
+  std::vector<std::vector<std::string>> rows;
   auto ms = [](const DeviceSide& s) {
     return s.judged ? format_fixed(s.seconds * 1e3, s.seconds < 1e-3 ? 3 : 2) + " ms" : s.status;
   };
@@ -87,23 +98,13 @@ std::string render_device_comparison_table(const DeviceComparison& c) {
                     r.base.judged ? format_fixed(r.base.tflops_per_second, 1) : "-",
                     r.head.judged ? format_fixed(r.head.tflops_per_second, 1) : "-", roof(r.base),
                     roof(r.head)});
-  std::vector<std::size_t> widths(header.size(), 0);
-  for (const auto& cells : rows)
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(cells[i]));
-  for (const auto& cells : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (i > 0) line += "  ";
-      line += pad(cells[i], widths[i], i >= 2 && i <= 6);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
-  out << "speed-up: base time / head time (above 1: the head device is faster); a comparison "
-         "of devices, not a regression verdict.\n";
+  const FittedTable table = fit_table(columns, rows, fit);
+  out << table.text << fit_footer(table, fit.max_width);
+  say("speed-up: base time / head time (above 1: the head device is faster); a comparison of "
+      "devices, not a regression verdict.");
   if (c.only_base > 0 || c.only_head > 0)
-    out << c.only_base << " rows only in base, " << c.only_head << " only in head\n";
+    say(std::to_string(c.only_base) + " rows only in base, " + std::to_string(c.only_head) +
+        " only in head");
   return out.str();
 }
 

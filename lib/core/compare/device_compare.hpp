@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/base/table_layout.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -39,6 +40,10 @@ struct DeviceComparison {
 DeviceComparison compare_devices(const Report& base, const Report& head,
                                  const std::string& base_origin, const std::string& head_origin);
 
-std::string render_device_comparison_table(const DeviceComparison& comparison);
+// The table's columns (keys for --columns with --across-devices).
+const std::vector<TableColumn>& device_comparison_columns();
+// `fit`: the terminal's width and --columns (table_layout.hpp), as compare's own table.
+std::string render_device_comparison_table(const DeviceComparison& comparison,
+                                           const TableFit& fit = {});
 
 }  // namespace roofline
