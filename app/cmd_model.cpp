@@ -71,7 +71,8 @@ void setup_model(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   set_command_help(
       *sub,
       {"model --gpu h100 --seq 4096", "model --gpu a100,h200 --pass fwd,bwd --csv model.csv",
-       "model --gpu h200 --kernel flash-v2,flash-v3 --svg roofline.svg"},
+       "model --gpu h200 --kernel flash-v2,flash-v3 --svg roofline.svg",
+       "model --gpu h200 --columns kernel,workload,time,regime,bound --flops pipe"},
       {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, &global, exit_code] { *exit_code = run_model(*options, global); });
 }

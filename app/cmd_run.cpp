@@ -327,7 +327,7 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   set_command_help(
       *sub,
       {"run --json report.json", "run --kernel flash-v2 --seq 4096,8192 --pass fwd,bwd --plot",
-       "run --devices all --rounds 5 --json report.json"},
+       "run --devices all --rounds 5 --json report.json", "run --kernel flash-v3 --wide"},
       {kExitOk,
        kExitUsage,
        {"3", "no usable GPU, or --counters and hardware counters not permitted"},

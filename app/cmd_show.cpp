@@ -208,7 +208,8 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
   options->table.add_to(*sub, report_table_columns(), true);
   set_command_help(*sub,
                    {"show report.json", "show profile.json --view summary --top 5",
-                    "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv"},
+                    "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv",
+                    "show report.json --wide"},
                    {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, exit_code] {
     if ((!options->json_path.empty() || !options->csv_path.empty() ||
