@@ -20,8 +20,9 @@ L2Flush::L2Flush(const Driver& driver, CUdevice device) : driver_(driver) {
         driver.device_get_attribute(&l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
   check(driver, "cuDeviceGetAttribute",
         driver.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
-  const size_t bytes = 2 * static_cast<size_t>(l2_bytes > 0 ? l2_bytes : (64 << 20));
-  words_ = bytes / sizeof(unsigned);
+  // Twice the L2, in whole 16-byte vectors (the kernel's loads).
+  const size_t bytes = (2 * static_cast<size_t>(l2_bytes > 0 ? l2_bytes : (64 << 20))) / 16 * 16;
+  vectors_ = bytes / 16;
   blocks_ = static_cast<unsigned>(4 * (sms > 0 ? sms : 1));
   try {
     check(driver, "cuModuleLoadData",
@@ -31,7 +32,7 @@ L2Flush::L2Flush(const Driver& driver, CUdevice device) : driver_(driver) {
     check(driver, "cuMemAlloc", driver.mem_alloc(&buffer_, bytes));
     check(driver, "cuMemAlloc", driver.mem_alloc(&sink_, sizeof(unsigned)));
     // Zeros: the sum is 0 and never equals the 1 that run() passes, so nothing is stored.
-    check(driver, "cuMemsetD32", driver.memset_d32(buffer_, 0, words_));
+    check(driver, "cuMemsetD32", driver.memset_d32(buffer_, 0, bytes / sizeof(unsigned)));
   } catch (...) {
     release();
     throw;
@@ -53,7 +54,7 @@ void L2Flush::release() {
 
 void L2Flush::run(CUstream stream) {
   unsigned never = 1;
-  void* args[] = {&buffer_, &words_, &never, &sink_};
+  void* args[] = {&buffer_, &vectors_, &never, &sink_};
   check(driver_, "cuLaunchKernel (L2 flush)",
         driver_.launch_kernel(function_, blocks_, 1, 1, 256, 1, 1, 0, stream, args, nullptr));
   check(driver_, "cuStreamSynchronize (L2 flush)", driver_.stream_synchronize(stream));

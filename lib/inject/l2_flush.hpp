@@ -29,7 +29,7 @@ class L2Flush {
   CUfunction function_ = nullptr;
   CUdeviceptr buffer_ = 0;
   CUdeviceptr sink_ = 0;
-  unsigned long long words_ = 0;
+  unsigned long long vectors_ = 0;  // 16-byte vectors in the buffer
   unsigned blocks_ = 0;
 };
 
