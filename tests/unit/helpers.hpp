@@ -1,10 +1,12 @@
 // Test helpers: temporary directories, file text, capturing stdout/stderr of run_cli.
 #pragma once
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "app/cli.hpp"
 #include "app/temp_dir.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/report/report.hpp"
 
 namespace roofline {
 
@@ -26,6 +29,23 @@ inline const GpuSpec& shipped_spec(const char* name) {
   return registry.find(name);
 }
 #endif
+
+// A launch row as `profile` records one: a kernel of `grid` × `block` on the H200's spec, its
+// counters and one timed sample.
+inline Row profiled_row(const std::string& kernel, std::array<int, 3> grid,
+                        std::array<int, 3> block, std::map<std::string, double> counters,
+                        double seconds) {
+  Row row;
+  row.kernel = kernel;
+  row.spec_key = "h200-sxm";
+  KernelLaunch launch;
+  launch.grid = grid;
+  launch.block = block;
+  row.launch = launch;
+  row.counters = std::move(counters);
+  row.timing = Timing{{seconds}, 0, 0};
+  return row;
+}
 
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

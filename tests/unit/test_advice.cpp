@@ -80,15 +80,9 @@ TEST_CASE("advice: FP32 CUDA-core attention is told tensor cores") {
 }
 
 TEST_CASE("advice: a profiled launch far below its bandwidth, and one at it") {
-  Row row;
-  row.kernel = "copy";
-  row.spec_key = "h200-sxm";
-  KernelLaunch launch;
-  launch.grid = {4096, 1, 1};
-  launch.block = {256, 1, 1};
-  row.launch = launch;
-  row.counters = {{quantity::kDramRead, 1e9}, {quantity::kDramWrite, 1e9}};
-  row.timing = Timing{{2e9 / 4800e9 / 0.3}, 0, 0};  // 30% of DRAM bandwidth
+  Row row = profiled_row("copy", {4096, 1, 1}, {256, 1, 1},
+                         {{quantity::kDramRead, 1e9}, {quantity::kDramWrite, 1e9}},
+                         2e9 / 4800e9 / 0.3);  // 30% of DRAM bandwidth
   Advice v = advice_of(row);
   CHECK(v.lever == Lever::kBandwidth);
   CHECK(v.estimated_speedup == doctest::Approx(1 / 0.3));

@@ -5,6 +5,7 @@
 
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/analysis.hpp"
+#include "tests/unit/helpers.hpp"
 
 using namespace roofline;
 
@@ -159,18 +160,12 @@ TEST_CASE("metric catalogue: quantities combine per chip") {
 }
 
 TEST_CASE("analysis: a profiled launch whose tensor FLOPs are mostly BF16 is judged on BF16") {
-  Row row;
-  row.kernel = "gemm";
-  row.spec_key = "h200-sxm";
-  KernelLaunch launch;
-  launch.grid = {264, 1, 1};
-  launch.block = {384, 1, 1};
-  row.launch = launch;
-  row.counters = {{quantity::kDramRead, 1e8},
-                  {quantity::kDramWrite, 1e7},
-                  {quantity::kTensorWgmma, 1e12},
-                  {quantity::kTensorBf16, 0.9e12}};
-  row.timing = Timing{{2e-3}, 0, 0};
+  Row row = profiled_row("gemm", {264, 1, 1}, {384, 1, 1},
+                         {{quantity::kDramRead, 1e8},
+                          {quantity::kDramWrite, 1e7},
+                          {quantity::kTensorWgmma, 1e12},
+                          {quantity::kTensorBf16, 0.9e12}},
+                         2e-3);
   const RowAnalysis bf16 = analyze(row, spec("h200"));
   REQUIRE(bf16.ceiling != nullptr);
   CHECK(bf16.ceiling->label() == "tensor BF16 (wgmma)");
