@@ -180,9 +180,19 @@ TEST_CASE("table width: run, model and merged tables fit 80 and 120 columns") {
             std::string::npos);
       // The columns a narrow terminal keeps.
       const auto header = table_rows(table).at(0);
-      for (const char* column : {"kernel", "workload", "time", "TFLOP/s", "of bound"})
+      for (const char* column : {"kernel", "workload", "time", "TFLOP/s", "of bound", "regime"})
         CHECK(std::find(header.begin(), header.end(), column) != header.end());
     }
+    // At 80 the regime is in eight characters or fewer ("mem DRAM", "compute", "tail 52%").
+    TableOptions narrow;
+    narrow.max_width = 80;
+    const std::string table = render_table(report, narrow);
+    for (const auto& cells : table_rows(table))
+      for (const std::string& cell : cells) CHECK(cell.find("-bound") == std::string::npos);
+    CHECK(table.find("regime in short:") != std::string::npos);
+    CHECK((table.find("  mem ") != std::string::npos ||
+           table.find("  compute") != std::string::npos ||
+           table.find("  tail ") != std::string::npos));
     // 120 columns also keep the regime and the bound.
     TableOptions options;
     options.max_width = 120;

@@ -49,6 +49,24 @@ struct StatusNote {
   std::size_t rows = 0;
 };
 
+// The regime in eight characters or fewer, for a table too narrow for the whole one:
+// "mem DRAM", "compute", "tail 52%", "exp XU"; any other text as it is.
+std::string short_regime(const std::string& regime) {
+  auto starts = [&](const char* prefix) { return regime.rfind(prefix, 0) == 0; };
+  if (starts("memory-bound (") && regime.back() == ')')
+    return "mem " + regime.substr(14, regime.size() - 15);
+  if (starts("compute-bound")) return "compute";
+  if (starts("exp-bound")) return "exp XU";
+  if (starts("tail-bound:")) {
+    const std::size_t busy = regime.rfind("% busy");
+    const std::size_t from = regime.rfind(' ', busy == std::string::npos ? 0 : busy);
+    if (busy != std::string::npos && from != std::string::npos && from < busy)
+      return "tail " + regime.substr(from + 1, busy - from);
+    return "tail";
+  }
+  return regime;
+}
+
 }  // namespace
 
 const std::vector<TableColumn>& report_table_columns() {
@@ -190,21 +208,41 @@ std::string render_table(const Report& report, const TableOptions& options) {
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
   }
+  // Too narrow for the regime whole: the table again with it in a word or two, kept when that
+  // brings it back.
+  const std::vector<std::vector<std::string>>* cells = &rows;
+  std::vector<std::vector<std::string>> short_rows;
   const CellDecorator colour = [&](std::size_t column, std::size_t r, const std::string& padded) {
-    const std::string& cell = rows[r][column];
+    const std::string& cell = (*cells)[r][column];
     if (column != kRegime || cell.empty() || cell == "-" || cell == "see note") return padded;
-    return (cell.rfind("memory", 0) == 0 ? "\033[33m"
-            : cell.rfind("exp", 0) == 0  ? "\033[35m"
-                                         : "\033[32m") +
+    return (cell.rfind("mem", 0) == 0   ? "\033[33m"
+            : cell.rfind("exp", 0) == 0 ? "\033[35m"
+                                        : "\033[32m") +
            padded + "\033[0m";
   };
-  const FittedTable table = fit_table(report_table_columns(), rows, {width, options.columns},
-                                      options.color ? colour : CellDecorator{});
+  const CellDecorator decorate = options.color ? colour : CellDecorator{};
+  FittedTable table = fit_table(report_table_columns(), rows, {width, options.columns}, decorate);
+  auto has_regime = [](const FittedTable& t) {
+    return std::find(t.shown.begin(), t.shown.end(), kRegime) != t.shown.end();
+  };
+  if (width > 0 && options.columns.empty() && !has_regime(table)) {
+    short_rows = rows;
+    for (auto& row : short_rows) row[kRegime] = short_regime(row[kRegime]);
+    cells = &short_rows;
+    FittedTable shorter = fit_table(report_table_columns(), short_rows, {width, {}}, decorate);
+    if (has_regime(shorter))
+      table = std::move(shorter);
+    else
+      cells = &rows;
+  }
   out << table.text;
   auto shown = [&](Column column) {
     return std::find(table.shown.begin(), table.shown.end(), column) != table.shown.end();
   };
   out << fit_footer(table, width);
+  if (cells == &short_rows)
+    say("regime in short: mem LEVEL = memory-bound on that level, compute = compute-bound, "
+        "tail N% = tail-bound with the SMs N% busy, exp XU = exp-bound; --wide prints it whole.");
   for (const StatusNote& n : status_notes)
     say("note: " + n.status + " (" + n.first_row +
         (n.rows > 1 ? " and " + std::to_string(n.rows - 1) + " more" : "") + "): " + n.message);
