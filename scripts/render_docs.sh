@@ -3,7 +3,7 @@
 #   docs/sample/run-h200.txt   `show REPORT` (the table `run` printed for that report, all rows)
 #   docs/img/roofline-h200.svg `plot REPORT -o ...`
 #   README.md                  the excerpt between <!-- sample-run:begin --> and <!-- sample-run:end -->
-#                              (the table's header and its N = 16384 forward rows) and the
+#                              (its N = 16384 forward rows as a 120-column terminal shows them) and the
 #                              provenance line between <!-- sample-source:begin/end -->
 # The report is a_00.json of tests/data/reports/h200_gate_2.tar.xz: one `run --pass fwd,bwd`
 # with default options on an H200. Run it after a change to what `show` or `plot` print:
@@ -36,10 +36,18 @@ tool="$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")"
 (cd "$work" && NO_COLOR=1 env -u COLUMNS "$tool" show "$member" >"$root/docs/sample/run-h200.txt" 2>/dev/null)
 (cd "$work" && "$tool" plot "$member" -o "$root/docs/img/roofline-h200.svg" 2>/dev/null)
 
-# The excerpt: the four context lines (the last names the FLOP convention), the column header,
-# the N16384 forward rows, the footnote on the regime.
+# The excerpt: what a terminal of 120 columns shows for the report's N = 16384 forward rows
+# (the report with only those rows, through `show` with COLUMNS=120).
 excerpt="$work/excerpt.txt"
-awk 'NR <= 5 || / N16384 d64 (full|causal) fwd / || /^regime and ridge distance:/' docs/sample/run-h200.txt >"$excerpt"
+python3 - "$report" "$work/excerpt.json" <<'EOF'
+import json, sys
+source, target = sys.argv[1:]
+report = json.load(open(source))
+report["rows"] = [r for r in report["rows"]
+                  if r["workload"]["seq_len"] == 16384 and r["workload"]["pass"] == "fwd"]
+json.dump(report, open(target, "w"))
+EOF
+(cd "$work" && NO_COLOR=1 COLUMNS=120 "$tool" show excerpt.json >"$excerpt" 2>/dev/null)
 
 source_line="$work/source.txt"
 python3 - "$report" "$work/h200_gate_2/gpu.txt" "$recorded_in" "$archive" "$member" >"$source_line" <<'EOF'

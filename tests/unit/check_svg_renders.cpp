@@ -53,12 +53,11 @@ int main(int argc, char** argv) {
   struct Chart {
     std::string name;
     std::vector<std::string> files;
-    unsigned height;
   } charts[] = {
-      {"base", {"base.json"}, 600},
-      {"base_vs_head", {"base.json", "head.json"}, 600},
-      {"model", {"model.json"}, 600},
-      {"a100", {"head_a100.json"}, 600},
+      {"base", {"base.json"}},
+      {"base_vs_head", {"base.json", "head.json"}},
+      {"model", {"model.json"}},
+      {"a100", {"head_a100.json"}},
   };
   int failures = 0;
   for (const Chart& chart : charts) {
@@ -68,11 +67,16 @@ int main(int argc, char** argv) {
     const std::filesystem::path svg = out / (chart.name + ".svg");
     const std::filesystem::path png = out / (chart.name + ".png");
     std::filesystem::remove(png);
-    roofline::write_output(svg.string(), roofline::render_svg(loaded));
+    const std::string text = roofline::render_svg(loaded);
+    roofline::write_output(svg.string(), text);
+    // The height the SVG declares (a panel grows past 600 px when its legend needs it).
+    const std::size_t at = text.find("height=\"");
+    const unsigned declared =
+        at == std::string::npos ? 0 : static_cast<unsigned>(std::stoul(text.substr(at + 8)));
     const std::string command = "rsvg-convert '" + svg.string() + "' -o '" + png.string() + "'";
     const int status = std::system(command.c_str());
     const auto [width, height] = png_size(png);
-    const bool ok = status == 0 && width == 1040 && height == chart.height;
+    const bool ok = status == 0 && width == 1040 && declared >= 600 && height == declared;
     std::cout << (ok ? "ok   " : "FAIL ") << png.string() << ": rsvg-convert status " << status
               << ", " << width << " × " << height << " px\n";
     if (!ok) ++failures;

@@ -17,7 +17,8 @@ namespace roofline {
 namespace {
 
 constexpr double kSvgWidth = 1040;
-constexpr double kPanelHeight = 600;
+constexpr double kPanelHeight = 600;      // a roofline panel, unless its legend needs more
+constexpr double kMaxPanelHeight = 1200;  // the most a legend may stretch it to
 constexpr double kPlotLeft = 84;
 constexpr double kPlotTop = 76;
 constexpr double kPlotWidth = 620;
@@ -28,14 +29,18 @@ constexpr double kArrowLabelMin = 0.01;       // smaller changes get an arrow bu
 constexpr int kMaxTicks = 12;                 // labelled decades per axis, at most (plus one)
 constexpr std::size_t kMaxPointLabels = 400;  // sequence-length labels per panel, at most
 constexpr std::size_t kShareKeys = 5;         // the largest shares of time, numbered and keyed
+constexpr std::size_t kSubtitleChars = 140;   // a line of the notes above the plot, at most
 constexpr std::size_t kLegendChars = 40;      // a legend line's text, at most, before it wraps
 
 class SvgPanel {
  public:
-  SvgPanel(const Chart& chart, const ChartPanel& panel, double offset_y, std::ostringstream& out)
+  // `height`: the panel's, which its legend fits within (legend_height() says how much it needs).
+  SvgPanel(const Chart& chart, const ChartPanel& panel, double offset_y, double height,
+           std::ostringstream& out)
       : chart_(chart),
         panel_(panel),
         offset_y_(offset_y),
+        height_(height),
         top_(offset_y + kPlotTop),
         out_(out),
         placer_({kPlotLeft + 2, top_ + 2, kPlotLeft + kPlotWidth - 2, top_ + kPlotHeight - 2}) {}
@@ -65,11 +70,19 @@ class SvgPanel {
          << xml_escape(spec.key) << "]"
          << (panel_.device.empty() ? "" : ", measured on " + xml_escape(panel_.device))
          << "</text>\n";
-    out_ << "<text class=\"subtitle\" x=\"" << px(kPlotLeft) << "\" y=\"" << px(offset_y_ + 52)
-         << "\" font-size=\"12\" fill=\"#555555\">" << xml_escape(join(panel_.notes, "; "))
-         << "</text>\n";
-    label_points_ = labelled_point_count() <= kMaxPointLabels;
-    choose_share_keys();
+    // The notes in at most two lines above the plot (the whole text in the tooltip).
+    const std::string notes = join(panel_.notes, "; ");
+    std::vector<std::string> lines = wrap_text(notes, kSubtitleChars);
+    if (lines.size() > 2) {
+      lines.resize(2);
+      lines[1] += " …";
+    }
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      out_ << "<text class=\"subtitle\" x=\"" << px(kPlotLeft) << "\" y=\""
+           << px(offset_y_ + 50 + 14 * static_cast<double>(i))
+           << "\" font-size=\"12\" fill=\"#555555\"><title>" << xml_escape(notes) << "</title>"
+           << xml_escape(lines[i]) << "</text>\n";
+    prepare();
     draw_grid_and_axes();
     reserve_markers();
     draw_roofs();
@@ -77,6 +90,19 @@ class SvgPanel {
     draw_points();
     draw_legend();
     out_ << "</g>\n";
+  }
+
+  // The height the panel needs for its legend (at least kPanelHeight, at most its own height):
+  // the legend drawn into this panel's stream, which the caller throws away.
+  double legend_height() {
+    prepare();
+    draw_legend();
+    return std::clamp(legend_bottom_ - offset_y_ + 12, kPanelHeight, height_);
+  }
+
+  void prepare() {
+    label_points_ = labelled_point_count() <= kMaxPointLabels;
+    choose_share_keys();
   }
 
  private:
@@ -602,7 +628,7 @@ class SvgPanel {
         for (const std::string& label : chart_.report_labels) below += entry_height(label);
       if (!chart_.arrow_note.empty()) below += entry_height(chart_.arrow_note);
     }
-    const double bottom = offset_y_ + kPanelHeight - 4;
+    const double bottom = offset_y_ + height_ - 4;
     if (!kernels.empty()) {
       std::sort(kernels.begin(), kernels.end());
       heading("Kernels");
@@ -670,13 +696,16 @@ class SvgPanel {
       text(lx, ly, line, 10.5, Anchor::kStart, "fill=\"#666666\"");
       ly += 15;
     }
+    legend_bottom_ = ly;
     out_ << "</g>\n";
   }
 
   const Chart& chart_;
   const ChartPanel& panel_;
   double offset_y_;  // of the panel within the SVG
-  double top_;       // of the plot area
+  double height_;    // of the panel
+  double legend_bottom_ = 0;
+  double top_;  // of the plot area
   std::ostringstream& out_;
   LabelPlacer placer_;
   bool label_points_ = true;             // sequence-length labels beside the points
@@ -693,11 +722,15 @@ std::string render_svg(const std::vector<Report>& reports) {
 std::string render_svg(const std::vector<Report>& reports, const PlotOptions& options) {
   const Chart chart = build_chart(reports, options);
   // Each panel's roofline, and below it the bandwidth chart of its rows without FLOPs.
-  std::vector<double> offsets;
+  // A panel is taller than kPanelHeight when its legend needs it (many roofs, kernels or
+  // shares), up to kMaxPanelHeight, where the legend's list of kernels stops and counts the rest.
+  std::vector<double> offsets, heights;
   double height = 0;
   for (const ChartPanel& panel : chart.panels) {
+    std::ostringstream scratch;
+    heights.push_back(SvgPanel(chart, panel, 0, kMaxPanelHeight, scratch).legend_height());
     offsets.push_back(height);
-    height += kPanelHeight + (panel.bandwidth_points.empty() ? 0 : kBandwidthPanelHeight);
+    height += heights.back() + (panel.bandwidth_points.empty() ? 0 : kBandwidthPanelHeight);
   }
   if (chart.panels.empty()) height = kPanelHeight;
   std::ostringstream out;
@@ -715,9 +748,9 @@ std::string render_svg(const std::vector<Report>& reports, const PlotOptions& op
     out << "<text x=\"" << kSvgWidth / 2 << "\" y=\"" << kPanelHeight / 2
         << "\" text-anchor=\"middle\" font-size=\"16\">no rows to plot</text>\n";
   for (std::size_t i = 0; i < chart.panels.size(); ++i) {
-    SvgPanel(chart, chart.panels[i], offsets[i], out).draw();
+    SvgPanel(chart, chart.panels[i], offsets[i], heights[i], out).draw();
     if (!chart.panels[i].bandwidth_points.empty())
-      draw_bandwidth_panel(chart, chart.panels[i], offsets[i] + kPanelHeight, out);
+      draw_bandwidth_panel(chart, chart.panels[i], offsets[i] + heights[i], out);
   }
   out << "</svg>\n";
   return out.str();
