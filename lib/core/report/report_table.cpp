@@ -50,21 +50,14 @@ struct StatusNote {
 };
 
 // The regime in eight characters or fewer, for a table too narrow for the whole one:
-// "mem DRAM", "compute", "tail 52%", "exp XU"; any other text as it is.
-std::string short_regime(const std::string& regime) {
-  auto starts = [&](const char* prefix) { return regime.rfind(prefix, 0) == 0; };
-  if (starts("memory-bound (") && regime.back() == ')')
-    return "mem " + regime.substr(14, regime.size() - 15);
-  if (starts("compute-bound")) return "compute";
-  if (starts("exp-bound")) return "exp XU";
-  if (starts("tail-bound:")) {
-    const std::size_t busy = regime.rfind("% busy");
-    const std::size_t from = regime.rfind(' ', busy == std::string::npos ? 0 : busy);
-    if (busy != std::string::npos && from != std::string::npos && from < busy)
-      return "tail " + regime.substr(from + 1, busy - from);
-    return "tail";
-  }
-  return regime;
+// "mem DRAM", "compute", "tail 52%", "exp XU"; a row judged on nothing keeps its text.
+std::string short_regime(const RowAnalysis& a) {
+  if (a.exp_bound) return "exp XU";
+  if (a.tail_bound && a.tail) return "tail " + format_fixed(100 * a.tail->efficiency, 0) + "%";
+  if (a.compute_bound) return "compute";
+  for (MemoryLevel level : kAllMemoryLevels)
+    if (a.binding == display_name(level)) return "mem " + a.binding;
+  return a.regime;
 }
 
 }  // namespace
@@ -138,6 +131,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
             "(--flops algorithmic: the FlashAttention convention)");
 
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> short_regimes;  // per row, for a narrow table
   std::vector<std::string> notes;
   std::vector<StatusNote> status_notes;
   bool any_model = false;
@@ -160,6 +154,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
       cells[kWorkload] = workload;
       cells[kTime] = std::string(to_string(row.status));
       cells[kRegime] = row.message.empty() ? "-" : "see note";
+      short_regimes.push_back(cells[kRegime]);
       rows.push_back(std::move(cells));
       if (row.message.empty()) continue;
       const std::string status(to_string(row.status));
@@ -184,6 +179,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
     const double intensity = a.dram->intensity * view.scale;
     const double ms = a.time_seconds * 1e3;
     const std::optional<Advice> advice = advise(row, a, report.spec_for(row));
+    short_regimes.push_back(short_regime(a));
     rows.push_back({
         row.kernel,
         workload,
@@ -227,7 +223,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
   };
   if (width > 0 && options.columns.empty() && !has_regime(table)) {
     short_rows = rows;
-    for (auto& row : short_rows) row[kRegime] = short_regime(row[kRegime]);
+    for (std::size_t r = 0; r < short_rows.size(); ++r) short_rows[r][kRegime] = short_regimes[r];
     cells = &short_rows;
     FittedTable shorter = fit_table(report_table_columns(), short_rows, {width, {}}, decorate);
     if (has_regime(shorter))
