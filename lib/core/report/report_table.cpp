@@ -50,14 +50,15 @@ struct StatusNote {
 };
 
 // The regime in eight characters or fewer, for a table too narrow for the whole one:
-// "mem DRAM", "compute", "tail 52%", "exp XU"; a row judged on nothing keeps its text.
+// "mem DRAM", "compute", "tail 52%", "exp XU"; a row judged on nothing its text before the
+// colon ("time only").
 std::string short_regime(const RowAnalysis& a) {
   if (a.exp_bound) return "exp XU";
   if (a.tail_bound && a.tail) return "tail " + format_fixed(100 * a.tail->efficiency, 0) + "%";
   if (a.compute_bound) return "compute";
   for (MemoryLevel level : kAllMemoryLevels)
     if (a.binding == display_name(level)) return "mem " + a.binding;
-  return a.regime;
+  return a.regime.substr(0, a.regime.find(':'));
 }
 
 }  // namespace
