@@ -594,48 +594,85 @@ class SvgPanel {
       levels.insert(p.level);
       (p.workload.causal ? any_causal : any_full) = true;
     }
-    // The sections below the kernels' names, so that their list stops where the panel would
-    // run out (a profile can name hundreds of kernels): an entry is 15 px a line and 3 more, a
-    // heading 24, the axis lines at the bottom 38.
-    auto entry_height = [](const std::string& label) {
-      return 15.0 * static_cast<double>(wrap_text(label, kLegendChars).size()) + 3;
+    std::sort(kernels.begin(), kernels.end());
+    // What follows the kernels' names: the points' levels, the largest shares, the reports
+    // and the axes' meaning.
+    auto rest = [&] {
+      if (!kernels.empty()) {
+        heading("Intensity at");
+        for (MemoryLevel level : kAllMemoryLevels) {
+          if (levels.count(level) == 0) continue;
+          out_ << "<g transform=\"translate(" << px(lx + 13) << "," << px(ly) << ")\">";
+          marker_shape(level, "#555555", "#555555");
+          out_ << "</g>\n";
+          entry_text(std::string(display_name(level)) + " bytes");
+        }
+        if (!label_points_)
+          entry_text("(" + std::to_string(labelled_point_count()) + " points: no N labels)");
+        if (any_causal && any_full) {
+          out_ << "<g transform=\"translate(" << px(lx + 13) << "," << px(ly) << ")\">";
+          marker_shape(MemoryLevel::kDram, "white", "#555555");
+          out_ << "</g>\n";
+          entry_text("hollow: causal");
+        }
+      }
+      if (!share_keys_.empty()) {
+        heading("Largest shares of time");
+        for (std::size_t k = 0; k < share_keys_.size(); ++k) {
+          const ChartPoint& p = panel_.points[share_keys_[k]];
+          text(lx + 13, ly + 4, std::to_string(k + 1), 11.5, Anchor::kMiddle,
+               "font-weight=\"bold\"");
+          entry_text(p.kernel_name + " " + p.row_text + ": " + format_fixed(100 * p.time_share, 1) +
+                     "%");
+        }
+        entry_text("marker area: share of the time");
+      }
+      if (!panel_.arrows.empty() || (chart_.report_count > 1 && !chart_.kernel_pair)) {
+        heading(chart_.kernel_pair ? "Kernels compared" : "Reports");
+        if (!chart_.kernel_pair)
+          for (std::size_t r = 0; r < chart_.report_count; ++r) {
+            out_ << "<circle cx=\"" << px(lx + 13) << "\" cy=\"" << px(ly)
+                 << "\" r=\"5\" fill=\"#555555\""
+                 << (r + 1 < chart_.report_count ? " opacity=\"" + format_fixed(kFaded, 2) + "\""
+                                                 : "")
+                 << "/>\n";
+            entry_text(chart_.report_labels[r]);
+          }
+        out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 24)
+             << "\" y2=\"" << px(ly)
+             << "\" stroke=\"#4a4a4a\" stroke-width=\"1.3\" marker-end=\"url(#arrowhead)\"/>\n";
+        entry_text(chart_.kernel_pair ? chart_.kernel_base + " → " + chart_.kernel_head
+                                      : "change in FLOP/s");
+        entry_text("label: compare's verdict (same: no change)");
+        if (!chart_.arrow_note.empty()) entry_text(chart_.arrow_note);
+      }
+      ly += 8;
+      for (const std::string& line : {std::string(chart_.flops == FlopConvention::kPipe
+                                                      ? "x: FLOPs on the kernel's pipe ÷ bytes"
+                                                      : "x: FlashAttention FLOPs ÷ bytes"),
+                                      std::string("y: those FLOPs ÷ median time")}) {
+        text(lx, ly, line, 10.5, Anchor::kStart, "fill=\"#666666\"");
+        ly += 15;
+      }
     };
-    constexpr double kHeading = 24;
-    std::vector<std::string> share_labels;
-    for (std::size_t key : share_keys_) {
-      const ChartPoint& p = panel_.points[key];
-      share_labels.push_back(p.kernel_name + " " + p.row_text + ": " +
-                             format_fixed(100 * p.time_share, 1) + "%");
-    }
-    const bool reports_section =
-        !panel_.arrows.empty() || (chart_.report_count > 1 && !chart_.kernel_pair);
-    double below = 38;
-    if (!kernels.empty()) {
-      below +=
-          kHeading + 18 * static_cast<double>(levels.size()) + (any_causal && any_full ? 18 : 0);
-      if (!label_points_) below += 18;
-    }
-    if (!share_labels.empty()) {
-      below += kHeading + entry_height("marker area: share of the time");
-      for (const std::string& label : share_labels) below += entry_height(label);
-    }
-    if (reports_section) {
-      below += kHeading +
-               entry_height(chart_.kernel_pair ? chart_.kernel_base + " → " + chart_.kernel_head
-                                               : "change in FLOP/s") +
-               entry_height("label: compare's verdict (same: no change)");
-      if (!chart_.kernel_pair)
-        for (const std::string& label : chart_.report_labels) below += entry_height(label);
-      if (!chart_.arrow_note.empty()) below += entry_height(chart_.arrow_note);
-    }
+    // Its height, measured by drawing it into a buffer thrown away: the list of kernels stops
+    // where the panel would run out (a profile can name hundreds of kernels).
+    std::stringbuf scratch;
+    std::ostream& stream = out_;
+    std::streambuf* kept = stream.rdbuf(&scratch);
+    const double from = ly;
+    rest();
+    const double below = ly - from;
+    ly = from;
+    stream.rdbuf(kept);
     const double bottom = offset_y_ + height_ - 4;
     if (!kernels.empty()) {
-      std::sort(kernels.begin(), kernels.end());
       heading("Kernels");
       for (std::size_t i = 0; i < kernels.size(); ++i) {
         const std::string& name = chart_.kernels[kernels[i]];
         const bool last = i + 1 == kernels.size();
-        if (ly + entry_height(name) + (last ? 0 : 18) + below > bottom) {
+        const double lines = static_cast<double>(wrap_text(name, kLegendChars).size());
+        if (ly + 15 * lines + 3 + (last ? 0 : 18) + below > bottom) {
           entry_text("… and " + std::to_string(kernels.size() - i) +
                      " more kernels (the table names them)");
           break;
@@ -644,58 +681,8 @@ class SvgPanel {
              << kernel_colour(kernels[i]) << "\"/>\n";
         entry_text(name);
       }
-      heading("Intensity at");
-      for (MemoryLevel level : kAllMemoryLevels) {
-        if (levels.count(level) == 0) continue;
-        out_ << "<g transform=\"translate(" << px(lx + 13) << "," << px(ly) << ")\">";
-        marker_shape(level, "#555555", "#555555");
-        out_ << "</g>\n";
-        entry_text(std::string(display_name(level)) + " bytes");
-      }
-      if (!label_points_)
-        entry_text("(" + std::to_string(labelled_point_count()) + " points: no N labels)");
-      if (any_causal && any_full) {
-        out_ << "<g transform=\"translate(" << px(lx + 13) << "," << px(ly) << ")\">";
-        marker_shape(MemoryLevel::kDram, "white", "#555555");
-        out_ << "</g>\n";
-        entry_text("hollow: causal");
-      }
     }
-    if (!share_labels.empty()) {
-      heading("Largest shares of time");
-      for (std::size_t k = 0; k < share_labels.size(); ++k) {
-        text(lx + 13, ly + 4, std::to_string(k + 1), 11.5, Anchor::kMiddle, "font-weight=\"bold\"");
-        entry_text(share_labels[k]);
-      }
-      entry_text("marker area: share of the time");
-    }
-    if (reports_section) {
-      heading(chart_.kernel_pair ? "Kernels compared" : "Reports");
-      if (!chart_.kernel_pair)
-        for (std::size_t r = 0; r < chart_.report_count; ++r) {
-          out_ << "<circle cx=\"" << px(lx + 13) << "\" cy=\"" << px(ly)
-               << "\" r=\"5\" fill=\"#555555\""
-               << (r + 1 < chart_.report_count ? " opacity=\"" + format_fixed(kFaded, 2) + "\""
-                                               : "")
-               << "/>\n";
-          entry_text(chart_.report_labels[r]);
-        }
-      out_ << "<line x1=\"" << px(lx) << "\" y1=\"" << px(ly) << "\" x2=\"" << px(lx + 24)
-           << "\" y2=\"" << px(ly)
-           << "\" stroke=\"#4a4a4a\" stroke-width=\"1.3\" marker-end=\"url(#arrowhead)\"/>\n";
-      entry_text(chart_.kernel_pair ? chart_.kernel_base + " → " + chart_.kernel_head
-                                    : "change in FLOP/s");
-      entry_text("label: compare's verdict (same: no change)");
-      if (!chart_.arrow_note.empty()) entry_text(chart_.arrow_note);
-    }
-    ly += 8;
-    for (const std::string& line : {std::string(chart_.flops == FlopConvention::kPipe
-                                                    ? "x: FLOPs on the kernel's pipe ÷ bytes"
-                                                    : "x: FlashAttention FLOPs ÷ bytes"),
-                                    std::string("y: those FLOPs ÷ median time")}) {
-      text(lx, ly, line, 10.5, Anchor::kStart, "fill=\"#666666\"");
-      ly += 15;
-    }
+    rest();
     legend_bottom_ = ly;
     out_ << "</g>\n";
   }
