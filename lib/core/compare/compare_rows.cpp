@@ -9,6 +9,7 @@
 #include "lib/core/base/json_reader.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare_format.hpp"
+#include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/report/json_values.hpp"
 
 namespace roofline {
@@ -66,12 +67,13 @@ std::string render_compare_rows(const json& document, const std::string& origin,
   }
   // The columns of compare's own table that a saved document holds, fitted the same way; the
   // notes move below the table when their column does not fit.
-  static const std::vector<TableColumn> columns = {
-      {"kernel", "kernel", false, 0, 10}, {"workload", "workload", false, 0, 16},
-      {"base", "base", true, 3, 0},       {"head", "head", true, 3, 0},
-      {"change", "change", true, 0, 0},   {"verdict", "verdict", false, 0, 0},
-      {"note", "note", false, 7, 0},
-  };
+  static const std::vector<TableColumn> columns = [] {
+    std::vector<TableColumn> kept;
+    for (const TableColumn& column : compare_table_columns())
+      for (const char* key : {"kernel", "workload", "base", "head", "change", "verdict", "note"})
+        if (column.key == key) kept.push_back(column);
+    return kept;
+  }();
   std::ostringstream out;
   out << wrap_words("cuflash-roofline compare (saved: " + one_line(origin) + ")", fit.max_width);
   const FittedTable table = fit_table(columns, cells, fit);
