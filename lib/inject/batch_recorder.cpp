@@ -8,21 +8,15 @@
 namespace roofline::inject {
 namespace {
 
-// Ranges one batch holds before its pass is ended and read: the first batch of a context
-// kFirstBatchRanges, each later one twice the one before, up to kMaxBatchRanges. The image
-// costs about 150 KB a range with the default set and is initialised once per batch; each
-// batch pays one pass start (45-70 ms on the H200: SetConfig and Start), so a program of many
-// launches pays fewer starts, and a short one no larger image. With room for 512, CUPTI 13.0
-// on the H200 gave back the first 256 ranges of the pass and dropped the rest without a word
-// (decode reported none dropped): 256 is the most a pass holds here.
+// Ranges one batch holds before its pass is ended and read: a context's first batch
+// kFirstBatchRanges, every later one kBatchRanges. The image costs about 150 KB a range with the
+// default set and is initialised once per batch; each batch pays one pass start (45-70 ms on the
+// H200: SetConfig and Start), so a program of many launches pays fewer starts, and a short one no
+// larger image. With room for 512, CUPTI 13.0 on the H200 gave back the first 256 ranges of the
+// pass and dropped the rest without a word (decode reported none dropped): 256 is the most a
+// pass holds here.
 constexpr std::size_t kFirstBatchRanges = 128;
-constexpr std::size_t kMaxBatchRanges = 256;
-
-std::size_t batch_ranges(std::size_t batches_started) {
-  std::size_t ranges = kFirstBatchRanges;
-  for (std::size_t i = 0; i < batches_started && ranges < kMaxBatchRanges; ++i) ranges *= 2;
-  return ranges;
-}
+constexpr std::size_t kBatchRanges = 256;
 
 }  // namespace
 
@@ -42,7 +36,8 @@ bool BatchRecorder::takes(const Session& session) const {
 std::string BatchRecorder::begin_range(Session& session) {
   Clock::time_point t = Clock::now();
   if (!session.counters->batch_open()) {
-    session.counters->begin_batch(batch_ranges(session.batches_started++));
+    session.counters->begin_batch(session.batches_started++ == 0 ? kFirstBatchRanges
+                                                                 : kBatchRanges);
     recorder_.add_phase("start", seconds_since(t));
     // The batch open at exit is read by a handler registered now, after the CUDA runtime
     // registered its own: handlers run in reverse order, so it runs while CUDA and CUPTI are

@@ -48,7 +48,7 @@ struct Session {
   // count that only grows, so that a range left by a dropped launch is never taken for another.
   std::vector<BatchedLaunch> batched;
   std::uint64_t ranges_pushed = 0;
-  std::size_t batches_started = 0;  // the size of the next batch grows with it
+  std::size_t batches_started = 0;  // the first batch is smaller than the later ones
 };
 
 }  // namespace roofline::inject
