@@ -4,9 +4,9 @@
 // closed after the kernel has. A graph launch is one such range, measured as a whole (a batch
 // never switches to kernel replay, which would need another config). The pass is ended,
 // decoded and evaluated, and its launches' records appended, when its image is full
-// (kFirstBatchRanges, then kBatchRanges), before a launch measured the other way, at a hand-over of the
-// counters, at context destruction and at exit: so a pass start (tens of ms) is paid per batch, not
-// per launch.
+// (kFirstBatchRanges, then kBatchRanges), before a launch measured the other way, at a hand-over of
+// the counters, at context destruction and at exit: so a pass start (tens of ms) is paid per batch,
+// not per launch.
 #pragma once
 
 #include <mutex>
