@@ -64,7 +64,7 @@ Session& CounterHandover::session_for(CUcontext context) {
     throw std::runtime_error(driver_.describe("cuDeviceGetPCIBusId", r));
   session->lease = std::make_unique<CounterLease>(run_dir_, CounterLease::key_of(bus_id));
   if (cache_ == CacheControl::kCold)
-    session->flush = std::make_unique<L2Flush>(driver_, session->device);
+    session->flush = std::make_unique<CacheFlush>(driver_, session->device);
   session_ = std::move(session);
   return *session_;
 }

@@ -47,6 +47,7 @@ const Driver* loaded_driver(std::string* why) {
   resolve(library, "cuDeviceTotalMem_v2", &d.device_total_mem, &missing);
   resolve(library, "cuDriverGetVersion", &d.driver_get_version, &missing);
   resolve(library, "cuFuncGetAttribute", &d.func_get_attribute, &missing);
+  resolve(library, "cuFuncSetAttribute", &d.func_set_attribute, &missing);
   resolve(library, "cuKernelGetAttribute", &d.kernel_get_attribute, &missing);
   resolve(library, "cuModuleLoadData", &d.module_load_data, &missing);
   resolve(library, "cuModuleUnload", &d.module_unload, &missing);

@@ -19,6 +19,7 @@ struct Driver {
   CUresult (*device_total_mem)(size_t*, CUdevice) = nullptr;
   CUresult (*driver_get_version)(int*) = nullptr;
   CUresult (*func_get_attribute)(int*, CUfunction_attribute, CUfunction) = nullptr;
+  CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int) = nullptr;
   CUresult (*kernel_get_attribute)(int*, CUfunction_attribute, CUkernel, CUdevice) = nullptr;
   CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
   CUresult (*module_unload)(CUmodule) = nullptr;

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "lib/inject/cache_flush.hpp"
+
 namespace roofline::inject {
 namespace {
 
@@ -17,8 +19,6 @@ constexpr std::size_t kBufferAlign = 8;
 // Records of no expected id kept for the window match: enough for the kernel nodes of the
 // largest graphs, bounded so that a long program's other kernels cannot grow it.
 constexpr std::size_t kUnexpectedKept = std::size_t{1} << 16;
-// The injection library's own L2 flush (lib/inject/flush_l2.cu), never a program's kernel.
-constexpr const char* kFlushKernel = "cuflash_roofline_flush_l2";
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
@@ -93,7 +93,7 @@ void KernelActivity::flush() {
 }
 
 void KernelActivity::add(const KernelExecution& execution) {
-  if (execution.name == kFlushKernel) return;
+  if (execution.name == kFlushL2Kernel || execution.name == kFlushIcacheKernel) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (expected_.count(execution.correlation) != 0) {
     by_correlation_[execution.correlation].push_back(execution);

@@ -15,7 +15,7 @@
 #include "lib/core/domain/launch.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/event_timer.hpp"
-#include "lib/inject/l2_flush.hpp"
+#include "lib/inject/cache_flush.hpp"
 #include "lib/profile/counter_lease.hpp"
 
 namespace roofline::inject {
@@ -39,7 +39,7 @@ struct Session {
   std::string chip;
   std::vector<std::string> metrics;
   bool catalogued = false;
-  std::unique_ptr<L2Flush> flush;
+  std::unique_ptr<CacheFlush> flush;
   std::unique_ptr<EventTimer> timer;  // made for the first launch timed without counters
   std::unique_ptr<CounterLease> lease;
   std::unique_ptr<gpu::KernelRangeProfiler> counters;  // open only while the lease is held
