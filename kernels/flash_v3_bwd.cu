@@ -47,7 +47,6 @@
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
 #include <cstdint>
-#include <cstdlib>
 
 #include <cuda.h>
 
@@ -194,7 +193,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
 // kDqOwnKeys: each consumer warpgroup computes dQ over its own 64 keys for all d columns (one
 // 64-column pass per block; used at d = 64); otherwise over all 128 keys for its own 64-column
 // block (d = 128; the warpgroups meet at a named barrier for each other's dS^T).
-template <typename T, int kHeadDim, bool kCausal, bool kDqOwnKeys, bool kPipelined>
+template <typename T, int kHeadDim, bool kCausal, bool kDqOwnKeys>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -302,86 +301,46 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   const uint32_t dq_a = s_ds + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
   const uint32_t dq_b = s_k + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
 
-  // S^T = K_w Q^T and dP^T = V_w dO^T of one step (64 keys x 64 queries each), two commit
-  // groups, so that P is computed while dP is still on the tensor cores.
-  using Tile = float[kV3BwdBlockQ / 2];
-  auto issue_s_dp = [&](int step, Tile& s, Tile& dp) {
-    const int stage = step % kV3BwdStages;
-    const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
-    const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-      const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-      const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-      Wgmma<64, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
-                                      sm90::kmajor_desc(q_tile + q_off), kk > 0);
-    }
-    sm90::wgmma_commit();
-#pragma unroll
-    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-      const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-      const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-      Wgmma<64, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
-                                      sm90::kmajor_desc(do_tile + q_off), kk > 0);
-    }
-    sm90::wgmma_commit();
-  };
-  // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0 and
-  // skips its GEMMs.
-  auto is_active = [&](int step) {
-    return !kCausal || wg_key0 <= (first_q_tile + step) * kV3BwdBlockQ + kV3BwdBlockQ - 1;
-  };
-  // Waits for a step's Q, dO, LSE and D.
-  auto wait_step = [&](int step) {
-    sm90::mbarrier_wait(bar_full + step % kV3BwdStages, (step / kV3BwdStages) & 1);
-  };
-
-  // kPipelined: the next step's S^T and dP^T are issued before this step's dQ is waited for, so
-  // that they run on the tensor cores while this step stages and reduces its dQ tile. Their
-  // accumulators then live across steps (s_carry, dp_carry); otherwise they are the step's own,
-  // which keeps them out of the registers live across the loop (at d = 128 that is the
-  // difference between spilling and not).
-  Tile s_carry, dp_carry;
-  bool carried_active = false;
-  if constexpr (kPipelined) {
-    wait_step(0);
-    carried_active = is_active(0);
-    if (carried_active) issue_s_dp(0, s_carry, dp_carry);
-  }
   for (int step = 0; step < steps; ++step) {
     const int stage = step % kV3BwdStages;
     const int q0 = (first_q_tile + step) * kV3BwdBlockQ;
     const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
     const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
-    Tile s_own, dp_own;
-    // Chosen at compile time: the other pair is never referenced (a run-time choice between
-    // the two put one in local memory).
-    Tile& s = *[&] {
-      if constexpr (kPipelined)
-        return &s_carry;
-      else
-        return &s_own;
-    }();
-    Tile& dp = *[&] {
-      if constexpr (kPipelined)
-        return &dp_carry;
-      else
-        return &dp_own;
-    }();
-    if constexpr (!kPipelined) wait_step(step);
-    const bool active = kPipelined ? carried_active : is_active(step);
+    sm90::mbarrier_wait(bar_full + stage, (step / kV3BwdStages) & 1);
 
+    // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
+    const bool active = !kCausal || wg_key0 <= q0 + kV3BwdBlockQ - 1;
     uint32_t p_frag[kV3BwdBlockQ / 16][4];
     uint32_t ds_frag[kV3BwdBlockQ / 16][4];
     if (active) {
-      if constexpr (!kPipelined) issue_s_dp(step, s, dp);
+      // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x 64 queries each), two commit groups so
+      // that P is computed while dP is still on the tensor cores.
+      float s[kV3BwdBlockQ / 2];
+      float dp[kV3BwdBlockQ / 2];
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+        Wgmma<64, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
+                                        sm90::kmajor_desc(q_tile + q_off), kk > 0);
+      }
+      sm90::wgmma_commit();
+#pragma unroll
+      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+        Wgmma<64, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
+                                        sm90::kmajor_desc(do_tile + q_off), kk > 0);
+      }
+      sm90::wgmma_commit();
+
       // P^T from the saved LSE. Column c of the tile is query q0 + c.
       const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kV3BwdBlockQ;
       const float* drow =
           reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kV3BwdBlockQ;
       const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
-      sm90::wgmma_wait<1>();  // S^T; dP^T may still run
+      sm90::wgmma_wait<1>();
       sm90::fence_registers(s);
 #pragma unroll
       for (int j = 0; j < kV3BwdBlockQ / 8; ++j) {
@@ -473,67 +432,58 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       sm90::named_barrier_sync(1, 256);
     }
 
-    // dQ (64 queries x 64 columns) = dS K: A = dS^T read M-major, B = K read N-major. One
-    // 64-column block: the warpgroup's own (split columns) or the only one (d = 64).
-    static_assert(kDqPasses == 1, "dQ is one 64-column GEMM per warpgroup and step");
+    // dQ (64 queries x 64 columns per pass) = dS K: A = dS^T read M-major, B = K read N-major.
     const uint32_t ds_tile = dq_a + (step % 2) * Cfg::kDsBytes;
-    const int block = kDqOwnKeys ? 0 : wg;  // 64-column block of dQ (and of K)
-    float dq[32];
-    sm90::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kDqKeys / 16; ++kk) {
-      Wgmma<64, T>::template ss<1, 1>(
-          dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsBytes),
-          sm90::mnmajor_desc(dq_b + block * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
-          kk > 0);
-    }
-    sm90::wgmma_commit();
-    bool next_active = false;
-    if (kPipelined && step + 1 < steps) {
-      wait_step(step + 1);
-      next_active = is_active(step + 1);
-      if (next_active) issue_s_dp(step + 1, s, dp);
-    }
-    // dQ, and dK and dV before it (groups retire in order); the next S^T and dP^T may still run.
-    if (next_active) {
-      sm90::wgmma_wait<2>();
-    } else {
+    for (int pass = 0; pass < kDqPasses; ++pass) {
+      const int block = kDqOwnKeys ? pass : wg;  // 64-column block of dQ (and of K)
+      float dq[32];
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kDqKeys / 16; ++kk) {
+        Wgmma<64, T>::template ss<1, 1>(
+            dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsBytes),
+            sm90::mnmajor_desc(dq_b + block * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
+            kk > 0);
+      }
+      sm90::wgmma_commit();
       sm90::wgmma_wait<0>();
-    }
-    sm90::fence_registers(dq);
-    sm90::fence_registers(dk);
-    sm90::fence_registers(dv);
+      sm90::fence_registers(dq);
+      if (pass == 0) {
+        sm90::fence_registers(dk);
+        sm90::fence_registers(dv);
 #pragma unroll
-    for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
-      sm90::fence_registers(p_frag[kk]);
-      sm90::fence_registers(ds_frag[kk]);
-    }
-    // Q, dO, LSE and D of this stage are no longer read.
-    sm90::mbarrier_arrive(bar_empty + stage);
-    carried_active = next_active;
+        for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+          sm90::fence_registers(p_frag[kk]);
+          sm90::fence_registers(ds_frag[kk]);
+        }
+        // Q, dO, LSE and D of this stage are no longer read.
+        sm90::mbarrier_arrive(bar_empty + stage);
+      }
 
-    // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
-    // bulk tensor reductions. The previous reductions must have read the staging buffer.
-    if (t == 0) sm90::tma_store_wait_read();
-    sm90::named_barrier_sync(3 + wg, 128);
-    unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
+      // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
+      // bulk tensor reductions. The previous reductions must have read the staging buffer.
+      if (t == 0) sm90::tma_store_wait_read();
+      sm90::named_barrier_sync(3 + wg, 128);
+      unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      // Column c of the 64-column block is half-column 2c of the shared swizzle helper.
-      const int col = 8 * j + 2 * tq;
-      *reinterpret_cast<float2*>(staging + sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
-          make_float2(dq[4 * j], dq[4 * j + 1]);
-      *reinterpret_cast<float2*>(staging +
-                                 sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
-          make_float2(dq[4 * j + 2], dq[4 * j + 3]);
-    }
-    sm90::fence_proxy_async();
-    sm90::named_barrier_sync(3 + wg, 128);
-    if (t == 0) {
-      sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
-      sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
-                              head);
-      sm90::tma_store_commit();
+      for (int j = 0; j < 8; ++j) {
+        // Column c of the 64-column block is half-column 2c of the shared swizzle helper.
+        const int col = 8 * j + 2 * tq;
+        *reinterpret_cast<float2*>(staging + sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j], dq[4 * j + 1]);
+        *reinterpret_cast<float2*>(staging +
+                                   sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j + 2], dq[4 * j + 3]);
+      }
+      sm90::fence_proxy_async();
+      sm90::named_barrier_sync(3 + wg, 128);
+      if (t == 0) {
+        sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
+        sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
+                                head);
+        sm90::tma_store_commit();
+      }
     }
   }
   // The reductions must be done before the dQ conversion kernel reads the accumulator.
@@ -605,14 +555,7 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
                                const V3BwdParams<T>& params, cudaStream_t stream) {
   using Cfg = V3BwdConfig<kHeadDim>;
   // dQ over own keys at d = 64, split columns at d = 128 (the file header says why).
-  // Experiment switches (A/B on the H200, 2026-12-01): ROOFLINE_V3BWD_NOPIPE=1 runs the loop
-  // without issuing the next step's S^T and dP^T before this step's dQ is staged;
-  // ROOFLINE_V3BWD_PIPE128=1 pipelines d = 128 too (ptxas: 384 bytes of spills there).
-  static const bool pipelined =
-      std::getenv("ROOFLINE_V3BWD_NOPIPE") == nullptr &&
-      (kHeadDim == 64 || std::getenv("ROOFLINE_V3BWD_PIPE128") != nullptr);
-  auto kernel = pipelined ? flash_v3_backward_kernel<T, kHeadDim, kCausal, kHeadDim == 64, true>
-                          : flash_v3_backward_kernel<T, kHeadDim, kCausal, kHeadDim == 64, false>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kHeadDim == 64>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first.
