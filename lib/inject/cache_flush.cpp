@@ -22,6 +22,9 @@ int attribute(const Driver& driver, CUdevice device, CUdevice_attribute which) {
   return value;
 }
 
+// The icache flush's CTA: one warp per segment of flush_icache.cmake (WARPS in CMakeLists.txt).
+constexpr unsigned kIcacheThreads = 32 * 32;
+
 }  // namespace
 
 CacheFlush::CacheFlush(const Driver& driver, CUdevice device) : driver_(driver) {
@@ -87,8 +90,8 @@ void CacheFlush::run(CUstream stream) {
     unsigned seed = 0;
     void* icache_args[] = {&seed, &never, &sink_};
     check(driver_, "cuLaunchKernel (instruction-cache flush)",
-          driver_.launch_kernel(icache_function_, sms_, 1, 1, 128, 1, 1, icache_shared_, stream,
-                                icache_args, nullptr));
+          driver_.launch_kernel(icache_function_, sms_, 1, 1, kIcacheThreads, 1, 1, icache_shared_,
+                                stream, icache_args, nullptr));
   }
   // The L2 flush second: the icache flush's code leaves L2 with the rest.
   void* args[] = {&buffer_, &vectors_, &never, &sink_};
