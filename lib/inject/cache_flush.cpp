@@ -23,7 +23,9 @@ int attribute(const Driver& driver, CUdevice device, CUdevice_attribute which) {
 }
 
 // The icache flush's CTA: one warp per segment of flush_icache.cmake (WARPS in CMakeLists.txt).
-constexpr unsigned kIcacheThreads = 32 * 32;
+constexpr unsigned kIcacheThreads = 4 * 32;
+// The L2 flush's CTAs: 4 per SM of 512 threads, 2,048 threads per SM (flush_l2.cu).
+constexpr unsigned kL2Threads = 512;
 
 }  // namespace
 
@@ -96,7 +98,8 @@ void CacheFlush::run(CUstream stream) {
   // The L2 flush second: the icache flush's code leaves L2 with the rest.
   void* args[] = {&buffer_, &vectors_, &never, &sink_};
   check(driver_, "cuLaunchKernel (L2 flush)",
-        driver_.launch_kernel(l2_function_, blocks_, 1, 1, 256, 1, 1, 0, stream, args, nullptr));
+        driver_.launch_kernel(l2_function_, blocks_, 1, 1, kL2Threads, 1, 1, 0, stream, args,
+                              nullptr));
   check(driver_, "cuStreamSynchronize (L2 flush)", driver_.stream_synchronize(stream));
 }
 

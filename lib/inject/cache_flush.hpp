@@ -1,8 +1,8 @@
 // The cold caches of `--cache cold`, in the program's context, before a profiled launch, as
 // `ncu --cache-control all` leaves them:
 //   - the instruction caches: cuflash_roofline_flush_icache (flush_icache.cmake), one CTA per SM
-//     of 32 warps running 1,024 distinct instructions each, so that the kernel fetches its code
-//     again;
+//     of 4 warps running 4,096 distinct instructions each (256 KB of code), so that the kernel
+//     fetches its code again;
 //   - L2: a buffer twice the L2 size, read once by cuflash_roofline_flush_l2 (flush_l2.cu).
 #pragma once
 

@@ -5,9 +5,10 @@
 # its own segment of INSTRUCTIONS multiply-adds x = x * x + c on four independent chains, so that
 # one CTA on an SM executes WARPS x INSTRUCTIONS distinct instructions of 16 bytes (SASS from
 # sm_70 on) and every instruction cache of the SM ends up holding the flush's code instead of the
-# program's. Many short segments rather than a few long ones: a warp's instruction fetch is
-# latency-bound (4 warps of 8,192 instructions took about 80 us on the H200), and the warps of
-# an SM fetch side by side. The segments differ in their constant, so that no two are the same
+# program's. The time is the fetch of the code, about 6 GB/s per SM on the H200 whatever the
+# number of warps (512 KB took 80 us as 4 warps of 8,192 instructions, 126 us as 32 of 1,024):
+# 256 KB of code, twice the 128 KB L1 instruction cache measured on Volta (Jia et al., 2018;
+# Hopper's is not published). The segments differ in their constant, so that no two are the same
 # block of code (the assembler could otherwise merge them). PTX of the oldest supported
 # architecture: the build also embeds SASS beside it (CMakeLists.txt).
 math(EXPR per_chain "${INSTRUCTIONS} / 4")
