@@ -9,15 +9,14 @@
 #   - scripts/profile_vs_ncu.py: launch by launch, time, DRAM, L2 and tensor FLOPs.
 #
 #   scripts/profile_programs.sh [build] [test] [gputests] [gate] [mlp] [train] [modes]
-#                               [ncu-variants] [noicache]
+#                               [ncu-variants]
 #
 # `gputests` runs every GPU test; `gate` the seed sweep against a report recorded before the
 # change (see below); `mlp-modes` / `train-modes` the other sets and modes for one program.
 # ALONE_RUNS (default 2): runs of the program alone. NCU_REFERENCE_DIR: NAME_ncu.csv files of an
 # earlier call to pair with instead of running ncu again. NCU_TWICE="mlp train": run ncu a
 # second time on those programs and pair the two ncu runs (the reference's own spread).
-# `noicache` adds a leg per program without the instruction-cache flush of --cache cold
-# (CUFLASH_ROOFLINE_ICACHE_FLUSH=0), paired with ncu the same way. `modes` adds the non-default sets and replay modes (--replay launch, --counter-set full) to
+# `modes` adds the non-default sets and replay modes (--replay launch, --counter-set full) to
 # each program's legs. Writes under $OUT (or out/profile-programs/): summary.txt (tables last),
 # logs.tar.xz, and the reports. Never changes clocks: ncu runs with --clock-control none.
 set -u -o pipefail
@@ -97,7 +96,7 @@ profile_leg() {
   local label="${mode%%:*}" options="${mode#*:}"
   t=$(seconds)
   # shellcheck disable=SC2086
-  timeout "$(left 300)" env ${LEG_ENV:-} "$tool" -v profile $options --json "$out/${name}_$label.json" -- "${cmd[@]}" \
+  timeout "$(left 300)" "$tool" -v profile $options --json "$out/${name}_$label.json" -- "${cmd[@]}" \
     >"$out/${name}_$label.txt" 2>"$out/${name}_$label.err"
   rc=$?
   local same="output differs"
@@ -159,14 +158,6 @@ program() {
     # The whole table goes to the summary; the acceptance lines to the terminal too.
     cat "$out/${name}_vs_ncu.txt" >>"$summary"
     grep -vE "^ *[0-9]+ " "$out/${name}_vs_ncu.txt"
-    if has noicache; then
-      # A/B: the same program profiled without the instruction-cache flush, paired the same way.
-      LEG_ENV="CUFLASH_ROOFLINE_ICACHE_FLUSH=0" profile_leg "noicache:"
-      python3 scripts/profile_vs_ncu.py "$out/${name}_noicache.json" "$out/${name}_ncu.csv" \
-        >"$out/${name}_noicache_vs_ncu.txt" 2>&1
-      note "== $name: profile without the icache flush against ncu =="
-      grep -E "^ *[0-9]+ .*!|^(time|first|DRAM|L2|tensor|largest)" "$out/${name}_noicache_vs_ncu.txt" | tee -a "$summary"
-    fi
   else
     note "$name: no ncu on this machine"
   fi

@@ -1,7 +1,5 @@
 #include "lib/inject/cache_flush.hpp"
 
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 // The PTX of flush_l2.cu (embed_text.cmake) and the fatbin of flush_icache.cmake
@@ -24,8 +22,8 @@ int attribute(const Driver& driver, CUdevice device, CUdevice_attribute which) {
 
 // The icache flush's CTA: one warp per segment of flush_icache.cmake (WARPS in CMakeLists.txt).
 constexpr unsigned kIcacheThreads = 4 * 32;
-// The L2 flush's CTAs: 4 per SM of 512 threads, 2,048 threads per SM (flush_l2.cu).
-constexpr unsigned kL2Threads = 512;
+// The L2 flush's CTAs: 4 per SM of 256 threads.
+constexpr unsigned kL2Threads = 256;
 
 }  // namespace
 
@@ -80,21 +78,13 @@ void CacheFlush::release() {
 }
 
 void CacheFlush::run(CUstream stream) {
-  // Experiment switch (2026-12-01 A/B on the H200): CUFLASH_ROOFLINE_ICACHE_FLUSH=0 skips the
-  // instruction-cache flush.
-  static const bool icache = [] {
-    const char* v = std::getenv("CUFLASH_ROOFLINE_ICACHE_FLUSH");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
   unsigned never = 1;
-  if (icache) {
-    // The seed is the flush's own: any value gives the same code path.
-    unsigned seed = 0;
-    void* icache_args[] = {&seed, &never, &sink_};
-    check(driver_, "cuLaunchKernel (instruction-cache flush)",
-          driver_.launch_kernel(icache_function_, sms_, 1, 1, kIcacheThreads, 1, 1, icache_shared_,
-                                stream, icache_args, nullptr));
-  }
+  // The seed is the flush's own: any value gives the same code path.
+  unsigned seed = 0;
+  void* icache_args[] = {&seed, &never, &sink_};
+  check(driver_, "cuLaunchKernel (instruction-cache flush)",
+        driver_.launch_kernel(icache_function_, sms_, 1, 1, kIcacheThreads, 1, 1, icache_shared_,
+                              stream, icache_args, nullptr));
   // The L2 flush second: the icache flush's code leaves L2 with the rest.
   void* args[] = {&buffer_, &vectors_, &never, &sink_};
   check(driver_, "cuLaunchKernel (L2 flush)",

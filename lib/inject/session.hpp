@@ -14,8 +14,8 @@
 
 #include "lib/core/domain/launch.hpp"
 #include "lib/gpu/range_profiler.hpp"
-#include "lib/inject/event_timer.hpp"
 #include "lib/inject/cache_flush.hpp"
+#include "lib/inject/event_timer.hpp"
 #include "lib/profile/counter_lease.hpp"
 
 namespace roofline::inject {
