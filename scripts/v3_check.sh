@@ -4,8 +4,10 @@
 # speed gate on the other kernels.
 #
 #   scripts/v3_check.sh [stages...]
-#   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate
-#   quick: flash-v3 alone at the two acceptance shapes (V3_QUICK_PASS, default fwd), no PyTorch,
+#   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate;
+#   quickbench (not in the default) after quick
+#   quick: flash-v3 alone at the two acceptance shapes, or at V3_QUICK_SHAPES ("B:H:D:N ...";
+#     default "4:16:128:16384 1:8:64:16384"), pass V3_QUICK_PASS (default fwd), no PyTorch,
 #     in variants that the environment selects (V3_VARIANTS="NAME NAME=VAR ...": VAR=1 for
 #     that variant; grid and sanitize cover them too), alternating A B A B so that clock or
 #     thermal drift falls on all; for iterating.
@@ -129,11 +131,11 @@ if has quick; then
       name="${variant%%=*}"
       var=""
       [[ "$variant" == *=* ]] && var="${variant#*=}=1"
-      for shape in 4:16:128 1:8:64; do
-        IFS=: read -r b h d <<<"$shape"
-        f="$out/quick_${name}_d${d}_${round}.json"
+      for shape in ${V3_QUICK_SHAPES:-4:16:128:16384 1:8:64:16384}; do
+        IFS=: read -r b h d seq <<<"$shape"
+        f="$out/quick_${name}_b${b}h${h}d${d}n${seq}_${round}.json"
         env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" --heads "$h" \
-          --head-dim "$d" --seq 16384 --pass "${V3_QUICK_PASS:-fwd}" --json "$f" >"${f%.json}.txt" 2>&1
+          --head-dim "$d" --seq "$seq" --pass "${V3_QUICK_PASS:-fwd}" --json "$f" >"${f%.json}.txt" 2>&1
         quick_files+=("$f")
       done
     done
@@ -141,10 +143,10 @@ if has quick; then
   note "quick: $(elapsed "$t" 1) s"
   python3 - "${quick_files[@]}" <<'PY' >>"$tables"
 import json, re, sys
-print("== flash-v3 variants (run --no-counters --reps 10, N16384), TFLOP/s, one column per round")
+print("== flash-v3 variants (run --no-counters --reps 10), TFLOP/s, one column per round")
 rates = {}
 for path in sys.argv[1:]:
-    name, d, rnd = re.search(r"quick_(\w+)_d(\d+)_(\d)\.json", path).groups()
+    name, rnd = re.search(r"quick_(\w+)_b\d+h\d+d\d+n\d+_(\d)\.json", path).groups()
     try:
         rows = json.load(open(path))["rows"]
     except Exception:
@@ -154,12 +156,27 @@ for path in sys.argv[1:]:
         flops = 4.0 * w["batch"] * w["heads"] * w["seq_len"] ** 2 * w["head_dim"]
         flops *= (0.5 if w["causal"] else 1.0) * (2.5 if w["pass"] == "bwd" else 1.0)
         rate = f"{flops / t['median_seconds'] / 1e12:.1f}" if t else row["status"]
-        key = (name, f"B{w['batch']} H{w['heads']} d{w['head_dim']} {w['pass']}",
+        key = (name, f"B{w['batch']} H{w['heads']} d{w['head_dim']} N{w['seq_len']} {w['pass']}",
                "causal" if w["causal"] else "full")
         rates.setdefault(key, []).append(rate)
 for (name, shape, mask), r in sorted(rates.items(), key=lambda kv: (kv[0][1], kv[0][2])):
-    print(f"  {shape:<16} {mask:<6} {name:<10} " + "  ".join(f"{x:>7}" for x in r))
+    print(f"  {shape:<24} {mask:<6} {name:<10} " + "  ".join(f"{x:>7}" for x in r))
 PY
+fi
+
+# quickbench: the quick leg's first-round reports of its first variant beside PyTorch's flash and
+# cuDNN backends (bench_vs_pytorch.py), at the same shapes.
+if has quickbench && has quick; then
+  t=$(seconds)
+  first="${V3_VARIANTS:-default}"
+  first="${first%% *}"
+  python3 scripts/bench_vs_pytorch.py "$out"/quick_"${first%%=*}"_*_1.json --torch flash,cudnn \
+    >"$out/quickbench.txt" 2>&1
+  note "quickbench: rc=$? in $(elapsed "$t" 1) s"
+  {
+    echo "== flash-v3 (${first%%=*}, quick round 1) beside PyTorch (bench_vs_pytorch.py --torch flash,cudnn)"
+    cat "$out/quickbench.txt"
+  } >>"$tables"
 fi
 
 # One `run` per shape group; rows that fail --verify print `incorrect` (counted below).
