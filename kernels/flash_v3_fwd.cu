@@ -58,7 +58,7 @@ struct V3FwdConfig {
   static constexpr int kConsumers = 2;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kColBlocks = kHeadDim / 64;  // 64-column (128-byte) blocks per row
-  static constexpr int kProducerRegisters = 32;
+  static constexpr int kProducerRegisters = 24;
   // Ping-pong between the consumers (file header): on for d = 64 and for causal d = 128, off
   // for non-causal d = 128, where it measured slower (H200, NOTES.md "flash-v3 forward").
   static constexpr bool ping_pong(bool causal) { return kHeadDim == 64 || causal; }
@@ -78,8 +78,14 @@ struct V3FwdConfig {
   static constexpr uint32_t kSlotOffset = kBarrierOffset + 8 * kNumBarriers;
   static constexpr std::size_t kSmemBytes = kSlotOffset + 2 * sizeof(int) + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory of sm_90");
-  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536,
-                "the warpgroups' register budgets exceed the register file");
+  // setmaxnreg moves registers within the CTA's allocation at launch: kThreads times the
+  // per-thread count that __launch_bounds__(kThreads, 1) gives (65536 / kThreads, rounded down
+  // to a multiple of 8: 168 for 384 threads). A larger total makes setmaxnreg.inc wait forever
+  // (a producer at 32 with consumers at 240 hung every launch on the H200).
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <=
+                    kThreads * kLaunchRegisters,
+                "the warpgroups' register budgets exceed the CTA's registers");
 };
 
 struct V3FwdParams {
