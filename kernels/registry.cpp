@@ -77,8 +77,7 @@ std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape
     case KernelId::kFlashV2:
       return flash_v2_workspace_bytes(shape);
     case KernelId::kFlashV3:
-      // The forward uses its first 4 bytes (a work counter) before the backward uses it all.
-      return flash_v3_backward_workspace_bytes(shape);
+      return flash_v3_backward_workspace_bytes(shape);  // the forward needs none
     case KernelId::kUnknown:
       break;
   }
