@@ -169,13 +169,18 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
       sm90::tma_prefetch_descriptor(&k_map);
       sm90::tma_prefetch_descriptor(&v_map);
       sm90::tma_prefetch_descriptor(&o_map);
+      // Shared-space addresses (one register each) of the tiles and barriers the loop uses.
+      const uint32_t sq = sm90::smem_u32(s_q), sk = sm90::smem_u32(s_k);
+      const uint32_t sv = sm90::smem_u32(s_v), bars = sm90::smem_u32(barriers);
+      constexpr uint32_t kQFull = 0, kQEmpty = 8, kKFull = 16, kVFull = kKFull + 8 * kStages;
+      constexpr uint32_t kKEmpty = kVFull + 8 * kStages, kVEmpty = kKEmpty + 8 * kStages;
       int kv_load = 0;  // K/V tiles loaded by this CTA so far, over all its work items
       for (int use = 0;; ++use) {
         const int t = p.next_tile != nullptr
                           ? static_cast<int>(atomicAdd(p.next_tile, 1u))
                           : static_cast<int>(blockIdx.x) + use * static_cast<int>(gridDim.x);
         // The slot and Q are free once the consumers' last S of the previous item read Q.
-        if (use > 0) sm90::mbarrier_wait(q_empty, (use - 1) & 1);
+        if (use > 0) sm90::mbarrier_wait(bars + kQEmpty, (use - 1) & 1);
         if (t >= p.total_tiles) {
           slots[use % 2] = -1;
           sm90::mbarrier_arrive(q_full);  // no bytes: the consumers wake to the -1
@@ -183,33 +188,32 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
         }
         slots[use % 2] = t;
         const Item it = item(t);
-        const int q_row = it.q0, kv_head = it.head;
-        sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
+        sm90::mbarrier_arrive_expect_tx(bars + kQFull, Cfg::kQBytes);
 #pragma unroll
         for (int c = 0; c < Cfg::kConsumers; ++c) {
 #pragma unroll
           for (int b = 0; b < Cfg::kColBlocks; ++b) {
-            sm90::tma_load_3d(s_q + b * Cfg::kQBlockBytes + c * Cfg::kRowsPerConsumer * 128, &q_map,
-                              q_full, b * 64, q_row + c * Cfg::kRowsPerConsumer, kv_head);
+            sm90::tma_load_3d(sq + b * Cfg::kQBlockBytes + c * Cfg::kRowsPerConsumer * 128, &q_map,
+                              bars + kQFull, b * 64, it.q0 + c * Cfg::kRowsPerConsumer, it.head);
           }
         }
         for (int tile = 0; tile < it.num_kv_tiles; ++tile, ++kv_load) {
-          const int stage = kv_load % kStages;
+          const uint32_t stage = kv_load % kStages;
           const uint32_t parity = ((kv_load / kStages) & 1) ^ 1;
           const int kv0 = tile * Cfg::kBlockKv;
-          if (kv_load >= kStages) sm90::mbarrier_wait(&k_empty[stage], parity);
-          sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKvBytes);
+          if (kv_load >= kStages) sm90::mbarrier_wait(bars + kKEmpty + 8 * stage, parity);
+          sm90::mbarrier_arrive_expect_tx(bars + kKFull + 8 * stage, Cfg::kKvBytes);
 #pragma unroll
           for (int b = 0; b < Cfg::kColBlocks; ++b) {
-            sm90::tma_load_3d(s_k + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &k_map,
-                              &k_full[stage], b * 64, kv0, kv_head);
+            sm90::tma_load_3d(sk + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &k_map,
+                              bars + kKFull + 8 * stage, b * 64, kv0, it.head);
           }
-          if (kv_load >= kStages) sm90::mbarrier_wait(&v_empty[stage], parity);
-          sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kKvBytes);
+          if (kv_load >= kStages) sm90::mbarrier_wait(bars + kVEmpty + 8 * stage, parity);
+          sm90::mbarrier_arrive_expect_tx(bars + kVFull + 8 * stage, Cfg::kKvBytes);
 #pragma unroll
           for (int b = 0; b < Cfg::kColBlocks; ++b) {
-            sm90::tma_load_3d(s_v + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &v_map,
-                              &v_full[stage], b * 64, kv0, kv_head);
+            sm90::tma_load_3d(sv + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &v_map,
+                              bars + kVFull + 8 * stage, b * 64, kv0, it.head);
           }
         }
       }
