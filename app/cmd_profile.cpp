@@ -186,7 +186,8 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->check(CLI::IsMember({"roofline", "full"}))
       ->capture_default_str();
   sub->add_option("--cache", options->cache,
-                  "cold: flush L2 before each profiled launch (as ncu --cache-control all); "
+                  "cold: empty the instruction caches and L2 before each profiled launch (as "
+                  "ncu --cache-control all); "
                   "warm: leave the caches as the program left them")
       ->check(CLI::IsMember({"cold", "warm"}))
       ->capture_default_str();

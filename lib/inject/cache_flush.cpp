@@ -1,5 +1,6 @@
 #include "lib/inject/cache_flush.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 // The PTX of flush_l2.cu (embed_text.cmake) and the fatbin of flush_icache.cmake
@@ -32,14 +33,16 @@ CacheFlush::CacheFlush(const Driver& driver, CUdevice device) : driver_(driver) 
   const int sms = attribute(driver, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   const int shared_per_sm =
       attribute(driver, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  const int shared_per_block =
+      attribute(driver, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   // Twice the L2, in whole 16-byte vectors (the kernel's loads).
   const size_t bytes = (2 * static_cast<size_t>(l2_bytes > 0 ? l2_bytes : (64 << 20))) / 16 * 16;
   vectors_ = bytes / 16;
   sms_ = static_cast<unsigned>(sms > 0 ? sms : 1);
   blocks_ = 4 * sms_;
   // More than half of an SM's shared memory: no SM runs two of the icache flush's CTAs, so the
-  // grid of one CTA per SM reaches every SM of an idle GPU.
-  icache_shared_ = static_cast<unsigned>(shared_per_sm / 2 + 1024);
+  // grid of one CTA per SM reaches every SM of an idle GPU (within what one CTA may ask for).
+  icache_shared_ = static_cast<unsigned>(std::min(shared_per_sm / 2 + 1024, shared_per_block));
   try {
     check(driver, "cuModuleLoadData",
           driver.module_load_data(&l2_module_, cuflash_roofline_flush_ptx));
