@@ -21,8 +21,8 @@ int attribute(const Driver& driver, CUdevice device, CUdevice_attribute which) {
   return value;
 }
 
-// The icache flush's CTA: one warp per segment of flush_icache.cmake (WARPS in CMakeLists.txt).
-constexpr unsigned kIcacheThreads = 4 * 32;
+// The icache flush's CTA: one warp per segment of flush_icache.cmake (CMakeLists.txt sets both).
+constexpr unsigned kIcacheThreads = ROOFLINE_ICACHE_FLUSH_WARPS * 32;
 // The L2 flush's CTAs: 4 per SM of 256 threads.
 constexpr unsigned kL2Threads = 256;
 

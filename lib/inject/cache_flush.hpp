@@ -1,8 +1,9 @@
 // The cold caches of `--cache cold`, in the program's context, before a profiled launch, as
 // `ncu --cache-control all` leaves them:
 //   - the instruction caches: cuflash_roofline_flush_icache (flush_icache.cmake), one CTA per SM
-//     of 4 warps running 4,096 distinct instructions each (256 KB of code), so that the kernel
-//     fetches its code again;
+//     of 4 warps running 4,096 distinct instructions each (256 KB of code, more than the
+//     128 KB L1 instruction cache measured on Volta; Hopper's sizes are not published), so
+//     that the kernel fetches its code again;
 //   - L2: a buffer twice the L2 size, read once by cuflash_roofline_flush_l2 (flush_l2.cu).
 #pragma once
 
@@ -16,8 +17,8 @@ namespace roofline::inject {
 inline constexpr const char* kFlushL2Kernel = "cuflash_roofline_flush_l2";
 inline constexpr const char* kFlushIcacheKernel = "cuflash_roofline_flush_icache";
 
-// Move-only owner of the buffers and modules in one context. Construct and destroy with that
-// context current. Throws std::runtime_error with the driver's message.
+// Owner (not copyable) of the buffers and modules in one context. Construct and destroy with
+// that context current. Throws std::runtime_error with the driver's message.
 class CacheFlush {
  public:
   CacheFlush(const Driver& driver, CUdevice device);
