@@ -18,7 +18,8 @@
 #     the CI gate runs it: counters on, --verify):
 #     exit 0 when none got slower. Skipped without BASE_TOOL.
 #
-# Environment: V3_BIG=0 leaves out the B4 H16 N16384 rows from `verify`/`bench`;
+# Environment: V3_GRID_TIMEOUT (default 300 s) and V3_RUN_TIMEOUT (90 s) bound each grid and
+# each quick `run`, so that a hanging kernel costs one command. V3_BIG=0 leaves out the B4 H16 N16384 rows from `verify`/`bench`;
 # V3_PROFILE_SEQ (default 16384), V3_PROFILE_PASS (fwd,bwd) and V3_PROFILE_REPS (5) shape the
 # profile.
 #
@@ -32,6 +33,9 @@ rm -rf "$out"
 mkdir -p "$final" "$out"
 stages="${*:-build sass grid sanitize verify bench profile gate}"
 profile_seq="${V3_PROFILE_SEQ:-16384}"
+# A kernel that hangs must cost one command, not the whole device call.
+grid_limit="${V3_GRID_TIMEOUT:-300}"
+run_limit="${V3_RUN_TIMEOUT:-90}"
 summary="$out/summary.txt"
 tables="$out/tables.txt"
 : >"$summary"
@@ -95,12 +99,12 @@ fi
 
 if has grid; then
   t=$(seconds)
-  "$tests" -tc='flash-v3*' >"$out/grid.log" 2>&1
+  timeout "$grid_limit" "$tests" -tc='flash-v3*' >"$out/grid.log" 2>&1
   note "grid (gpu_kernel_tests -tc='flash-v3*'): rc=$? in $(elapsed "$t" 1) s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid.log" | tr '\n' ' ')"
   for variant in ${V3_VARIANTS:-}; do
     [[ "$variant" == *=* ]] || continue
     t=$(seconds)
-    env "${variant#*=}=1" "$tests" -tc='flash-v3*' >"$out/grid_${variant%%=*}.log" 2>&1
+    timeout "$grid_limit" env "${variant#*=}=1" "$tests" -tc='flash-v3*' >"$out/grid_${variant%%=*}.log" 2>&1
     note "grid (flash-v3, ${variant%%=*}): rc=$? in $(elapsed "$t" 1) s; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/grid_${variant%%=*}.log" | tr '\n' ' ')"
   done
 fi
@@ -134,7 +138,7 @@ if has quick; then
       for shape in ${V3_QUICK_SHAPES:-4:16:128:16384 1:8:64:16384}; do
         IFS=: read -r b h d seq <<<"$shape"
         f="$out/quick_${name}_b${b}h${h}d${d}n${seq}_${round}.json"
-        env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" --heads "$h" \
+        timeout "$run_limit" env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" --heads "$h" \
           --head-dim "$d" --seq "$seq" --pass "${V3_QUICK_PASS:-fwd}" --json "$f" >"${f%.json}.txt" 2>&1
         quick_files+=("$f")
       done
