@@ -14,7 +14,8 @@
 //
 // Main kernel: one CTA per Bc = 128 keys of one head, 3 warpgroups. Warpgroup 0 is the
 // producer (its registers cut to 24 with setmaxnreg): one thread loads the CTA's K and V once
-// and then, for every query tile of Br = 64 rows, Q, dO (TMA, 128-byte swizzle) and the LSE
+// and then, for every query tile of Br rows (64 at d = 128, 128 at d = 64: v3_bwd_block_q),
+// Q, dO (TMA, 128-byte swizzle) and the LSE
 // and D slices (TMA) into a two-stage ring guarded by full/empty mbarriers. Warpgroups 1 and 2
 // (240 registers each) own 64 keys each and keep dK and dV (64 x d, FP32) in registers for the
 // whole loop. Per query tile each issues S^T = K_w Q^T and dP^T = V_w dO^T as two wgmma groups
@@ -22,10 +23,10 @@
 // LSE·log2e) while dP^T is still running; issues dV += P^T dO with P^T straight from the
 // accumulator registers as the A fragment (dO read N-major through the transpose bit); forms
 // dS^T = P^T ∘ (dP^T − D) when dP^T lands; issues dK += dS^T Q the same way; and writes dS^T
-// to shared memory (swizzled, two buffers) for dQ.
+// to shared memory (swizzled; two buffers at d = 128, one at d = 64) for dQ.
 //
-// dQ strategy: each consumer warpgroup stages its 64 x 64 FP32 dQ tile in shared memory
-// (128-byte swizzled, 16 KB per warpgroup) and one of its threads adds it to a padded FP32
+// dQ strategy: each consumer warpgroup stages its Br x 64 FP32 dQ tile in shared memory
+// (128-byte swizzled, 16 or 32 KB per warpgroup) and one of its threads adds it to a padded FP32
 // workspace with two bulk tensor reductions (cp.reduce.async.bulk.tensor .add), then one
 // conversion kernel. Measured on the H200 against per-thread float2 atomics of the same tile,
 // same binary: 484 against 400 TFLOP/s at B4 H16 N16384 d128, 352 against 300 at B1 H8 N16384
@@ -60,33 +61,47 @@ namespace roofline::kernels {
 namespace {
 
 constexpr int kV3BwdBlockKv = 128;  // keys per CTA, 64 per consumer warpgroup
-constexpr int kV3BwdBlockQ = 64;    // queries per pipeline stage
 constexpr int kV3BwdStages = 2;
 constexpr int kV3BwdThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kSwizzleRowBytes = 128;
 constexpr int kChunkCols = kSwizzleRowBytes / 2;  // halves per 128-byte swizzled row
 
+// Queries per pipeline stage: 128 at d = 64 (twice the work per step and per barrier, and
+// S^T/dP^T as m64n128 GEMMs), 64 at d = 128 (its registers hold dK and dV of 64 x 128).
+constexpr int v3_bwd_block_q(int head_dim) {
+  return head_dim == 64 ? 128 : 64;
+}
+
 template <int kHeadDim>
 struct V3BwdConfig {
+  static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
+  static constexpr int kQHalves = kBlockQ / 64;  // 64-query halves of a stage (dQ's wgmma M)
   static constexpr int kChunks = kHeadDim / kChunkCols;
   // Shared tiles are stored as kChunks column chunks of [rows][64 halves], 128B-swizzled
   // (the TMA box layout); every tile and chunk starts on a 1024-byte boundary.
   static constexpr int kKvChunkBytes = kV3BwdBlockKv * kSwizzleRowBytes;
-  static constexpr int kQChunkBytes = kV3BwdBlockQ * kSwizzleRowBytes;
+  static constexpr int kQChunkBytes = kBlockQ * kSwizzleRowBytes;
   static constexpr int kKvTileBytes = kChunks * kKvChunkBytes;
   static constexpr int kQTileBytes = kChunks * kQChunkBytes;
-  static constexpr int kDsBytes = kV3BwdBlockKv * kV3BwdBlockQ * 2;  // dS^T, [key][query]
-  static constexpr int kVecBytes = kV3BwdBlockQ * 4;                 // one LSE or D slice
+  // dS^T, [key][query] in 64-query chunks of [128 keys][64 halves]. Two buffers when the
+  // warpgroups read each other's rows (split dQ columns, d = 128): the other one may still be
+  // read by the previous step's dQ GEMM. One at d = 64, where each reads only its own rows
+  // after its own previous dQ GEMM has completed (and two would not fit beside 128-query
+  // stages).
+  static constexpr int kDsChunkBytes = kV3BwdBlockKv * kSwizzleRowBytes;
+  static constexpr int kDsBytes = kDsChunkBytes * kQHalves;
+  static constexpr int kDsBuffers = kHeadDim == 64 ? 1 : 2;
+  static constexpr int kVecBytes = kBlockQ * 4;  // one LSE or D slice
   static constexpr int kOffK = 0;
   static constexpr int kOffV = kOffK + kKvTileBytes;
   static constexpr int kOffQ = kOffV + kKvTileBytes;
   static constexpr int kOffDo = kOffQ + kV3BwdStages * kQTileBytes;
   static constexpr int kOffDs = kOffDo + kV3BwdStages * kQTileBytes;
-  static constexpr int kOffLse = kOffDs + 2 * kDsBytes;
+  static constexpr int kOffLse = kOffDs + kDsBuffers * kDsBytes;
   static constexpr int kOffDrow = kOffLse + kV3BwdStages * kVecBytes;
-  // dQ staging for the bulk reduce-add: per consumer warpgroup 64 rows x 64 FP32 columns as two
-  // [64 rows][32 floats] boxes, 128B-swizzled.
-  static constexpr int kDqBoxBytes = kV3BwdBlockQ * kSwizzleRowBytes;
+  // dQ staging for the bulk reduce-add: per consumer warpgroup kBlockQ rows x 64 FP32 columns
+  // as two [kBlockQ rows][32 floats] boxes, 128B-swizzled.
+  static constexpr int kDqBoxBytes = kBlockQ * kSwizzleRowBytes;
   static constexpr int kDqStageBytes = 2 * kDqBoxBytes;
   static constexpr int kOffDqStage = kOffDrow + kV3BwdStages * kVecBytes;
   static constexpr int kOffBarriers = kOffDqStage + 2 * kDqStageBytes;
@@ -108,7 +123,7 @@ struct V3BwdParams {
   T* d_k;
   T* d_v;
   int seq_len;
-  int n_pad;  // seq_len rounded up to kV3BwdBlockQ
+  int n_pad;  // seq_len rounded up to the stage's queries (v3_bwd_block_q)
   float scale;
   float scale_log2;
 };
@@ -206,6 +221,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   using Cfg = V3BwdConfig<kHeadDim>;
   using sm90::Wgmma;
   static_assert(kDqOwnKeys || kHeadDim == 128, "split dQ columns are 64-column blocks");
+  constexpr int kBlockQ = Cfg::kBlockQ;
   constexpr int kDqPasses = kDqOwnKeys ? Cfg::kChunks : 1;
   constexpr int kDqKeys = kDqOwnKeys ? kV3BwdBlockKv / 2 : kV3BwdBlockKv;
   extern __shared__ unsigned char smem_raw[];
@@ -226,8 +242,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   const int tid = threadIdx.x;
   const int kv0 = blockIdx.x * kV3BwdBlockKv;
   const int head = blockIdx.y;
-  const int first_q_tile = kCausal ? kv0 / kV3BwdBlockQ : 0;
-  const int steps = p.n_pad / kV3BwdBlockQ - first_q_tile;
+  const int first_q_tile = kCausal ? kv0 / kBlockQ : 0;
+  const int steps = p.n_pad / kBlockQ - first_q_tile;
 
   if (tid == 0) {
     sm90::mbarrier_init(bar_kv, 1);
@@ -257,7 +273,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         const int use = step / kV3BwdStages;
         // Wait until both consumer warpgroups released this stage's previous use.
         if (use > 0) sm90::mbarrier_wait(bar_empty + stage, (use - 1) & 1);
-        const int q0 = (first_q_tile + step) * kV3BwdBlockQ;
+        const int q0 = (first_q_tile + step) * kBlockQ;
         uint64_t* full = bar_full + stage;
         sm90::mbarrier_arrive_expect_tx(full, Cfg::kStageTxBytes);
 #pragma unroll
@@ -303,47 +319,46 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 
   for (int step = 0; step < steps; ++step) {
     const int stage = step % kV3BwdStages;
-    const int q0 = (first_q_tile + step) * kV3BwdBlockQ;
+    const int q0 = (first_q_tile + step) * kBlockQ;
     const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
     const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
     sm90::mbarrier_wait(bar_full + stage, (step / kV3BwdStages) & 1);
 
     // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
-    const bool active = !kCausal || wg_key0 <= q0 + kV3BwdBlockQ - 1;
-    uint32_t p_frag[kV3BwdBlockQ / 16][4];
-    uint32_t ds_frag[kV3BwdBlockQ / 16][4];
+    const bool active = !kCausal || wg_key0 <= q0 + kBlockQ - 1;
+    uint32_t p_frag[kBlockQ / 16][4];
+    uint32_t ds_frag[kBlockQ / 16][4];
     if (active) {
-      // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x 64 queries each), two commit groups so
-      // that P is computed while dP is still on the tensor cores.
-      float s[kV3BwdBlockQ / 2];
-      float dp[kV3BwdBlockQ / 2];
+      // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
+      // so that P is computed while dP is still on the tensor cores.
+      float s[kBlockQ / 2];
+      float dp[kBlockQ / 2];
       sm90::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
         const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-        Wgmma<64, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
-                                        sm90::kmajor_desc(q_tile + q_off), kk > 0);
+        Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
+                                             sm90::kmajor_desc(q_tile + q_off), kk > 0);
       }
       sm90::wgmma_commit();
 #pragma unroll
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
         const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-        Wgmma<64, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
-                                        sm90::kmajor_desc(do_tile + q_off), kk > 0);
+        Wgmma<kBlockQ, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
+                                             sm90::kmajor_desc(do_tile + q_off), kk > 0);
       }
       sm90::wgmma_commit();
 
       // P^T from the saved LSE. Column c of the tile is query q0 + c.
-      const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kV3BwdBlockQ;
-      const float* drow =
-          reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kV3BwdBlockQ;
+      const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kBlockQ;
+      const float* drow = reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kBlockQ;
       const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
       sm90::wgmma_wait<1>();
       sm90::fence_registers(s);
 #pragma unroll
-      for (int j = 0; j < kV3BwdBlockQ / 8; ++j) {
+      for (int j = 0; j < kBlockQ / 8; ++j) {
         const int col = 8 * j + 2 * tq;
         const float2 l = *reinterpret_cast<const float2*>(lse + col);
 #pragma unroll
@@ -359,7 +374,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       }
       // Accumulator -> A fragment: the n8 blocks 2kk and 2kk+1 form the k16 slice kk.
 #pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           p_frag[kk][r] = pack2<T>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
@@ -368,7 +383,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       // dV += P^T dO; dO is [query][d]: an N-major B operand.
       sm90::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
         Wgmma<kHeadDim, T>::template rs<1>(
             dv, p_frag[kk], sm90::mnmajor_desc(do_tile + kk * 2048, Cfg::kQChunkBytes), true);
       }
@@ -380,7 +395,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       sm90::wgmma_wait<1>();
       sm90::fence_registers(dp);
 #pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
@@ -392,23 +407,24 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       }
     } else {
 #pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) p_frag[kk][r] = ds_frag[kk][r] = 0u;
       }
     }
 
-    // dS^T to shared memory as [key][query] 128-byte swizzled rows (two buffers: the other
-    // one may still be read by the previous tile's dQ GEMM of the other warpgroup).
+    // dS^T to shared memory as [key][query] 128-byte swizzled rows, in 64-query chunks
+    // (Cfg::kDsBuffers says why one or two buffers).
     // ds_frag[kk][r] holds row r0 + 8·(r % 2), queries 16·kk + 8·(r / 2) + 2·tq and + 1.
-    unsigned char* ds_buf = smem + Cfg::kOffDs + (step % 2) * Cfg::kDsBytes;
+    const int ds_buffer = step % Cfg::kDsBuffers;
+    unsigned char* ds_buf = smem + Cfg::kOffDs + ds_buffer * Cfg::kDsBytes;
 #pragma unroll
-    for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+    for (int kk = 0; kk < kBlockQ / 16; ++kk) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int row = 64 * wg + r0 + 8 * (r % 2);
         const int col = 16 * kk + 8 * (r / 2) + 2 * tq;
-        *reinterpret_cast<uint32_t*>(ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsBytes)) =
+        *reinterpret_cast<uint32_t*>(ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsChunkBytes)) =
             ds_frag[kk][r];
       }
     }
@@ -418,7 +434,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       // dK += dS^T Q; Q is [query][d]: an N-major B operand.
       sm90::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
+      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
         Wgmma<kHeadDim, T>::template rs<1>(
             dk, ds_frag[kk], sm90::mnmajor_desc(q_tile + kk * 2048, Cfg::kQChunkBytes), true);
       }
@@ -432,58 +448,66 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       sm90::named_barrier_sync(1, 256);
     }
 
-    // dQ (64 queries x 64 columns per pass) = dS K: A = dS^T read M-major, B = K read N-major.
-    const uint32_t ds_tile = dq_a + (step % 2) * Cfg::kDsBytes;
+    // dQ (kBlockQ queries x 64 columns) = dS K: A = dS^T read M-major, one wgmma M of 64 queries
+    // per 64-query chunk; B = K read N-major. One 64-column block: the warpgroup's own (split
+    // columns, d = 128) or the only one (d = 64).
+    static_assert(kDqPasses == 1, "dQ is one 64-column block per warpgroup and step");
+    const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
+    const int block = kDqOwnKeys ? 0 : wg;  // 64-column block of dQ (and of K)
+    float dq[Cfg::kQHalves][32];
+    sm90::wgmma_fence();
 #pragma unroll
-    for (int pass = 0; pass < kDqPasses; ++pass) {
-      const int block = kDqOwnKeys ? pass : wg;  // 64-column block of dQ (and of K)
-      float dq[32];
-      sm90::wgmma_fence();
+    for (int h = 0; h < Cfg::kQHalves; ++h) {
 #pragma unroll
       for (int kk = 0; kk < kDqKeys / 16; ++kk) {
         Wgmma<64, T>::template ss<1, 1>(
-            dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsBytes),
+            dq[h],
+            sm90::mnmajor_desc(ds_tile + h * Cfg::kDsChunkBytes + kk * 2048, Cfg::kDsChunkBytes),
             sm90::mnmajor_desc(dq_b + block * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
             kk > 0);
       }
-      sm90::wgmma_commit();
-      sm90::wgmma_wait<0>();
-      sm90::fence_registers(dq);
-      if (pass == 0) {
-        sm90::fence_registers(dk);
-        sm90::fence_registers(dv);
+    }
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
 #pragma unroll
-        for (int kk = 0; kk < kV3BwdBlockQ / 16; ++kk) {
-          sm90::fence_registers(p_frag[kk]);
-          sm90::fence_registers(ds_frag[kk]);
-        }
-        // Q, dO, LSE and D of this stage are no longer read.
-        sm90::mbarrier_arrive(bar_empty + stage);
-      }
+    for (int h = 0; h < Cfg::kQHalves; ++h) sm90::fence_registers(dq[h]);
+    sm90::fence_registers(dk);
+    sm90::fence_registers(dv);
+#pragma unroll
+    for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+      sm90::fence_registers(p_frag[kk]);
+      sm90::fence_registers(ds_frag[kk]);
+    }
+    // Q, dO, LSE and D of this stage are no longer read.
+    sm90::mbarrier_arrive(bar_empty + stage);
 
-      // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
-      // bulk tensor reductions. The previous reductions must have read the staging buffer.
-      if (t == 0) sm90::tma_store_wait_read();
-      sm90::named_barrier_sync(3 + wg, 128);
-      unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
+    // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
+    // bulk tensor reductions. The previous reductions must have read the staging buffer.
+    if (t == 0) sm90::tma_store_wait_read();
+    sm90::named_barrier_sync(3 + wg, 128);
+    unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
+#pragma unroll
+    for (int h = 0; h < Cfg::kQHalves; ++h) {
+      const int row = 64 * h + r0;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         // Column c of the 64-column block is half-column 2c of the shared swizzle helper.
         const int col = 8 * j + 2 * tq;
-        *reinterpret_cast<float2*>(staging + sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[4 * j], dq[4 * j + 1]);
         *reinterpret_cast<float2*>(staging +
-                                   sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[4 * j + 2], dq[4 * j + 3]);
+                                   sm90::swizzled_offset(row, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[h][4 * j], dq[h][4 * j + 1]);
+        *reinterpret_cast<float2*>(staging +
+                                   sm90::swizzled_offset(row + 8, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[h][4 * j + 2], dq[h][4 * j + 3]);
       }
-      sm90::fence_proxy_async();
-      sm90::named_barrier_sync(3 + wg, 128);
-      if (t == 0) {
-        sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
-        sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
-                                head);
-        sm90::tma_store_commit();
-      }
+    }
+    sm90::fence_proxy_async();
+    sm90::named_barrier_sync(3 + wg, 128);
+    if (t == 0) {
+      sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
+      sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
+                              head);
+      sm90::tma_store_commit();
     }
   }
   // The reductions must be done before the dQ conversion kernel reads the accumulator.
@@ -518,7 +542,7 @@ struct V3BwdMaps {
 };
 
 // Q, K, V, dO as (d, N, B*H) FP16 or BF16 in 64-column boxes, 128B-swizzled, rows past N read as
-// zeros; the padded LSE and D vectors as (n_pad, B*H) FP32 in 64-entry boxes.
+// zeros; the padded LSE and D vectors as (n_pad, B*H) FP32 in boxes of a stage's queries.
 cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& buffers,
                          const float* lse_log2, const float* d_rowsum, const float* dq_accum,
                          int n_pad, V3BwdMaps* maps) {
@@ -529,25 +553,27 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   const std::uint64_t heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
   const TmaElement element =
       shape.dtype == DType::kBf16 ? TmaElement::kBfloat16 : TmaElement::kHalf;
+  const int block_q = v3_bwd_block_q(shape.head_dim);
   const auto tile_map = [&](CUtensorMap* map, const void* data, int box_rows) {
     return sm90::encode_tensor_map_3d(map, element, data, d, rows, heads, kChunkCols,
                                       static_cast<std::uint32_t>(box_rows), TmaSwizzle::k128B);
   };
   const auto vector_map = [&](CUtensorMap* map, const float* data) {
     return sm90::encode_tensor_map_3d(map, TmaElement::kFloat, data,
-                                      static_cast<std::uint64_t>(n_pad), heads, 1, kV3BwdBlockQ, 1,
-                                      TmaSwizzle::kNone);
+                                      static_cast<std::uint64_t>(n_pad), heads, 1,
+                                      static_cast<std::uint32_t>(block_q), 1, TmaSwizzle::kNone);
   };
-  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->q, buffers.q, kV3BwdBlockQ));
-  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->d_o, buffers.d_o, kV3BwdBlockQ));
+  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->q, buffers.q, block_q));
+  ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->d_o, buffers.d_o, block_q));
   ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->k, buffers.k, kV3BwdBlockKv));
   ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->v, buffers.v, kV3BwdBlockKv));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->lse, lse_log2));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->drow, d_rowsum));
-  // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x 64 rows, 128B-swizzled.
+  // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x block_q rows,
+  // 128B-swizzled.
   return sm90::encode_tensor_map_3d(&maps->dq, TmaElement::kFloat, dq_accum, d,
-                                    static_cast<std::uint64_t>(n_pad), heads, 32, kV3BwdBlockQ,
-                                    TmaSwizzle::k128B);
+                                    static_cast<std::uint64_t>(n_pad), heads, 32,
+                                    static_cast<std::uint32_t>(block_q), TmaSwizzle::k128B);
 }
 
 template <typename T, int kHeadDim, bool kCausal>
@@ -584,7 +610,8 @@ struct V3BwdWorkspace {
 };
 
 int padded_seq_len(const AttentionShape& shape) {
-  return ceil_div(shape.seq_len, kV3BwdBlockQ) * kV3BwdBlockQ;
+  const int block_q = v3_bwd_block_q(shape.head_dim);
+  return ceil_div(shape.seq_len, block_q) * block_q;
 }
 
 V3BwdWorkspace carve_v3_workspace(const AttentionShape& shape, void* base) {

@@ -35,7 +35,9 @@
 //
 // Element type: the kernel is a template on T (__half or __nv_bfloat16); only the wgmma type
 // suffix, the tensor maps' element type and the packing of P and O depend on it.
+#include <algorithm>
 #include <cfloat>
+#include <cstdlib>
 
 #include "kernels/common.cuh"
 #include "kernels/hopper/sm90.cuh"
@@ -67,15 +69,34 @@ struct V3FwdConfig {
   static constexpr uint32_t kKvBlockBytes = kBlockKv * 128;
   static constexpr uint32_t kKvBytes = kKvBlockBytes * kColBlocks;  // one stage of K (or V)
   static constexpr uint32_t kRowsPerConsumer = 64;
-  // Q, K stages, V stages, then the mbarriers; +1024 to align the base to a swizzle atom.
-  static constexpr uint32_t kBarrierOffset = kQBytes + 2 * kStages * kKvBytes;
-  static constexpr std::size_t kSmemBytes = kBarrierOffset + 8 * (1 + 4 * kStages) + 1024;
-  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <= 65536,
-                "the warpgroups' register budgets exceed the register file");
+  // Q, K stages, V stages, the O staging tile (the epilogue's TMA store reads it while the next
+  // tile's Q loads), then the mbarriers and the two tile slots; +1024 to align the base to a
+  // swizzle atom.
+  static constexpr uint32_t kOOffset = kQBytes + 2 * kStages * kKvBytes;
+  static constexpr uint32_t kBarrierOffset = kOOffset + kQBytes;
+  static constexpr int kNumBarriers = 2 + 4 * kStages;  // q_full, q_empty, K/V full and empty
+  static constexpr uint32_t kSlotOffset = kBarrierOffset + 8 * kNumBarriers;
+  static constexpr std::size_t kSmemBytes = kSlotOffset + 2 * sizeof(int) + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory of sm_90");
+  // setmaxnreg moves registers within the CTA's allocation at launch: kThreads times the
+  // per-thread count that __launch_bounds__(kThreads, 1) gives (65536 / kThreads, rounded down
+  // to a multiple of 8: 168 for 384 threads). A larger total makes setmaxnreg.inc wait forever
+  // (a producer at 32 with consumers at 240 hung every launch on the H200).
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  static_assert(128 * kProducerRegisters + 128 * kConsumers * kConsumerRegisters <=
+                    kThreads * kLaunchRegisters,
+                "the warpgroups' register budgets exceed the CTA's registers");
 };
 
 struct V3FwdParams {
   float* lse;
+  // Work items, in the order they are handed out: t -> head t / num_q_tiles, query tile
+  // t % num_q_tiles (counted from the last when causal: longest first within a head).
+  int num_q_tiles;
+  int total_tiles;
+  // Causal: a counter, zero at launch, that hands the next work item to whichever CTA asks
+  // (the lengths differ); nullptr: CTA c takes items c, c + gridDim.x, ... (all the same length).
+  unsigned* next_tile;
   int seq_len;
   float scale;       // 1/sqrt(d)
   float scale_log2;  // scale · log2(e)
@@ -99,23 +120,35 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   unsigned char* s_q = smem;
   unsigned char* s_k = s_q + Cfg::kQBytes;
   unsigned char* s_v = s_k + kStages * Cfg::kKvBytes;
+  unsigned char* s_o = smem + Cfg::kOOffset;
   uint64_t* barriers = reinterpret_cast<uint64_t*>(smem + Cfg::kBarrierOffset);
   uint64_t* q_full = barriers;
-  uint64_t* k_full = barriers + 1;
+  uint64_t* q_empty = barriers + 1;
+  uint64_t* k_full = barriers + 2;
   uint64_t* v_full = k_full + kStages;
   uint64_t* k_empty = v_full + kStages;
   uint64_t* v_empty = k_empty + kStages;
+  // The work item of each use of the Q tile (alternating slots), -1 when there is none left.
+  volatile int* slots = reinterpret_cast<volatile int*>(smem + Cfg::kSlotOffset);
 
   const int n = p.seq_len;
-  const int num_q_tiles = ceil_div(n, Cfg::kBlockQ);
-  const int q_tile = kCausal ? num_q_tiles - 1 - static_cast<int>(blockIdx.x) : blockIdx.x;
-  const int q0 = q_tile * Cfg::kBlockQ;
-  const int head = blockIdx.y;
-  const int kv_end = kCausal ? min(n, q0 + Cfg::kBlockQ) : n;
-  const int num_kv_tiles = ceil_div(kv_end, Cfg::kBlockKv);
+  // The query tile, head and key-tile count of work item t.
+  struct Item {
+    int q0, head, num_kv_tiles;
+  };
+  auto item = [&](int t) {
+    const int head = t / p.num_q_tiles;
+    const int i = t - head * p.num_q_tiles;
+    const int q_tile = kCausal ? p.num_q_tiles - 1 - i : i;
+    const int q0 = q_tile * Cfg::kBlockQ;
+    const int kv_end = kCausal ? min(n, q0 + Cfg::kBlockQ) : n;
+    return Item{q0, head, ceil_div(kv_end, Cfg::kBlockKv)};
+  };
 
   if (threadIdx.x == 0) {
     sm90::mbarrier_init(q_full, 1);
+    // Released by each consumer warp once the tile's last S = Q·Kᵀ has read Q.
+    sm90::mbarrier_init(q_empty, 4 * Cfg::kConsumers);
     for (int s = 0; s < kStages; ++s) {
       sm90::mbarrier_init(&k_full[s], 1);
       sm90::mbarrier_init(&v_full[s], 1);
@@ -136,32 +169,52 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
       sm90::tma_prefetch_descriptor(&k_map);
       sm90::tma_prefetch_descriptor(&v_map);
       sm90::tma_prefetch_descriptor(&o_map);
-      sm90::mbarrier_arrive_expect_tx(q_full, Cfg::kQBytes);
-#pragma unroll
-      for (int c = 0; c < Cfg::kConsumers; ++c) {
-#pragma unroll
-        for (int b = 0; b < Cfg::kColBlocks; ++b) {
-          sm90::tma_load_3d(s_q + b * Cfg::kQBlockBytes + c * Cfg::kRowsPerConsumer * 128, &q_map,
-                            q_full, b * 64, q0 + c * Cfg::kRowsPerConsumer, head);
+      // Shared-space addresses (one register each) of the tiles and barriers the loop uses.
+      const uint32_t sq = sm90::smem_u32(s_q), sk = sm90::smem_u32(s_k);
+      const uint32_t sv = sm90::smem_u32(s_v), bars = sm90::smem_u32(barriers);
+      constexpr uint32_t kQFull = 0, kQEmpty = 8, kKFull = 16, kVFull = kKFull + 8 * kStages;
+      constexpr uint32_t kKEmpty = kVFull + 8 * kStages, kVEmpty = kKEmpty + 8 * kStages;
+      int kv_load = 0;  // K/V tiles loaded by this CTA so far, over all its work items
+      for (int use = 0;; ++use) {
+        const int t = p.next_tile != nullptr
+                          ? static_cast<int>(atomicAdd(p.next_tile, 1u))
+                          : static_cast<int>(blockIdx.x) + use * static_cast<int>(gridDim.x);
+        // The slot and Q are free once the consumers' last S of the previous item read Q.
+        if (use > 0) sm90::mbarrier_wait(bars + kQEmpty, (use - 1) & 1);
+        if (t >= p.total_tiles) {
+          slots[use % 2] = -1;
+          sm90::mbarrier_arrive(q_full);  // no bytes: the consumers wake to the -1
+          break;
         }
-      }
-      for (int tile = 0; tile < num_kv_tiles; ++tile) {
-        const int stage = tile % kStages;
-        const uint32_t parity = ((tile / kStages) & 1) ^ 1;
-        const int kv0 = tile * Cfg::kBlockKv;
-        if (tile >= kStages) sm90::mbarrier_wait(&k_empty[stage], parity);
-        sm90::mbarrier_arrive_expect_tx(&k_full[stage], Cfg::kKvBytes);
+        slots[use % 2] = t;
+        const Item it = item(t);
+        sm90::mbarrier_arrive_expect_tx(bars + kQFull, Cfg::kQBytes);
 #pragma unroll
-        for (int b = 0; b < Cfg::kColBlocks; ++b) {
-          sm90::tma_load_3d(s_k + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &k_map,
-                            &k_full[stage], b * 64, kv0, head);
+        for (int c = 0; c < Cfg::kConsumers; ++c) {
+#pragma unroll
+          for (int b = 0; b < Cfg::kColBlocks; ++b) {
+            sm90::tma_load_3d(sq + b * Cfg::kQBlockBytes + c * Cfg::kRowsPerConsumer * 128, &q_map,
+                              bars + kQFull, b * 64, it.q0 + c * Cfg::kRowsPerConsumer, it.head);
+          }
         }
-        if (tile >= kStages) sm90::mbarrier_wait(&v_empty[stage], parity);
-        sm90::mbarrier_arrive_expect_tx(&v_full[stage], Cfg::kKvBytes);
+        for (int tile = 0; tile < it.num_kv_tiles; ++tile, ++kv_load) {
+          const uint32_t stage = kv_load % kStages;
+          const uint32_t parity = ((kv_load / kStages) & 1) ^ 1;
+          const int kv0 = tile * Cfg::kBlockKv;
+          if (kv_load >= kStages) sm90::mbarrier_wait(bars + kKEmpty + 8 * stage, parity);
+          sm90::mbarrier_arrive_expect_tx(bars + kKFull + 8 * stage, Cfg::kKvBytes);
 #pragma unroll
-        for (int b = 0; b < Cfg::kColBlocks; ++b) {
-          sm90::tma_load_3d(s_v + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &v_map,
-                            &v_full[stage], b * 64, kv0, head);
+          for (int b = 0; b < Cfg::kColBlocks; ++b) {
+            sm90::tma_load_3d(sk + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &k_map,
+                              bars + kKFull + 8 * stage, b * 64, kv0, it.head);
+          }
+          if (kv_load >= kStages) sm90::mbarrier_wait(bars + kVEmpty + 8 * stage, parity);
+          sm90::mbarrier_arrive_expect_tx(bars + kVFull + 8 * stage, Cfg::kKvBytes);
+#pragma unroll
+          for (int b = 0; b < Cfg::kColBlocks; ++b) {
+            sm90::tma_load_3d(sv + stage * Cfg::kKvBytes + b * Cfg::kKvBlockBytes, &v_map,
+                              bars + kVFull + 8 * stage, b * 64, kv0, it.head);
+          }
         }
       }
     }
@@ -175,20 +228,20 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   const int warp = thread / 32;
   const int lane = thread % 32;
   const int quad = lane % 4;
-  // Rows of this thread: row_base (h = 0) and row_base + 8 (h = 1), relative to the tile.
+  // Rows of this thread within the tile: local_row (h = 0) and local_row + 8 (h = 1).
   const int local_row = consumer * Cfg::kRowsPerConsumer + warp * 16 + lane / 4;
-  const int row_base = q0 + local_row;
 
   const uint32_t q_base = sm90::smem_u32(s_q) + consumer * Cfg::kRowsPerConsumer * 128;
   const uint32_t k_base = sm90::smem_u32(s_k);
   const uint32_t v_base = sm90::smem_u32(s_v);
 
+  // The work item's state; the lambdas below read it.
+  int q0 = 0, num_kv_tiles = 0;
+  int kv_first = 0;  // K/V tiles this CTA consumed before this item (the ring's position)
   float o_acc[kORegs];
-#pragma unroll
-  for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
   float s_acc[kSRegs];
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.f, 0.f};  // this thread's share; the quad is summed at the end
+  float row_max[2];
+  float row_sum[2];  // this thread's share; the quad is summed at the end
 
   // S = Q · K(stage)ᵀ, issued and committed (not waited for). Descriptors are computed (and
   // pinned) before the batch opens: ordinary instructions that define a wgmma operand inside an
@@ -241,7 +294,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = kv0 + j * 8 + quad * 2 + (e % 2);
-          const int row = row_base + (e / 2) * 8;
+          const int row = q0 + local_row + (e / 2) * 8;
           if (key >= n || (kCausal && key > row)) s_acc[4 * j + e] = -INFINITY;
         }
       }
@@ -285,32 +338,33 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     __syncwarp();
     if (lane == 0) sm90::mbarrier_arrive(bar);
   };
+  // The ring position of the item's key tile `tile`.
+  auto stage_of = [&](int tile) { return (kv_first + tile) % kStages; };
+  auto parity_of = [&](int tile) {
+    return static_cast<uint32_t>(((kv_first + tile) / kStages) & 1);
+  };
 
   // Ping-pong (kPingPong): the consumers take turns issuing their GEMMs; named barrier 3 + c
-  // opens consumer c's turn, so one warpgroup's softmax runs under the other's GEMMs.
+  // opens consumer c's turn, so one warpgroup's softmax runs under the other's GEMMs. Consumer 1
+  // opens consumer 0's first turn of every work item, and its own last turn of an item hands
+  // over to nobody (it does not know yet whether there is a next item).
   auto turn_begin = [&] {
     if constexpr (kPingPong) sm90::named_barrier_sync(3 + consumer, 256);
   };
   auto turn_end = [&](bool last) {
-    // Consumer 1 opened consumer 0's first turn; its own last turn hands over to nobody.
     if constexpr (kPingPong) {
       if (!(last && consumer == 1)) sm90::named_barrier_arrive(3 + (1 - consumer), 256);
     }
   };
-  if constexpr (kPingPong) {
-    if (consumer == 1) sm90::named_barrier_arrive(3, 256);
-  }
-
-  sm90::mbarrier_wait(q_full, 0);
 
   // One key tile after the first: S(tile) and P(tile-1)·V(tile-1) in flight together, the
   // softmax of S(tile) into p_next while P·V runs. P alternates between two register sets
   // (no copy), so nothing rewrites P·V's operand registers while it is in flight.
   auto step = [&](int tile, uint32_t(&p_cur)[kPvSteps][4], uint32_t(&p_next)[kPvSteps][4]) {
-    const int stage = tile % kStages;
-    const int prev = (tile - 1) % kStages;
-    sm90::mbarrier_wait(&k_full[stage], (tile / kStages) & 1);
-    sm90::mbarrier_wait(&v_full[prev], ((tile - 1) / kStages) & 1);
+    const int stage = stage_of(tile);
+    const int prev = stage_of(tile - 1);
+    sm90::mbarrier_wait(&k_full[stage], parity_of(tile));
+    sm90::mbarrier_wait(&v_full[prev], parity_of(tile - 1));
     turn_begin();
     issue_qk(stage);
     issue_pv(prev, p_cur);
@@ -318,6 +372,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     sm90::wgmma_wait<1>();  // S(tile) is ready; P(tile-1)·V(tile-1) may still run
     sm90::fence_registers(s_acc);
     release(&k_empty[stage]);
+    if (tile == num_kv_tiles - 1) release(q_empty);  // the item's last read of Q
     float correction[2];
     softmax(tile * Cfg::kBlockKv, p_next, correction);
     sm90::wgmma_wait<0>();
@@ -336,84 +391,107 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   };
   auto finish = [&](const uint32_t(&p_last)[kPvSteps][4]) {
     const int last = num_kv_tiles - 1;
-    sm90::mbarrier_wait(&v_full[last % kStages], (last / kStages) & 1);
+    sm90::mbarrier_wait(&v_full[stage_of(last)], parity_of(last));
     turn_begin();
-    issue_pv(last % kStages, p_last);
+    issue_pv(stage_of(last), p_last);
     turn_end(true);
     sm90::wgmma_wait<0>();
     sm90::fence_registers(o_acc);
-    release(&v_empty[last % kStages]);
+    release(&v_empty[stage_of(last)]);
   };
 
-  uint32_t p_a[kPvSteps][4];
-  uint32_t p_b[kPvSteps][4];
-  {
-    // First tile: S(0), softmax; O is still zero, so no rescaling.
-    sm90::mbarrier_wait(&k_full[0], 0);
-    turn_begin();
-    issue_qk(0);
-    turn_end(false);
-    sm90::wgmma_wait<0>();
-    sm90::fence_registers(s_acc);
-    release(&k_empty[0]);
-    float correction[2];
-    softmax(0, p_a, correction);
-  }
-  int tile = 1;
-  for (; tile + 1 < num_kv_tiles; tile += 2) {
-    step(tile, p_a, p_b);
-    step(tile + 1, p_b, p_a);
-  }
-  if (tile < num_kv_tiles) {
-    step(tile, p_a, p_b);
-    finish(p_b);
-  } else {
-    finish(p_a);
-  }
+  for (int use = 0;; ++use) {
+    sm90::mbarrier_wait(q_full, use & 1);
+    const int t = slots[use % 2];
+    if (t < 0) break;
+    {
+      const int i = t % p.num_q_tiles;
+      q0 = (kCausal ? p.num_q_tiles - 1 - i : i) * Cfg::kBlockQ;
+      num_kv_tiles = ceil_div(kCausal ? min(n, q0 + Cfg::kBlockQ) : n, Cfg::kBlockKv);
+    }
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
+    row_max[0] = row_max[1] = -INFINITY;
+    row_sum[0] = row_sum[1] = 0.f;
+    if constexpr (kPingPong) {
+      if (consumer == 1) sm90::named_barrier_arrive(3, 256);
+    }
 
-  // ---- epilogue ----
-  float inv_sum[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    row_sum[h] = group_sum<4>(row_sum[h]);
-    inv_sum[h] = row_sum[h] > 0.f ? 1.f / row_sum[h] : 0.f;
-  }
-  // This consumer's rows of the Q tile are free: every MMA reading them has completed.
-#pragma unroll
-  for (int j = 0; j < kORegs / 4; ++j) {
-    const int col = j * 8 + quad * 2;
+    uint32_t p_a[kPvSteps][4];
+    uint32_t p_b[kPvSteps][4];
+    {
+      // First tile: S(0), softmax; O is still zero, so no rescaling.
+      sm90::mbarrier_wait(&k_full[stage_of(0)], parity_of(0));
+      turn_begin();
+      issue_qk(stage_of(0));
+      turn_end(false);
+      sm90::wgmma_wait<0>();
+      sm90::fence_registers(s_acc);
+      release(&k_empty[stage_of(0)]);
+      if (num_kv_tiles == 1) release(q_empty);
+      float correction[2];
+      softmax(0, p_a, correction);
+    }
+    int tile = 1;
+    for (; tile + 1 < num_kv_tiles; tile += 2) {
+      step(tile, p_a, p_b);
+      step(tile + 1, p_b, p_a);
+    }
+    if (tile < num_kv_tiles) {
+      step(tile, p_a, p_b);
+      finish(p_b);
+    } else {
+      finish(p_a);
+    }
+    kv_first += num_kv_tiles;
+
+    // ---- epilogue ----
+    float inv_sum[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      *reinterpret_cast<uint32_t*>(
-          s_q + sm90::swizzled_offset(local_row + 8 * h, col, Cfg::kQBlockBytes)) =
-          pack2<T>(o_acc[4 * j + 2 * h] * inv_sum[h], o_acc[4 * j + 2 * h + 1] * inv_sum[h]);
+      row_sum[h] = group_sum<4>(row_sum[h]);
+      inv_sum[h] = row_sum[h] > 0.f ? 1.f / row_sum[h] : 0.f;
     }
-  }
-  sm90::fence_proxy_async();
-  sm90::named_barrier_sync(1 + consumer, 128);
-  if (thread == 0) {
+    // This consumer's rows of the O staging tile are free once the previous item's store has
+    // read them.
+    if (thread == 0) sm90::tma_store_wait_read();
+    sm90::named_barrier_sync(1 + consumer, 128);
 #pragma unroll
-    for (int b = 0; b < Cfg::kColBlocks; ++b) {
-      sm90::tma_store_3d(&o_map,
-                         s_q + b * Cfg::kQBlockBytes + consumer * Cfg::kRowsPerConsumer * 128,
-                         b * 64, q0 + consumer * Cfg::kRowsPerConsumer, head);
+    for (int j = 0; j < kORegs / 4; ++j) {
+      const int col = j * 8 + quad * 2;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        *reinterpret_cast<uint32_t*>(
+            s_o + sm90::swizzled_offset(local_row + 8 * h, col, Cfg::kQBlockBytes)) =
+            pack2<T>(o_acc[4 * j + 2 * h] * inv_sum[h], o_acc[4 * j + 2 * h + 1] * inv_sum[h]);
+      }
     }
-    sm90::tma_store_commit();
-  }
-  if (quad == 0) {
-    float* lse = p.lse + static_cast<std::size_t>(head) * n;
+    sm90::fence_proxy_async();
+    sm90::named_barrier_sync(1 + consumer, 128);
+    const int head = t / p.num_q_tiles;
+    if (thread == 0) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = row_base + 8 * h;
-      if (row < n) lse[row] = row_max[h] * p.scale + logf(row_sum[h]);
+      for (int b = 0; b < Cfg::kColBlocks; ++b) {
+        sm90::tma_store_3d(&o_map,
+                           s_o + b * Cfg::kQBlockBytes + consumer * Cfg::kRowsPerConsumer * 128,
+                           b * 64, q0 + consumer * Cfg::kRowsPerConsumer, head);
+      }
+      sm90::tma_store_commit();
+    }
+    if (quad == 0) {
+      float* lse = p.lse + static_cast<std::size_t>(head) * n;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = q0 + local_row + 8 * h;
+        if (row < n) lse[row] = row_max[h] * p.scale + logf(row_sum[h]);
+      }
     }
   }
   if (thread == 0) sm90::tma_store_wait_read();
 }
-
 template <typename T, int kHeadDim, bool kCausal>
 cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
-                              const V3FwdParams& params, cudaStream_t stream) {
+                              V3FwdParams params, cudaStream_t stream) {
   using Cfg = V3FwdConfig<kHeadDim>;
   const auto rows = static_cast<std::uint64_t>(shape.seq_len);
   const auto heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
@@ -435,8 +513,23 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
       flash_v3_forward_kernel<T, kHeadDim, kCausal, V3FwdConfig<kHeadDim>::ping_pong(kCausal)>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
-  const dim3 grid(ceil_div(shape.seq_len, Cfg::kBlockQ), static_cast<unsigned>(heads));
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q_map, k_map, v_map, o_map, params);
+  // Persistent: one CTA per SM (one fits) works through the items, so that a CTA's loads of its
+  // next item run under the epilogue of the last. Causal items differ in length: a counter in
+  // the workspace hands them out in order, zeroed here before the launch.
+  params.num_q_tiles = ceil_div(shape.seq_len, Cfg::kBlockQ);
+  params.total_tiles = params.num_q_tiles * static_cast<int>(heads);
+  int device = 0, sms = 0;
+  ROOFLINE_RETURN_IF_ERROR(cudaGetDevice(&device));
+  ROOFLINE_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // Experiment switch (A/B on the H200, 2026-12-01): one CTA per item, as before.
+  static const bool one_per_item = std::getenv("ROOFLINE_V3FWD_ONE_PER_ITEM") != nullptr;
+  const int ctas = one_per_item ? params.total_tiles : std::min(params.total_tiles, sms);
+  params.next_tile = nullptr;
+  if (kCausal && ctas < params.total_tiles) {
+    params.next_tile = static_cast<unsigned*>(buffers.workspace);
+    ROOFLINE_RETURN_IF_ERROR(cudaMemsetAsync(params.next_tile, 0, sizeof(unsigned), stream));
+  }
+  kernel<<<ctas, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q_map, k_map, v_map, o_map, params);
   return cudaGetLastError();
 }
 

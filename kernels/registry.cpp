@@ -77,7 +77,8 @@ std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape
     case KernelId::kFlashV2:
       return flash_v2_workspace_bytes(shape);
     case KernelId::kFlashV3:
-      return flash_v3_backward_workspace_bytes(shape);  // the forward needs none
+      // The forward uses its first 4 bytes (a work counter) before the backward uses it all.
+      return flash_v3_backward_workspace_bytes(shape);
     case KernelId::kUnknown:
       break;
   }

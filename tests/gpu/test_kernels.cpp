@@ -204,12 +204,19 @@ std::vector<rk::AttentionShape> test_shapes() {
     add(1, 2, 17, 32, true);
     add(1, 2, 130, 128, false);
     add(1, 2, 130, 64, true);
+    // More query tiles than an H100/H200 has SMs (140 > 132): flash-v3's persistent CTAs take
+    // a second work item.
+    add(1, 140, 64, 64, true);
+    add(1, 140, 130, 128, false);
     return shapes;
   }
   for (int d : {32, 64, 128}) {
     for (bool causal : {false, true}) {
       for (int n : {1, 17, 1000}) add(2, 3, n, d, causal);
       add(1, 2, 4096, d, causal);
+      // 400 query tiles of 128 rows: several work items per persistent flash-v3 CTA, of 1 to 5
+      // key tiles when causal.
+      add(2, 40, 640, d, causal);
     }
   }
   return shapes;
