@@ -48,6 +48,7 @@
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
 #include <cstdint>
+#include <cstdlib>
 
 #include <cuda.h>
 
@@ -72,10 +73,25 @@ constexpr int v3_bwd_block_q(int head_dim) {
   return head_dim == 64 ? 128 : 64;
 }
 
-template <int kHeadDim>
+// How the two consumer warpgroups share dQ = dS K of a stage (kBlockQ queries x d columns over
+// the CTA's 128 keys). Each dQ element is reduced into the accumulator once per CTA by the first
+// two, twice by the third.
+enum class DqSplit {
+  kColumns,      // each its own 64-column block, all 128 keys (d = 128)
+  kQueryHalves,  // each its own 64 queries, all 128 keys and 64 columns (d = 64, 128 queries)
+  kOwnKeys,      // each all queries and columns over its own 64 keys (d = 64, experiment)
+};
+
+template <int kHeadDim, DqSplit kSplit>
 struct V3BwdConfig {
+  static_assert((kSplit == DqSplit::kColumns) == (kHeadDim == 128),
+                "d = 128 splits dQ by columns, d = 64 by queries or keys");
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
-  static constexpr int kQHalves = kBlockQ / 64;  // 64-query halves of a stage (dQ's wgmma M)
+  static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage
+  // dQ rows per warpgroup and step, in wgmma M = 64 halves.
+  static constexpr int kDqRows = kSplit == DqSplit::kQueryHalves ? 64 : kBlockQ;
+  static constexpr int kDqHalves = kDqRows / 64;
+  static constexpr int kDqKeys = kSplit == DqSplit::kOwnKeys ? 64 : kV3BwdBlockKv;
   static constexpr int kChunks = kHeadDim / kChunkCols;
   // Shared tiles are stored as kChunks column chunks of [rows][64 halves], 128B-swizzled
   // (the TMA box layout); every tile and chunk starts on a 1024-byte boundary.
@@ -84,13 +100,12 @@ struct V3BwdConfig {
   static constexpr int kKvTileBytes = kChunks * kKvChunkBytes;
   static constexpr int kQTileBytes = kChunks * kQChunkBytes;
   // dS^T, [key][query] in 64-query chunks of [128 keys][64 halves]. Two buffers when the
-  // warpgroups read each other's rows (split dQ columns, d = 128): the other one may still be
-  // read by the previous step's dQ GEMM. One at d = 64, where each reads only its own rows
-  // after its own previous dQ GEMM has completed (and two would not fit beside 128-query
-  // stages).
+  // warpgroups read each other's rows (all 128 keys): the other one may still be read by the
+  // previous step's dQ GEMM. One over own keys, where each reads only its own rows after its
+  // own previous dQ GEMM has completed.
   static constexpr int kDsChunkBytes = kV3BwdBlockKv * kSwizzleRowBytes;
   static constexpr int kDsBytes = kDsChunkBytes * kQHalves;
-  static constexpr int kDsBuffers = kHeadDim == 64 ? 1 : 2;
+  static constexpr int kDsBuffers = kSplit == DqSplit::kOwnKeys ? 1 : 2;
   static constexpr int kVecBytes = kBlockQ * 4;  // one LSE or D slice
   static constexpr int kOffK = 0;
   static constexpr int kOffV = kOffK + kKvTileBytes;
@@ -99,9 +114,9 @@ struct V3BwdConfig {
   static constexpr int kOffDs = kOffDo + kV3BwdStages * kQTileBytes;
   static constexpr int kOffLse = kOffDs + kDsBuffers * kDsBytes;
   static constexpr int kOffDrow = kOffLse + kV3BwdStages * kVecBytes;
-  // dQ staging for the bulk reduce-add: per consumer warpgroup kBlockQ rows x 64 FP32 columns
-  // as two [kBlockQ rows][32 floats] boxes, 128B-swizzled.
-  static constexpr int kDqBoxBytes = kBlockQ * kSwizzleRowBytes;
+  // dQ staging for the bulk reduce-add: per consumer warpgroup kDqRows rows x 64 FP32 columns
+  // as two [kDqRows rows][32 floats] boxes, 128B-swizzled.
+  static constexpr int kDqBoxBytes = kDqRows * kSwizzleRowBytes;
   static constexpr int kDqStageBytes = 2 * kDqBoxBytes;
   static constexpr int kOffDqStage = kOffDrow + kV3BwdStages * kVecBytes;
   static constexpr int kOffBarriers = kOffDqStage + 2 * kDqStageBytes;
@@ -123,7 +138,8 @@ struct V3BwdParams {
   T* d_k;
   T* d_v;
   int seq_len;
-  int n_pad;  // seq_len rounded up to the stage's queries (v3_bwd_block_q)
+  int n_pad;          // seq_len rounded up to the stage's queries (v3_bwd_block_q)
+  int heads_along_x;  // grid (heads, key blocks) instead of (key blocks, heads)
   float scale;
   float scale_log2;
 };
@@ -205,10 +221,9 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
   }
 }
 
-// kDqOwnKeys: each consumer warpgroup computes dQ over its own 64 keys for all d columns (one
-// 64-column pass per block; used at d = 64); otherwise over all 128 keys for its own 64-column
-// block (d = 128; the warpgroups meet at a named barrier for each other's dS^T).
-template <typename T, int kHeadDim, bool kCausal, bool kDqOwnKeys>
+// kSplit: how the consumer warpgroups share dQ (DqSplit). Over all 128 keys they meet at a named
+// barrier for each other's dS^T rows.
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -218,12 +233,10 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_drow,
                              const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
-  using Cfg = V3BwdConfig<kHeadDim>;
+  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
   using sm90::Wgmma;
-  static_assert(kDqOwnKeys || kHeadDim == 128, "split dQ columns are 64-column blocks");
   constexpr int kBlockQ = Cfg::kBlockQ;
-  constexpr int kDqPasses = kDqOwnKeys ? Cfg::kChunks : 1;
-  constexpr int kDqKeys = kDqOwnKeys ? kV3BwdBlockKv / 2 : kV3BwdBlockKv;
+  constexpr bool kOwnKeys = kSplit == DqSplit::kOwnKeys;
   extern __shared__ unsigned char smem_raw[];
   // 128-byte swizzled tiles must start on 1024-byte boundaries.
   const uint32_t raw_base = sm90::smem_u32(smem_raw);
@@ -240,8 +253,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 
   const int n = p.seq_len;
   const int tid = threadIdx.x;
-  const int kv0 = blockIdx.x * kV3BwdBlockKv;
-  const int head = blockIdx.y;
+  const int kv0 = (p.heads_along_x ? blockIdx.y : blockIdx.x) * kV3BwdBlockKv;
+  const int head = p.heads_along_x ? blockIdx.x : blockIdx.y;
   const int first_q_tile = kCausal ? kv0 / kBlockQ : 0;
   const int steps = p.n_pad / kBlockQ - first_q_tile;
 
@@ -313,9 +326,11 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   // row and jump a 64-column block every 4 steps; MN-major ones advance 16 rows (2048 bytes).
   const uint32_t a_k = s_k + wg * 64 * kSwizzleRowBytes;  // this warpgroup's 64 K rows
   const uint32_t a_v = s_v + wg * 64 * kSwizzleRowBytes;
-  // dQ operands: this warpgroup's dS^T rows and K rows (own keys) or all 128 of them.
-  const uint32_t dq_a = s_ds + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
-  const uint32_t dq_b = s_k + (kDqOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
+  // dQ operands: this warpgroup's dS^T rows and K rows (own keys) or all 128 of them; with split
+  // queries, this warpgroup's 64-query chunk of dS^T.
+  const uint32_t dq_a = s_ds + (kOwnKeys ? wg * 64 * kSwizzleRowBytes : 0) +
+                        (kSplit == DqSplit::kQueryHalves ? wg * Cfg::kDsChunkBytes : 0);
+  const uint32_t dq_b = s_k + (kOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
 
   for (int step = 0; step < steps; ++step) {
     const int stage = step % kV3BwdStages;
@@ -359,17 +374,24 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       sm90::fence_registers(s);
 #pragma unroll
       for (int j = 0; j < kBlockQ / 8; ++j) {
-        const int col = 8 * j + 2 * tq;
-        const float2 l = *reinterpret_cast<const float2*>(lse + col);
+        const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          float prob = ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
-          if (needs_mask) {
+          s[4 * j + e] = ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
+        }
+      }
+      // The mask in a loop of its own, so that only the tiles that cross the diagonal or the key
+      // tail execute it (inside the loop above, ptxas predicated it onto every tile: ncu counted
+      // 1.7x the instructions per tile of the full mask at d = 64).
+      if (needs_mask) {
+#pragma unroll
+        for (int j = 0; j < kBlockQ / 8; ++j) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
             const int key = wg_key0 + r0 + 8 * (e / 2);
-            const int query = q0 + col + e % 2;
-            if (key >= n || (kCausal && key > query)) prob = 0.f;
+            const int query = q0 + 8 * j + 2 * tq + e % 2;
+            if (key >= n || (kCausal && key > query)) s[4 * j + e] = 0.f;
           }
-          s[4 * j + e] = prob;
         }
       }
       // Accumulator -> A fragment: the n8 blocks 2kk and 2kk+1 form the k16 slice kk.
@@ -442,24 +464,24 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     }
 
     // Every dS^T row that the dQ GEMM below reads has been written.
-    if (kDqOwnKeys) {
+    if (kOwnKeys) {
       sm90::named_barrier_sync(1 + wg, 128);
     } else {
       sm90::named_barrier_sync(1, 256);
     }
 
-    // dQ (kBlockQ queries x 64 columns) = dS K: A = dS^T read M-major, one wgmma M of 64 queries
-    // per 64-query chunk; B = K read N-major. One 64-column block: the warpgroup's own (split
-    // columns, d = 128) or the only one (d = 64).
-    static_assert(kDqPasses == 1, "dQ is one 64-column block per warpgroup and step");
+    // dQ (kDqRows queries x 64 columns) = dS K: A = dS^T read M-major, one wgmma M of 64
+    // queries per 64-query chunk; B = K read N-major. One 64-column block: the warpgroup's own
+    // (split columns, d = 128) or the only one (d = 64).
     const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
-    const int block = kDqOwnKeys ? 0 : wg;  // 64-column block of dQ (and of K)
-    float dq[Cfg::kQHalves][32];
+    const int block = kSplit == DqSplit::kColumns ? wg : 0;  // 64-column block of dQ (and of K)
+    const int dq_row0 = q0 + (kSplit == DqSplit::kQueryHalves ? 64 * wg : 0);
+    float dq[Cfg::kDqHalves][32];
     sm90::wgmma_fence();
 #pragma unroll
-    for (int h = 0; h < Cfg::kQHalves; ++h) {
+    for (int h = 0; h < Cfg::kDqHalves; ++h) {
 #pragma unroll
-      for (int kk = 0; kk < kDqKeys / 16; ++kk) {
+      for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
         Wgmma<64, T>::template ss<1, 1>(
             dq[h],
             sm90::mnmajor_desc(ds_tile + h * Cfg::kDsChunkBytes + kk * 2048, Cfg::kDsChunkBytes),
@@ -470,7 +492,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
 #pragma unroll
-    for (int h = 0; h < Cfg::kQHalves; ++h) sm90::fence_registers(dq[h]);
+    for (int h = 0; h < Cfg::kDqHalves; ++h) sm90::fence_registers(dq[h]);
     sm90::fence_registers(dk);
     sm90::fence_registers(dv);
 #pragma unroll
@@ -487,7 +509,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     sm90::named_barrier_sync(3 + wg, 128);
     unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
 #pragma unroll
-    for (int h = 0; h < Cfg::kQHalves; ++h) {
+    for (int h = 0; h < Cfg::kDqHalves; ++h) {
       const int row = 64 * h + r0;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
@@ -504,8 +526,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     sm90::fence_proxy_async();
     sm90::named_barrier_sync(3 + wg, 128);
     if (t == 0) {
-      sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, q0, head);
-      sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, q0,
+      sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, dq_row0, head);
+      sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, dq_row0,
                               head);
       sm90::tma_store_commit();
     }
@@ -545,7 +567,7 @@ struct V3BwdMaps {
 // zeros; the padded LSE and D vectors as (n_pad, B*H) FP32 in boxes of a stage's queries.
 cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& buffers,
                          const float* lse_log2, const float* d_rowsum, const float* dq_accum,
-                         int n_pad, V3BwdMaps* maps) {
+                         int n_pad, int dq_rows, V3BwdMaps* maps) {
   using sm90::TmaElement;
   using sm90::TmaSwizzle;
   const std::uint64_t d = static_cast<std::uint64_t>(shape.head_dim);
@@ -569,23 +591,26 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->v, buffers.v, kV3BwdBlockKv));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->lse, lse_log2));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->drow, d_rowsum));
-  // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x block_q rows,
-  // 128B-swizzled.
+  // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x dq_rows rows (a
+  // warpgroup's dQ tile: V3BwdConfig::kDqRows), 128B-swizzled.
   return sm90::encode_tensor_map_3d(&maps->dq, TmaElement::kFloat, dq_accum, d,
                                     static_cast<std::uint64_t>(n_pad), heads, 32,
-                                    static_cast<std::uint32_t>(block_q), TmaSwizzle::k128B);
+                                    static_cast<std::uint32_t>(dq_rows), TmaSwizzle::k128B);
 }
 
-template <typename T, int kHeadDim, bool kCausal>
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
                                const V3BwdParams<T>& params, cudaStream_t stream) {
-  using Cfg = V3BwdConfig<kHeadDim>;
-  // dQ over own keys at d = 64, split columns at d = 128 (the file header says why).
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kHeadDim == 64>;
+  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first.
-  const dim3 grid(ceil_div(shape.seq_len, kV3BwdBlockKv), shape.batch * shape.heads);
+  // Experiment switch (A/B on the H200, 2026-12-01): heads along x, so that every head's
+  // longest causal blocks are scheduled before any head's shorter ones.
+  const int key_blocks = ceil_div(shape.seq_len, kV3BwdBlockKv);
+  const int heads = shape.batch * shape.heads;
+  const dim3 grid = params.heads_along_x ? dim3(heads, key_blocks) : dim3(key_blocks, heads);
   kernel<<<grid, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
                                                            maps.lse, maps.drow, maps.dq, params);
   return cudaGetLastError();
@@ -636,9 +661,13 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
           : launch_v3_prepare<T, 64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
                                      shape.seq_len, n_pad, stream);
   ROOFLINE_RETURN_IF_ERROR(prepared);
+  // dQ split by columns at d = 128, by query halves at d = 64 (DqSplit). Experiment switch (A/B
+  // on the H200, 2026-12-01): over own keys at d = 64, as before.
+  static const bool own_keys = std::getenv("ROOFLINE_V3BWD_DQ_OWN_KEYS") != nullptr;
+  const int dq_rows = shape.head_dim == 64 && !own_keys ? 64 : v3_bwd_block_q(shape.head_dim);
   V3BwdMaps maps{};
   ROOFLINE_RETURN_IF_ERROR(
-      make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, &maps));
+      make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, dq_rows, &maps));
   V3BwdParams<T> params{};
   params.d_k = static_cast<T*>(buffers.d_k);
   params.d_v = static_cast<T*>(buffers.d_v);
@@ -646,13 +675,24 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.n_pad = n_pad;
   params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
   params.scale_log2 = params.scale * kLog2e;
+  static const bool heads_along_x = std::getenv("ROOFLINE_V3BWD_HEADS_X") != nullptr;
+  params.heads_along_x = heads_along_x ? 1 : 0;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
-    status = shape.causal ? launch_v3_backward<T, 128, true>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 128, false>(shape, maps, params, stream);
+    constexpr DqSplit kCols = DqSplit::kColumns;
+    status = shape.causal ? launch_v3_backward<T, 128, true, kCols>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 128, false, kCols>(shape, maps, params, stream);
   } else if (shape.head_dim == 64) {
-    status = shape.causal ? launch_v3_backward<T, 64, true>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 64, false>(shape, maps, params, stream);
+    constexpr DqSplit kHalves = DqSplit::kQueryHalves;
+    constexpr DqSplit kOwn = DqSplit::kOwnKeys;
+    if (own_keys) {
+      status = shape.causal ? launch_v3_backward<T, 64, true, kOwn>(shape, maps, params, stream)
+                            : launch_v3_backward<T, 64, false, kOwn>(shape, maps, params, stream);
+    } else {
+      status = shape.causal
+                   ? launch_v3_backward<T, 64, true, kHalves>(shape, maps, params, stream)
+                   : launch_v3_backward<T, 64, false, kHalves>(shape, maps, params, stream);
+    }
   }
   ROOFLINE_RETURN_IF_ERROR(status);
   const long long vectors =

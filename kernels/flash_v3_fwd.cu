@@ -521,11 +521,13 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   int device = 0, sms = 0;
   ROOFLINE_RETURN_IF_ERROR(cudaGetDevice(&device));
   ROOFLINE_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  // Experiment switch (A/B on the H200, 2026-12-01): one CTA per item, as before.
+  // Experiment switches (A/B on the H200, 2026-12-01): one CTA per item, as before; a static
+  // stride over the items when they are all the same length (non-causal).
   static const bool one_per_item = std::getenv("ROOFLINE_V3FWD_ONE_PER_ITEM") != nullptr;
+  static const bool static_stride = std::getenv("ROOFLINE_V3FWD_STATIC") != nullptr;
   const int ctas = one_per_item ? params.total_tiles : std::min(params.total_tiles, sms);
   params.next_tile = nullptr;
-  if (kCausal && ctas < params.total_tiles) {
+  if ((kCausal || !static_stride) && ctas < params.total_tiles) {
     params.next_tile = static_cast<unsigned*>(buffers.workspace);
     ROOFLINE_RETURN_IF_ERROR(cudaMemsetAsync(params.next_tile, 0, sizeof(unsigned), stream));
   }
