@@ -74,24 +74,24 @@ constexpr int v3_bwd_block_q(int head_dim) {
 }
 
 // How the two consumer warpgroups share dQ = dS K of a stage (kBlockQ queries x d columns over
-// the CTA's 128 keys). Each dQ element is reduced into the accumulator once per CTA by the first
-// two, twice by the third.
+// the CTA's 128 keys): both over all 128 keys, so that each dQ element is reduced into the
+// accumulator once per CTA. The split that had each warpgroup take all queries and columns over
+// its own 64 keys (every element reduced twice) measured 1.6-5% slower at d = 64 (H200,
+// 2026-12-01, same binary).
 enum class DqSplit {
-  kColumns,      // each its own 64-column block, all 128 keys (d = 128)
-  kQueryHalves,  // each its own 64 queries, all 128 keys and 64 columns (d = 64, 128 queries)
-  kOwnKeys,      // each all queries and columns over its own 64 keys (d = 64, experiment)
+  kColumns,      // each its own 64-column block (d = 128)
+  kQueryHalves,  // each its own 64 queries, all 64 columns (d = 64, 128 queries a stage)
 };
 
 template <int kHeadDim, DqSplit kSplit>
 struct V3BwdConfig {
   static_assert((kSplit == DqSplit::kColumns) == (kHeadDim == 128),
-                "d = 128 splits dQ by columns, d = 64 by queries or keys");
+                "d = 128 splits dQ by columns, d = 64 by query halves");
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
   static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage
   // dQ rows per warpgroup and step, in wgmma M = 64 halves.
   static constexpr int kDqRows = kSplit == DqSplit::kQueryHalves ? 64 : kBlockQ;
   static constexpr int kDqHalves = kDqRows / 64;
-  static constexpr int kDqKeys = kSplit == DqSplit::kOwnKeys ? 64 : kV3BwdBlockKv;
   static constexpr int kChunks = kHeadDim / kChunkCols;
   // Shared tiles are stored as kChunks column chunks of [rows][64 halves], 128B-swizzled
   // (the TMA box layout); every tile and chunk starts on a 1024-byte boundary.
@@ -99,13 +99,11 @@ struct V3BwdConfig {
   static constexpr int kQChunkBytes = kBlockQ * kSwizzleRowBytes;
   static constexpr int kKvTileBytes = kChunks * kKvChunkBytes;
   static constexpr int kQTileBytes = kChunks * kQChunkBytes;
-  // dS^T, [key][query] in 64-query chunks of [128 keys][64 halves]. Two buffers when the
-  // warpgroups read each other's rows (all 128 keys): the other one may still be read by the
-  // previous step's dQ GEMM. One over own keys, where each reads only its own rows after its
-  // own previous dQ GEMM has completed.
+  // dS^T, [key][query] in 64-query chunks of [128 keys][64 halves]. Two buffers: the warpgroups
+  // read each other's rows, and the other's previous step's dQ GEMM may still be reading one.
   static constexpr int kDsChunkBytes = kV3BwdBlockKv * kSwizzleRowBytes;
   static constexpr int kDsBytes = kDsChunkBytes * kQHalves;
-  static constexpr int kDsBuffers = kSplit == DqSplit::kOwnKeys ? 1 : 2;
+  static constexpr int kDsBuffers = 2;
   static constexpr int kVecBytes = kBlockQ * 4;  // one LSE or D slice
   static constexpr int kOffK = 0;
   static constexpr int kOffV = kOffK + kKvTileBytes;
@@ -138,8 +136,7 @@ struct V3BwdParams {
   T* d_k;
   T* d_v;
   int seq_len;
-  int n_pad;          // seq_len rounded up to the stage's queries (v3_bwd_block_q)
-  int heads_along_x;  // grid (heads, key blocks) instead of (key blocks, heads)
+  int n_pad;  // seq_len rounded up to the stage's queries (v3_bwd_block_q)
   float scale;
   float scale_log2;
 };
@@ -223,7 +220,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
 
 // kSplit: how the consumer warpgroups share dQ (DqSplit). Over all 128 keys they meet at a named
 // barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kEarlyS>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -236,7 +233,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   using Cfg = V3BwdConfig<kHeadDim, kSplit>;
   using sm90::Wgmma;
   constexpr int kBlockQ = Cfg::kBlockQ;
-  constexpr bool kOwnKeys = kSplit == DqSplit::kOwnKeys;
   extern __shared__ unsigned char smem_raw[];
   // 128-byte swizzled tiles must start on 1024-byte boundaries.
   const uint32_t raw_base = sm90::smem_u32(smem_raw);
@@ -253,8 +249,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 
   const int n = p.seq_len;
   const int tid = threadIdx.x;
-  const int kv0 = (p.heads_along_x ? blockIdx.y : blockIdx.x) * kV3BwdBlockKv;
-  const int head = p.heads_along_x ? blockIdx.x : blockIdx.y;
+  const int kv0 = blockIdx.x * kV3BwdBlockKv;
+  const int head = blockIdx.y;
   const int first_q_tile = kCausal ? kv0 / kBlockQ : 0;
   const int steps = p.n_pad / kBlockQ - first_q_tile;
 
@@ -326,37 +322,53 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   // row and jump a 64-column block every 4 steps; MN-major ones advance 16 rows (2048 bytes).
   const uint32_t a_k = s_k + wg * 64 * kSwizzleRowBytes;  // this warpgroup's 64 K rows
   const uint32_t a_v = s_v + wg * 64 * kSwizzleRowBytes;
-  // dQ operands: this warpgroup's dS^T rows and K rows (own keys) or all 128 of them; with split
-  // queries, this warpgroup's 64-query chunk of dS^T.
-  const uint32_t dq_a = s_ds + (kOwnKeys ? wg * 64 * kSwizzleRowBytes : 0) +
-                        (kSplit == DqSplit::kQueryHalves ? wg * Cfg::kDsChunkBytes : 0);
-  const uint32_t dq_b = s_k + (kOwnKeys ? wg * 64 * kSwizzleRowBytes : 0);
+  // dQ operands: all 128 dS^T rows (with split queries, this warpgroup's 64-query chunk of
+  // them) and all 128 K rows.
+  const uint32_t dq_a = s_ds + (kSplit == DqSplit::kQueryHalves ? wg * Cfg::kDsChunkBytes : 0);
+  const uint32_t dq_b = s_k;
+
+  // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
+  const auto is_active = [&](int step) {
+    return !kCausal || wg_key0 <= (first_q_tile + step + 1) * kBlockQ - 1;
+  };
+  // S^T = K_w Q^T (64 keys x kBlockQ queries) of a stage, one commit group. With kEarlyS the
+  // next step's S^T is issued as soon as this step's dQ GEMM is done, so that it runs on the
+  // tensor cores while the dQ tile is staged; s is then live across steps.
+  float s[kBlockQ / 2];
+  const auto issue_s = [&](int stage) {
+    const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+      const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+      const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+      Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
+                                           sm90::kmajor_desc(q_tile + q_off), kk > 0);
+    }
+    sm90::wgmma_commit();
+  };
+  if (kEarlyS && steps > 0) {
+    sm90::mbarrier_wait(bar_full, 0);
+    if (is_active(0)) issue_s(0);
+  }
 
   for (int step = 0; step < steps; ++step) {
     const int stage = step % kV3BwdStages;
     const int q0 = (first_q_tile + step) * kBlockQ;
     const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
     const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
-    sm90::mbarrier_wait(bar_full + stage, (step / kV3BwdStages) & 1);
+    // With kEarlyS this stage was waited for before its S^T was issued.
+    if (!kEarlyS) sm90::mbarrier_wait(bar_full + stage, (step / kV3BwdStages) & 1);
 
-    // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
-    const bool active = !kCausal || wg_key0 <= q0 + kBlockQ - 1;
+    const bool active = is_active(step);
     uint32_t p_frag[kBlockQ / 16][4];
     uint32_t ds_frag[kBlockQ / 16][4];
     if (active) {
-      // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
-      // so that P is computed while dP is still on the tensor cores.
-      float s[kBlockQ / 2];
+      // S^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups so that P
+      // is computed while dP is still on the tensor cores.
       float dp[kBlockQ / 2];
+      if (!kEarlyS) issue_s(stage);
       sm90::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-        Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
-                                             sm90::kmajor_desc(q_tile + q_off), kk > 0);
-      }
-      sm90::wgmma_commit();
 #pragma unroll
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
@@ -464,11 +476,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     }
 
     // Every dS^T row that the dQ GEMM below reads has been written.
-    if (kOwnKeys) {
-      sm90::named_barrier_sync(1 + wg, 128);
-    } else {
-      sm90::named_barrier_sync(1, 256);
-    }
+    sm90::named_barrier_sync(1, 256);
 
     // dQ (kDqRows queries x 64 columns) = dS K: A = dS^T read M-major, one wgmma M of 64
     // queries per 64-query chunk; B = K read N-major. One 64-column block: the warpgroup's own
@@ -481,7 +489,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 #pragma unroll
     for (int h = 0; h < Cfg::kDqHalves; ++h) {
 #pragma unroll
-      for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
+      for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
         Wgmma<64, T>::template ss<1, 1>(
             dq[h],
             sm90::mnmajor_desc(ds_tile + h * Cfg::kDsChunkBytes + kk * 2048, Cfg::kDsChunkBytes),
@@ -502,6 +510,11 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     }
     // Q, dO, LSE and D of this stage are no longer read.
     sm90::mbarrier_arrive(bar_empty + stage);
+    if (kEarlyS && step + 1 < steps) {
+      const int next = step + 1;
+      sm90::mbarrier_wait(bar_full + next % kV3BwdStages, (next / kV3BwdStages) & 1);
+      if (is_active(next)) issue_s(next % kV3BwdStages);
+    }
 
     // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
     // bulk tensor reductions. The previous reductions must have read the staging buffer.
@@ -602,15 +615,16 @@ template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
                                const V3BwdParams<T>& params, cudaStream_t stream) {
   using Cfg = V3BwdConfig<kHeadDim, kSplit>;
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit>;
+  // Experiment switch (A/B on the H200, 2026-12-01): S^T issued at the start of its step.
+  static const bool late_s = std::getenv("ROOFLINE_V3BWD_LATE_S") != nullptr;
+  auto kernel = late_s ? flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, false>
+                       : flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, true>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first.
-  // Experiment switch (A/B on the H200, 2026-12-01): heads along x, so that every head's
-  // longest causal blocks are scheduled before any head's shorter ones.
-  const int key_blocks = ceil_div(shape.seq_len, kV3BwdBlockKv);
-  const int heads = shape.batch * shape.heads;
-  const dim3 grid = params.heads_along_x ? dim3(heads, key_blocks) : dim3(key_blocks, heads);
+  // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first. Heads
+  // along x instead (every head's longest blocks before any head's shorter ones) measured 2-28%
+  // slower except at B16 H8 N1024 causal (+4%) (H200, 2026-12-01, same binary).
+  const dim3 grid(ceil_div(shape.seq_len, kV3BwdBlockKv), shape.batch * shape.heads);
   kernel<<<grid, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
                                                            maps.lse, maps.drow, maps.dq, params);
   return cudaGetLastError();
@@ -661,10 +675,8 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
           : launch_v3_prepare<T, 64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
                                      shape.seq_len, n_pad, stream);
   ROOFLINE_RETURN_IF_ERROR(prepared);
-  // dQ split by columns at d = 128, by query halves at d = 64 (DqSplit). Experiment switch (A/B
-  // on the H200, 2026-12-01): over own keys at d = 64, as before.
-  static const bool own_keys = std::getenv("ROOFLINE_V3BWD_DQ_OWN_KEYS") != nullptr;
-  const int dq_rows = shape.head_dim == 64 && !own_keys ? 64 : v3_bwd_block_q(shape.head_dim);
+  // dQ split by columns at d = 128, by query halves at d = 64 (DqSplit, V3BwdConfig::kDqRows).
+  const int dq_rows = shape.head_dim == 64 ? 64 : v3_bwd_block_q(shape.head_dim);
   V3BwdMaps maps{};
   ROOFLINE_RETURN_IF_ERROR(
       make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, dq_rows, &maps));
@@ -675,8 +687,6 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.n_pad = n_pad;
   params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
   params.scale_log2 = params.scale * kLog2e;
-  static const bool heads_along_x = std::getenv("ROOFLINE_V3BWD_HEADS_X") != nullptr;
-  params.heads_along_x = heads_along_x ? 1 : 0;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
     constexpr DqSplit kCols = DqSplit::kColumns;
@@ -684,15 +694,8 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
                           : launch_v3_backward<T, 128, false, kCols>(shape, maps, params, stream);
   } else if (shape.head_dim == 64) {
     constexpr DqSplit kHalves = DqSplit::kQueryHalves;
-    constexpr DqSplit kOwn = DqSplit::kOwnKeys;
-    if (own_keys) {
-      status = shape.causal ? launch_v3_backward<T, 64, true, kOwn>(shape, maps, params, stream)
-                            : launch_v3_backward<T, 64, false, kOwn>(shape, maps, params, stream);
-    } else {
-      status = shape.causal
-                   ? launch_v3_backward<T, 64, true, kHalves>(shape, maps, params, stream)
-                   : launch_v3_backward<T, 64, false, kHalves>(shape, maps, params, stream);
-    }
+    status = shape.causal ? launch_v3_backward<T, 64, true, kHalves>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 64, false, kHalves>(shape, maps, params, stream);
   }
   ROOFLINE_RETURN_IF_ERROR(status);
   const long long vectors =
