@@ -62,7 +62,6 @@ namespace roofline::kernels {
 namespace {
 
 constexpr int kV3BwdBlockKv = 128;  // keys per CTA, 64 per consumer warpgroup
-constexpr int kV3BwdStages = 2;
 constexpr int kV3BwdThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kSwizzleRowBytes = 128;
 constexpr int kChunkCols = kSwizzleRowBytes / 2;  // halves per 128-byte swizzled row
@@ -83,8 +82,9 @@ enum class DqSplit {
   kQueryHalves,  // each its own 64 queries, all 64 columns (d = 64, 128 queries a stage)
 };
 
-template <int kHeadDim, DqSplit kSplit>
+template <int kHeadDim, DqSplit kSplit, int kStagesArg = 2>
 struct V3BwdConfig {
+  static constexpr int kStages = kStagesArg;  // query stages in the TMA ring
   static_assert((kSplit == DqSplit::kColumns) == (kHeadDim == 128),
                 "d = 128 splits dQ by columns, d = 64 by query halves");
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
@@ -108,17 +108,19 @@ struct V3BwdConfig {
   static constexpr int kOffK = 0;
   static constexpr int kOffV = kOffK + kKvTileBytes;
   static constexpr int kOffQ = kOffV + kKvTileBytes;
-  static constexpr int kOffDo = kOffQ + kV3BwdStages * kQTileBytes;
-  static constexpr int kOffDs = kOffDo + kV3BwdStages * kQTileBytes;
-  static constexpr int kOffLse = kOffDs + kDsBuffers * kDsBytes;
-  static constexpr int kOffDrow = kOffLse + kV3BwdStages * kVecBytes;
+  static constexpr int kOffDo = kOffQ + kStages * kQTileBytes;
+  static constexpr int kOffDs = kOffDo + kStages * kQTileBytes;
   // dQ staging for the bulk reduce-add: per consumer warpgroup kDqRows rows x 64 FP32 columns
   // as two [kDqRows rows][32 floats] boxes, 128B-swizzled.
   static constexpr int kDqBoxBytes = kDqRows * kSwizzleRowBytes;
   static constexpr int kDqStageBytes = 2 * kDqBoxBytes;
-  static constexpr int kOffDqStage = kOffDrow + kV3BwdStages * kVecBytes;
-  static constexpr int kOffBarriers = kOffDqStage + 2 * kDqStageBytes;
-  static constexpr int kNumBarriers = 1 + 2 * kV3BwdStages;
+  static constexpr int kOffDqStage = kOffDs + kDsBuffers * kDsBytes;
+  // The LSE and D slices (unswizzled) after every swizzled tile, so that their size does not
+  // move a tile off its 1024-byte alignment.
+  static constexpr int kOffLse = kOffDqStage + 2 * kDqStageBytes;
+  static constexpr int kOffDrow = kOffLse + kStages * kVecBytes;
+  static constexpr int kOffBarriers = kOffDrow + kStages * kVecBytes;
+  static constexpr int kNumBarriers = 1 + 2 * kStages;
   // + 1024: the dynamic shared memory base is only 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = kOffBarriers + 8 * kNumBarriers + 1024;
   static constexpr unsigned kStageTxBytes = 2 * kQTileBytes + 2 * kVecBytes;
@@ -220,7 +222,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
 
 // kSplit: how the consumer warpgroups share dQ (DqSplit). Over all 128 keys they meet at a named
 // barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kEarlyS>
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kEarlyS, int kStages>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -230,7 +232,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_drow,
                              const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
-  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
+  using Cfg = V3BwdConfig<kHeadDim, kSplit, kStages>;
   using sm90::Wgmma;
   constexpr int kBlockQ = Cfg::kBlockQ;
   extern __shared__ unsigned char smem_raw[];
@@ -244,8 +246,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   const uint32_t s_do = base + Cfg::kOffDo;
   const uint32_t s_ds = base + Cfg::kOffDs;
   auto* bar_kv = reinterpret_cast<uint64_t*>(smem + Cfg::kOffBarriers);
-  uint64_t* bar_full = bar_kv + 1;                // [kV3BwdStages]
-  uint64_t* bar_empty = bar_full + kV3BwdStages;  // [kV3BwdStages]
+  uint64_t* bar_full = bar_kv + 1;           // [kStages]
+  uint64_t* bar_empty = bar_full + kStages;  // [kStages]
 
   const int n = p.seq_len;
   const int tid = threadIdx.x;
@@ -256,7 +258,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 
   if (tid == 0) {
     sm90::mbarrier_init(bar_kv, 1);
-    for (int s = 0; s < kV3BwdStages; ++s) {
+    for (int s = 0; s < kStages; ++s) {
       sm90::mbarrier_init(bar_full + s, 1);
       sm90::mbarrier_init(bar_empty + s, 2 * 128);  // every consumer thread releases the stage
     }
@@ -278,8 +280,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                           c * kChunkCols, kv0, head);
       }
       for (int step = 0; step < steps; ++step) {
-        const int stage = step % kV3BwdStages;
-        const int use = step / kV3BwdStages;
+        const int stage = step % kStages;
+        const int use = step / kStages;
         // Wait until both consumer warpgroups released this stage's previous use.
         if (use > 0) sm90::mbarrier_wait(bar_empty + stage, (use - 1) & 1);
         const int q0 = (first_q_tile + step) * kBlockQ;
@@ -353,12 +355,12 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   }
 
   for (int step = 0; step < steps; ++step) {
-    const int stage = step % kV3BwdStages;
+    const int stage = step % kStages;
     const int q0 = (first_q_tile + step) * kBlockQ;
     const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
     const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
     // With kEarlyS this stage was waited for before its S^T was issued.
-    if (!kEarlyS) sm90::mbarrier_wait(bar_full + stage, (step / kV3BwdStages) & 1);
+    if (!kEarlyS) sm90::mbarrier_wait(bar_full + stage, (step / kStages) & 1);
 
     const bool active = is_active(step);
     uint32_t p_frag[kBlockQ / 16][4];
@@ -512,8 +514,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     sm90::mbarrier_arrive(bar_empty + stage);
     if (kEarlyS && step + 1 < steps) {
       const int next = step + 1;
-      sm90::mbarrier_wait(bar_full + next % kV3BwdStages, (next / kV3BwdStages) & 1);
-      if (is_active(next)) issue_s(next % kV3BwdStages);
+      sm90::mbarrier_wait(bar_full + next % kStages, (next / kStages) & 1);
+      if (is_active(next)) issue_s(next % kStages);
     }
 
     // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
@@ -611,14 +613,11 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
                                     static_cast<std::uint32_t>(dq_rows), TmaSwizzle::k128B);
 }
 
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
-cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
-                               const V3BwdParams<T>& params, cudaStream_t stream) {
-  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
-  // Experiment switch (A/B on the H200, 2026-12-01): S^T issued at the start of its step.
-  static const bool late_s = std::getenv("ROOFLINE_V3BWD_LATE_S") != nullptr;
-  auto kernel = late_s ? flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, false>
-                       : flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, true>;
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kEarlyS, int kStages>
+cudaError_t launch_v3_backward_variant(const AttentionShape& shape, const V3BwdMaps& maps,
+                                       const V3BwdParams<T>& params, cudaStream_t stream) {
+  using Cfg = V3BwdConfig<kHeadDim, kSplit, kStages>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, kEarlyS, kStages>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first. Heads
@@ -628,6 +627,27 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   kernel<<<grid, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
                                                            maps.lse, maps.drow, maps.dq, params);
   return cudaGetLastError();
+}
+
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
+cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
+                               const V3BwdParams<T>& params, cudaStream_t stream) {
+  if constexpr (kHeadDim == 128) {
+    // Experiment switches (A/B on the H200, 2026-12-01): three query stages, with S^T issued at
+    // the start of its step or, early, before the previous step's dQ is staged.
+    static const bool early3 = std::getenv("ROOFLINE_V3BWD_EARLY3") != nullptr;
+    static const bool late3 = std::getenv("ROOFLINE_V3BWD_LATE3") != nullptr;
+    if (early3) {
+      return launch_v3_backward_variant<T, kHeadDim, kCausal, kSplit, true, 3>(shape, maps, params,
+                                                                               stream);
+    }
+    if (late3) {
+      return launch_v3_backward_variant<T, kHeadDim, kCausal, kSplit, false, 3>(shape, maps, params,
+                                                                                stream);
+    }
+  }
+  return launch_v3_backward_variant<T, kHeadDim, kCausal, kSplit, false, 2>(shape, maps, params,
+                                                                            stream);
 }
 
 template <typename T, int kHeadDim>
