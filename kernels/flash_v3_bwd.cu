@@ -23,20 +23,21 @@
 // LSE·log2e) while dP^T is still running; issues dV += P^T dO with P^T straight from the
 // accumulator registers as the A fragment (dO read N-major through the transpose bit); forms
 // dS^T = P^T ∘ (dP^T − D) when dP^T lands; issues dK += dS^T Q the same way; and writes dS^T
-// to shared memory (swizzled; two buffers at d = 128, one at d = 64) for dQ.
+// to shared memory (swizzled, two buffers) for dQ.
 //
-// dQ strategy: each consumer warpgroup stages its Br x 64 FP32 dQ tile in shared memory
-// (128-byte swizzled, 16 or 32 KB per warpgroup) and one of its threads adds it to a padded FP32
+// dQ strategy: each consumer warpgroup stages its 64 x 64 FP32 dQ tile in shared memory
+// (128-byte swizzled, 16 KB per warpgroup) and one of its threads adds it to a padded FP32
 // workspace with two bulk tensor reductions (cp.reduce.async.bulk.tensor .add), then one
 // conversion kernel. Measured on the H200 against per-thread float2 atomics of the same tile,
 // same binary: 484 against 400 TFLOP/s at B4 H16 N16384 d128, 352 against 300 at B1 H8 N16384
 // d64 (NOTES.md "flash-v3 backward"). At d = 128 the two consumer warpgroups meet at a named
 // barrier and each computes dQ = dS K for its 64-column half over all 128 keys, so each dQ
 // element is added once per CTA; with atomics that split measured 407.7 against 339.9 TFLOP/s
-// for each warpgroup over its own keys (twice the additions). At d = 64 a column half would
-// start mid-way through a 128-byte swizzled row, a descriptor start this file does not use
-// (unverified), so each warpgroup takes its own keys over all 64 columns. Why not a separate
-// dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
+// for each warpgroup over its own keys (twice the additions). At d = 64 (128 queries a stage)
+// each takes its own 64 queries over all 128 keys and 64 columns instead, also one addition per
+// element and CTA (a column half there would start mid-way through a 128-byte swizzled row);
+// against each over its own keys with the bulk reduce: 1.6-5% faster (DqSplit). Why not a
+// separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
 //
 // Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
 // all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
@@ -47,8 +48,11 @@
 //
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
+// What limits it now (ncu source counters, B1 H16 N16384 d128, H200, 2026-12-01): a third of
+// the consumer warps' stall samples fall on the dQ GEMM's wait and the staging of its tile
+// (the shared stores, the proxy fence and the warpgroup barrier), when neither warpgroup has
+// a GEMM in flight; issuing the next S^T before the staging, to fill that gap, was slower.
 #include <cstdint>
-#include <cstdlib>
 
 #include <cuda.h>
 
@@ -82,9 +86,10 @@ enum class DqSplit {
   kQueryHalves,  // each its own 64 queries, all 64 columns (d = 64, 128 queries a stage)
 };
 
-template <int kHeadDim, DqSplit kSplit, int kStagesArg = 2>
+template <int kHeadDim, DqSplit kSplit>
 struct V3BwdConfig {
-  static constexpr int kStages = kStagesArg;  // query stages in the TMA ring
+  // Query stages in the TMA ring. Three at d = 128 measured 1-2% slower (H200, 2026-12-01).
+  static constexpr int kStages = 2;
   static_assert((kSplit == DqSplit::kColumns) == (kHeadDim == 128),
                 "d = 128 splits dQ by columns, d = 64 by query halves");
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
@@ -222,7 +227,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
 
 // kSplit: how the consumer warpgroups share dQ (DqSplit). Over all 128 keys they meet at a named
 // barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kEarlyS, int kStages>
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -232,8 +237,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_drow,
                              const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
-  using Cfg = V3BwdConfig<kHeadDim, kSplit, kStages>;
+  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
   using sm90::Wgmma;
+  constexpr int kStages = Cfg::kStages;
   constexpr int kBlockQ = Cfg::kBlockQ;
   extern __shared__ unsigned char smem_raw[];
   // 128-byte swizzled tiles must start on 1024-byte boundaries.
@@ -329,48 +335,33 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   const uint32_t dq_a = s_ds + (kSplit == DqSplit::kQueryHalves ? wg * Cfg::kDsChunkBytes : 0);
   const uint32_t dq_b = s_k;
 
-  // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
-  const auto is_active = [&](int step) {
-    return !kCausal || wg_key0 <= (first_q_tile + step + 1) * kBlockQ - 1;
-  };
-  // S^T = K_w Q^T (64 keys x kBlockQ queries) of a stage, one commit group. With kEarlyS the
-  // next step's S^T is issued as soon as this step's dQ GEMM is done, so that it runs on the
-  // tensor cores while the dQ tile is staged; s is then live across steps.
-  float s[kBlockQ / 2];
-  const auto issue_s = [&](int stage) {
-    const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-      const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-      const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-      Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
-                                           sm90::kmajor_desc(q_tile + q_off), kk > 0);
-    }
-    sm90::wgmma_commit();
-  };
-  if (kEarlyS && steps > 0) {
-    sm90::mbarrier_wait(bar_full, 0);
-    if (is_active(0)) issue_s(0);
-  }
-
   for (int step = 0; step < steps; ++step) {
     const int stage = step % kStages;
     const int q0 = (first_q_tile + step) * kBlockQ;
     const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
     const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
-    // With kEarlyS this stage was waited for before its S^T was issued.
-    if (!kEarlyS) sm90::mbarrier_wait(bar_full + stage, (step / kStages) & 1);
+    sm90::mbarrier_wait(bar_full + stage, (step / kStages) & 1);
 
-    const bool active = is_active(step);
+    // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
+    const bool active = !kCausal || wg_key0 <= q0 + kBlockQ - 1;
     uint32_t p_frag[kBlockQ / 16][4];
     uint32_t ds_frag[kBlockQ / 16][4];
     if (active) {
-      // S^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups so that P
-      // is computed while dP is still on the tensor cores.
+      // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
+      // so that P is computed while dP is still on the tensor cores. Issuing the next step's
+      // S^T before this step's dQ tile is staged, to overlap the two, measured 8-10% slower at
+      // d = 128 with two or three stages (H200, 2026-12-01): see NOTES.md.
+      float s[kBlockQ / 2];
       float dp[kBlockQ / 2];
-      if (!kEarlyS) issue_s(stage);
       sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+        Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
+                                             sm90::kmajor_desc(q_tile + q_off), kk > 0);
+      }
+      sm90::wgmma_commit();
 #pragma unroll
       for (int kk = 0; kk < kHeadDim / 16; ++kk) {
         const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
@@ -512,11 +503,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     }
     // Q, dO, LSE and D of this stage are no longer read.
     sm90::mbarrier_arrive(bar_empty + stage);
-    if (kEarlyS && step + 1 < steps) {
-      const int next = step + 1;
-      sm90::mbarrier_wait(bar_full + next % kStages, (next / kStages) & 1);
-      if (is_active(next)) issue_s(next % kStages);
-    }
 
     // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
     // bulk tensor reductions. The previous reductions must have read the staging buffer.
@@ -613,11 +599,11 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
                                     static_cast<std::uint32_t>(dq_rows), TmaSwizzle::k128B);
 }
 
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kEarlyS, int kStages>
-cudaError_t launch_v3_backward_variant(const AttentionShape& shape, const V3BwdMaps& maps,
-                                       const V3BwdParams<T>& params, cudaStream_t stream) {
-  using Cfg = V3BwdConfig<kHeadDim, kSplit, kStages>;
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, kEarlyS, kStages>;
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
+cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
+                               const V3BwdParams<T>& params, cudaStream_t stream) {
+  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first. Heads
@@ -627,27 +613,6 @@ cudaError_t launch_v3_backward_variant(const AttentionShape& shape, const V3BwdM
   kernel<<<grid, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
                                                            maps.lse, maps.drow, maps.dq, params);
   return cudaGetLastError();
-}
-
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
-cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
-                               const V3BwdParams<T>& params, cudaStream_t stream) {
-  if constexpr (kHeadDim == 128) {
-    // Experiment switches (A/B on the H200, 2026-12-01): three query stages, with S^T issued at
-    // the start of its step or, early, before the previous step's dQ is staged.
-    static const bool early3 = std::getenv("ROOFLINE_V3BWD_EARLY3") != nullptr;
-    static const bool late3 = std::getenv("ROOFLINE_V3BWD_LATE3") != nullptr;
-    if (early3) {
-      return launch_v3_backward_variant<T, kHeadDim, kCausal, kSplit, true, 3>(shape, maps, params,
-                                                                               stream);
-    }
-    if (late3) {
-      return launch_v3_backward_variant<T, kHeadDim, kCausal, kSplit, false, 3>(shape, maps, params,
-                                                                                stream);
-    }
-  }
-  return launch_v3_backward_variant<T, kHeadDim, kCausal, kSplit, false, 2>(shape, maps, params,
-                                                                            stream);
 }
 
 template <typename T, int kHeadDim>
