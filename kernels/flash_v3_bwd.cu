@@ -53,6 +53,7 @@
 // (the shared stores, the proxy fence and the warpgroup barrier), when neither warpgroup has
 // a GEMM in flight; issuing the next S^T before the staging, to fill that gap, was slower.
 #include <cstdint>
+#include <cstdlib>
 
 #include <cuda.h>
 
@@ -143,7 +144,8 @@ struct V3BwdParams {
   T* d_k;
   T* d_v;
   int seq_len;
-  int n_pad;  // seq_len rounded up to the stage's queries (v3_bwd_block_q)
+  int n_pad;        // seq_len rounded up to the stage's queries (v3_bwd_block_q)
+  int dq_permuted;  // the accumulator's columns permuted (dq_accum_column)
   float scale;
   float scale_log2;
 };
@@ -200,11 +202,24 @@ __global__ void __launch_bounds__(kPrepThreads)
   }
 }
 
+// The FP32 dQ accumulator keeps the columns of each 32-column block (one 128-byte swizzled box
+// of the staging) permuted: logical column 8m + 4a + r (m < 4, a < 2, r < 4) at 16a + 4m + r.
+// A warpgroup's accumulator fragment (lane = 4g + q holds columns 8m + 2q, +1 of row g) then
+// stages without bank conflicts: the 16 lanes of each half-warp store their 8-byte pairs to 16
+// different bank pairs (in logical order, lanes q and q + 2 of rows g and g ^ 2 meet in the same
+// bank: ncu counted 4 wavefronts per 64-bit store for the ideal 2).
+__host__ __device__ constexpr int dq_accum_column(int col) {
+  const int c = col & 31;
+  return (col & ~31) + 16 * ((c >> 2) & 1) + 4 * (c >> 3) + (c & 3);
+}
+static_assert(dq_accum_column(4) == 16 && dq_accum_column(8) == 4 && dq_accum_column(45) == 53,
+              "the permutation of the accumulator's columns");
+
 // dQ = T(scale · accumulator) for the rows < seq_len of each head; 8 values per thread.
 template <typename T>
 __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* __restrict__ d_q,
                                         long long vectors, int head_dim, int seq_len, int n_pad,
-                                        float scale) {
+                                        float scale, int permuted) {
   const int vectors_per_row = head_dim / 8;
   for (long long v = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; v < vectors;
        v += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -212,10 +227,11 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
     const int c = static_cast<int>(v - row * vectors_per_row) * 8;
     const long long head = row / seq_len;
     const long long i = row - head * seq_len;
-    const float4* src =
-        reinterpret_cast<const float4*>(dq_accum + (head * n_pad + i) * head_dim + c);
-    const float4 lo = src[0];
-    const float4 hi = src[1];
+    // Logical columns c .. c + 3 and c + 4 .. c + 7, four apart when stored (dq_accum_column).
+    const float* src = dq_accum + (head * n_pad + i) * head_dim;
+    const float4 lo = *reinterpret_cast<const float4*>(src + (permuted ? dq_accum_column(c) : c));
+    const float4 hi =
+        *reinterpret_cast<const float4*>(src + (permuted ? dq_accum_column(c + 4) : c + 4));
     uint4 packed;
     packed.x = pack2<T>(lo.x * scale, lo.y * scale);
     packed.y = pack2<T>(lo.z * scale, lo.w * scale);
@@ -514,8 +530,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       const int row = 64 * h + r0;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
-        // Column c of the 64-column block is half-column 2c of the shared swizzle helper.
-        const int col = 8 * j + 2 * tq;
+        // Column c of the 64-column block, stored at dq_accum_column(c), is half-column 2c of
+        // the shared swizzle helper.
+        const int col = p.dq_permuted ? dq_accum_column(8 * j + 2 * tq) : 8 * j + 2 * tq;
         *reinterpret_cast<float2*>(staging +
                                    sm90::swizzled_offset(row, 2 * col, Cfg::kDqBoxBytes)) =
             make_float2(dq[h][4 * j], dq[h][4 * j + 1]);
@@ -672,6 +689,9 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.n_pad = n_pad;
   params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
   params.scale_log2 = params.scale * kLog2e;
+  // Experiment switch (A/B on the H200, 2026-12-01): the accumulator's columns in order.
+  static const bool dq_plain = std::getenv("ROOFLINE_V3BWD_DQ_PLAIN") != nullptr;
+  params.dq_permuted = dq_plain ? 0 : 1;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
     constexpr DqSplit kCols = DqSplit::kColumns;
@@ -688,9 +708,9 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   constexpr int kConvertThreads = 256;
   const long long wanted = (vectors + kConvertThreads - 1) / kConvertThreads;
   const unsigned blocks = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
-  flash_v3_bwd_convert_dq<T>
-      <<<blocks, kConvertThreads, 0, stream>>>(ws.dq_accum, static_cast<T*>(buffers.d_q), vectors,
-                                               shape.head_dim, shape.seq_len, n_pad, params.scale);
+  flash_v3_bwd_convert_dq<T><<<blocks, kConvertThreads, 0, stream>>>(
+      ws.dq_accum, static_cast<T*>(buffers.d_q), vectors, shape.head_dim, shape.seq_len, n_pad,
+      params.scale, params.dq_permuted);
   return cudaGetLastError();
 }
 
