@@ -53,6 +53,7 @@
 // (the shared stores, the proxy fence and the warpgroup barrier), when neither warpgroup has
 // a GEMM in flight; issuing the next S^T before the staging, to fill that gap, was slower.
 #include <cstdint>
+#include <cstdlib>
 
 #include <cuda.h>
 
@@ -82,21 +83,24 @@ constexpr int v3_bwd_block_q(int head_dim) {
 // its own 64 keys (every element reduced twice) measured 1.6-5% slower at d = 64 (H200,
 // 2026-12-01, same binary).
 enum class DqSplit {
-  kColumns,      // each its own 64-column block (d = 128)
+  kColumns,      // each its own 64-column block (d = 128, experiment)
   kQueryHalves,  // each its own 64 queries, all 64 columns (d = 64, 128 queries a stage)
+  kAlternate,    // all of it, by turns: warpgroup step % 2 (d = 128), so that one warpgroup's
+                 // staging of dQ runs beside the other's GEMMs instead of at the same time
 };
 
 template <int kHeadDim, DqSplit kSplit>
 struct V3BwdConfig {
   // Query stages in the TMA ring. Three at d = 128 measured 1-2% slower (H200, 2026-12-01).
   static constexpr int kStages = 2;
-  static_assert((kSplit == DqSplit::kColumns) == (kHeadDim == 128),
-                "d = 128 splits dQ by columns, d = 64 by query halves");
+  static_assert((kSplit != DqSplit::kQueryHalves) == (kHeadDim == 128),
+                "d = 128 splits dQ by columns or turns, d = 64 by query halves");
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
   static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage
-  // dQ rows per warpgroup and step, in wgmma M = 64 halves.
-  static constexpr int kDqRows = kSplit == DqSplit::kQueryHalves ? 64 : kBlockQ;
-  static constexpr int kDqHalves = kDqRows / 64;
+  // dQ rows (one wgmma M) and 64-column blocks per warpgroup and step.
+  static constexpr int kDqRows = 64;
+  static_assert(kSplit == DqSplit::kQueryHalves || kBlockQ == kDqRows, "one wgmma M of queries");
+  static constexpr int kDqBlocks = kSplit == DqSplit::kAlternate ? kHeadDim / 64 : 1;
   static constexpr int kChunks = kHeadDim / kChunkCols;
   // Shared tiles are stored as kChunks column chunks of [rows][64 halves], 128B-swizzled
   // (the TMA box layout); every tile and chunk starts on a 1024-byte boundary.
@@ -115,10 +119,10 @@ struct V3BwdConfig {
   static constexpr int kOffQ = kOffV + kKvTileBytes;
   static constexpr int kOffDo = kOffQ + kStages * kQTileBytes;
   static constexpr int kOffDs = kOffDo + kStages * kQTileBytes;
-  // dQ staging for the bulk reduce-add: per consumer warpgroup kDqRows rows x 64 FP32 columns
-  // as two [kDqRows rows][32 floats] boxes, 128B-swizzled.
+  // dQ staging for the bulk reduce-add: per consumer warpgroup kDqRows rows x 64·kDqBlocks FP32
+  // columns as [kDqRows rows][32 floats] boxes, 128B-swizzled.
   static constexpr int kDqBoxBytes = kDqRows * kSwizzleRowBytes;
-  static constexpr int kDqStageBytes = 2 * kDqBoxBytes;
+  static constexpr int kDqStageBytes = 2 * kDqBlocks * kDqBoxBytes;
   static constexpr int kOffDqStage = kOffDs + kDsBuffers * kDsBytes;
   // The LSE and D slices (unswizzled) after every swizzled tile, so that their size does not
   // move a tile off its 1024-byte alignment.
@@ -482,69 +486,91 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       sm90::wgmma_commit();
     }
 
-    // Every dS^T row that the dQ GEMM below reads has been written.
-    sm90::named_barrier_sync(1, 256);
+    // Every dS^T row that the dQ GEMM below reads has been written. By turns, only this step's
+    // dQ warpgroup waits (and the barriers alternate, so that the other, running ahead, cannot
+    // complete the next step's barrier with its own two arrivals).
+    constexpr bool kTurns = kSplit == DqSplit::kAlternate;
+    const bool does_dq = !kTurns || wg == step % 2;
+    const int dq_barrier = kTurns ? 1 + step % 2 : 1;
+    if (does_dq) {
+      sm90::named_barrier_sync(dq_barrier, 256);
+    } else {
+      sm90::named_barrier_arrive(dq_barrier, 256);
+    }
 
-    // dQ (kDqRows queries x 64 columns) = dS K: A = dS^T read M-major, one wgmma M of 64
-    // queries per 64-query chunk; B = K read N-major. One 64-column block: the warpgroup's own
-    // (split columns, d = 128) or the only one (d = 64).
+    // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
+    // queries); B = K read N-major, by 64-column blocks: the warpgroup's own (split columns),
+    // all of them (by turns) or the only one (d = 64).
     const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
-    const int block = kSplit == DqSplit::kColumns ? wg : 0;  // 64-column block of dQ (and of K)
     const int dq_row0 = q0 + (kSplit == DqSplit::kQueryHalves ? 64 * wg : 0);
-    float dq[Cfg::kDqHalves][32];
-    sm90::wgmma_fence();
+    const auto dq_block = [&](int b) { return kSplit == DqSplit::kColumns ? wg : b; };
+    const auto fence_step_registers = [&] {
+      sm90::fence_registers(dk);
+      sm90::fence_registers(dv);
 #pragma unroll
-    for (int h = 0; h < Cfg::kDqHalves; ++h) {
-#pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
-        Wgmma<64, T>::template ss<1, 1>(
-            dq[h],
-            sm90::mnmajor_desc(ds_tile + h * Cfg::kDsChunkBytes + kk * 2048, Cfg::kDsChunkBytes),
-            sm90::mnmajor_desc(dq_b + block * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
-            kk > 0);
+      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+        sm90::fence_registers(p_frag[kk]);
+        sm90::fence_registers(ds_frag[kk]);
       }
+    };
+    if (!does_dq) {
+      sm90::wgmma_wait<0>();
+      fence_step_registers();
+      // Q, dO, LSE and D of this stage are no longer read.
+      sm90::mbarrier_arrive(bar_empty + stage);
+      continue;
     }
-    sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
-#pragma unroll
-    for (int h = 0; h < Cfg::kDqHalves; ++h) sm90::fence_registers(dq[h]);
-    sm90::fence_registers(dk);
-    sm90::fence_registers(dv);
-#pragma unroll
-    for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-      sm90::fence_registers(p_frag[kk]);
-      sm90::fence_registers(ds_frag[kk]);
-    }
-    // Q, dO, LSE and D of this stage are no longer read.
-    sm90::mbarrier_arrive(bar_empty + stage);
-
-    // Stage the tile (swizzled FP32) and let one thread add it to the accumulator with two
-    // bulk tensor reductions. The previous reductions must have read the staging buffer.
+    // Stage each 64-column block of the tile (swizzled FP32) as soon as its GEMM is done (one
+    // 32-register accumulator at a time: two at once spill 576 bytes by turns) and let one thread
+    // add the tile to the accumulator with two bulk tensor reductions per block. The previous
+    // reductions must have read the staging buffer.
     if (t == 0) sm90::tma_store_wait_read();
     sm90::named_barrier_sync(3 + wg, 128);
     unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
 #pragma unroll
-    for (int h = 0; h < Cfg::kDqHalves; ++h) {
-      const int row = 64 * h + r0;
+    for (int b = 0; b < Cfg::kDqBlocks; ++b) {
+      float dq[32];
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
+        Wgmma<64, T>::template ss<1, 1>(
+            dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsChunkBytes),
+            sm90::mnmajor_desc(dq_b + dq_block(b) * Cfg::kKvChunkBytes + kk * 2048,
+                               Cfg::kKvChunkBytes),
+            kk > 0);
+      }
+      sm90::wgmma_commit();
+      sm90::wgmma_wait<0>();
+      sm90::fence_registers(dq);
+      if (b == 0) {
+        fence_step_registers();
+        // Q, dO, LSE and D of this stage are no longer read.
+        sm90::mbarrier_arrive(bar_empty + stage);
+      }
+      unsigned char* block_staging = staging + b * 2 * Cfg::kDqBoxBytes;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         // Column c of the 64-column block, stored at dq_accum_column(c), is half-column 2c of
         // the shared swizzle helper.
         const int col = dq_accum_column(8 * j + 2 * tq);
-        *reinterpret_cast<float2*>(staging +
-                                   sm90::swizzled_offset(row, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[h][4 * j], dq[h][4 * j + 1]);
-        *reinterpret_cast<float2*>(staging +
-                                   sm90::swizzled_offset(row + 8, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[h][4 * j + 2], dq[h][4 * j + 3]);
+        *reinterpret_cast<float2*>(block_staging +
+                                   sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j], dq[4 * j + 1]);
+        *reinterpret_cast<float2*>(block_staging +
+                                   sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j + 2], dq[4 * j + 3]);
       }
     }
     sm90::fence_proxy_async();
     sm90::named_barrier_sync(3 + wg, 128);
     if (t == 0) {
-      sm90::tma_reduce_add_3d(&map_dq, staging, block * kChunkCols, dq_row0, head);
-      sm90::tma_reduce_add_3d(&map_dq, staging + Cfg::kDqBoxBytes, block * kChunkCols + 32, dq_row0,
-                              head);
+#pragma unroll
+      for (int b = 0; b < Cfg::kDqBlocks; ++b) {
+        for (int box = 0; box < 2; ++box) {
+          sm90::tma_reduce_add_3d(&map_dq, staging + (2 * b + box) * Cfg::kDqBoxBytes,
+                                  dq_block(b) * kChunkCols + 32 * box, dq_row0, head);
+        }
+      }
       sm90::tma_store_commit();
     }
   }
@@ -675,8 +701,8 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
           : launch_v3_prepare<T, 64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
                                      shape.seq_len, n_pad, stream);
   ROOFLINE_RETURN_IF_ERROR(prepared);
-  // dQ split by columns at d = 128, by query halves at d = 64 (DqSplit, V3BwdConfig::kDqRows).
-  const int dq_rows = shape.head_dim == 64 ? 64 : v3_bwd_block_q(shape.head_dim);
+  // Every DqSplit stages dQ tiles of 64 rows (V3BwdConfig::kDqRows).
+  const int dq_rows = 64;
   V3BwdMaps maps{};
   ROOFLINE_RETURN_IF_ERROR(
       make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, dq_rows, &maps));
@@ -689,9 +715,18 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.scale_log2 = params.scale * kLog2e;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
+    // Experiment switch (A/B on the H200, 2026-12-01): dQ split by columns, as before.
+    static const bool by_columns = std::getenv("ROOFLINE_V3BWD_DQ_COLUMNS") != nullptr;
     constexpr DqSplit kCols = DqSplit::kColumns;
-    status = shape.causal ? launch_v3_backward<T, 128, true, kCols>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 128, false, kCols>(shape, maps, params, stream);
+    constexpr DqSplit kTurns = DqSplit::kAlternate;
+    if (by_columns) {
+      status = shape.causal ? launch_v3_backward<T, 128, true, kCols>(shape, maps, params, stream)
+                            : launch_v3_backward<T, 128, false, kCols>(shape, maps, params, stream);
+    } else {
+      status = shape.causal
+                   ? launch_v3_backward<T, 128, true, kTurns>(shape, maps, params, stream)
+                   : launch_v3_backward<T, 128, false, kTurns>(shape, maps, params, stream);
+    }
   } else if (shape.head_dim == 64) {
     constexpr DqSplit kHalves = DqSplit::kQueryHalves;
     status = shape.causal ? launch_v3_backward<T, 64, true, kHalves>(shape, maps, params, stream)
