@@ -245,7 +245,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
 
 // kSplit: how the consumer warpgroups share dQ (DqSplit). Over all 128 keys they meet at a named
 // barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kPreload, bool kOverlapDq>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -393,11 +393,21 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kBlockQ;
       const float* drow = reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kBlockQ;
       const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
+      // kPreload: the LSE (and below, D) slices read into registers before the wait, so that
+      // the wait does not leave their shared loads' latency in front of the exponentials.
+      float2 lse_v[kBlockQ / 8];
+      if constexpr (kPreload) {
+#pragma unroll
+        for (int j = 0; j < kBlockQ / 8; ++j) {
+          lse_v[j] = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
+        }
+      }
       sm90::wgmma_wait<1>();
       sm90::fence_registers(s);
 #pragma unroll
       for (int j = 0; j < kBlockQ / 8; ++j) {
-        const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
+        const float2 l =
+            kPreload ? lse_v[j] : *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           s[4 * j + e] = ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
@@ -437,6 +447,13 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       // dS^T = P^T (dP^T - D): dP^T's group completes before dV's (groups retire in order).
       // P is taken from its 16-bit fragment (as dV uses it) so that the FP32 copy is dead here:
       // at d = 128 both would not fit in 240 registers beside dK and dV.
+      float2 d_v[kBlockQ / 8];
+      if constexpr (kPreload) {
+#pragma unroll
+        for (int j = 0; j < kBlockQ / 8; ++j) {
+          d_v[j] = *reinterpret_cast<const float2*>(drow + 8 * j + 2 * tq);
+        }
+      }
       sm90::wgmma_wait<1>();
       sm90::fence_registers(dp);
 #pragma unroll
@@ -445,7 +462,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         for (int r = 0; r < 4; ++r) {
           // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
           const float2 prob = unpack2<T>(p_frag[kk][r]);
-          const float2 dr = *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
+          const float2 dr =
+              kPreload ? d_v[2 * kk + r / 2]
+                       : *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
           ds_frag[kk][r] = pack2<T>(prob.x * (dp[8 * kk + 2 * r] - dr.x),
                                     prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
         }
@@ -527,9 +546,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     if (t == 0) sm90::tma_store_wait_read();
     sm90::named_barrier_sync(3 + wg, 128);
     unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
-#pragma unroll
-    for (int b = 0; b < Cfg::kDqBlocks; ++b) {
-      float dq[32];
+    const auto issue_dq = [&](float(&dq)[32], int b) {
       sm90::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
@@ -540,13 +557,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
             kk > 0);
       }
       sm90::wgmma_commit();
-      sm90::wgmma_wait<0>();
-      sm90::fence_registers(dq);
-      if (b == 0) {
-        fence_step_registers();
-        // Q, dO, LSE and D of this stage are no longer read.
-        sm90::mbarrier_arrive(bar_empty + stage);
-      }
+    };
+    const auto stage_dq = [&](const float(&dq)[32], int b) {
       unsigned char* block_staging = staging + b * 2 * Cfg::kDqBoxBytes;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
@@ -560,6 +572,25 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                                    sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
             make_float2(dq[4 * j + 2], dq[4 * j + 3]);
       }
+    };
+    float dq0[32];
+    issue_dq(dq0, 0);
+    sm90::wgmma_wait<0>();
+    sm90::fence_registers(dq0);
+    fence_step_registers();
+    // Q, dO, LSE and D of this stage are no longer read.
+    sm90::mbarrier_arrive(bar_empty + stage);
+    if constexpr (Cfg::kDqBlocks == 2) {
+      // kOverlapDq: the second block's GEMM runs while the first block is staged.
+      float dq1[32];
+      if (kOverlapDq) issue_dq(dq1, 1);
+      stage_dq(dq0, 0);
+      if (!kOverlapDq) issue_dq(dq1, 1);
+      sm90::wgmma_wait<0>();
+      sm90::fence_registers(dq1);
+      stage_dq(dq1, 1);
+    } else {
+      stage_dq(dq0, 0);
     }
     sm90::fence_proxy_async();
     sm90::named_barrier_sync(3 + wg, 128);
@@ -644,7 +675,15 @@ template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
                                const V3BwdParams<T>& params, cudaStream_t stream) {
   using Cfg = V3BwdConfig<kHeadDim, kSplit>;
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit>;
+  // Experiment switches (A/B on the H200, 2026-12-01): LSE and D read after the waits, as
+  // before; the two dQ blocks' GEMMs overlapped with the staging (by turns only).
+  static const bool no_preload = std::getenv("ROOFLINE_V3BWD_NO_PRELOAD") != nullptr;
+  static const bool overlap = std::getenv("ROOFLINE_V3BWD_DQ_OVERLAP") != nullptr;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, true, false>;
+  if (no_preload) kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, false, false>;
+  if constexpr (kSplit == DqSplit::kAlternate) {
+    if (overlap) kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, true, true>;
+  }
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first. Heads
