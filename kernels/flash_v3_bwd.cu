@@ -25,19 +25,16 @@
 // dS^T = P^T ∘ (dP^T − D) when dP^T lands; issues dK += dS^T Q the same way; and writes dS^T
 // to shared memory (swizzled, two buffers) for dQ.
 //
-// dQ strategy: each consumer warpgroup stages its 64 x 64 FP32 dQ tile in shared memory
-// (128-byte swizzled, 16 KB per warpgroup) and one of its threads adds it to a padded FP32
-// workspace with two bulk tensor reductions (cp.reduce.async.bulk.tensor .add), then one
+// dQ strategy: dQ = dS K over all 128 keys of the CTA, staged as FP32 in shared memory
+// (128-byte swizzled, columns permuted: dq_accum_column) and added to a padded FP32 workspace by
+// one thread with bulk tensor reductions (cp.reduce.async.bulk.tensor .add), then one
 // conversion kernel. Measured on the H200 against per-thread float2 atomics of the same tile,
 // same binary: 484 against 400 TFLOP/s at B4 H16 N16384 d128, 352 against 300 at B1 H8 N16384
-// d64 (NOTES.md "flash-v3 backward"). At d = 128 the two consumer warpgroups meet at a named
-// barrier and each computes dQ = dS K for its 64-column half over all 128 keys, so each dQ
-// element is added once per CTA; with atomics that split measured 407.7 against 339.9 TFLOP/s
-// for each warpgroup over its own keys (twice the additions). At d = 64 (128 queries a stage)
-// each takes its own 64 queries over all 128 keys and 64 columns instead, also one addition per
-// element and CTA (a column half there would start mid-way through a 128-byte swizzled row);
-// against each over its own keys with the bulk reduce: 1.6-5% faster (DqSplit). Why not a
-// separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
+// d64 (NOTES.md "flash-v3 backward"). The consumer warpgroups meet at a named barrier for each
+// other's dS^T rows, so that each dQ element is added once per CTA (DqSplit): at d = 64 (128
+// queries a stage) each takes its own 64 queries; at d = 128 one takes the whole 64 x 128 tile
+// by turns, so that its staging runs beside the other's GEMMs. Why not a separate dQ pass: it
+// recomputes S and dP (7 GEMMs instead of 5).
 //
 // Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
 // all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
@@ -53,7 +50,6 @@
 // (the shared stores, the proxy fence and the warpgroup barrier), when neither warpgroup has
 // a GEMM in flight; issuing the next S^T before the staging, to fill that gap, was slower.
 #include <cstdint>
-#include <cstdlib>
 
 #include <cuda.h>
 
@@ -78,12 +74,11 @@ constexpr int v3_bwd_block_q(int head_dim) {
 }
 
 // How the two consumer warpgroups share dQ = dS K of a stage (kBlockQ queries x d columns over
-// the CTA's 128 keys): both over all 128 keys, so that each dQ element is reduced into the
-// accumulator once per CTA. The split that had each warpgroup take all queries and columns over
-// its own 64 keys (every element reduced twice) measured 1.6-5% slower at d = 64 (H200,
-// 2026-12-01, same binary).
+// the CTA's 128 keys): over all 128 keys, so that each dQ element is reduced into the
+// accumulator once per CTA. Measured against the alternatives (H200, 2026-12-01, same binary):
+// at d = 64, each over its own 64 keys (every element reduced twice) was 1.6-5% slower; at
+// d = 128, each its own 64-column block every step was 1-3% slower than by turns.
 enum class DqSplit {
-  kColumns,      // each its own 64-column block (d = 128, experiment)
   kQueryHalves,  // each its own 64 queries, all 64 columns (d = 64, 128 queries a stage)
   kAlternate,    // all of it, by turns: warpgroup step % 2 (d = 128), so that one warpgroup's
                  // staging of dQ runs beside the other's GEMMs instead of at the same time
@@ -93,8 +88,8 @@ template <int kHeadDim, DqSplit kSplit>
 struct V3BwdConfig {
   // Query stages in the TMA ring. Three at d = 128 measured 1-2% slower (H200, 2026-12-01).
   static constexpr int kStages = 2;
-  static_assert((kSplit != DqSplit::kQueryHalves) == (kHeadDim == 128),
-                "d = 128 splits dQ by columns or turns, d = 64 by query halves");
+  static_assert((kSplit == DqSplit::kAlternate) == (kHeadDim == 128),
+                "d = 128 takes dQ by turns, d = 64 by query halves");
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
   static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage
   // dQ rows (one wgmma M) and 64-column blocks per warpgroup and step.
@@ -245,7 +240,7 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
 
 // kSplit: how the consumer warpgroups share dQ (DqSplit). Over all 128 keys they meet at a named
 // barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit, bool kPreload, bool kOverlapDq>
+template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -393,21 +388,13 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kBlockQ;
       const float* drow = reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kBlockQ;
       const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
-      // kPreload: the LSE (and below, D) slices read into registers before the wait, so that
-      // the wait does not leave their shared loads' latency in front of the exponentials.
-      float2 lse_v[kBlockQ / 8];
-      if constexpr (kPreload) {
-#pragma unroll
-        for (int j = 0; j < kBlockQ / 8; ++j) {
-          lse_v[j] = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
-        }
-      }
+      // Reading the LSE and D slices into registers before the waits measured 2-6% slower
+      // (H200, 2026-12-01, same binary).
       sm90::wgmma_wait<1>();
       sm90::fence_registers(s);
 #pragma unroll
       for (int j = 0; j < kBlockQ / 8; ++j) {
-        const float2 l =
-            kPreload ? lse_v[j] : *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
+        const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           s[4 * j + e] = ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
@@ -447,13 +434,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       // dS^T = P^T (dP^T - D): dP^T's group completes before dV's (groups retire in order).
       // P is taken from its 16-bit fragment (as dV uses it) so that the FP32 copy is dead here:
       // at d = 128 both would not fit in 240 registers beside dK and dV.
-      float2 d_v[kBlockQ / 8];
-      if constexpr (kPreload) {
-#pragma unroll
-        for (int j = 0; j < kBlockQ / 8; ++j) {
-          d_v[j] = *reinterpret_cast<const float2*>(drow + 8 * j + 2 * tq);
-        }
-      }
       sm90::wgmma_wait<1>();
       sm90::fence_registers(dp);
 #pragma unroll
@@ -462,9 +442,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         for (int r = 0; r < 4; ++r) {
           // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
           const float2 prob = unpack2<T>(p_frag[kk][r]);
-          const float2 dr =
-              kPreload ? d_v[2 * kk + r / 2]
-                       : *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
+          const float2 dr = *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
           ds_frag[kk][r] = pack2<T>(prob.x * (dp[8 * kk + 2 * r] - dr.x),
                                     prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
         }
@@ -518,11 +496,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     }
 
     // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
-    // queries); B = K read N-major, by 64-column blocks: the warpgroup's own (split columns),
-    // all of them (by turns) or the only one (d = 64).
+    // queries); B = K read N-major, by 64-column blocks: both (by turns) or the only one (d = 64).
     const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
     const int dq_row0 = q0 + (kSplit == DqSplit::kQueryHalves ? 64 * wg : 0);
-    const auto dq_block = [&](int b) { return kSplit == DqSplit::kColumns ? wg : b; };
     const auto fence_step_registers = [&] {
       sm90::fence_registers(dk);
       sm90::fence_registers(dv);
@@ -552,8 +528,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
         Wgmma<64, T>::template ss<1, 1>(
             dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsChunkBytes),
-            sm90::mnmajor_desc(dq_b + dq_block(b) * Cfg::kKvChunkBytes + kk * 2048,
-                               Cfg::kKvChunkBytes),
+            sm90::mnmajor_desc(dq_b + b * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
             kk > 0);
       }
       sm90::wgmma_commit();
@@ -581,11 +556,11 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     // Q, dO, LSE and D of this stage are no longer read.
     sm90::mbarrier_arrive(bar_empty + stage);
     if constexpr (Cfg::kDqBlocks == 2) {
-      // kOverlapDq: the second block's GEMM runs while the first block is staged.
+      // The second block's GEMM runs while the first block is staged (1-2% at d = 128 full,
+      // level causal, against one after the other: H200, 2026-12-01, same binary).
       float dq1[32];
-      if (kOverlapDq) issue_dq(dq1, 1);
+      issue_dq(dq1, 1);
       stage_dq(dq0, 0);
-      if (!kOverlapDq) issue_dq(dq1, 1);
       sm90::wgmma_wait<0>();
       sm90::fence_registers(dq1);
       stage_dq(dq1, 1);
@@ -599,7 +574,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       for (int b = 0; b < Cfg::kDqBlocks; ++b) {
         for (int box = 0; box < 2; ++box) {
           sm90::tma_reduce_add_3d(&map_dq, staging + (2 * b + box) * Cfg::kDqBoxBytes,
-                                  dq_block(b) * kChunkCols + 32 * box, dq_row0, head);
+                                  b * kChunkCols + 32 * box, dq_row0, head);
         }
       }
       sm90::tma_store_commit();
@@ -675,15 +650,7 @@ template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
                                const V3BwdParams<T>& params, cudaStream_t stream) {
   using Cfg = V3BwdConfig<kHeadDim, kSplit>;
-  // Experiment switches (A/B on the H200, 2026-12-01): LSE and D read after the waits, as
-  // before; the two dQ blocks' GEMMs overlapped with the staging (by turns only).
-  static const bool no_preload = std::getenv("ROOFLINE_V3BWD_NO_PRELOAD") != nullptr;
-  static const bool overlap = std::getenv("ROOFLINE_V3BWD_DQ_OVERLAP") != nullptr;
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, true, false>;
-  if (no_preload) kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, false, false>;
-  if constexpr (kSplit == DqSplit::kAlternate) {
-    if (overlap) kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit, true, true>;
-  }
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first. Heads
@@ -754,18 +721,9 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.scale_log2 = params.scale * kLog2e;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
-    // Experiment switch (A/B on the H200, 2026-12-01): dQ split by columns, as before.
-    static const bool by_columns = std::getenv("ROOFLINE_V3BWD_DQ_COLUMNS") != nullptr;
-    constexpr DqSplit kCols = DqSplit::kColumns;
     constexpr DqSplit kTurns = DqSplit::kAlternate;
-    if (by_columns) {
-      status = shape.causal ? launch_v3_backward<T, 128, true, kCols>(shape, maps, params, stream)
-                            : launch_v3_backward<T, 128, false, kCols>(shape, maps, params, stream);
-    } else {
-      status = shape.causal
-                   ? launch_v3_backward<T, 128, true, kTurns>(shape, maps, params, stream)
-                   : launch_v3_backward<T, 128, false, kTurns>(shape, maps, params, stream);
-    }
+    status = shape.causal ? launch_v3_backward<T, 128, true, kTurns>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 128, false, kTurns>(shape, maps, params, stream);
   } else if (shape.head_dim == 64) {
     constexpr DqSplit kHalves = DqSplit::kQueryHalves;
     status = shape.causal ? launch_v3_backward<T, 64, true, kHalves>(shape, maps, params, stream)

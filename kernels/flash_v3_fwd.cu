@@ -7,10 +7,15 @@
 // and V from shared memory. Tiles arrive by TMA (cp.async.bulk.tensor) in the 128-byte swizzle
 // that wgmma reads without bank conflicts, completing on mbarriers.
 //
-// Tiling and roles: one CTA per 128 query rows and (batch, head); three warpgroups.
+// Tiling and roles: a work item is 128 query rows of one (batch, head); persistent CTAs, one per
+// SM (at most one per item), take the items from a counter in the workspace in order (causal:
+// each head's longest first), so that a CTA's loads of its next item run under the epilogue of
+// the last. Three warpgroups.
 //   - warpgroup 0 is the producer: it gives most of its registers away (setmaxnreg) and one
-//     thread issues the TMA loads of Q (once) and of K and V tiles of 128 keys into a ring of
-//     two stages each, waiting on "empty" mbarriers before reusing a stage.
+//     thread takes the next item, hands it to the consumers through a two-slot ring in shared
+//     memory (q_full / q_empty), and issues the TMA loads of its Q tile and of K and V tiles of
+//     128 keys into a ring of two stages each, waiting on "empty" mbarriers before reusing a
+//     stage; after the last item it hands over -1.
 //   - warpgroups 1 and 2 are consumers of 64 query rows each (240 registers per thread). Per
 //     key tile they overlap softmax with the tensor cores inside the warpgroup (the FA3 paper's
 //     intra-warpgroup pipelining): S(j) = Q·K(j)ᵀ and O += P(j-1)·V(j-1) are issued back to
@@ -21,10 +26,10 @@
 //     to issue their GEMMs, handing over through named barriers, so one warpgroup's softmax
 //     runs under the other's GEMMs; for non-causal d = 128 it measured slower and the two
 //     consumers run unsynchronised (NOTES.md "flash-v3 forward" has the A/B).
-//   - epilogue: O is normalised, rounded to the element type, written into the consumer's own (no
-//   longer
-//     needed) rows of the Q tile in the same swizzle, and stored by TMA, which clips rows past
-//     N; the LSE (natural log of the softmax denominator of scaled S) goes out from registers.
+//   - epilogue: O is normalised, rounded to the element type, written into the consumer's rows
+//     of an O tile of its own (so that the next item's Q can load meanwhile) in the same
+//     swizzle, and stored by TMA, which clips rows past N; the LSE (natural log of the softmax
+//     denominator of scaled S) goes out from registers.
 // Any N: TMA zero-fills rows past N on load; the last key tile masks keys >= N. Causal: tiles
 // past the diagonal are never loaded; only the diagonal tile pays for the element mask; query
 // tiles are scheduled longest-first.
@@ -37,7 +42,6 @@
 // suffix, the tensor maps' element type and the packing of P and O depend on it.
 #include <algorithm>
 #include <cfloat>
-#include <cstdlib>
 
 #include "kernels/common.cuh"
 #include "kernels/hopper/sm90.cuh"
@@ -94,8 +98,8 @@ struct V3FwdParams {
   // t % num_q_tiles (counted from the last when causal: longest first within a head).
   int num_q_tiles;
   int total_tiles;
-  // Causal: a counter, zero at launch, that hands the next work item to whichever CTA asks
-  // (the lengths differ); nullptr: CTA c takes items c, c + gridDim.x, ... (all the same length).
+  // A counter, zero at launch, that hands the next work item to whichever CTA asks; nullptr
+  // when there is one CTA per item: CTA c takes item c.
   unsigned* next_tile;
   int seq_len;
   float scale;       // 1/sqrt(d)
@@ -514,20 +518,22 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   // Persistent: one CTA per SM (one fits) works through the items, so that a CTA's loads of its
-  // next item run under the epilogue of the last. Causal items differ in length: a counter in
-  // the workspace hands them out in order, zeroed here before the launch.
+  // next item run under the epilogue of the last. A counter in the workspace hands the items out
+  // in order to whichever CTA asks first (causal items differ in length), zeroed here before
+  // the launch.
   params.num_q_tiles = ceil_div(shape.seq_len, Cfg::kBlockQ);
   params.total_tiles = params.num_q_tiles * static_cast<int>(heads);
   int device = 0, sms = 0;
   ROOFLINE_RETURN_IF_ERROR(cudaGetDevice(&device));
   ROOFLINE_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  // Experiment switches (A/B on the H200, 2026-12-01): one CTA per item, as before; a static
-  // stride over the items when they are all the same length (non-causal).
-  static const bool one_per_item = std::getenv("ROOFLINE_V3FWD_ONE_PER_ITEM") != nullptr;
-  static const bool static_stride = std::getenv("ROOFLINE_V3FWD_STATIC") != nullptr;
-  const int ctas = one_per_item ? params.total_tiles : std::min(params.total_tiles, sms);
+  // Measured against one CTA per item and, for the equal-length non-causal items, a static
+  // stride c, c + gridDim.x, ... (H200, 2026-12-01, same binary): 9-14% faster than one CTA per
+  // item at N 1024-3000, level at large N; the counter beat the stride by 3-4% at B1 H16
+  // N16384 d128 (SMs of one GPU do not run at one speed: the counter lets the fast ones take
+  // more items).
+  const int ctas = std::min(params.total_tiles, sms);
   params.next_tile = nullptr;
-  if ((kCausal || !static_stride) && ctas < params.total_tiles) {
+  if (ctas < params.total_tiles) {
     params.next_tile = static_cast<unsigned*>(buffers.workspace);
     ROOFLINE_RETURN_IF_ERROR(cudaMemsetAsync(params.next_tile, 0, sizeof(unsigned), stream));
   }

@@ -7,7 +7,8 @@
 #   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate;
 #   quickbench (not in the default) after quick
 #   quick: flash-v3 alone at the two acceptance shapes, or at V3_QUICK_SHAPES ("B:H:D:N ...";
-#     default "4:16:128:16384 1:8:64:16384"), pass V3_QUICK_PASS (default fwd), no PyTorch,
+#     default "4:16:128:16384 1:8:64:16384"), pass V3_QUICK_PASS (default fwd), in the dtypes
+#     V3_QUICK_DTYPES (default fp16; "fp16 bf16" for both), no PyTorch,
 #     in variants that the environment selects (V3_VARIANTS="NAME NAME=VAR ...": VAR=1 for
 #     that variant; grid and sanitize cover them too), alternating A B A B so that clock or
 #     thermal drift falls on all; for iterating.
@@ -137,10 +138,13 @@ if has quick; then
       [[ "$variant" == *=* ]] && var="${variant#*=}=1"
       for shape in ${V3_QUICK_SHAPES:-4:16:128:16384 1:8:64:16384}; do
         IFS=: read -r b h d seq <<<"$shape"
-        f="$out/quick_${name}_b${b}h${h}d${d}n${seq}_${round}.json"
-        timeout "$run_limit" env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" --heads "$h" \
-          --head-dim "$d" --seq "$seq" --pass "${V3_QUICK_PASS:-fwd}" --json "$f" >"${f%.json}.txt" 2>&1
-        quick_files+=("$f")
+        for dtype in ${V3_QUICK_DTYPES:-fp16}; do
+          f="$out/quick_${name}_b${b}h${h}d${d}n${seq}${dtype}_${round}.json"
+          timeout "$run_limit" env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" \
+            --heads "$h" --head-dim "$d" --seq "$seq" --dtype "$dtype" --pass "${V3_QUICK_PASS:-fwd}" \
+            --json "$f" >"${f%.json}.txt" 2>&1
+          quick_files+=("$f")
+        done
       done
     done
   done
@@ -150,7 +154,7 @@ import json, re, sys
 print("== flash-v3 variants (run --no-counters --reps 10), TFLOP/s, one column per round")
 rates = {}
 for path in sys.argv[1:]:
-    name, rnd = re.search(r"quick_(\w+)_b\d+h\d+d\d+n\d+_(\d)\.json", path).groups()
+    name, rnd = re.search(r"quick_(\w+)_b\d+h\d+d\d+n\d+[a-z0-9]+_(\d)\.json", path).groups()
     try:
         rows = json.load(open(path))["rows"]
     except Exception:
@@ -160,11 +164,11 @@ for path in sys.argv[1:]:
         flops = 4.0 * w["batch"] * w["heads"] * w["seq_len"] ** 2 * w["head_dim"]
         flops *= (0.5 if w["causal"] else 1.0) * (2.5 if w["pass"] == "bwd" else 1.0)
         rate = f"{flops / t['median_seconds'] / 1e12:.1f}" if t else row["status"]
-        key = (name, f"B{w['batch']} H{w['heads']} d{w['head_dim']} N{w['seq_len']} {w['pass']}",
-               "causal" if w["causal"] else "full")
+        key = (name, f"B{w['batch']} H{w['heads']} d{w['head_dim']} N{w['seq_len']} {w['pass']} "
+               f"{w.get('dtype', 'fp16')}", "causal" if w["causal"] else "full")
         rates.setdefault(key, []).append(rate)
 for (name, shape, mask), r in sorted(rates.items(), key=lambda kv: (kv[0][1], kv[0][2])):
-    print(f"  {shape:<24} {mask:<6} {name:<10} " + "  ".join(f"{x:>7}" for x in r))
+    print(f"  {shape:<29} {mask:<6} {name:<10} " + "  ".join(f"{x:>7}" for x in r))
 PY
 fi
 
