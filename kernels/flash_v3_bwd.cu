@@ -45,10 +45,13 @@
 //
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
-// What limits it now (ncu source counters, B1 H16 N16384 d128, H200, 2026-12-01): a third of
-// the consumer warps' stall samples fall on the dQ GEMM's wait and the staging of its tile
-// (the shared stores, the proxy fence and the warpgroup barrier), when neither warpgroup has
-// a GEMM in flight; issuing the next S^T before the staging, to fill that gap, was slower.
+// What limits it now (ncu source counters, B1 H16 N16384 d128 full, H200, 2026-12-01): 12% of
+// the warps' stall samples fall on the dQ turn's barrier, where this step's dQ warpgroup waits
+// for the other's dS^T (that one is behind by its own dQ turn of the step before); the dQ tile's
+// staging (stores, proxy fence, barrier) is now about 3% and the LSE loads before the
+// exponentials 4%. Before dQ by turns and the permuted accumulator, a third of the samples were
+// the dQ wait and a staging with 2-way bank conflicts while neither warpgroup had a GEMM in
+// flight; issuing the next S^T before that staging, to fill the gap, was 8-10% slower.
 #include <cstdint>
 
 #include <cuda.h>
