@@ -19,8 +19,9 @@
 #     the CI gate runs it: counters on, --verify):
 #     exit 0 when none got slower. Skipped without BASE_TOOL.
 #
-# Environment: V3_GRID_TIMEOUT (default 300 s) and V3_RUN_TIMEOUT (90 s) bound each grid and
-# each quick `run`, so that a hanging kernel costs one command. V3_BIG=0 leaves out the B4 H16 N16384 rows from `verify`/`bench`;
+# Environment: V3_GRID_TIMEOUT (default 300 s), V3_RUN_TIMEOUT (90 s) and V3_SANITIZE_TIMEOUT
+# (400 s) bound each grid, each quick `run` and each sanitizer process, so that a hanging kernel
+# costs one command. V3_BIG=0 leaves out the B4 H16 N16384 rows from `verify`/`bench`;
 # V3_PROFILE_SEQ (default 16384), V3_PROFILE_PASS (fwd,bwd) and V3_PROFILE_REPS (5) shape the
 # profile.
 #
@@ -37,6 +38,7 @@ profile_seq="${V3_PROFILE_SEQ:-16384}"
 # A kernel that hangs must cost one command, not the whole device call.
 grid_limit="${V3_GRID_TIMEOUT:-300}"
 run_limit="${V3_RUN_TIMEOUT:-90}"
+sanitize_limit="${V3_SANITIZE_TIMEOUT:-400}"
 summary="$out/summary.txt"
 tables="$out/tables.txt"
 : >"$summary"
@@ -111,17 +113,30 @@ if has grid; then
 fi
 
 if has sanitize; then
-  for check in memcheck racecheck; do
+  # The three flash-v3 test cases in parallel processes (racecheck on the small grid takes
+  # minutes since it gained shapes of more work items than SMs).
+  sanitize_cases() {  # sanitize_cases TOOL LABEL [VAR=1]
+    local check=$1 label=$2 t pids=() i=0 tc
+    shift 2
     t=$(seconds)
-    ROOFLINE_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool "$check" --error-exitcode 9 \
-      "$tests" -tc='flash-v3*' >"$out/sanitize_$check.log" 2>&1
-    note "compute-sanitizer $check (flash-v3 small grid): rc=$? in $(elapsed "$t" 1) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_$check.log" | tail -1)"
+    for tc in 'flash-v3 backward*' 'flash-v3 matches*' 'flash-v3 BF16*'; do
+      i=$((i + 1))
+      env "$@" ROOFLINE_GPU_TEST_SMALL=1 timeout "$sanitize_limit" compute-sanitizer --tool "$check" \
+        --error-exitcode 9 "$tests" -tc="$tc" >"$out/sanitize_${check}${label}_$i.log" 2>&1 &
+      pids+=($!)
+    done
+    i=0
+    for pid in "${pids[@]}"; do
+      i=$((i + 1))
+      wait "$pid"
+      note "compute-sanitizer $check (flash-v3 small grid${label:+, ${label#_}}, case $i): rc=$? after $(elapsed "$t" 1) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${check}${label}_$i.log" | tail -1)"
+    done
+  }
+  for check in memcheck racecheck; do
+    sanitize_cases "$check" ""
     for variant in ${V3_VARIANTS:-}; do
       [[ "$variant" == *=* ]] || continue
-      t=$(seconds)
-      env "${variant#*=}=1" ROOFLINE_GPU_TEST_SMALL=1 timeout 240 compute-sanitizer --tool "$check" \
-        --error-exitcode 9 "$tests" -tc='flash-v3*' >"$out/sanitize_${check}_${variant%%=*}.log" 2>&1
-      note "compute-sanitizer $check (flash-v3 small grid, ${variant%%=*}): rc=$? in $(elapsed "$t" 1) s; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize_${check}_${variant%%=*}.log" | tail -1)"
+      sanitize_cases "$check" "_${variant%%=*}" "${variant#*=}=1"
     done
   done
 fi
