@@ -459,7 +459,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     }
 
     // dS^T to shared memory as [key][query] 128-byte swizzled rows, in 64-query chunks
-    // (Cfg::kDsBuffers says why one or two buffers).
+    // (two buffers: Cfg::kDsBuffers says why).
     // ds_frag[kk][r] holds row r0 + 8·(r % 2), queries 16·kk + 8·(r / 2) + 2·tq and + 1.
     const int ds_buffer = step % Cfg::kDsBuffers;
     unsigned char* ds_buf = smem + Cfg::kOffDs + ds_buffer * Cfg::kDsBytes;
