@@ -213,7 +213,21 @@ __host__ __device__ constexpr int dq_accum_column(int col) {
   const int c = col & 31;
   return (col & ~31) + 16 * ((c >> 2) & 1) + 4 * (c >> 3) + (c & 3);
 }
-static_assert(dq_accum_column(4) == 16 && dq_accum_column(8) == 4 && dq_accum_column(45) == 53,
+// A permutation of each 32-column block that keeps every float2 (and the float4s the conversion
+// reads) contiguous.
+constexpr bool dq_accum_column_is_a_block_permutation() {
+  bool seen[128] = {};
+  for (int col = 0; col < 128; ++col) {
+    const int stored = dq_accum_column(col);
+    if (stored / 32 != col / 32 || seen[stored]) return false;
+    if (col % 2 == 1 && stored != dq_accum_column(col - 1) + 1) return false;
+    if (col % 4 != 0 && stored != dq_accum_column(col - col % 4) + col % 4) return false;
+    seen[stored] = true;
+  }
+  return true;
+}
+static_assert(dq_accum_column_is_a_block_permutation() && dq_accum_column(4) == 16 &&
+                  dq_accum_column(8) == 4 && dq_accum_column(45) == 53,
               "the permutation of the accumulator's columns");
 
 // dQ = T(scale · accumulator) for the rows < seq_len of each head; 8 values per thread.
