@@ -69,6 +69,7 @@ constexpr int kV3BwdBlockKv = 128;  // keys per CTA, 64 per consumer warpgroup
 constexpr int kV3BwdThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kSwizzleRowBytes = 128;
 constexpr int kChunkCols = kSwizzleRowBytes / 2;  // halves per 128-byte swizzled row
+constexpr int kV3BwdDqRows = 64;  // rows of a staged dQ tile (one wgmma M), for every DqSplit
 
 // Queries per pipeline stage: 128 at d = 64 (twice the work per step and per barrier, and
 // S^T/dP^T as m64n128 GEMMs), 64 at d = 128 (its registers hold dK and dV of 64 x 128).
@@ -87,16 +88,15 @@ enum class DqSplit {
                  // staging of dQ runs beside the other's GEMMs instead of at the same time
 };
 
-template <int kHeadDim, DqSplit kSplit>
+template <int kHeadDim>
 struct V3BwdConfig {
   // Query stages in the TMA ring. Three at d = 128 measured 1-2% slower (H200, 2026-12-01).
   static constexpr int kStages = 2;
-  static_assert((kSplit == DqSplit::kAlternate) == (kHeadDim == 128),
-                "d = 128 takes dQ by turns, d = 64 by query halves");
+  static constexpr DqSplit kSplit = kHeadDim == 128 ? DqSplit::kAlternate : DqSplit::kQueryHalves;
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
   static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage
   // dQ rows (one wgmma M) and 64-column blocks per warpgroup and step.
-  static constexpr int kDqRows = 64;
+  static constexpr int kDqRows = kV3BwdDqRows;
   static_assert(kSplit == DqSplit::kQueryHalves || kBlockQ == kDqRows, "one wgmma M of queries");
   static constexpr int kDqBlocks = kSplit == DqSplit::kAlternate ? kHeadDim / 64 : 1;
   static constexpr int kChunks = kHeadDim / kChunkCols;
@@ -255,9 +255,9 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
   }
 }
 
-// kSplit: how the consumer warpgroups share dQ (DqSplit). Over all 128 keys they meet at a named
-// barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
+// How the consumer warpgroups share dQ: V3BwdConfig::kSplit. Over all 128 keys they meet at a
+// named barrier for each other's dS^T rows.
+template <typename T, int kHeadDim, bool kCausal>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -267,8 +267,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_drow,
                              const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
-  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
+  using Cfg = V3BwdConfig<kHeadDim>;
   using sm90::Wgmma;
+  constexpr DqSplit kSplit = Cfg::kSplit;
   constexpr int kStages = Cfg::kStages;
   constexpr int kBlockQ = Cfg::kBlockQ;
   extern __shared__ unsigned char smem_raw[];
@@ -632,7 +633,7 @@ struct V3BwdMaps {
 // zeros; the padded LSE and D vectors as (n_pad, B*H) FP32 in boxes of a stage's queries.
 cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& buffers,
                          const float* lse_log2, const float* d_rowsum, const float* dq_accum,
-                         int n_pad, int dq_rows, V3BwdMaps* maps) {
+                         int n_pad, V3BwdMaps* maps) {
   using sm90::TmaElement;
   using sm90::TmaSwizzle;
   const std::uint64_t d = static_cast<std::uint64_t>(shape.head_dim);
@@ -656,18 +657,18 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   ROOFLINE_RETURN_IF_ERROR(tile_map(&maps->v, buffers.v, kV3BwdBlockKv));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->lse, lse_log2));
   ROOFLINE_RETURN_IF_ERROR(vector_map(&maps->drow, d_rowsum));
-  // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x dq_rows rows (a
-  // warpgroup's dQ tile: V3BwdConfig::kDqRows), 128B-swizzled.
+  // The FP32 dQ accumulator as (d, n_pad, B*H) in boxes of 32 columns x a staged dQ tile's rows,
+  // 128B-swizzled.
   return sm90::encode_tensor_map_3d(&maps->dq, TmaElement::kFloat, dq_accum, d,
                                     static_cast<std::uint64_t>(n_pad), heads, 32,
-                                    static_cast<std::uint32_t>(dq_rows), TmaSwizzle::k128B);
+                                    static_cast<std::uint32_t>(kV3BwdDqRows), TmaSwizzle::k128B);
 }
 
-template <typename T, int kHeadDim, bool kCausal, DqSplit kSplit>
+template <typename T, int kHeadDim, bool kCausal>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
                                const V3BwdParams<T>& params, cudaStream_t stream) {
-  using Cfg = V3BwdConfig<kHeadDim, kSplit>;
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kSplit>;
+  using Cfg = V3BwdConfig<kHeadDim>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first. Heads
@@ -724,11 +725,9 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
           : launch_v3_prepare<T, 64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
                                      shape.seq_len, n_pad, stream);
   ROOFLINE_RETURN_IF_ERROR(prepared);
-  // Every DqSplit stages dQ tiles of 64 rows (V3BwdConfig::kDqRows).
-  const int dq_rows = 64;
   V3BwdMaps maps{};
   ROOFLINE_RETURN_IF_ERROR(
-      make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, dq_rows, &maps));
+      make_v3_maps(shape, buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, n_pad, &maps));
   V3BwdParams<T> params{};
   params.d_k = static_cast<T*>(buffers.d_k);
   params.d_v = static_cast<T*>(buffers.d_v);
@@ -738,13 +737,11 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.scale_log2 = params.scale * kLog2e;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
-    constexpr DqSplit kTurns = DqSplit::kAlternate;
-    status = shape.causal ? launch_v3_backward<T, 128, true, kTurns>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 128, false, kTurns>(shape, maps, params, stream);
+    status = shape.causal ? launch_v3_backward<T, 128, true>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 128, false>(shape, maps, params, stream);
   } else if (shape.head_dim == 64) {
-    constexpr DqSplit kHalves = DqSplit::kQueryHalves;
-    status = shape.causal ? launch_v3_backward<T, 64, true, kHalves>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 64, false, kHalves>(shape, maps, params, stream);
+    status = shape.causal ? launch_v3_backward<T, 64, true>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 64, false>(shape, maps, params, stream);
   }
   ROOFLINE_RETURN_IF_ERROR(status);
   const long long vectors =

@@ -163,16 +163,8 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
       : "memory");
 }
 
-// One arrival that also announces `bytes` of TMA transactions for the current phase.
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile(
-      "{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(
-          smem_u32(bar)),
-      "r"(bytes)
-      : "memory");
-}
-
-// The same by shared-space address (a 32-bit register where the pointer would take two).
+// One arrival that also announces `bytes` of TMA transactions for the current phase. The
+// overloads on a 32-bit shared-space address save a register where the pointer would take two.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile(
       "{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(
@@ -180,9 +172,11 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t
       "r"(bytes)
       : "memory");
 }
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  mbarrier_arrive_expect_tx(smem_u32(bar), bytes);
+}
 
-// Blocks until the phase with parity `parity` of the barrier at shared address `bar` has
-// completed.
+// Blocks until the phase with parity `parity` has completed.
 __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
   asm volatile(
       "{\n.reg .pred done;\n"
@@ -192,16 +186,8 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
       "r"(parity)
       : "memory");
 }
-
-// Blocks until the phase with parity `parity` has completed.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n}\n" ::"r"(smem_u32(bar)),
-      "r"(parity)
-      : "memory");
+  mbarrier_wait(smem_u32(bar), parity);
 }
 
 // ---- TMA (cp.async.bulk.tensor) -------------------------------------------------------------
@@ -224,11 +210,7 @@ __device__ __forceinline__ void tma_load_3d(uint32_t smem_dst, const CUtensorMap
 // Loads the box at (c0, c1, c2) into shared memory; completion is signalled on `bar`.
 __device__ __forceinline__ void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar,
                                             int c0, int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_u32(smem_dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
+  tma_load_3d(smem_u32(smem_dst), map, smem_u32(bar), c0, c1, c2);
 }
 
 // Stores the shared-memory box to (c0, c1, c2); rows past the bounds are not written. Writers
