@@ -22,17 +22,18 @@
 //     back, the softmax of S(j) runs while the P·V product is still in flight, and O is rescaled
 //     once that product has landed. P alternates between two register sets (key loop unrolled
 //     by two): copying P(j) into the registers P·V(j-1) still reads made ptxas serialise every
-//     wgmma (warning C7513). Ping-pong (d = 64, and causal d = 128): the consumers take turns
-//     to issue their GEMMs, handing over through named barriers, so one warpgroup's softmax
-//     runs under the other's GEMMs; for non-causal d = 128 it measured slower and the two
-//     consumers run unsynchronised (NOTES.md "flash-v3 forward" has the A/B).
+//     wgmma (warning C7513). Ping-pong (d = 64): the consumers take turns to issue their
+//     GEMMs, handing over through named barriers, so one warpgroup's softmax runs under the
+//     other's GEMMs; at d = 128 it measured slower and the two consumers run unsynchronised
+//     (NOTES.md "flash-v3 forward" has the A/B).
 //   - epilogue: O is normalised, rounded to the element type, written into the consumer's rows
 //     of an O tile of its own (so that the next item's Q can load meanwhile) in the same
 //     swizzle, and stored by TMA, which clips rows past N; the LSE (natural log of the softmax
 //     denominator of scaled S) goes out from registers.
 // Any N: TMA zero-fills rows past N on load; the last key tile masks keys >= N. Causal: tiles
-// past the diagonal are never loaded; only the diagonal tile pays for the element mask; query
-// tiles are scheduled longest-first.
+// past the diagonal are never loaded; at d = 128 only an item's last key tile (the diagonal, or
+// the key tail) carries the element mask (V3FwdConfig::kPeelLastTile); query tiles are
+// scheduled longest-first.
 //
 // Regime: like flash-v2 the arithmetic intensity against DRAM is about Br·4·d FLOP per 4·d bytes
 // of K/V per tile, far right of the ridge: compute-bound, judged against the wgmma FP16 (or
@@ -63,9 +64,16 @@ struct V3FwdConfig {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kColBlocks = kHeadDim / 64;  // 64-column (128-byte) blocks per row
   static constexpr int kProducerRegisters = 24;
-  // Ping-pong between the consumers (file header): on for d = 64 and for causal d = 128, off
-  // for non-causal d = 128, where it measured slower (H200, NOTES.md "flash-v3 forward").
-  static constexpr bool ping_pong(bool causal) { return kHeadDim == 64 || causal; }
+  // Ping-pong between the consumers (file header): on for d = 64 only. At d = 128 it measured
+  // 5% slower non-causal (NOTES.md "flash-v3 forward") and, once the mask left the inner tiles
+  // (kPeelLastTile), 2-3.5% slower causal too (H200, 2026-12-01, same binary).
+  static constexpr bool kPingPong = kHeadDim == 64;
+  // Whether an item's key tiles before its last are built without the mask code (only the last
+  // tile crosses the diagonal or the end of the keys). Without it ptxas predicated the mask onto
+  // every tile (ncu: the mask's FSEL executed on every tile of causal d = 128). On at d = 128:
+  // causal +5%, full level; at d = 64 the second copy of the tile step spilled 180 bytes and
+  // measured 1-2% slower (H200, 2026-12-01, same binary).
+  static constexpr bool kPeelLastTile = kHeadDim == 128;
   static constexpr int kConsumerRegisters = 240;
   // Tiles: one 64-column block of a tile is rows · 128 bytes.
   static constexpr uint32_t kQBlockBytes = kBlockQ * 128;
@@ -106,7 +114,7 @@ struct V3FwdParams {
   float scale_log2;  // scale · log2(e)
 };
 
-template <typename T, int kHeadDim, bool kCausal, bool kPingPong>
+template <typename T, int kHeadDim, bool kCausal>
 __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     flash_v3_forward_kernel(const __grid_constant__ CUtensorMap q_map,
                             const __grid_constant__ CUtensorMap k_map,
@@ -117,6 +125,7 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   constexpr int kSRegs = Cfg::kBlockKv / 2;  // S accumulator: 64 x Bc over 128 threads
   constexpr int kORegs = kHeadDim / 2;
   constexpr int kPvSteps = Cfg::kBlockKv / 16;
+  constexpr bool kPingPong = Cfg::kPingPong;
 
   extern __shared__ unsigned char smem_raw[];
   // Swizzle atoms need 1024-byte alignment; the dynamic window only promises 16.
@@ -151,8 +160,10 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
 
   if (threadIdx.x == 0) {
     sm90::mbarrier_init(q_full, 1);
-    // Released by each consumer warp once the tile's last S = Q·Kᵀ has read Q.
-    sm90::mbarrier_init(q_empty, 4 * Cfg::kConsumers);
+    // Released by every consumer thread once the item's last S = Q·Kᵀ has read Q (and the
+    // thread has read the item's slot): with one release per warp after __syncwarp, as for K
+    // and V, compute-sanitizer's racecheck reported the slot's next write as a hazard.
+    sm90::mbarrier_init(q_empty, 128 * Cfg::kConsumers);
     for (int s = 0; s < kStages; ++s) {
       sm90::mbarrier_init(&k_full[s], 1);
       sm90::mbarrier_init(&v_full[s], 1);
@@ -187,7 +198,12 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
         if (use > 0) sm90::mbarrier_wait(bars + kQEmpty, (use - 1) & 1);
         if (t >= p.total_tiles) {
           slots[use % 2] = -1;
-          sm90::mbarrier_arrive(q_full);  // no bytes: the consumers wake to the -1
+          // The consumers wake to the -1. The phase carries bytes like an item's (one box of
+          // item 0's Q, never read): with that and q_empty released by every thread,
+          // compute-sanitizer's racecheck ran clean (with the bytes alone it still reported the
+          // slot's write against the consumers' read).
+          sm90::mbarrier_arrive_expect_tx(bars + kQFull, Cfg::kRowsPerConsumer * 128);
+          sm90::tma_load_3d(sq, &q_map, bars + kQFull, 0, 0, 0);
           break;
         }
         slots[use % 2] = t;
@@ -285,13 +301,15 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     }
     sm90::wgmma_commit();
   };
-  // Masks S (tail keys, causal diagonal), updates the running max and sum, leaves P in p_next
-  // and the factor by which O must be rescaled in correction.
-  auto softmax = [&](int kv0, uint32_t(&p_next)[kPvSteps][4], float(&correction)[2]) {
+  // Masks S (tail keys, causal diagonal) when may_mask says the tile can need it (a constant
+  // at every call, so that the tiles built with false carry no mask code), updates the running
+  // max and sum, leaves P in p_next and the factor by which O must be rescaled in correction.
+  auto softmax = [&](int kv0, bool may_mask, uint32_t(&p_next)[kPvSteps][4],
+                     float(&correction)[2]) {
     const bool needs_mask =
-        kv0 + Cfg::kBlockKv > n ||
-        (kCausal &&
-         kv0 + Cfg::kBlockKv - 1 > q0 + consumer * static_cast<int>(Cfg::kRowsPerConsumer));
+        may_mask && (kv0 + Cfg::kBlockKv > n ||
+                     (kCausal && kv0 + Cfg::kBlockKv - 1 >
+                                     q0 + consumer * static_cast<int>(Cfg::kRowsPerConsumer)));
     if (needs_mask) {
 #pragma unroll
       for (int j = 0; j < kSRegs / 4; ++j) {
@@ -349,22 +367,23 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   };
 
   // Ping-pong (kPingPong): the consumers take turns issuing their GEMMs; named barrier 3 + c
-  // opens consumer c's turn, so one warpgroup's softmax runs under the other's GEMMs. Consumer 1
-  // opens consumer 0's first turn of every work item, and its own last turn of an item hands
-  // over to nobody (it does not know yet whether there is a next item).
+  // opens consumer c's turn, so one warpgroup's softmax runs under the other's GEMMs. The turns
+  // run on across work items, so that consumer 0 can start its next item while consumer 1
+  // finishes the last: consumer 1 opens consumer 0's first turn once, every turn hands over, and
+  // consumer 0 takes the last hand-over before it leaves. Against opening the turns anew for
+  // each item: +2-3.5% at d = 64 N 2048 (H200, 2026-12-01, same binary).
   auto turn_begin = [&] {
     if constexpr (kPingPong) sm90::named_barrier_sync(3 + consumer, 256);
   };
-  auto turn_end = [&](bool last) {
-    if constexpr (kPingPong) {
-      if (!(last && consumer == 1)) sm90::named_barrier_arrive(3 + (1 - consumer), 256);
-    }
+  auto turn_end = [&] {
+    if constexpr (kPingPong) sm90::named_barrier_arrive(3 + (1 - consumer), 256);
   };
 
   // One key tile after the first: S(tile) and P(tile-1)·V(tile-1) in flight together, the
   // softmax of S(tile) into p_next while P·V runs. P alternates between two register sets
   // (no copy), so nothing rewrites P·V's operand registers while it is in flight.
-  auto step = [&](int tile, uint32_t(&p_cur)[kPvSteps][4], uint32_t(&p_next)[kPvSteps][4]) {
+  auto step = [&](int tile, bool may_mask, uint32_t(&p_cur)[kPvSteps][4],
+                  uint32_t(&p_next)[kPvSteps][4]) {
     const int stage = stage_of(tile);
     const int prev = stage_of(tile - 1);
     sm90::mbarrier_wait(&k_full[stage], parity_of(tile));
@@ -372,13 +391,13 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     turn_begin();
     issue_qk(stage);
     issue_pv(prev, p_cur);
-    turn_end(false);
+    turn_end();
     sm90::wgmma_wait<1>();  // S(tile) is ready; P(tile-1)·V(tile-1) may still run
     sm90::fence_registers(s_acc);
     release(&k_empty[stage]);
-    if (tile == num_kv_tiles - 1) release(q_empty);  // the item's last read of Q
+    if (tile == num_kv_tiles - 1) sm90::mbarrier_arrive(q_empty);  // the item's last read of Q
     float correction[2];
-    softmax(tile * Cfg::kBlockKv, p_next, correction);
+    softmax(tile * Cfg::kBlockKv, may_mask, p_next, correction);
     sm90::wgmma_wait<0>();
     sm90::fence_registers(o_acc);
 #pragma unroll
@@ -398,16 +417,24 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     sm90::mbarrier_wait(&v_full[stage_of(last)], parity_of(last));
     turn_begin();
     issue_pv(stage_of(last), p_last);
-    turn_end(true);
+    turn_end();
     sm90::wgmma_wait<0>();
     sm90::fence_registers(o_acc);
     release(&v_empty[stage_of(last)]);
   };
 
+  if constexpr (kPingPong) {
+    if (consumer == 1) sm90::named_barrier_arrive(3, 256);
+  }
   for (int use = 0;; ++use) {
     sm90::mbarrier_wait(q_full, use & 1);
     const int t = slots[use % 2];
-    if (t < 0) break;
+    if (t < 0) {
+      if constexpr (kPingPong) {
+        if (consumer == 0) sm90::named_barrier_sync(3, 256);
+      }
+      break;
+    }
     {
       const int i = t % p.num_q_tiles;
       q0 = (kCausal ? p.num_q_tiles - 1 - i : i) * Cfg::kBlockQ;
@@ -417,10 +444,6 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
     for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
     row_max[0] = row_max[1] = -INFINITY;
     row_sum[0] = row_sum[1] = 0.f;
-    if constexpr (kPingPong) {
-      if (consumer == 1) sm90::named_barrier_arrive(3, 256);
-    }
-
     uint32_t p_a[kPvSteps][4];
     uint32_t p_b[kPvSteps][4];
     {
@@ -428,24 +451,41 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
       sm90::mbarrier_wait(&k_full[stage_of(0)], parity_of(0));
       turn_begin();
       issue_qk(stage_of(0));
-      turn_end(false);
+      turn_end();
       sm90::wgmma_wait<0>();
       sm90::fence_registers(s_acc);
       release(&k_empty[stage_of(0)]);
-      if (num_kv_tiles == 1) release(q_empty);
+      if (num_kv_tiles == 1) sm90::mbarrier_arrive(q_empty);
       float correction[2];
-      softmax(0, p_a, correction);
+      softmax(0, true, p_a, correction);
     }
     int tile = 1;
-    for (; tile + 1 < num_kv_tiles; tile += 2) {
-      step(tile, p_a, p_b);
-      step(tile + 1, p_b, p_a);
-    }
-    if (tile < num_kv_tiles) {
-      step(tile, p_a, p_b);
-      finish(p_b);
+    if constexpr (Cfg::kPeelLastTile) {
+      for (; tile + 2 < num_kv_tiles; tile += 2) {
+        step(tile, false, p_a, p_b);
+        step(tile + 1, false, p_b, p_a);
+      }
+      if (tile + 1 < num_kv_tiles) {
+        step(tile, false, p_a, p_b);
+        step(tile + 1, true, p_b, p_a);
+        finish(p_a);
+      } else if (tile < num_kv_tiles) {
+        step(tile, true, p_a, p_b);
+        finish(p_b);
+      } else {
+        finish(p_a);
+      }
     } else {
-      finish(p_a);
+      for (; tile + 1 < num_kv_tiles; tile += 2) {
+        step(tile, true, p_a, p_b);
+        step(tile + 1, true, p_b, p_a);
+      }
+      if (tile < num_kv_tiles) {
+        step(tile, true, p_a, p_b);
+        finish(p_b);
+      } else {
+        finish(p_a);
+      }
     }
     kv_first += num_kv_tiles;
 
@@ -513,8 +553,7 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(&o_map, kElement, buffers.o, kHeadDim, rows,
                                                       heads, 64, Cfg::kRowsPerConsumer,
                                                       TmaSwizzle::k128B));
-  auto kernel =
-      flash_v3_forward_kernel<T, kHeadDim, kCausal, V3FwdConfig<kHeadDim>::ping_pong(kCausal)>;
+  auto kernel = flash_v3_forward_kernel<T, kHeadDim, kCausal>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   // Persistent: one CTA per SM (one fits) works through the items, so that a CTA's loads of its
