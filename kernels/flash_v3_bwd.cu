@@ -12,11 +12,14 @@
 // the element type T (__half or __nv_bfloat16): only the wgmma type suffix, the tensor maps'
 // element type and the conversions depend on it.
 //
-// Main kernel: one CTA per Bc = 128 keys of one head, 3 warpgroups. Warpgroup 0 is the
-// producer (its registers cut to 24 with setmaxnreg): one thread loads the CTA's K and V once
-// and then, for every query tile of Br rows (64 at d = 128, 128 at d = 64: v3_bwd_block_q),
-// Q, dO (TMA, 128-byte swizzle) and the LSE
-// and D slices (TMA) into a two-stage ring guarded by full/empty mbarriers. Warpgroups 1 and 2
+// Main kernel: a work item is Bc = 128 keys of one head; 3 warpgroups. At d = 128 each CTA
+// takes one item; at d = 64 the CTAs are persistent (one per SM) and take items from a counter
+// in the workspace (V3BwdConfig::kPersistent), the next item's first query stages loading while
+// the last item's dK and dV are stored. Warpgroup 0 is the producer (its registers cut to 24
+// with setmaxnreg): one thread loads the item's K and V once and then, for every query tile of
+// Br rows (64 at d = 128, 128 at d = 64: v3_bwd_block_q), Q, dO (TMA, 128-byte swizzle) and the
+// LSE and D slices (TMA) into a two-stage ring guarded by full/empty mbarriers, which runs on
+// across a CTA's items. Warpgroups 1 and 2
 // (240 registers each) own 64 keys each and keep dK and dV (64 x d, FP32) in registers for the
 // whole loop. Per query tile each issues S^T = K_w Q^T and dP^T = V_w dO^T as two wgmma groups
 // (both operands from shared memory, K-major); computes P^T = exp2(S^T·scale·log2e −
@@ -52,6 +55,7 @@
 // exponentials 4%. Before dQ by turns and the permuted accumulator, a third of the samples were
 // the dQ wait and a staging with 2-way bank conflicts while neither warpgroup had a GEMM in
 // flight; issuing the next S^T before that staging, to fill the gap, was 8-10% slower.
+#include <algorithm>
 #include <cstdint>
 
 #include <cuda.h>
@@ -93,6 +97,11 @@ struct V3BwdConfig {
   // Query stages in the TMA ring. Three at d = 128 measured 1-2% slower (H200, 2026-12-01).
   static constexpr int kStages = 2;
   static constexpr DqSplit kSplit = kHeadDim == 128 ? DqSplit::kAlternate : DqSplit::kQueryHalves;
+  // Persistent CTAs (one per SM, work items from a counter) at d = 64: against one CTA per item,
+  // same binary: +4-5% at N 1024-2048 and causal N 16384, +1% full N 16384. At d = 128 the item
+  // loop (20-76 bytes of spills, none without it) was 1-2% slower than one CTA per item at
+  // every shape but N 1024 full, so each CTA takes one item there (H200, 2026-12-01).
+  static constexpr bool kPersistent = kHeadDim == 64;
   static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
   static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage
   // dQ rows (one wgmma M) and 64-column blocks per warpgroup and step.
@@ -127,9 +136,12 @@ struct V3BwdConfig {
   static constexpr int kOffLse = kOffDqStage + 2 * kDqStageBytes;
   static constexpr int kOffDrow = kOffLse + kStages * kVecBytes;
   static constexpr int kOffBarriers = kOffDrow + kStages * kVecBytes;
-  static constexpr int kNumBarriers = 1 + 2 * kStages;
+  // K/V full and empty, then the query stages' full and empty.
+  static constexpr int kNumBarriers = 2 + 2 * kStages;
+  // The work item of each use of K/V (two slots, alternating), -1 when there is none left.
+  static constexpr int kOffSlots = kOffBarriers + 8 * kNumBarriers;
   // + 1024: the dynamic shared memory base is only 16-byte aligned; the kernel rounds it up.
-  static constexpr int kSmemBytes = kOffBarriers + 8 * kNumBarriers + 1024;
+  static constexpr int kSmemBytes = kOffSlots + 2 * 4 + 1024;
   static constexpr unsigned kStageTxBytes = 2 * kQTileBytes + 2 * kVecBytes;
   static constexpr unsigned kKvTxBytes = 2 * kKvTileBytes;
   static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory of sm_90");
@@ -144,6 +156,13 @@ template <typename T>
 struct V3BwdParams {
   T* d_k;
   T* d_v;
+  // Work items, in the order they are handed out: t -> head t / num_kv_blocks, key block
+  // t % num_kv_blocks (the longest causal blocks of a head first).
+  int num_kv_blocks;
+  int total_items;
+  // A counter, zeroed by the preprocess kernel, that hands the next work item to whichever CTA
+  // asks; nullptr when there is one CTA per item: CTA c takes item c.
+  unsigned* next_item;
   int seq_len;
   int n_pad;  // seq_len rounded up to the stage's queries (v3_bwd_block_q)
   float scale;
@@ -159,13 +178,15 @@ struct V3BwdParams {
 constexpr int kPrepThreads = 256;
 
 // One group of kHeadDim/8 lanes per padded row: D, LSE·log2(e) (or 0 and +inf past seq_len)
-// and a zeroed dQ accumulator row.
+// and a zeroed dQ accumulator row; the first thread also zeroes the main kernel's work counter.
 template <typename T, int kHeadDim>
 __global__ void __launch_bounds__(kPrepThreads)
     flash_v3_bwd_prepare(const T* __restrict__ o, const T* __restrict__ d_o,
                          const float* __restrict__ lse, float* __restrict__ lse_log2,
                          float* __restrict__ d_rowsum, float* __restrict__ dq_accum,
-                         long long padded_rows, int seq_len, int n_pad) {
+                         unsigned* __restrict__ next_item, long long padded_rows, int seq_len,
+                         int n_pad) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *next_item = 0u;
   constexpr int kLanesPerRow = kHeadDim / 8;
   constexpr int kRowsPerBlock = kPrepThreads / kLanesPerRow;
   const long long row =
@@ -283,18 +304,27 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   const uint32_t s_do = base + Cfg::kOffDo;
   const uint32_t s_ds = base + Cfg::kOffDs;
   auto* bar_kv = reinterpret_cast<uint64_t*>(smem + Cfg::kOffBarriers);
-  uint64_t* bar_full = bar_kv + 1;           // [kStages]
+  uint64_t* bar_kv_empty = bar_kv + 1;
+  uint64_t* bar_full = bar_kv + 2;           // [kStages]
   uint64_t* bar_empty = bar_full + kStages;  // [kStages]
+  volatile int* slots = reinterpret_cast<volatile int*>(smem + Cfg::kOffSlots);
 
   const int n = p.seq_len;
   const int tid = threadIdx.x;
-  const int kv0 = blockIdx.x * kV3BwdBlockKv;
-  const int head = blockIdx.y;
-  const int first_q_tile = kCausal ? kv0 / kBlockQ : 0;
-  const int steps = p.n_pad / kBlockQ - first_q_tile;
+  // Work item t: its key block and head, the first query tile and the number of query stages.
+  struct Item {
+    int kv0, head, first_q_tile, steps;
+  };
+  const auto item = [&](int t) {
+    const int head = t / p.num_kv_blocks;
+    const int kv0 = (t - head * p.num_kv_blocks) * kV3BwdBlockKv;
+    const int first_q_tile = kCausal ? kv0 / kBlockQ : 0;
+    return Item{kv0, head, first_q_tile, p.n_pad / kBlockQ - first_q_tile};
+  };
 
   if (tid == 0) {
     sm90::mbarrier_init(bar_kv, 1);
+    sm90::mbarrier_init(bar_kv_empty, 2 * 128);  // every consumer thread releases K and V
     for (int s = 0; s < kStages; ++s) {
       sm90::mbarrier_init(bar_full + s, 1);
       sm90::mbarrier_init(bar_empty + s, 2 * 128);  // every consumer thread releases the stage
@@ -308,32 +338,70 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     // registers.
     sm90::setmaxnreg_decrease<24>();
     if (tid == 0) {
-      sm90::mbarrier_arrive_expect_tx(bar_kv, Cfg::kKvTxBytes);
-#pragma unroll
-      for (int c = 0; c < Cfg::kChunks; ++c) {
-        sm90::tma_load_3d(smem + Cfg::kOffK + c * Cfg::kKvChunkBytes, &map_k, bar_kv,
-                          c * kChunkCols, kv0, head);
-        sm90::tma_load_3d(smem + Cfg::kOffV + c * Cfg::kKvChunkBytes, &map_v, bar_kv,
-                          c * kChunkCols, kv0, head);
-      }
-      for (int step = 0; step < steps; ++step) {
-        const int stage = step % kStages;
-        const int use = step / kStages;
+      // Shared-space addresses from the one base register (the producer has 24 registers).
+      const uint32_t bars = base + Cfg::kOffBarriers;
+      constexpr uint32_t kKvFull = 0, kKvEmpty = 8, kFull = 16, kEmpty = kFull + 8 * kStages;
+      int loaded = 0;  // query stages loaded by this CTA so far, over all its work items
+      const auto load_stage = [&](int head, int q0) {
+        const int stage = loaded % kStages;
+        const int use = loaded / kStages;
+        ++loaded;
         // Wait until both consumer warpgroups released this stage's previous use.
-        if (use > 0) sm90::mbarrier_wait(bar_empty + stage, (use - 1) & 1);
-        const int q0 = (first_q_tile + step) * kBlockQ;
-        uint64_t* full = bar_full + stage;
+        if (use > 0) sm90::mbarrier_wait(bars + kEmpty + 8 * stage, (use - 1) & 1);
+        const uint32_t full = bars + kFull + 8 * stage;
         sm90::mbarrier_arrive_expect_tx(full, Cfg::kStageTxBytes);
 #pragma unroll
         for (int c = 0; c < Cfg::kChunks; ++c) {
-          const int offset = stage * Cfg::kQTileBytes + c * Cfg::kQChunkBytes;
-          sm90::tma_load_3d(smem + Cfg::kOffQ + offset, &map_q, full, c * kChunkCols, q0, head);
-          sm90::tma_load_3d(smem + Cfg::kOffDo + offset, &map_do, full, c * kChunkCols, q0, head);
+          const uint32_t offset = stage * Cfg::kQTileBytes + c * Cfg::kQChunkBytes;
+          sm90::tma_load_3d(s_q + offset, &map_q, full, c * kChunkCols, q0, head);
+          sm90::tma_load_3d(s_do + offset, &map_do, full, c * kChunkCols, q0, head);
         }
-        sm90::tma_load_3d(smem + Cfg::kOffLse + stage * Cfg::kVecBytes, &map_lse, full, q0, head,
+        sm90::tma_load_3d(base + Cfg::kOffLse + stage * Cfg::kVecBytes, &map_lse, full, q0, head,
                           0);
-        sm90::tma_load_3d(smem + Cfg::kOffDrow + stage * Cfg::kVecBytes, &map_drow, full, q0, head,
+        sm90::tma_load_3d(base + Cfg::kOffDrow + stage * Cfg::kVecBytes, &map_drow, full, q0, head,
                           0);
+      };
+      const auto load_kv = [&](const Item& it) {
+        sm90::mbarrier_arrive_expect_tx(bars + kKvFull, Cfg::kKvTxBytes);
+#pragma unroll
+        for (int c = 0; c < Cfg::kChunks; ++c) {
+          sm90::tma_load_3d(s_k + c * Cfg::kKvChunkBytes, &map_k, bars + kKvFull, c * kChunkCols,
+                            it.kv0, it.head);
+          sm90::tma_load_3d(s_v + c * Cfg::kKvChunkBytes, &map_v, bars + kKvFull, c * kChunkCols,
+                            it.kv0, it.head);
+        }
+      };
+      if constexpr (!Cfg::kPersistent) {
+        const Item it = item(static_cast<int>(blockIdx.x));
+        load_kv(it);
+        for (int q0 = it.first_q_tile * kBlockQ; q0 < p.n_pad; q0 += kBlockQ) {
+          load_stage(it.head, q0);
+        }
+      }
+      for (int use = 0; Cfg::kPersistent; ++use) {
+        const int t = p.next_item != nullptr
+                          ? static_cast<int>(atomicAdd(p.next_item, 1u))
+                          : static_cast<int>(blockIdx.x) + use * static_cast<int>(gridDim.x);
+        if (t >= p.total_items) {
+          if (use > 0) sm90::mbarrier_wait(bars + kKvEmpty, (use - 1) & 1);
+          slots[use % 2] = -1;
+          // The consumers wake to the -1. The phase carries bytes like an item's (one K chunk of
+          // item 0, never read), as the forward's end marker does: the handoff that
+          // compute-sanitizer's racecheck ran clean with.
+          sm90::mbarrier_arrive_expect_tx(bars + kKvFull, Cfg::kKvChunkBytes);
+          sm90::tma_load_3d(s_k, &map_k, bars + kKvFull, 0, 0, 0);
+          break;
+        }
+        const Item it = item(t);
+        // The item's first query stages load while the consumers still work on the last item;
+        // its K and V once they have released the last item's.
+        int q0 = it.first_q_tile * kBlockQ;
+        const int q_early = min(p.n_pad, q0 + kStages * kBlockQ);
+        for (; q0 < q_early; q0 += kBlockQ) load_stage(it.head, q0);
+        if (use > 0) sm90::mbarrier_wait(bars + kKvEmpty, (use - 1) & 1);
+        slots[use % 2] = t;
+        load_kv(it);
+        for (; q0 < p.n_pad; q0 += kBlockQ) load_stage(it.head, q0);
       }
     }
     return;
@@ -346,16 +414,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   const int lane = t % 32;
   const int g = lane / 4;
   const int tq = lane % 4;
-  const int wg_key0 = kv0 + 64 * wg;
   // This thread's accumulator rows within a 64-row wgmma tile: r0 and r0 + 8.
   const int r0 = 16 * warp + g;
-
-  float dk[kHeadDim / 2];
-  float dv[kHeadDim / 2];
-#pragma unroll
-  for (int i = 0; i < kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
-
-  sm90::mbarrier_wait(bar_kv, 0);
 
   // Descriptor bases. K-major operands advance 32 bytes per 16-column step inside a 128-byte
   // row and jump a 64-column block every 4 steps; MN-major ones advance 16 rows (2048 bytes).
@@ -366,258 +426,297 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   const uint32_t dq_a = s_ds + (kSplit == DqSplit::kQueryHalves ? wg * Cfg::kDsChunkBytes : 0);
   const uint32_t dq_b = s_k;
 
-  for (int step = 0; step < steps; ++step) {
-    const int stage = step % kStages;
-    const int q0 = (first_q_tile + step) * kBlockQ;
-    const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
-    const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
-    sm90::mbarrier_wait(bar_full + stage, (step / kStages) & 1);
+  // Query stages consumed by this CTA so far, over all its work items: the ring position, the
+  // dS^T buffer and the dQ turn follow it.
+  int done_steps = 0;
+  for (int use = 0;; ++use) {
+    int item_id = static_cast<int>(blockIdx.x);
+    if constexpr (Cfg::kPersistent) {
+      sm90::mbarrier_wait(bar_kv, use & 1);
+      item_id = slots[use % 2];
+      if (item_id < 0) break;
+    } else {
+      if (use > 0) break;
+      sm90::mbarrier_wait(bar_kv, 0);
+    }
+    const Item it = item(item_id);
+    const int head = it.head;
+    const int wg_key0 = it.kv0 + 64 * wg;
+    // The loop runs on done_steps alone (fewer live registers): stage done_steps is query tile
+    // done_steps - q_tile_base.
+    const int q_tile_base = done_steps - it.first_q_tile;
+    const int end_steps = done_steps + it.steps;
 
-    // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
-    const bool active = !kCausal || wg_key0 <= q0 + kBlockQ - 1;
-    uint32_t p_frag[kBlockQ / 16][4];
-    uint32_t ds_frag[kBlockQ / 16][4];
-    if (active) {
-      // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
-      // so that P is computed while dP is still on the tensor cores. Issuing the next step's
-      // S^T before this step's dQ tile is staged, to overlap the two, measured 8-10% slower at
-      // d = 128 with two or three stages (H200, 2026-12-01): see NOTES.md.
-      float s[kBlockQ / 2];
-      float dp[kBlockQ / 2];
-      sm90::wgmma_fence();
+    float dk[kHeadDim / 2];
+    float dv[kHeadDim / 2];
 #pragma unroll
-      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-        Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
-                                             sm90::kmajor_desc(q_tile + q_off), kk > 0);
-      }
-      sm90::wgmma_commit();
-#pragma unroll
-      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-        const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-        const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-        Wgmma<kBlockQ, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
-                                             sm90::kmajor_desc(do_tile + q_off), kk > 0);
-      }
-      sm90::wgmma_commit();
+    for (int i = 0; i < kHeadDim / 2; ++i) dk[i] = dv[i] = 0.f;
 
-      // P^T from the saved LSE. Column c of the tile is query q0 + c.
-      const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kBlockQ;
-      const float* drow = reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kBlockQ;
-      const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
-      // Reading the LSE and D slices into registers before the waits measured 2-6% slower
-      // (H200, 2026-12-01, same binary).
-      sm90::wgmma_wait<1>();
-      sm90::fence_registers(s);
+    for (; done_steps < end_steps; ++done_steps) {
+      const int stage = done_steps % kStages;
+      const int q0 = (done_steps - q_tile_base) * kBlockQ;
+      const uint32_t q_tile = s_q + stage * Cfg::kQTileBytes;
+      const uint32_t do_tile = s_do + stage * Cfg::kQTileBytes;
+      sm90::mbarrier_wait(bar_full + stage, (done_steps / kStages) & 1);
+
+      // Under causal masking a warpgroup whose keys all follow the tile's last query has P = 0.
+      const bool active = !kCausal || wg_key0 <= q0 + kBlockQ - 1;
+      uint32_t p_frag[kBlockQ / 16][4];
+      uint32_t ds_frag[kBlockQ / 16][4];
+      if (active) {
+        // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
+        // so that P is computed while dP is still on the tensor cores. Issuing the next step's
+        // S^T before this step's dQ tile is staged, to overlap the two, measured 8-10% slower at
+        // d = 128 with two or three stages (H200, 2026-12-01): see NOTES.md.
+        float s[kBlockQ / 2];
+        float dp[kBlockQ / 2];
+        sm90::wgmma_fence();
 #pragma unroll
-      for (int j = 0; j < kBlockQ / 8; ++j) {
-        const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[4 * j + e] = ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
+        for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+          const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+          const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+          Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
+                                               sm90::kmajor_desc(q_tile + q_off), kk > 0);
         }
-      }
-      // The mask in a loop of its own, so that only the tiles that cross the diagonal or the key
-      // tail execute it (inside the loop above, ptxas predicated it onto every tile: ncu counted
-      // 1.7x the instructions per tile of the full mask at d = 64).
-      if (needs_mask) {
+        sm90::wgmma_commit();
+#pragma unroll
+        for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+          const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
+          const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
+          Wgmma<kBlockQ, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
+                                               sm90::kmajor_desc(do_tile + q_off), kk > 0);
+        }
+        sm90::wgmma_commit();
+
+        // P^T from the saved LSE. Column c of the tile is query q0 + c.
+        const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kBlockQ;
+        const float* drow = reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kBlockQ;
+        const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
+        // Reading the LSE and D slices into registers before the waits measured 2-6% slower
+        // (H200, 2026-12-01, same binary).
+        sm90::wgmma_wait<1>();
+        sm90::fence_registers(s);
 #pragma unroll
         for (int j = 0; j < kBlockQ / 8; ++j) {
+          const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int key = wg_key0 + r0 + 8 * (e / 2);
-            const int query = q0 + 8 * j + 2 * tq + e % 2;
-            if (key >= n || (kCausal && key > query)) s[4 * j + e] = 0.f;
+            s[4 * j + e] =
+                ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
           }
         }
+        // The mask in a loop of its own, so that only the tiles that cross the diagonal or the key
+        // tail execute it (inside the loop above, ptxas predicated it onto every tile: ncu counted
+        // 1.7x the instructions per tile of the full mask at d = 64).
+        if (needs_mask) {
+#pragma unroll
+          for (int j = 0; j < kBlockQ / 8; ++j) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int key = wg_key0 + r0 + 8 * (e / 2);
+              const int query = q0 + 8 * j + 2 * tq + e % 2;
+              if (key >= n || (kCausal && key > query)) s[4 * j + e] = 0.f;
+            }
+          }
+        }
+        // Accumulator -> A fragment: the n8 blocks 2kk and 2kk+1 form the k16 slice kk.
+#pragma unroll
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            p_frag[kk][r] = pack2<T>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+          }
+        }
+        // dV += P^T dO; dO is [query][d]: an N-major B operand.
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+          Wgmma<kHeadDim, T>::template rs<1>(
+              dv, p_frag[kk], sm90::mnmajor_desc(do_tile + kk * 2048, Cfg::kQChunkBytes), true);
+        }
+        sm90::wgmma_commit();
+
+        // dS^T = P^T (dP^T - D): dP^T's group completes before dV's (groups retire in order).
+        // P is taken from its 16-bit fragment (as dV uses it) so that the FP32 copy is dead here:
+        // at d = 128 both would not fit in 240 registers beside dK and dV.
+        sm90::wgmma_wait<1>();
+        sm90::fence_registers(dp);
+#pragma unroll
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
+            const float2 prob = unpack2<T>(p_frag[kk][r]);
+            const float2 dr =
+                *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
+            ds_frag[kk][r] = pack2<T>(prob.x * (dp[8 * kk + 2 * r] - dr.x),
+                                      prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
+          }
+        }
+      } else {
+#pragma unroll
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) p_frag[kk][r] = ds_frag[kk][r] = 0u;
+        }
       }
-      // Accumulator -> A fragment: the n8 blocks 2kk and 2kk+1 form the k16 slice kk.
+
+      // dS^T to shared memory as [key][query] 128-byte swizzled rows, in 64-query chunks
+      // (two buffers: Cfg::kDsBuffers says why).
+      // ds_frag[kk][r] holds row r0 + 8·(r % 2), queries 16·kk + 8·(r / 2) + 2·tq and + 1.
+      const int ds_buffer = done_steps % Cfg::kDsBuffers;
+      unsigned char* ds_buf = smem + Cfg::kOffDs + ds_buffer * Cfg::kDsBytes;
 #pragma unroll
       for (int kk = 0; kk < kBlockQ / 16; ++kk) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          p_frag[kk][r] = pack2<T>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
+          const int row = 64 * wg + r0 + 8 * (r % 2);
+          const int col = 16 * kk + 8 * (r / 2) + 2 * tq;
+          *reinterpret_cast<uint32_t*>(
+              ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsChunkBytes)) = ds_frag[kk][r];
         }
       }
-      // dV += P^T dO; dO is [query][d]: an N-major B operand.
-      sm90::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-        Wgmma<kHeadDim, T>::template rs<1>(
-            dv, p_frag[kk], sm90::mnmajor_desc(do_tile + kk * 2048, Cfg::kQChunkBytes), true);
-      }
-      sm90::wgmma_commit();
+      sm90::fence_proxy_async();
 
-      // dS^T = P^T (dP^T - D): dP^T's group completes before dV's (groups retire in order).
-      // P is taken from its 16-bit fragment (as dV uses it) so that the FP32 copy is dead here:
-      // at d = 128 both would not fit in 240 registers beside dK and dV.
+      if (active) {
+        // dK += dS^T Q; Q is [query][d]: an N-major B operand.
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+          Wgmma<kHeadDim, T>::template rs<1>(
+              dk, ds_frag[kk], sm90::mnmajor_desc(q_tile + kk * 2048, Cfg::kQChunkBytes), true);
+        }
+        sm90::wgmma_commit();
+      }
+
+      // Every dS^T row that the dQ GEMM below reads has been written. By turns, only this step's
+      // dQ warpgroup waits (and the barriers alternate, so that the other, running ahead, cannot
+      // complete the next step's barrier with its own two arrivals).
+      constexpr bool kTurns = kSplit == DqSplit::kAlternate;
+      const bool does_dq = !kTurns || wg == done_steps % 2;
+      const int dq_barrier = kTurns ? 1 + done_steps % 2 : 1;
+      if (does_dq) {
+        sm90::named_barrier_sync(dq_barrier, 256);
+      } else {
+        sm90::named_barrier_arrive(dq_barrier, 256);
+      }
+
+      // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
+      // queries); B = K read N-major, by 64-column blocks: both (by turns) or the only one (d =
+      // 64).
+      const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
+      const int dq_row0 = q0 + (kSplit == DqSplit::kQueryHalves ? 64 * wg : 0);
+      const auto fence_step_registers = [&] {
+        sm90::fence_registers(dk);
+        sm90::fence_registers(dv);
+#pragma unroll
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+          sm90::fence_registers(p_frag[kk]);
+          sm90::fence_registers(ds_frag[kk]);
+        }
+      };
+      if (!does_dq) {
+        sm90::wgmma_wait<0>();
+        fence_step_registers();
+        // Q, dO, LSE and D of this stage are no longer read.
+        sm90::mbarrier_arrive(bar_empty + stage);
+        continue;
+      }
+      // Stage each 64-column block of the tile (swizzled FP32) as soon as its GEMM is done (one
+      // 32-register accumulator at a time: two at once spill 576 bytes by turns) and let one thread
+      // add the tile to the accumulator with two bulk tensor reductions per block. The previous
+      // reductions must have read the staging buffer.
+      unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
+      const auto issue_dq = [&](float(&dq)[32], int b) {
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
+          Wgmma<64, T>::template ss<1, 1>(
+              dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsChunkBytes),
+              sm90::mnmajor_desc(dq_b + b * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
+              kk > 0);
+        }
+        sm90::wgmma_commit();
+      };
+      const auto stage_dq = [&](const float(&dq)[32], int b) {
+        unsigned char* block_staging = staging + b * 2 * Cfg::kDqBoxBytes;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          // Column c of the 64-column block, stored at dq_accum_column(c), is half-column 2c of
+          // the shared swizzle helper.
+          const int col = dq_accum_column(8 * j + 2 * tq);
+          *reinterpret_cast<float2*>(block_staging +
+                                     sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
+              make_float2(dq[4 * j], dq[4 * j + 1]);
+          *reinterpret_cast<float2*>(block_staging +
+                                     sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
+              make_float2(dq[4 * j + 2], dq[4 * j + 3]);
+        }
+      };
+      // The first block's GEMM is issued before the staging buffer is known to be free: it reads
+      // only dS^T and K. Once dK (the group before it) is done, Q, dO, LSE and D of this stage are
+      // no longer read. Against issuing it after that wait, same binary: +1-3% at d = 64, up to
+      // +1% at d = 128 (H200, 2026-12-01).
+      float dq0[32];
+      issue_dq(dq0, 0);
       sm90::wgmma_wait<1>();
-      sm90::fence_registers(dp);
-#pragma unroll
-      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
-          const float2 prob = unpack2<T>(p_frag[kk][r]);
-          const float2 dr = *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
-          ds_frag[kk][r] = pack2<T>(prob.x * (dp[8 * kk + 2 * r] - dr.x),
-                                    prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
-        }
-      }
-    } else {
-#pragma unroll
-      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) p_frag[kk][r] = ds_frag[kk][r] = 0u;
-      }
-    }
-
-    // dS^T to shared memory as [key][query] 128-byte swizzled rows, in 64-query chunks
-    // (two buffers: Cfg::kDsBuffers says why).
-    // ds_frag[kk][r] holds row r0 + 8·(r % 2), queries 16·kk + 8·(r / 2) + 2·tq and + 1.
-    const int ds_buffer = step % Cfg::kDsBuffers;
-    unsigned char* ds_buf = smem + Cfg::kOffDs + ds_buffer * Cfg::kDsBytes;
-#pragma unroll
-    for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int row = 64 * wg + r0 + 8 * (r % 2);
-        const int col = 16 * kk + 8 * (r / 2) + 2 * tq;
-        *reinterpret_cast<uint32_t*>(ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsChunkBytes)) =
-            ds_frag[kk][r];
-      }
-    }
-    sm90::fence_proxy_async();
-
-    if (active) {
-      // dK += dS^T Q; Q is [query][d]: an N-major B operand.
-      sm90::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-        Wgmma<kHeadDim, T>::template rs<1>(
-            dk, ds_frag[kk], sm90::mnmajor_desc(q_tile + kk * 2048, Cfg::kQChunkBytes), true);
-      }
-      sm90::wgmma_commit();
-    }
-
-    // Every dS^T row that the dQ GEMM below reads has been written. By turns, only this step's
-    // dQ warpgroup waits (and the barriers alternate, so that the other, running ahead, cannot
-    // complete the next step's barrier with its own two arrivals).
-    constexpr bool kTurns = kSplit == DqSplit::kAlternate;
-    const bool does_dq = !kTurns || wg == step % 2;
-    const int dq_barrier = kTurns ? 1 + step % 2 : 1;
-    if (does_dq) {
-      sm90::named_barrier_sync(dq_barrier, 256);
-    } else {
-      sm90::named_barrier_arrive(dq_barrier, 256);
-    }
-
-    // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
-    // queries); B = K read N-major, by 64-column blocks: both (by turns) or the only one (d = 64).
-    const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
-    const int dq_row0 = q0 + (kSplit == DqSplit::kQueryHalves ? 64 * wg : 0);
-    const auto fence_step_registers = [&] {
-      sm90::fence_registers(dk);
-      sm90::fence_registers(dv);
-#pragma unroll
-      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-        sm90::fence_registers(p_frag[kk]);
-        sm90::fence_registers(ds_frag[kk]);
-      }
-    };
-    if (!does_dq) {
-      sm90::wgmma_wait<0>();
       fence_step_registers();
-      // Q, dO, LSE and D of this stage are no longer read.
       sm90::mbarrier_arrive(bar_empty + stage);
-      continue;
-    }
-    // Stage each 64-column block of the tile (swizzled FP32) as soon as its GEMM is done (one
-    // 32-register accumulator at a time: two at once spill 576 bytes by turns) and let one thread
-    // add the tile to the accumulator with two bulk tensor reductions per block. The previous
-    // reductions must have read the staging buffer.
-    if (t == 0) sm90::tma_store_wait_read();
-    sm90::named_barrier_sync(3 + wg, 128);
-    unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
-    const auto issue_dq = [&](float(&dq)[32], int b) {
-      sm90::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
-        Wgmma<64, T>::template ss<1, 1>(
-            dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsChunkBytes),
-            sm90::mnmajor_desc(dq_b + b * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
-            kk > 0);
-      }
-      sm90::wgmma_commit();
-    };
-    const auto stage_dq = [&](const float(&dq)[32], int b) {
-      unsigned char* block_staging = staging + b * 2 * Cfg::kDqBoxBytes;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        // Column c of the 64-column block, stored at dq_accum_column(c), is half-column 2c of
-        // the shared swizzle helper.
-        const int col = dq_accum_column(8 * j + 2 * tq);
-        *reinterpret_cast<float2*>(block_staging +
-                                   sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[4 * j], dq[4 * j + 1]);
-        *reinterpret_cast<float2*>(block_staging +
-                                   sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[4 * j + 2], dq[4 * j + 3]);
-      }
-    };
-    float dq0[32];
-    issue_dq(dq0, 0);
-    sm90::wgmma_wait<0>();
-    sm90::fence_registers(dq0);
-    fence_step_registers();
-    // Q, dO, LSE and D of this stage are no longer read.
-    sm90::mbarrier_arrive(bar_empty + stage);
-    if constexpr (Cfg::kDqBlocks == 2) {
-      // The second block's GEMM runs while the first block is staged (1-2% at d = 128 full,
-      // level causal, against one after the other: H200, 2026-12-01, same binary).
-      float dq1[32];
-      issue_dq(dq1, 1);
-      stage_dq(dq0, 0);
+      if (t == 0) sm90::tma_store_wait_read();
+      sm90::named_barrier_sync(3 + wg, 128);
       sm90::wgmma_wait<0>();
-      sm90::fence_registers(dq1);
-      stage_dq(dq1, 1);
-    } else {
-      stage_dq(dq0, 0);
-    }
-    sm90::fence_proxy_async();
-    sm90::named_barrier_sync(3 + wg, 128);
-    if (t == 0) {
+      sm90::fence_registers(dq0);
+      if constexpr (Cfg::kDqBlocks == 2) {
+        // The second block's GEMM runs while the first block is staged (1-2% at d = 128 full,
+        // level causal, against one after the other: H200, 2026-12-01, same binary).
+        float dq1[32];
+        issue_dq(dq1, 1);
+        stage_dq(dq0, 0);
+        sm90::wgmma_wait<0>();
+        sm90::fence_registers(dq1);
+        stage_dq(dq1, 1);
+      } else {
+        stage_dq(dq0, 0);
+      }
+      sm90::fence_proxy_async();
+      sm90::named_barrier_sync(3 + wg, 128);
+      if (t == 0) {
 #pragma unroll
-      for (int b = 0; b < Cfg::kDqBlocks; ++b) {
-        for (int box = 0; box < 2; ++box) {
-          sm90::tma_reduce_add_3d(&map_dq, staging + (2 * b + box) * Cfg::kDqBoxBytes,
-                                  b * kChunkCols + 32 * box, dq_row0, head);
+        for (int b = 0; b < Cfg::kDqBlocks; ++b) {
+          for (int box = 0; box < 2; ++box) {
+            sm90::tma_reduce_add_3d(&map_dq, staging + (2 * b + box) * Cfg::kDqBoxBytes,
+                                    b * kChunkCols + 32 * box, dq_row0, head);
+          }
+        }
+        sm90::tma_store_commit();
+      }
+    }
+    // Every GEMM of this warpgroup on the item has completed: K and V can take the next item's.
+    if constexpr (Cfg::kPersistent) sm90::mbarrier_arrive(bar_kv_empty);
+
+    // dK (scaled) and dV of this warpgroup's keys: rows wg_key0 + r0 (+ 8), pairs of columns.
+    // Addressed from one pointer per item with constant offsets: per-thread offsets that do not
+    // depend on the item would be hoisted out of the item loop and spill.
+    const std::size_t first =
+        (static_cast<std::size_t>(head) * n + wg_key0 + r0) * kHeadDim + 2 * tq;
+    T* const dk_out = p.d_k + first;
+    T* const dv_out = p.d_v + first;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (wg_key0 + r0 + 8 * h < n) {
+#pragma unroll
+        for (int j = 0; j < kHeadDim / 8; ++j) {
+          const int offset = 8 * h * kHeadDim + 8 * j;
+          *reinterpret_cast<uint32_t*>(dk_out + offset) =
+              pack2<T>(dk[4 * j + 2 * h] * p.scale, dk[4 * j + 2 * h + 1] * p.scale);
+          *reinterpret_cast<uint32_t*>(dv_out + offset) =
+              pack2<T>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
         }
       }
-      sm90::tma_store_commit();
     }
   }
   // The reductions must be done before the dQ conversion kernel reads the accumulator.
   if (t == 0) sm90::tma_store_wait_all();
-
-  // dK (scaled) and dV of this warpgroup's keys: rows wg_key0 + r0 (+ 8), pairs of columns.
-  const std::size_t head_rows = static_cast<std::size_t>(head) * n;
-#pragma unroll
-  for (int j = 0; j < kHeadDim / 8; ++j) {
-    const int col = 8 * j + 2 * tq;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int key = wg_key0 + r0 + 8 * h;
-      if (key < n) {
-        const std::size_t offset = (head_rows + key) * kHeadDim + col;
-        *reinterpret_cast<uint32_t*>(p.d_k + offset) =
-            pack2<T>(dk[4 * j + 2 * h] * p.scale, dk[4 * j + 2 * h + 1] * p.scale);
-        *reinterpret_cast<uint32_t*>(p.d_v + offset) =
-            pack2<T>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
-      }
-    }
-  }
 #else
   __trap();  // only sm_90a builds of this file are ever launched
 #endif
@@ -671,31 +770,39 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  // Key blocks along x: the long causal blocks (small kv0) of a head are scheduled first. Heads
-  // along x instead (every head's longest blocks before any head's shorter ones) measured 2-28%
-  // slower except at B16 H8 N1024 causal (+4%) (H200, 2026-12-01, same binary).
-  const dim3 grid(ceil_div(shape.seq_len, kV3BwdBlockKv), shape.batch * shape.heads);
-  kernel<<<grid, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
-                                                           maps.lse, maps.drow, maps.dq, params);
+  // Persistent: one CTA per SM (one fits) works through the items, so that the loads of its next
+  // item run under the dK/dV stores of the last. Items in the order of V3BwdParams: a head's key
+  // blocks one after the other, the long causal ones (small kv0) first. Every head's longest
+  // blocks before any head's shorter ones instead measured 2-28% slower except at B16 H8 N1024
+  // causal (+4%) (H200, 2026-12-01, same binary, one CTA per item).
+  int device = 0, sms = 0;
+  ROOFLINE_RETURN_IF_ERROR(cudaGetDevice(&device));
+  ROOFLINE_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  V3BwdParams<T> persistent = params;
+  const int ctas = Cfg::kPersistent ? std::min(params.total_items, sms) : params.total_items;
+  if (ctas == params.total_items) persistent.next_item = nullptr;
+  kernel<<<ctas, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(
+      maps.q, maps.k, maps.v, maps.d_o, maps.lse, maps.drow, maps.dq, persistent);
   return cudaGetLastError();
 }
 
 template <typename T, int kHeadDim>
 cudaError_t launch_v3_prepare(const AttentionBuffers& buffers, float* lse_log2, float* d_rowsum,
-                              float* dq_accum, long long padded_rows, int seq_len, int n_pad,
-                              cudaStream_t stream) {
+                              float* dq_accum, unsigned* next_item, long long padded_rows,
+                              int seq_len, int n_pad, cudaStream_t stream) {
   constexpr int kRowsPerBlock = kPrepThreads / (kHeadDim / 8);
   const long long blocks = (padded_rows + kRowsPerBlock - 1) / kRowsPerBlock;
   flash_v3_bwd_prepare<T, kHeadDim><<<static_cast<unsigned>(blocks), kPrepThreads, 0, stream>>>(
       static_cast<const T*>(buffers.o), static_cast<const T*>(buffers.d_o), buffers.lse, lse_log2,
-      d_rowsum, dq_accum, padded_rows, seq_len, n_pad);
+      d_rowsum, dq_accum, next_item, padded_rows, seq_len, n_pad);
   return cudaGetLastError();
 }
 
 struct V3BwdWorkspace {
-  float* lse_log2;  // [B*H][n_pad], LSE·log2(e), +inf past seq_len
-  float* d_rowsum;  // [B*H][n_pad], D = rowsum(dO ∘ O), 0 past seq_len
-  float* dq_accum;  // [B*H][n_pad][d]
+  float* lse_log2;      // [B*H][n_pad], LSE·log2(e), +inf past seq_len
+  float* d_rowsum;      // [B*H][n_pad], D = rowsum(dO ∘ O), 0 past seq_len
+  float* dq_accum;      // [B*H][n_pad][d]
+  unsigned* next_item;  // the main kernel's work counter, zeroed by the preprocess kernel
 };
 
 int padded_seq_len(const AttentionShape& shape) {
@@ -708,8 +815,10 @@ V3BwdWorkspace carve_v3_workspace(const AttentionShape& shape, void* base) {
                            static_cast<std::size_t>(padded_seq_len(shape));
   auto* bytes = static_cast<unsigned char*>(base);
   const std::size_t vec = align_up(rows * sizeof(float));
+  const std::size_t accum = align_up(rows * shape.head_dim * sizeof(float));
   return {reinterpret_cast<float*>(bytes), reinterpret_cast<float*>(bytes + vec),
-          reinterpret_cast<float*>(bytes + 2 * vec)};
+          reinterpret_cast<float*>(bytes + 2 * vec),
+          reinterpret_cast<unsigned*>(bytes + 2 * vec + accum)};
 }
 
 template <typename T>
@@ -720,10 +829,10 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   const long long padded_rows = static_cast<long long>(shape.batch) * shape.heads * n_pad;
   const cudaError_t prepared =
       shape.head_dim == 128
-          ? launch_v3_prepare<T, 128>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
-                                      shape.seq_len, n_pad, stream)
-          : launch_v3_prepare<T, 64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, padded_rows,
-                                     shape.seq_len, n_pad, stream);
+          ? launch_v3_prepare<T, 128>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, ws.next_item,
+                                      padded_rows, shape.seq_len, n_pad, stream)
+          : launch_v3_prepare<T, 64>(buffers, ws.lse_log2, ws.d_rowsum, ws.dq_accum, ws.next_item,
+                                     padded_rows, shape.seq_len, n_pad, stream);
   ROOFLINE_RETURN_IF_ERROR(prepared);
   V3BwdMaps maps{};
   ROOFLINE_RETURN_IF_ERROR(
@@ -731,6 +840,9 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   V3BwdParams<T> params{};
   params.d_k = static_cast<T*>(buffers.d_k);
   params.d_v = static_cast<T*>(buffers.d_v);
+  params.num_kv_blocks = ceil_div(shape.seq_len, kV3BwdBlockKv);
+  params.total_items = params.num_kv_blocks * shape.batch * shape.heads;
+  params.next_item = ws.next_item;
   params.seq_len = shape.seq_len;
   params.n_pad = n_pad;
   params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
@@ -760,7 +872,8 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
 std::size_t flash_v3_backward_workspace_bytes(const AttentionShape& shape) {
   const std::size_t rows = static_cast<std::size_t>(shape.batch) * shape.heads *
                            static_cast<std::size_t>(padded_seq_len(shape));
-  return 2 * align_up(rows * sizeof(float)) + align_up(rows * shape.head_dim * sizeof(float));
+  return 2 * align_up(rows * sizeof(float)) + align_up(rows * shape.head_dim * sizeof(float)) +
+         align_up(sizeof(unsigned));
 }
 
 // Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (five GEMM-sized
