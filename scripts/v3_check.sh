@@ -6,6 +6,10 @@
 #   scripts/v3_check.sh [stages...]
 #   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate;
 #   quickbench (not in the default) after quick
+#   stalls (not in the default): ncu's source counters on one flash-v3 row (V3_STALLS_SHAPE
+#     "B:H:D:N", default 1:16:128:16384; V3_STALLS_PASS fwd or bwd, default bwd; V3_STALLS_MASK
+#     --causal or --no-causal, default --no-causal), summarised per SASS instruction by
+#     scripts/ncu_source_stalls.py: where the warps wait
 #   quick: flash-v3 alone at the two acceptance shapes, or at V3_QUICK_SHAPES ("B:H:D:N ...";
 #     default "4:16:128:16384 1:8:64:16384"), pass V3_QUICK_PASS (default fwd), in the dtypes
 #     V3_QUICK_DTYPES (default fp16; "fp16 bf16" for both), no PyTorch,
@@ -256,6 +260,26 @@ if has profile; then
   {
     echo "== cuflash-roofline run --counter-set full --kernel flash-v3 (profile_d128.txt, profile_d64.txt)"
     cat "$out/profile_d128.txt" "$out/profile_d64.txt"
+  } >>"$tables"
+fi
+
+if has stalls; then
+  # Dogfood beside ncu: which instructions the warps of one flash-v3 kernel wait at.
+  t=$(seconds)
+  IFS=: read -r b h d seq <<<"${V3_STALLS_SHAPE:-1:16:128:16384}"
+  stalls_pass="${V3_STALLS_PASS:-bwd}"
+  stalls_kernel=flash_v3_backward_kernel
+  [ "$stalls_pass" = fwd ] && stalls_kernel=flash_v3_forward_kernel
+  timeout 300 ncu --clock-control none --section SourceCounters --section WarpStateStats \
+    -k "regex:$stalls_kernel" --launch-skip 1 --launch-count 1 -o "$out/stalls" \
+    "$tool" run --no-counters --reps 1 --kernel flash-v3 --batch "$b" --heads "$h" --head-dim "$d" \
+    --seq "$seq" "${V3_STALLS_MASK:---no-causal}" --pass "$stalls_pass" >"$out/stalls_ncu.log" 2>&1
+  note "stalls (ncu source counters, $stalls_kernel B$b H$h d$d N$seq ${V3_STALLS_MASK:---no-causal}): rc=$? in $(elapsed "$t" 1) s"
+  ncu -i "$out/stalls.ncu-rep" --page source --csv --print-source sass >"$out/stalls_source.csv" 2>&1
+  python3 scripts/ncu_source_stalls.py "$out/stalls_source.csv" >"$out/stalls.txt" 2>&1
+  {
+    echo "== ncu source counters of $stalls_kernel (scripts/ncu_source_stalls.py; stalls.txt has all)"
+    tail -n +2 "$out/stalls.txt" | head -60
   } >>"$tables"
 fi
 
