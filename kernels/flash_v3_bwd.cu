@@ -442,8 +442,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
     const Item it = item(item_id);
     const int head = it.head;
     const int wg_key0 = it.kv0 + 64 * wg;
-    // The loop runs on done_steps alone (fewer live registers): stage done_steps is query tile
-    // done_steps - q_tile_base.
+    // The stage loop counts on done_steps, the CTA's stages so far; stage done_steps is query
+    // tile done_steps - q_tile_base.
     const int q_tile_base = done_steps - it.first_q_tile;
     const int end_steps = done_steps + it.steps;
 
@@ -770,19 +770,20 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  // Persistent: one CTA per SM (one fits) works through the items, so that the loads of its next
-  // item run under the dK/dV stores of the last. Items in the order of V3BwdParams: a head's key
+  // Persistent (V3BwdConfig::kPersistent): one CTA per SM (one fits) works through the items, so
+  // that the loads of its next item run under the dK/dV stores of the last; otherwise one CTA
+  // per item. Items in the order of V3BwdParams: a head's key
   // blocks one after the other, the long causal ones (small kv0) first. Every head's longest
   // blocks before any head's shorter ones instead measured 2-28% slower except at B16 H8 N1024
   // causal (+4%) (H200, 2026-12-01, same binary, one CTA per item).
   int device = 0, sms = 0;
   ROOFLINE_RETURN_IF_ERROR(cudaGetDevice(&device));
   ROOFLINE_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  V3BwdParams<T> persistent = params;
+  V3BwdParams<T> launched = params;
   const int ctas = Cfg::kPersistent ? std::min(params.total_items, sms) : params.total_items;
-  if (ctas == params.total_items) persistent.next_item = nullptr;
-  kernel<<<ctas, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(
-      maps.q, maps.k, maps.v, maps.d_o, maps.lse, maps.drow, maps.dq, persistent);
+  if (ctas == params.total_items) launched.next_item = nullptr;  // CTA c takes item c
+  kernel<<<ctas, kV3BwdThreads, Cfg::kSmemBytes, stream>>>(maps.q, maps.k, maps.v, maps.d_o,
+                                                           maps.lse, maps.drow, maps.dq, launched);
   return cudaGetLastError();
 }
 
