@@ -36,6 +36,14 @@ constexpr std::size_t align_up(std::size_t bytes, std::size_t alignment = 256) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
+// The current device's SM count: how many CTAs a persistent kernel of one CTA per SM launches.
+inline cudaError_t current_device_sms(int* sms) {
+  int device = 0;
+  const cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+}
+
 __device__ __forceinline__ float warp_max(float x) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {

@@ -776,9 +776,8 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   // blocks one after the other, the long causal ones (small kv0) first. Every head's longest
   // blocks before any head's shorter ones instead measured 2-28% slower except at B16 H8 N1024
   // causal (+4%) (H200, 2026-12-01, same binary, one CTA per item).
-  int device = 0, sms = 0;
-  ROOFLINE_RETURN_IF_ERROR(cudaGetDevice(&device));
-  ROOFLINE_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int sms = 0;
+  ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
   V3BwdParams<T> launched = params;
   const int ctas = Cfg::kPersistent ? std::min(params.total_items, sms) : params.total_items;
   if (ctas == params.total_items) launched.next_item = nullptr;  // CTA c takes item c

@@ -562,9 +562,8 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   // the launch.
   params.num_q_tiles = ceil_div(shape.seq_len, Cfg::kBlockQ);
   params.total_tiles = params.num_q_tiles * static_cast<int>(heads);
-  int device = 0, sms = 0;
-  ROOFLINE_RETURN_IF_ERROR(cudaGetDevice(&device));
-  ROOFLINE_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int sms = 0;
+  ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
   // Measured against one CTA per item and, for the equal-length non-causal items, a static
   // stride c, c + gridDim.x, ... (H200, 2026-12-01, same binary): 9-14% faster than one CTA per
   // item at N 1024-3000, level at large N; the counter beat the stride by 3-4% at B1 H16
