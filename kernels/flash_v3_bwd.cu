@@ -17,7 +17,8 @@
 // in the workspace (V3BwdConfig::kPersistent), the next item's first query stages loading while
 // the last item's dK and dV are stored. Warpgroup 0 is the producer (its registers cut to 24
 // with setmaxnreg): one thread loads the item's K and V once and then, for every query tile of
-// Br rows (64 at d = 128, 128 at d = 64: v3_bwd_block_q), Q, dO (TMA, 128-byte swizzle) and the
+// Br rows (128 at d = 64; at d = 128 80 without a mask, 64 causal: v3_bwd_block_q), Q, dO (TMA,
+// 128-byte swizzle) and the
 // LSE and D slices (TMA) into a two-stage ring guarded by full/empty mbarriers, which runs on
 // across a CTA's items. Warpgroups 1 and 2
 // (240 registers each) own 64 keys each and keep dK and dV (64 x d, FP32) in registers for the
@@ -35,9 +36,15 @@
 // same binary: 484 against 400 TFLOP/s at B4 H16 N16384 d128, 352 against 300 at B1 H8 N16384
 // d64 (NOTES.md "flash-v3 backward"). The consumer warpgroups meet at a named barrier for each
 // other's dS^T rows, so that each dQ element is added once per CTA (DqSplit): at d = 64 (128
-// queries a stage) each takes its own 64 queries; at d = 128 one takes the whole 64 x 128 tile
-// by turns, so that its staging runs beside the other's GEMMs. Why not a separate dQ pass: it
-// recomputes S and dP (7 GEMMs instead of 5).
+// queries a stage) each takes its own 64 queries; at d = 128 causal one takes the whole 64 x 128
+// tile by turns, so that its staging runs beside the other's GEMMs; at d = 128 without a mask (80
+// queries, not a wgmma M) each computes dQ^T = K^T dS^T for its own 64 of the d columns, with dS
+// stored as [query][key] by stmatrix .trans, and adds it, staged in its fragment order, with one
+// non-tensor bulk reduction into an accumulator kept in that order
+// (flash_v3_bwd_convert_dq_fragments maps it back). Against 64-query stages by turns, same binary
+// (H200, 2026-12-01): +2-2.5% at N 8192 and 16384, +0.4% at N 3000, -1.2% at B8 H16 N1024 (whose
+// 1040 padded queries are 1.6% of extra work); causal, 80 queries were 1-6% slower. Why not a
+// separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
 //
 // Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
 // all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
@@ -48,13 +55,15 @@
 //
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
-// What limits it now (ncu source counters, B1 H16 N16384 d128 full, H200, 2026-12-01): 12% of
-// the warps' stall samples fall on the dQ turn's barrier, where this step's dQ warpgroup waits
-// for the other's dS^T (that one is behind by its own dQ turn of the step before); the dQ tile's
-// staging (stores, proxy fence, barrier) is now about 3% and the LSE loads before the
-// exponentials 4%. Before dQ by turns and the permuted accumulator, a third of the samples were
-// the dQ wait and a staging with 2-way bank conflicts while neither warpgroup had a GEMM in
-// flight; issuing the next S^T before that staging, to fill the gap, was 8-10% slower.
+// What limits it now (ncu source counters, B1 H16 N16384 d128 full, 80-query stages, H200,
+// 2026-12-01, `v3_check.sh stalls`): 10% of the warps' stall samples (reason: barrier) fall on
+// the wait for the dQ^T GEMM just after the first staging barrier, when neither warpgroup has
+// another GEMM in flight; the staging's proxy fence and second barrier 6%; FFMA and MUFU.EX2
+// (the exponentials) 20%. The dQ reduction costs up to 4%: left out (a timing experiment, dQ
+// wrong) the kernel ran 3.5-4% faster; without the wait for the previous reduction to have read
+// the staging, no faster; with the dQ^T GEMM in two 40-query halves, the first staged while the
+// second runs, within 1%. (64-query stages by turns, session 10: 12% of the samples on the
+// turn's barrier.)
 #include <algorithm>
 #include <cstdint>
 
@@ -76,37 +85,47 @@ constexpr int kChunkCols = kSwizzleRowBytes / 2;  // halves per 128-byte swizzle
 constexpr int kV3BwdDqRows = 64;  // rows of a staged dQ tile (one wgmma M), for every DqSplit
 
 // Queries per pipeline stage: 128 at d = 64 (twice the work per step and per barrier, and
-// S^T/dP^T as m64n128 GEMMs), 64 at d = 128 (its registers hold dK and dV of 64 x 128).
-constexpr int v3_bwd_block_q(int head_dim) {
-  return head_dim == 64 ? 128 : 64;
+// S^T/dP^T as m64n128 GEMMs); at d = 128, whose registers hold dK and dV of 64 x 128, 80
+// without a mask (FlashAttention-3's choice: m64n80 GEMMs read 10% less shared memory per FLOP
+// than m64n64, and a stage's fixed costs spread over 25% more queries) and 64 causal.
+constexpr int v3_bwd_block_q(int head_dim, bool causal) {
+  return head_dim == 64 ? 128 : causal ? 64 : 80;
 }
 
-// How the two consumer warpgroups share dQ = dS K of a stage (kBlockQ queries x d columns over
-// the CTA's 128 keys): over all 128 keys, so that each dQ element is reduced into the
-// accumulator once per CTA. Measured against the alternatives (H200, 2026-12-01, same binary):
-// at d = 64, each over its own 64 keys (every element reduced twice) was 1.6-5% slower; at
-// d = 128, each its own 64-column block every step was 1-3% slower than by turns.
+// How the two consumer warpgroups share dQ of a stage (kBlockQ queries x d columns over the
+// CTA's 128 keys): over all 128 keys, so that each dQ element is reduced into the accumulator
+// once per CTA. Measured against the alternatives (H200, 2026-12-01, same binary): at d = 64,
+// each over its own 64 keys (every element reduced twice) was 1.6-5% slower; at d = 128 and 64
+// queries, dQ = dS K by 64-column blocks, one per warpgroup every step, was 1-3% slower than by
+// turns.
 enum class DqSplit {
   kQueryHalves,  // each its own 64 queries, all 64 columns (d = 64, 128 queries a stage)
-  kAlternate,    // all of it, by turns: warpgroup step % 2 (d = 128), so that one warpgroup's
-                 // staging of dQ runs beside the other's GEMMs instead of at the same time
+  kAlternate,    // all of it, by turns: warpgroup step % 2 (d = 128, 64 queries), so that one
+                 // warpgroup's staging of dQ runs beside the other's GEMMs
+  kTransposed,   // dQ^T = K^T dS^T, each warpgroup its own 64 of the d columns (M = 64) over
+                 // the stage's 80 queries (d = 128, 80 queries: no m64 tile of dQ itself)
 };
 
-template <int kHeadDim>
+template <int kHeadDim, int kBlockQ_>
 struct V3BwdConfig {
   // Query stages in the TMA ring. Three at d = 128 measured 1-2% slower (H200, 2026-12-01).
   static constexpr int kStages = 2;
-  static constexpr DqSplit kSplit = kHeadDim == 128 ? DqSplit::kAlternate : DqSplit::kQueryHalves;
+  static constexpr int kBlockQ = kBlockQ_;
+  static constexpr DqSplit kSplit = kHeadDim == 64  ? DqSplit::kQueryHalves
+                                    : kBlockQ == 80 ? DqSplit::kTransposed
+                                                    : DqSplit::kAlternate;
+  static_assert(kBlockQ == v3_bwd_block_q(kHeadDim, false) ||
+                    kBlockQ == v3_bwd_block_q(kHeadDim, true),
+                "a stage size of v3_bwd_block_q");
   // Persistent CTAs (one per SM, work items from a counter) at d = 64: against one CTA per item,
   // same binary: +4-5% at N 1024-2048 and causal N 16384, +1% full N 16384. At d = 128 the item
   // loop (20-76 bytes of spills, none without it) was 1-2% slower than one CTA per item at
   // every shape but N 1024 full, so each CTA takes one item there (H200, 2026-12-01).
   static constexpr bool kPersistent = kHeadDim == 64;
-  static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
-  static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage
+  static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage (d = 64, 128 queries)
   // dQ rows (one wgmma M) and 64-column blocks per warpgroup and step.
   static constexpr int kDqRows = kV3BwdDqRows;
-  static_assert(kSplit == DqSplit::kQueryHalves || kBlockQ == kDqRows, "one wgmma M of queries");
+  static_assert(kSplit != DqSplit::kAlternate || kBlockQ == kDqRows, "one wgmma M of queries");
   static constexpr int kDqBlocks = kSplit == DqSplit::kAlternate ? kHeadDim / 64 : 1;
   static constexpr int kChunks = kHeadDim / kChunkCols;
   // Shared tiles are stored as kChunks column chunks of [rows][64 halves], 128B-swizzled
@@ -115,27 +134,36 @@ struct V3BwdConfig {
   static constexpr int kQChunkBytes = kBlockQ * kSwizzleRowBytes;
   static constexpr int kKvTileBytes = kChunks * kKvChunkBytes;
   static constexpr int kQTileBytes = kChunks * kQChunkBytes;
-  // dS^T, [key][query] in 64-query chunks of [128 keys][64 halves]. Two buffers: the warpgroups
-  // read each other's rows, and the other's previous step's dQ GEMM may still be reading one.
-  static constexpr int kDsChunkBytes = kV3BwdBlockKv * kSwizzleRowBytes;
-  static constexpr int kDsBytes = kDsChunkBytes * kQHalves;
+  // dS^T for the dQ GEMM. Two buffers: the warpgroups read each other's rows, and the other's
+  // previous step's dQ GEMM may still be reading one. Transposed: dS as [query][key], two
+  // 64-key chunks of [kBlockQ queries][64 halves] (the K-major B of dQ^T; as [key][query] the
+  // 80 queries would not be a whole number of 64-element swizzle rows). Otherwise dS^T as
+  // [key][query], 64-query chunks of [128 keys][64 halves] (the M-major A of dQ = dS K).
+  static constexpr bool kTransposed = kSplit == DqSplit::kTransposed;
+  static constexpr int kDsChunkBytes = (kTransposed ? kBlockQ : kV3BwdBlockKv) * kSwizzleRowBytes;
+  static constexpr int kDsBytes = kDsChunkBytes * (kTransposed ? kV3BwdBlockKv / 64 : kQHalves);
   static constexpr int kDsBuffers = 2;
   static constexpr int kVecBytes = kBlockQ * 4;  // one LSE or D slice
+  // Slices 128 bytes apart: a bulk tensor copy writes to a 128-byte aligned shared address (80
+  // queries are 320 bytes).
+  static constexpr int kVecStride = (kVecBytes + 127) / 128 * 128;
   static constexpr int kOffK = 0;
   static constexpr int kOffV = kOffK + kKvTileBytes;
   static constexpr int kOffQ = kOffV + kKvTileBytes;
   static constexpr int kOffDo = kOffQ + kStages * kQTileBytes;
   static constexpr int kOffDs = kOffDo + kStages * kQTileBytes;
-  // dQ staging for the bulk reduce-add: per consumer warpgroup kDqRows rows x 64·kDqBlocks FP32
-  // columns as [kDqRows rows][32 floats] boxes, 128B-swizzled.
+  // dQ staging for the bulk reduce-add, per consumer warpgroup. Transposed: its 64 x kBlockQ
+  // FP32 accumulator in fragment order (float4 j of thread t at 16·(128·j + t) bytes), added
+  // by one non-tensor bulk reduction. Otherwise kDqRows rows x 64·kDqBlocks FP32 columns as
+  // [kDqRows rows][32 floats] boxes, 128B-swizzled, added by bulk tensor reductions.
   static constexpr int kDqBoxBytes = kDqRows * kSwizzleRowBytes;
-  static constexpr int kDqStageBytes = 2 * kDqBlocks * kDqBoxBytes;
+  static constexpr int kDqStageBytes = kTransposed ? 64 * kBlockQ * 4 : 2 * kDqBlocks * kDqBoxBytes;
   static constexpr int kOffDqStage = kOffDs + kDsBuffers * kDsBytes;
   // The LSE and D slices (unswizzled) after every swizzled tile, so that their size does not
   // move a tile off its 1024-byte alignment.
   static constexpr int kOffLse = kOffDqStage + 2 * kDqStageBytes;
-  static constexpr int kOffDrow = kOffLse + kStages * kVecBytes;
-  static constexpr int kOffBarriers = kOffDrow + kStages * kVecBytes;
+  static constexpr int kOffDrow = kOffLse + kStages * kVecStride;
+  static constexpr int kOffBarriers = kOffDrow + kStages * kVecStride;
   // K/V full and empty, then the query stages' full and empty.
   static constexpr int kNumBarriers = 2 + 2 * kStages;
   // The work item of each use of K/V (two slots, alternating), -1 when there is none left.
@@ -148,8 +176,10 @@ struct V3BwdConfig {
   // 128-byte swizzled TMA tiles (K, V, Q, dO, dS^T, the dQ staging) start on 1024-byte
   // boundaries, or the swizzle the kernel writes is not the one the bulk copy reads.
   static_assert(kOffQ % 1024 == 0 && kOffDo % 1024 == 0 && kOffDs % 1024 == 0 &&
-                    kOffDqStage % 1024 == 0 && kDqStageBytes % 1024 == 0,
+                    kOffDqStage % 1024 == 0 && kDqStageBytes % 1024 == 0 &&
+                    kQChunkBytes % 1024 == 0 && kDsChunkBytes % 1024 == 0,
                 "swizzled tiles are 1024-byte aligned");
+  static_assert(kOffLse % 128 == 0 && kOffDrow % 128 == 0, "TMA destinations are 128-byte aligned");
 };
 
 template <typename T>
@@ -163,6 +193,9 @@ struct V3BwdParams {
   // A counter, zeroed by the preprocess kernel, that hands the next work item to whichever CTA
   // asks; nullptr when there is one CTA per item: CTA c takes item c.
   unsigned* next_item;
+  // The FP32 dQ accumulator, for the transposed split's non-tensor reductions (DqSplit): per
+  // head and query stage two blocks (64 columns each) in that split's fragment order.
+  float* dq_accum;
   int seq_len;
   int n_pad;  // seq_len rounded up to the stage's queries (v3_bwd_block_q)
   float scale;
@@ -276,9 +309,53 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
   }
 }
 
+// dQ = T(scale · accumulator) from the transposed split's fragment order (DqSplit): one block
+// per head and stage of kBlockQ queries, whose two 64-column blocks hold float4 j of consumer
+// thread t = 32w + 4g + q at float4 128·j + t: columns 16w + g and + 8, queries 8j + 2q and + 1.
+// The block goes through shared memory as [query][column] (rows of 132 floats: the scatter's
+// lanes hit 32 different banks) so that dQ is read and written in whole rows.
+template <typename T, int kBlockQ>
+__global__ void __launch_bounds__(256)
+    flash_v3_bwd_convert_dq_fragments(const float* __restrict__ dq_accum, T* __restrict__ d_q,
+                                      int seq_len, int q_tiles, float scale) {
+  constexpr int kHeadDim = 128;
+  constexpr int kRow = kHeadDim + 4;
+  constexpr int kVectors = kHeadDim * kBlockQ / 4;  // float4s of the stage, both column blocks
+  __shared__ alignas(16) float tile[kBlockQ * kRow];
+  const long long block = blockIdx.x;  // head * q_tiles + stage
+  const float4* src = reinterpret_cast<const float4*>(dq_accum) + block * kVectors;
+  for (int v = threadIdx.x; v < kVectors; v += blockDim.x) {
+    const int t = v % 128;
+    const int j = (v / 128) % (kBlockQ / 8);
+    const int column = 64 * (v / (128 * (kBlockQ / 8))) + 16 * (t / 32) + (t % 32) / 4;
+    const int query = 8 * j + 2 * (t % 4);
+    const float4 x = src[v];
+    tile[query * kRow + column] = x.x;
+    tile[(query + 1) * kRow + column] = x.y;
+    tile[query * kRow + column + 8] = x.z;
+    tile[(query + 1) * kRow + column + 8] = x.w;
+  }
+  __syncthreads();
+  const long long head = block / q_tiles;
+  const int q_base = static_cast<int>(block - head * q_tiles) * kBlockQ;
+  for (int v = threadIdx.x; v < kBlockQ * kHeadDim / 8; v += blockDim.x) {
+    const int query = v / (kHeadDim / 8);
+    const int c = (v % (kHeadDim / 8)) * 8;
+    if (q_base + query >= seq_len) continue;
+    const float4 lo = *reinterpret_cast<const float4*>(tile + query * kRow + c);
+    const float4 hi = *reinterpret_cast<const float4*>(tile + query * kRow + c + 4);
+    uint4 packed;
+    packed.x = pack2<T>(lo.x * scale, lo.y * scale);
+    packed.y = pack2<T>(lo.z * scale, lo.w * scale);
+    packed.z = pack2<T>(hi.x * scale, hi.y * scale);
+    packed.w = pack2<T>(hi.z * scale, hi.w * scale);
+    *reinterpret_cast<uint4*>(d_q + (head * seq_len + q_base + query) * kHeadDim + c) = packed;
+  }
+}
+
 // How the consumer warpgroups share dQ: V3BwdConfig::kSplit. Over all 128 keys they meet at a
 // named barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal>
+template <typename T, int kHeadDim, bool kCausal, int kBlockQ>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -288,11 +365,11 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_drow,
                              const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
-  using Cfg = V3BwdConfig<kHeadDim>;
+  using Cfg = V3BwdConfig<kHeadDim, kBlockQ>;
   using sm90::Wgmma;
   constexpr DqSplit kSplit = Cfg::kSplit;
+  constexpr bool kTransposed = Cfg::kTransposed;
   constexpr int kStages = Cfg::kStages;
-  constexpr int kBlockQ = Cfg::kBlockQ;
   extern __shared__ unsigned char smem_raw[];
   // 128-byte swizzled tiles must start on 1024-byte boundaries.
   const uint32_t raw_base = sm90::smem_u32(smem_raw);
@@ -356,9 +433,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
           sm90::tma_load_3d(s_q + offset, &map_q, full, c * kChunkCols, q0, head);
           sm90::tma_load_3d(s_do + offset, &map_do, full, c * kChunkCols, q0, head);
         }
-        sm90::tma_load_3d(base + Cfg::kOffLse + stage * Cfg::kVecBytes, &map_lse, full, q0, head,
+        sm90::tma_load_3d(base + Cfg::kOffLse + stage * Cfg::kVecStride, &map_lse, full, q0, head,
                           0);
-        sm90::tma_load_3d(base + Cfg::kOffDrow + stage * Cfg::kVecBytes, &map_drow, full, q0, head,
+        sm90::tma_load_3d(base + Cfg::kOffDrow + stage * Cfg::kVecStride, &map_drow, full, q0, head,
                           0);
       };
       const auto load_kv = [&](const Item& it) {
@@ -489,8 +566,10 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         sm90::wgmma_commit();
 
         // P^T from the saved LSE. Column c of the tile is query q0 + c.
-        const float* lse = reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * kBlockQ;
-        const float* drow = reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * kBlockQ;
+        const float* lse =
+            reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * (Cfg::kVecStride / 4);
+        const float* drow =
+            reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * (Cfg::kVecStride / 4);
         const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
         // Reading the LSE and D slices into registers before the waits measured 2-6% slower
         // (H200, 2026-12-01, same binary).
@@ -561,19 +640,35 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         }
       }
 
-      // dS^T to shared memory as [key][query] 128-byte swizzled rows, in 64-query chunks
-      // (two buffers: Cfg::kDsBuffers says why).
+      // dS^T to shared memory (two buffers: Cfg::kDsBuffers says why).
       // ds_frag[kk][r] holds row r0 + 8·(r % 2), queries 16·kk + 8·(r / 2) + 2·tq and + 1.
       const int ds_buffer = done_steps % Cfg::kDsBuffers;
       unsigned char* ds_buf = smem + Cfg::kOffDs + ds_buffer * Cfg::kDsBytes;
+      if constexpr (kTransposed) {
+        // As dS, [query][key]: each k16 slice is four 8 x 8 blocks (keys +8 by r % 2, queries +8
+        // by r / 2) stored transposed by one stmatrix; lane 8r + x addresses query row x of
+        // block r, whose 8 keys are one 16-byte swizzle chunk (8 rows of a block: 8 chunks of one
+        // column, every bank once).
+        const int block = lane / 8;
+        const uint32_t ds_row =
+            sm90::smem_u32(ds_buf) + sm90::swizzled_offset(8 * (block / 2) + lane % 8,
+                                                           64 * wg + 16 * warp + 8 * (block % 2),
+                                                           Cfg::kDsChunkBytes);
 #pragma unroll
-      for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+          sm90::stmatrix_x4_trans(ds_row + kk * 16 * kSwizzleRowBytes, ds_frag[kk]);
+        }
+      } else {
+        // As dS^T, [key][query] 128-byte swizzled rows in 64-query chunks.
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int row = 64 * wg + r0 + 8 * (r % 2);
-          const int col = 16 * kk + 8 * (r / 2) + 2 * tq;
-          *reinterpret_cast<uint32_t*>(
-              ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsChunkBytes)) = ds_frag[kk][r];
+        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int row = 64 * wg + r0 + 8 * (r % 2);
+            const int col = 16 * kk + 8 * (r / 2) + 2 * tq;
+            *reinterpret_cast<uint32_t*>(
+                ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsChunkBytes)) = ds_frag[kk][r];
+          }
         }
       }
       sm90::fence_proxy_async();
@@ -601,9 +696,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         sm90::named_barrier_arrive(dq_barrier, 256);
       }
 
-      // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
-      // queries); B = K read N-major, by 64-column blocks: both (by turns) or the only one (d =
-      // 64).
       const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
       const int dq_row0 = q0 + (kSplit == DqSplit::kQueryHalves ? 64 * wg : 0);
       const auto fence_step_registers = [&] {
@@ -622,11 +714,53 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         sm90::mbarrier_arrive(bar_empty + stage);
         continue;
       }
+      unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
+      if constexpr (kTransposed) {
+        // dQ^T (this warpgroup's 64 columns x kBlockQ queries) = K^T dS^T: A = K read M-major
+        // (its 64-column block), B = dS read K-major. Issued before the staging buffer is known
+        // to be free, as below.
+        float dq[kBlockQ / 2];
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
+          Wgmma<kBlockQ, T>::template ss<1, 0>(
+              dq,
+              sm90::mnmajor_desc(dq_b + wg * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
+              sm90::kmajor_desc(ds_tile + (kk % 4) * 32 + (kk / 4) * Cfg::kDsChunkBytes), kk > 0);
+        }
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<1>();
+        fence_step_registers();
+        sm90::mbarrier_arrive(bar_empty + stage);
+        if (t == 0) sm90::tma_store_wait_read();
+        sm90::named_barrier_sync(3 + wg, 128);
+        sm90::wgmma_wait<0>();
+        sm90::fence_registers(dq);
+        // Fragment order: float4 j of thread t (columns r0, r0 + 8 x queries 8j + 2tq, + 1) at
+        // 16·(128·j + t): each quarter-warp's stores are 128 contiguous bytes.
+#pragma unroll
+        for (int j = 0; j < kBlockQ / 8; ++j) {
+          *reinterpret_cast<float4*>(staging + 16 * (128 * j + t)) =
+              make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+        }
+        sm90::fence_proxy_async();
+        sm90::named_barrier_sync(3 + wg, 128);
+        if (t == 0) {
+          const std::size_t block =
+              (static_cast<std::size_t>(head) * (p.n_pad / kBlockQ) + q0 / kBlockQ) * 2 + wg;
+          sm90::bulk_reduce_add_f32(p.dq_accum + block * Cfg::kDqStageBytes / 4,
+                                    sm90::smem_u32(staging), Cfg::kDqStageBytes);
+          sm90::tma_store_commit();
+        }
+        continue;
+      }
+      // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
+      // queries); B = K read N-major, by 64-column blocks: both (by turns) or the only one (d =
+      // 64).
       // Stage each 64-column block of the tile (swizzled FP32) as soon as its GEMM is done (one
       // 32-register accumulator at a time: two at once spill 576 bytes by turns) and let one thread
       // add the tile to the accumulator with two bulk tensor reductions per block. The previous
       // reductions must have read the staging buffer.
-      unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
       const auto issue_dq = [&](float(&dq)[32], int b) {
         sm90::wgmma_fence();
 #pragma unroll
@@ -724,6 +858,11 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 
 // ---- host ----
 
+// Queries per stage of this launch (v3_bwd_block_q).
+int v3_bwd_stage_queries(const AttentionShape& shape) {
+  return v3_bwd_block_q(shape.head_dim, shape.causal);
+}
+
 struct V3BwdMaps {
   CUtensorMap q, k, v, d_o, lse, drow, dq;
 };
@@ -740,7 +879,7 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   const std::uint64_t heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
   const TmaElement element =
       shape.dtype == DType::kBf16 ? TmaElement::kBfloat16 : TmaElement::kHalf;
-  const int block_q = v3_bwd_block_q(shape.head_dim);
+  const int block_q = v3_bwd_stage_queries(shape);
   const auto tile_map = [&](CUtensorMap* map, const void* data, int box_rows) {
     return sm90::encode_tensor_map_3d(map, element, data, d, rows, heads, kChunkCols,
                                       static_cast<std::uint32_t>(box_rows), TmaSwizzle::k128B);
@@ -763,11 +902,11 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
                                     static_cast<std::uint32_t>(kV3BwdDqRows), TmaSwizzle::k128B);
 }
 
-template <typename T, int kHeadDim, bool kCausal>
+template <typename T, int kHeadDim, bool kCausal, int kBlockQ>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
                                const V3BwdParams<T>& params, cudaStream_t stream) {
-  using Cfg = V3BwdConfig<kHeadDim>;
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal>;
+  using Cfg = V3BwdConfig<kHeadDim, kBlockQ>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kBlockQ>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Persistent (V3BwdConfig::kPersistent): one CTA per SM (one fits) works through the items, so
@@ -806,7 +945,7 @@ struct V3BwdWorkspace {
 };
 
 int padded_seq_len(const AttentionShape& shape) {
-  const int block_q = v3_bwd_block_q(shape.head_dim);
+  const int block_q = v3_bwd_stage_queries(shape);
   return ceil_div(shape.seq_len, block_q) * block_q;
 }
 
@@ -843,19 +982,26 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.num_kv_blocks = ceil_div(shape.seq_len, kV3BwdBlockKv);
   params.total_items = params.num_kv_blocks * shape.batch * shape.heads;
   params.next_item = ws.next_item;
+  params.dq_accum = ws.dq_accum;
   params.seq_len = shape.seq_len;
   params.n_pad = n_pad;
   params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
   params.scale_log2 = params.scale * kLog2e;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
-    status = shape.causal ? launch_v3_backward<T, 128, true>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 128, false>(shape, maps, params, stream);
+    status = shape.causal ? launch_v3_backward<T, 128, true, 64>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 128, false, 80>(shape, maps, params, stream);
   } else if (shape.head_dim == 64) {
-    status = shape.causal ? launch_v3_backward<T, 64, true>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 64, false>(shape, maps, params, stream);
+    status = shape.causal ? launch_v3_backward<T, 64, true, 128>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 64, false, 128>(shape, maps, params, stream);
   }
   ROOFLINE_RETURN_IF_ERROR(status);
+  if (shape.head_dim == 128 && v3_bwd_stage_queries(shape) == 80) {
+    const long long stages = static_cast<long long>(shape.batch) * shape.heads * (n_pad / 80);
+    flash_v3_bwd_convert_dq_fragments<T, 80><<<static_cast<unsigned>(stages), 256, 0, stream>>>(
+        ws.dq_accum, static_cast<T*>(buffers.d_q), shape.seq_len, n_pad / 80, params.scale);
+    return cudaGetLastError();
+  }
   const long long vectors =
       static_cast<long long>(shape.batch) * shape.heads * shape.seq_len * (shape.head_dim / 8);
   constexpr int kConvertThreads = 256;

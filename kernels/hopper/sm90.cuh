@@ -234,6 +234,16 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
       : "memory");
 }
 
+// Adds `bytes` (a multiple of 16) of FP32 values from shared memory element-wise into global
+// memory at `dst` (16-byte aligned): the non-tensor bulk reduction, for buffers kept in an
+// order of the kernel's own (no tensor map). Completes in the bulk group like tma_store_3d.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t smem_src, uint32_t bytes) {
+  asm volatile(
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst),
+      "r"(smem_src), "r"(bytes)
+      : "memory");
+}
+
 // Closes the group of bulk stores issued by this thread since the last commit.
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
@@ -252,6 +262,19 @@ __device__ __forceinline__ void tma_store_wait_all() {
 // Hints the tensor map's descriptor into the cache before first use.
 __device__ __forceinline__ void tma_prefetch_descriptor(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// ---- stmatrix --------------------------------------------------------------------------------
+
+// Stores four 8x8 16-bit matrices transposed: register r of every thread holds its element pair
+// of matrix r in the mma fragment layout (row lane / 4, columns 2·(lane % 4), +1), and lane
+// 8r + x gives the shared address of the stored row x of matrix r, which is the fragment's
+// column x (eight 16-bit values, 16 contiguous bytes).
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t smem_address, const uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                   smem_address),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
 }
 
 // ---- fences, barriers, registers ----------------------------------------------------------
