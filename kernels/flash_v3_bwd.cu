@@ -715,6 +715,18 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         continue;
       }
       unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
+      // After the dQ GEMM's issue: once dK (the group before it) is done, Q, dO, LSE and D of this
+      // stage are no longer read; then the previous reductions must have read the staging buffer,
+      // and the GEMM must be done.
+      const auto await_dq = [&](auto& dq) {
+        sm90::wgmma_wait<1>();
+        fence_step_registers();
+        sm90::mbarrier_arrive(bar_empty + stage);
+        if (t == 0) sm90::tma_store_wait_read();
+        sm90::named_barrier_sync(3 + wg, 128);
+        sm90::wgmma_wait<0>();
+        sm90::fence_registers(dq);
+      };
       if constexpr (kTransposed) {
         // dQ^T (this warpgroup's 64 columns x kBlockQ queries) = K^T dS^T: A = K read M-major
         // (its 64-column block), B = dS read K-major. Issued before the staging buffer is known
@@ -729,13 +741,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
               sm90::kmajor_desc(ds_tile + (kk % 4) * 32 + (kk / 4) * Cfg::kDsChunkBytes), kk > 0);
         }
         sm90::wgmma_commit();
-        sm90::wgmma_wait<1>();
-        fence_step_registers();
-        sm90::mbarrier_arrive(bar_empty + stage);
-        if (t == 0) sm90::tma_store_wait_read();
-        sm90::named_barrier_sync(3 + wg, 128);
-        sm90::wgmma_wait<0>();
-        sm90::fence_registers(dq);
+        await_dq(dq);
         // Fragment order: float4 j of thread t (columns r0, r0 + 8 x queries 8j + 2tq, + 1) at
         // 16·(128·j + t): each quarter-warp's stores are 128 contiguous bytes.
 #pragma unroll
@@ -788,18 +794,11 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         }
       };
       // The first block's GEMM is issued before the staging buffer is known to be free: it reads
-      // only dS^T and K. Once dK (the group before it) is done, Q, dO, LSE and D of this stage are
-      // no longer read. Against issuing it after that wait, same binary: +1-3% at d = 64, up to
+      // only dS^T and K. Against issuing it after that wait, same binary: +1-3% at d = 64, up to
       // +1% at d = 128 (H200, 2026-12-01).
       float dq0[32];
       issue_dq(dq0, 0);
-      sm90::wgmma_wait<1>();
-      fence_step_registers();
-      sm90::mbarrier_arrive(bar_empty + stage);
-      if (t == 0) sm90::tma_store_wait_read();
-      sm90::named_barrier_sync(3 + wg, 128);
-      sm90::wgmma_wait<0>();
-      sm90::fence_registers(dq0);
+      await_dq(dq0);
       if constexpr (Cfg::kDqBlocks == 2) {
         // The second block's GEMM runs while the first block is staged (1-2% at d = 128 full,
         // level causal, against one after the other: H200, 2026-12-01, same binary).
