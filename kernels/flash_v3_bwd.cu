@@ -42,9 +42,9 @@
 // stored as [query][key] by stmatrix .trans, and adds it, staged in its fragment order, with one
 // non-tensor bulk reduction into an accumulator kept in that order
 // (flash_v3_bwd_convert_dq_fragments maps it back). Against 64-query stages by turns, same binary
-// (H200, 2026-12-01): +2-2.5% at N 8192 and 16384, +0.4% at N 3000, -1.2% at B8 H16 N1024 (whose
-// 1040 padded queries are 1.6% of extra work); causal, 80 queries were 1-6% slower. Why not a
-// separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
+// (H200, 2026-12-01): +1.6-2.3% at N 8192 and 16384, +0.4% at N 3000, -1.3% at B8 H16 N1024
+// (whose 1040 padded queries are 1.6% of extra work); causal, 80 queries were 1-6% slower. Why not
+// a separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
 //
 // Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
 // all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
@@ -309,9 +309,36 @@ __global__ void flash_v3_bwd_convert_dq(const float* __restrict__ dq_accum, T* _
   }
 }
 
-// dQ = T(scale · accumulator) from the transposed split's fragment order (DqSplit): one block
-// per head and stage of kBlockQ queries, whose two 64-column blocks hold float4 j of consumer
-// thread t = 32w + 4g + q at float4 128·j + t: columns 16w + g and + 8, queries 8j + 2q and + 1.
+// The transposed split's fragment order (DqSplit::kTransposed) of one 64-column block of a
+// stage: float4 v is float4 j = v / 128 of consumer thread t = v % 128's dQ^T accumulator (the
+// wgmma D layout of sm90.cuh, rows being columns of dQ): (column, query), (column, query + 1),
+// (column + 8, query), (column + 8, query + 1) with the column and query below. The staging
+// writes float4 j of thread t at v = 128·j + t.
+struct DqFragment {
+  int column, query;
+};
+__host__ __device__ constexpr DqFragment dq_fragment(int v) {
+  const int t = v % 128;
+  return {16 * (t / 32) + (t % 32) / 4, 8 * (v / 128) + 2 * (t % 4)};
+}
+// The 16·kBlockQ float4s hold each (column, query) of the 64 x kBlockQ block once.
+template <int kBlockQ>
+constexpr bool dq_fragment_order_covers_the_block() {
+  bool seen[64 * kBlockQ] = {};
+  for (int v = 0; v < 16 * kBlockQ; ++v) {
+    for (int e = 0; e < 4; ++e) {
+      const int column = dq_fragment(v).column + 8 * (e / 2);
+      const int query = dq_fragment(v).query + e % 2;
+      if (column >= 64 || query >= kBlockQ || seen[query * 64 + column]) return false;
+      seen[query * 64 + column] = true;
+    }
+  }
+  return true;
+}
+static_assert(dq_fragment_order_covers_the_block<80>(), "the fragment order of an 80-query stage");
+
+// dQ = T(scale · accumulator) from the transposed split's fragment order: one block per head and
+// stage of kBlockQ queries, holding its two 64-column blocks one after the other (dq_fragment).
 // The block goes through shared memory as [query][column] (rows of 132 floats: the scatter's
 // lanes hit 32 different banks) so that dQ is read and written in whole rows.
 template <typename T, int kBlockQ>
@@ -325,10 +352,9 @@ __global__ void __launch_bounds__(256)
   const long long block = blockIdx.x;  // head * q_tiles + stage
   const float4* src = reinterpret_cast<const float4*>(dq_accum) + block * kVectors;
   for (int v = threadIdx.x; v < kVectors; v += blockDim.x) {
-    const int t = v % 128;
-    const int j = (v / 128) % (kBlockQ / 8);
-    const int column = 64 * (v / (128 * (kBlockQ / 8))) + 16 * (t / 32) + (t % 32) / 4;
-    const int query = 8 * j + 2 * (t % 4);
+    const DqFragment f = dq_fragment(v % (16 * kBlockQ));
+    const int column = 64 * (v / (16 * kBlockQ)) + f.column;
+    const int query = f.query;
     const float4 x = src[v];
     tile[query * kRow + column] = x.x;
     tile[(query + 1) * kRow + column] = x.y;
@@ -742,8 +768,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         }
         sm90::wgmma_commit();
         await_dq(dq);
-        // Fragment order: float4 j of thread t (columns r0, r0 + 8 x queries 8j + 2tq, + 1) at
-        // 16·(128·j + t): each quarter-warp's stores are 128 contiguous bytes.
+        // Fragment order (dq_fragment): float4 j of thread t (columns r0, r0 + 8 x queries 8j +
+        // 2tq, + 1) at 16·(128·j + t): each quarter-warp's stores are 128 contiguous bytes.
 #pragma unroll
         for (int j = 0; j < kBlockQ / 8; ++j) {
           *reinterpret_cast<float4*>(staging + 16 * (128 * j + t)) =
