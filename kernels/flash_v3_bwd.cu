@@ -41,8 +41,9 @@
 // queries, not a wgmma M) each computes dQ^T = K^T dS^T for its own 64 of the d columns, with dS
 // stored as [query][key] by stmatrix .trans, and adds it, staged in its fragment order, with one
 // non-tensor bulk reduction into an accumulator kept in that order
-// (flash_v3_bwd_convert_dq_fragments maps it back). Against 64-query stages by turns, same binary
-// (H200, 2026-12-01): +1.6-2.3% at N 8192 and 16384, +0.4% at N 3000, -1.3% at B8 H16 N1024
+// (flash_v3_bwd_convert_dq_fragments maps it back); dK += dS^T Q is issued after dQ^T, so that
+// the staging runs beside it. Against 64-query stages by turns, same binary (H200, 2026-12-01,
+// with dK still first): +1.6-2.3% at N 8192 and 16384, +0.4% at N 3000, -1.3% at B8 H16 N1024
 // (whose 1040 padded queries are 1.6% of extra work); causal, 80 queries were 1-6% slower. Why not
 // a separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
 //
@@ -55,15 +56,16 @@
 //
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
-// What limits it now (ncu source counters, B1 H16 N16384 d128 full, 80-query stages, H200,
-// 2026-12-01, `v3_check.sh stalls`): 10% of the warps' stall samples (reason: barrier) fall on
-// the wait for the dQ^T GEMM just after the first staging barrier, when neither warpgroup has
-// another GEMM in flight; the staging's proxy fence and second barrier 6%; FFMA and MUFU.EX2
-// (the exponentials) 20%. The dQ reduction costs up to 4%: left out (a timing experiment, dQ
-// wrong) the kernel ran 3.5-4% faster; without the wait for the previous reduction to have read
-// the staging, no faster; with the dQ^T GEMM in two 40-query halves, the first staged while the
-// second runs, within 1%. (64-query stages by turns, session 10: 12% of the samples on the
-// turn's barrier.)
+// What limits it now: not measured since the last change. ncu's source counters on the 80-query
+// kernel before it (B1 H16 N16384 d128 full, H200, 2026-12-01, `v3_check.sh stalls`) put 10% of
+// the warps' stall samples (reason: barrier) on the wait for the dQ^T GEMM just after the first
+// staging barrier, when neither warpgroup had another GEMM in flight; the staging's proxy fence
+// and second barrier 6%; FFMA and MUFU.EX2 (the exponentials) 20%. Issuing dK after dQ^T, so
+// that the staging runs beside it, then gained 6-7.5%. The dQ reduction costs up to 4%: left out
+// (a timing experiment, dQ wrong) the kernel ran 3.5-4% faster. Two timing experiments found
+// nothing to gain: not waiting for the previous reduction to have read the staging, and the
+// dQ^T GEMM in two 40-query halves, the first staged while the second runs (within 1%).
+// (64-query stages by turns, session 10: 12% of the samples on the turn's barrier.)
 #include <algorithm>
 #include <cstdint>
 
@@ -699,7 +701,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       }
       sm90::fence_proxy_async();
 
-      if (active) {
+      const auto issue_dk = [&] {
         // dK += dS^T Q; Q is [query][d]: an N-major B operand.
         sm90::wgmma_fence();
 #pragma unroll
@@ -708,7 +710,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
               dk, ds_frag[kk], sm90::mnmajor_desc(q_tile + kk * 2048, Cfg::kQChunkBytes), true);
         }
         sm90::wgmma_commit();
-      }
+      };
+      // Transposed: after the dQ^T GEMM (below).
+      if (active && !kTransposed) issue_dk();
 
       // Every dS^T row that the dQ GEMM below reads has been written. By turns, only this step's
       // dQ warpgroup waits (and the barriers alternate, so that the other, running ahead, cannot
@@ -741,22 +745,10 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         continue;
       }
       unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
-      // After the dQ GEMM's issue: once dK (the group before it) is done, Q, dO, LSE and D of this
-      // stage are no longer read; then the previous reductions must have read the staging buffer,
-      // and the GEMM must be done.
-      const auto await_dq = [&](auto& dq) {
-        sm90::wgmma_wait<1>();
-        fence_step_registers();
-        sm90::mbarrier_arrive(bar_empty + stage);
-        if (t == 0) sm90::tma_store_wait_read();
-        sm90::named_barrier_sync(3 + wg, 128);
-        sm90::wgmma_wait<0>();
-        sm90::fence_registers(dq);
-      };
       if constexpr (kTransposed) {
         // dQ^T (this warpgroup's 64 columns x kBlockQ queries) = K^T dS^T: A = K read M-major
         // (its 64-column block), B = dS read K-major. Issued before the staging buffer is known
-        // to be free, as below.
+        // to be free: it reads only dS and K.
         float dq[kBlockQ / 2];
         sm90::wgmma_fence();
 #pragma unroll
@@ -767,7 +759,16 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
               sm90::kmajor_desc(ds_tile + (kk % 4) * 32 + (kk / 4) * Cfg::kDsChunkBytes), kk > 0);
         }
         sm90::wgmma_commit();
-        await_dq(dq);
+        // dK after dQ^T, so that dQ^T is staged while dK runs on the tensor cores: against dK
+        // first (both warpgroups staging with no GEMM in flight), same binary: +6-7.5% at N 8192
+        // and 16384, +5.5% at N 3000 (H200, 2026-12-01). Q, dO, LSE and D of the stage are
+        // released once dK is done, after the reduction is issued.
+        if (active) issue_dk();
+        sm90::wgmma_wait<1>();
+        sm90::fence_registers(dq);
+        // The previous reductions must have read the staging buffer.
+        if (t == 0) sm90::tma_store_wait_read();
+        sm90::named_barrier_sync(3 + wg, 128);
         // Fragment order (dq_fragment): float4 j of thread t (columns r0, r0 + 8 x queries 8j +
         // 2tq, + 1) at 16·(128·j + t): each quarter-warp's stores are 128 contiguous bytes.
 #pragma unroll
@@ -784,6 +785,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                                     sm90::smem_u32(staging), Cfg::kDqStageBytes);
           sm90::tma_store_commit();
         }
+        sm90::wgmma_wait<0>();
+        fence_step_registers();
+        sm90::mbarrier_arrive(bar_empty + stage);
         continue;
       }
       // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
@@ -820,11 +824,18 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         }
       };
       // The first block's GEMM is issued before the staging buffer is known to be free: it reads
-      // only dS^T and K. Against issuing it after that wait, same binary: +1-3% at d = 64, up to
+      // only dS^T and K. Once dK (the group before it) is done, Q, dO, LSE and D of this stage are
+      // no longer read. Against issuing it after that wait, same binary: +1-3% at d = 64, up to
       // +1% at d = 128 (H200, 2026-12-01).
       float dq0[32];
       issue_dq(dq0, 0);
-      await_dq(dq0);
+      sm90::wgmma_wait<1>();
+      fence_step_registers();
+      sm90::mbarrier_arrive(bar_empty + stage);
+      if (t == 0) sm90::tma_store_wait_read();
+      sm90::named_barrier_sync(3 + wg, 128);
+      sm90::wgmma_wait<0>();
+      sm90::fence_registers(dq0);
       if constexpr (Cfg::kDqBlocks == 2) {
         // The second block's GEMM runs while the first block is staged (1-2% at d = 128 full,
         // level causal, against one after the other: H200, 2026-12-01, same binary).
