@@ -894,11 +894,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 
 // ---- host ----
 
-// Queries per stage of this launch (v3_bwd_block_q).
-int v3_bwd_stage_queries(const AttentionShape& shape) {
-  return v3_bwd_block_q(shape.head_dim, shape.causal);
-}
-
 struct V3BwdMaps {
   CUtensorMap q, k, v, d_o, lse, drow, dq;
 };
@@ -915,7 +910,7 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   const std::uint64_t heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
   const TmaElement element =
       shape.dtype == DType::kBf16 ? TmaElement::kBfloat16 : TmaElement::kHalf;
-  const int block_q = v3_bwd_stage_queries(shape);
+  const int block_q = v3_bwd_block_q(shape.head_dim, shape.causal);
   const auto tile_map = [&](CUtensorMap* map, const void* data, int box_rows) {
     return sm90::encode_tensor_map_3d(map, element, data, d, rows, heads, kChunkCols,
                                       static_cast<std::uint32_t>(box_rows), TmaSwizzle::k128B);
@@ -981,7 +976,7 @@ struct V3BwdWorkspace {
 };
 
 int padded_seq_len(const AttentionShape& shape) {
-  const int block_q = v3_bwd_stage_queries(shape);
+  const int block_q = v3_bwd_block_q(shape.head_dim, shape.causal);
   return ceil_div(shape.seq_len, block_q) * block_q;
 }
 
@@ -1032,7 +1027,7 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
                           : launch_v3_backward<T, 64, false, 128>(shape, maps, params, stream);
   }
   ROOFLINE_RETURN_IF_ERROR(status);
-  if (shape.head_dim == 128 && v3_bwd_stage_queries(shape) == 80) {
+  if (shape.head_dim == 128 && v3_bwd_block_q(shape.head_dim, shape.causal) == 80) {
     const long long stages = static_cast<long long>(shape.batch) * shape.heads * (n_pad / 80);
     flash_v3_bwd_convert_dq_fragments<T, 80><<<static_cast<unsigned>(stages), 256, 0, stream>>>(
         ws.dq_accum, static_cast<T*>(buffers.d_q), shape.seq_len, n_pad / 80, params.scale);

@@ -57,6 +57,8 @@ def main():
     parser.add_argument("--split", type=int, default=3)
     parser.add_argument("--combine-cost", type=float, default=1.0)
     args = parser.parse_args()
+    if args.sms < 1 or args.split < 1 or min(args.cta_cost, args.item_cost, args.combine_cost) < 0:
+        parser.error("--sms and --split must be at least 1, the costs at least 0")
     shapes = [(4, 32, 8192), (8, 16, 2048), (16, 8, 1024), (1, 16, 16384), (4, 16, 16384),
               (2, 8, 4096)]
     print(f"{'B H N':>16} {'mask':>6} {'one-per-item':>13} {'stride':>8} {'counter':>8} "
