@@ -14,11 +14,10 @@ namespace roofline::kernels {
 // Tile sizes the analytic model needs: rows of Q per CTA step and rows of K/V per inner step,
 // per pass (0 for the standard kernel: no tiling). They must be the kernel files' own tiles.
 struct KernelTiles {
-  int fwd_block_q = 0;         // Br of the forward pass
-  int fwd_block_kv = 0;        // Bc of the forward pass
-  int bwd_block_q = 0;         // Br of the backward pass
-  int bwd_block_kv = 0;        // Bc of the backward pass
-  int bwd_block_q_causal = 0;  // Br of the causal backward where it differs (0: bwd_block_q)
+  int fwd_block_q = 0;   // Br of the forward pass
+  int fwd_block_kv = 0;  // Bc of the forward pass
+  int bwd_block_q = 0;   // Br of the backward pass
+  int bwd_block_kv = 0;  // Bc of the backward pass
 };
 
 struct KernelInfo {
@@ -62,16 +61,16 @@ inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
      {128, 32, 32, 128}},
     // flash-v3 runs on sm_90 only (built as sm_90a), d = 64 and 128: forward 128 query rows per
     // CTA (two consumer warpgroups of 64 rows), 128 keys per K/V stage (flash_v3_fwd.cu);
-    // backward 128 keys per CTA, 64-query tiles, 80-query ones at d = 128 without a mask
-    // (flash_v3_bwd.cu, v3_bwd_block_q). The d = 32 tiles only keep the model's arithmetic
-    // defined for `model` rows, which say `unsupported`.
+    // backward 128 keys per CTA, 64-query tiles (each consumer warpgroup's half of a 128-query
+    // stage at d = 64), 80-query ones at d = 128 (flash_v3_bwd.cu, v3_bwd_block_q). The d = 32
+    // tiles only keep the model's arithmetic defined for `model` rows, which say `unsupported`.
     {"flash-v3",
      "Hopper: wgmma from shared memory, TMA on mbarrier pipelines, warp-specialised",
      true,
      true,
      {128, 128, 64, 128},
      {128, 128, 64, 128},
-     {128, 128, 80, 128, 64}},
+     {128, 128, 80, 128}},
 }};
 
 // The entry named `name`; nullptr when no kernel has that name.

@@ -17,8 +17,7 @@
 // in the workspace (V3BwdConfig::kPersistent), the next item's first query stages loading while
 // the last item's dK and dV are stored. Warpgroup 0 is the producer (its registers cut to 24
 // with setmaxnreg): one thread loads the item's K and V once and then, for every query tile of
-// Br rows (128 at d = 64; at d = 128 80 without a mask, 64 causal: v3_bwd_block_q), Q, dO (TMA,
-// 128-byte swizzle) and the
+// Br rows (128 at d = 64, 80 at d = 128: v3_bwd_block_q), Q, dO (TMA, 128-byte swizzle) and the
 // LSE and D slices (TMA) into a two-stage ring guarded by full/empty mbarriers, which runs on
 // across a CTA's items. Warpgroups 1 and 2
 // (240 registers each) own 64 keys each and keep dK and dV (64 x d, FP32) in registers for the
@@ -36,16 +35,16 @@
 // same binary: 484 against 400 TFLOP/s at B4 H16 N16384 d128, 352 against 300 at B1 H8 N16384
 // d64 (NOTES.md "flash-v3 backward"). The consumer warpgroups meet at a named barrier for each
 // other's dS^T rows, so that each dQ element is added once per CTA (DqSplit): at d = 64 (128
-// queries a stage) each takes its own 64 queries; at d = 128 causal one takes the whole 64 x 128
-// tile by turns, so that its staging runs beside the other's GEMMs; at d = 128 without a mask (80
-// queries, not a wgmma M) each computes dQ^T = K^T dS^T for its own 64 of the d columns, with dS
-// stored as [query][key] by stmatrix .trans, and adds it, staged in its fragment order, with one
-// non-tensor bulk reduction into an accumulator kept in that order
-// (flash_v3_bwd_convert_dq_fragments maps it back); dK += dS^T Q is issued after dQ^T, so that
-// the staging runs beside it. Against 64-query stages by turns, same binary (H200, 2026-12-01,
-// with dK still first): +1.6-2.3% at N 8192 and 16384, +0.4% at N 3000, -1.3% at B8 H16 N1024
-// (whose 1040 padded queries are 1.6% of extra work); causal, 80 queries were 1-6% slower. Why not
-// a separate dQ pass: it recomputes S and dP (7 GEMMs instead of 5).
+// queries a stage) each takes its own 64 queries; at d = 128 (80 queries, not a wgmma M) each
+// computes dQ^T = K^T dS^T for its own 64 of the d columns, with dS stored as [query][key] by
+// stmatrix .trans, and adds it, staged in its fragment order, with one non-tensor bulk reduction
+// into an accumulator kept in that order (flash_v3_bwd_convert_dq_fragments maps it back);
+// dK += dS^T Q is issued after dQ^T, so that the staging runs beside it. Against 64-query stages
+// with dQ by turns (one warpgroup the whole 64 x 128 tile, alternating), same binary (H200,
+// 2026-12-01): without a mask +1.6-2.3% at N 8192-16384 with dK still first, then +6-7.5% from
+// dK after dQ^T; causal +5.5-7% at N 8192-16384, +3% at N 3000, -2.5% at B8 H16 N1024. dK after
+// dQ by turns was 21-31% slower (the turns path was removed). Why not a separate dQ pass: it
+// recomputes S and dP (7 GEMMs instead of 5).
 //
 // Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
 // all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
@@ -65,7 +64,9 @@
 // (a timing experiment, dQ wrong) the kernel ran 3.5-4% faster. Two timing experiments found
 // nothing to gain: not waiting for the previous reduction to have read the staging, and the
 // dQ^T GEMM in two 40-query halves, the first staged while the second runs (within 1%).
-// (64-query stages by turns, session 10: 12% of the samples on the turn's barrier.)
+// Causal d = 128 (B4 H32 N8192, the 64-query kernel before: `run --counter-set full`): the
+// roofline put it on the L1/shared-memory roof (shared wavefronts with wgmma's operand reads) at
+// 47% of its bound, which is what the 80-query stages cut (m64n80 reads 10% less per FLOP).
 #include <algorithm>
 #include <cstdint>
 
@@ -87,48 +88,41 @@ constexpr int kChunkCols = kSwizzleRowBytes / 2;  // halves per 128-byte swizzle
 constexpr int kV3BwdDqRows = 64;  // rows of a staged dQ tile (one wgmma M), for every DqSplit
 
 // Queries per pipeline stage: 128 at d = 64 (twice the work per step and per barrier, and
-// S^T/dP^T as m64n128 GEMMs); at d = 128, whose registers hold dK and dV of 64 x 128, 80
-// without a mask (FlashAttention-3's choice: m64n80 GEMMs read 10% less shared memory per FLOP
-// than m64n64, and a stage's fixed costs spread over 25% more queries) and 64 causal.
-constexpr int v3_bwd_block_q(int head_dim, bool causal) {
-  return head_dim == 64 ? 128 : causal ? 64 : 80;
+// S^T/dP^T as m64n128 GEMMs); 80 at d = 128, whose registers hold dK and dV of 64 x 128
+// (FlashAttention-3's choice without a mask: m64n80 GEMMs read 10% less shared memory per FLOP
+// than m64n64, and a stage's fixed costs spread over 25% more queries). Causal too: against 64
+// queries (dQ by turns), same binary, +5.5-7% at N 8192-16384, +3% at N 3000, -2.5% at B8 H16
+// N1024 (H200, 2026-12-01).
+constexpr int v3_bwd_block_q(int head_dim) {
+  return head_dim == 64 ? 128 : 80;
 }
 
 // How the two consumer warpgroups share dQ of a stage (kBlockQ queries x d columns over the
 // CTA's 128 keys): over all 128 keys, so that each dQ element is reduced into the accumulator
 // once per CTA. Measured against the alternatives (H200, 2026-12-01, same binary): at d = 64,
-// each over its own 64 keys (every element reduced twice) was 1.6-5% slower; at d = 128 and 64
-// queries, dQ = dS K by 64-column blocks, one per warpgroup every step, was 1-3% slower than by
-// turns.
+// each over its own 64 keys (every element reduced twice) was 1.6-5% slower. At d = 128 with
+// 64-query stages (sessions 10-12), dQ = dS K by turns (one warpgroup the whole tile, alternating)
+// beat 64-column blocks per warpgroup by 1-3%; the transposed split with 80 queries beats both.
 enum class DqSplit {
   kQueryHalves,  // each its own 64 queries, all 64 columns (d = 64, 128 queries a stage)
-  kAlternate,    // all of it, by turns: warpgroup step % 2 (d = 128, 64 queries), so that one
-                 // warpgroup's staging of dQ runs beside the other's GEMMs
   kTransposed,   // dQ^T = K^T dS^T, each warpgroup its own 64 of the d columns (M = 64) over
                  // the stage's 80 queries (d = 128, 80 queries: no m64 tile of dQ itself)
 };
 
-template <int kHeadDim, int kBlockQ_>
+template <int kHeadDim>
 struct V3BwdConfig {
   // Query stages in the TMA ring. Three at d = 128 measured 1-2% slower (H200, 2026-12-01).
   static constexpr int kStages = 2;
-  static constexpr int kBlockQ = kBlockQ_;
-  static constexpr DqSplit kSplit = kHeadDim == 64  ? DqSplit::kQueryHalves
-                                    : kBlockQ == 80 ? DqSplit::kTransposed
-                                                    : DqSplit::kAlternate;
-  static_assert(kBlockQ == v3_bwd_block_q(kHeadDim, false) ||
-                    kBlockQ == v3_bwd_block_q(kHeadDim, true),
-                "a stage size of v3_bwd_block_q");
+  static constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
+  static constexpr DqSplit kSplit = kHeadDim == 64 ? DqSplit::kQueryHalves : DqSplit::kTransposed;
   // Persistent CTAs (one per SM, work items from a counter) at d = 64: against one CTA per item,
   // same binary: +4-5% at N 1024-2048 and causal N 16384, +1% full N 16384. At d = 128 the item
   // loop (20-76 bytes of spills, none without it) was 1-2% slower than one CTA per item at
   // every shape but N 1024 full, so each CTA takes one item there (H200, 2026-12-01).
   static constexpr bool kPersistent = kHeadDim == 64;
   static constexpr int kQHalves = kBlockQ / 64;  // 64-query chunks of a stage (d = 64, 128 queries)
-  // dQ rows (one wgmma M) and 64-column blocks per warpgroup and step.
+  // dQ rows of a warpgroup and step (one wgmma M) in the query-halves split.
   static constexpr int kDqRows = kV3BwdDqRows;
-  static_assert(kSplit != DqSplit::kAlternate || kBlockQ == kDqRows, "one wgmma M of queries");
-  static constexpr int kDqBlocks = kSplit == DqSplit::kAlternate ? kHeadDim / 64 : 1;
   static constexpr int kChunks = kHeadDim / kChunkCols;
   // Shared tiles are stored as kChunks column chunks of [rows][64 halves], 128B-swizzled
   // (the TMA box layout); every tile and chunk starts on a 1024-byte boundary.
@@ -156,10 +150,10 @@ struct V3BwdConfig {
   static constexpr int kOffDs = kOffDo + kStages * kQTileBytes;
   // dQ staging for the bulk reduce-add, per consumer warpgroup. Transposed: its 64 x kBlockQ
   // FP32 accumulator in fragment order (float4 j of thread t at 16·(128·j + t) bytes), added
-  // by one non-tensor bulk reduction. Otherwise kDqRows rows x 64·kDqBlocks FP32 columns as
+  // by one non-tensor bulk reduction. Query halves: kDqRows rows x 64 FP32 columns as two
   // [kDqRows rows][32 floats] boxes, 128B-swizzled, added by bulk tensor reductions.
   static constexpr int kDqBoxBytes = kDqRows * kSwizzleRowBytes;
-  static constexpr int kDqStageBytes = kTransposed ? 64 * kBlockQ * 4 : 2 * kDqBlocks * kDqBoxBytes;
+  static constexpr int kDqStageBytes = kTransposed ? 64 * kBlockQ * 4 : 2 * kDqBoxBytes;
   static constexpr int kOffDqStage = kOffDs + kDsBuffers * kDsBytes;
   // The LSE and D slices (unswizzled) after every swizzled tile, so that their size does not
   // move a tile off its 1024-byte alignment.
@@ -383,7 +377,7 @@ __global__ void __launch_bounds__(256)
 
 // How the consumer warpgroups share dQ: V3BwdConfig::kSplit. Over all 128 keys they meet at a
 // named barrier for each other's dS^T rows.
-template <typename T, int kHeadDim, bool kCausal, int kBlockQ>
+template <typename T, int kHeadDim, bool kCausal>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
                              const __grid_constant__ CUtensorMap map_k,
@@ -393,8 +387,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_drow,
                              const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
-  using Cfg = V3BwdConfig<kHeadDim, kBlockQ>;
+  using Cfg = V3BwdConfig<kHeadDim>;
   using sm90::Wgmma;
+  constexpr int kBlockQ = Cfg::kBlockQ;
   constexpr DqSplit kSplit = Cfg::kSplit;
   constexpr bool kTransposed = Cfg::kTransposed;
   constexpr int kStages = Cfg::kStages;
@@ -714,17 +709,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       // Transposed: after the dQ^T GEMM (below).
       if (active && !kTransposed) issue_dk();
 
-      // Every dS^T row that the dQ GEMM below reads has been written. By turns, only this step's
-      // dQ warpgroup waits (and the barriers alternate, so that the other, running ahead, cannot
-      // complete the next step's barrier with its own two arrivals).
-      constexpr bool kTurns = kSplit == DqSplit::kAlternate;
-      const bool does_dq = !kTurns || wg == done_steps % 2;
-      const int dq_barrier = kTurns ? 1 + done_steps % 2 : 1;
-      if (does_dq) {
-        sm90::named_barrier_sync(dq_barrier, 256);
-      } else {
-        sm90::named_barrier_arrive(dq_barrier, 256);
-      }
+      // Every dS^T row that the dQ GEMM below reads has been written.
+      sm90::named_barrier_sync(1, 256);
 
       const uint32_t ds_tile = dq_a + ds_buffer * Cfg::kDsBytes;
       const int dq_row0 = q0 + (kSplit == DqSplit::kQueryHalves ? 64 * wg : 0);
@@ -737,13 +723,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
           sm90::fence_registers(ds_frag[kk]);
         }
       };
-      if (!does_dq) {
-        sm90::wgmma_wait<0>();
-        fence_step_registers();
-        // Q, dO, LSE and D of this stage are no longer read.
-        sm90::mbarrier_arrive(bar_empty + stage);
-        continue;
-      }
       unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
       if constexpr (kTransposed) {
         // dQ^T (this warpgroup's 64 columns x kBlockQ queries) = K^T dS^T: A = K read M-major
@@ -762,8 +741,11 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         // dK after dQ^T, so that dQ^T is staged while dK runs on the tensor cores: against dK
         // first (both warpgroups staging with no GEMM in flight), same binary: +6-7.5% at N 8192
         // and 16384, +5.5% at N 3000 (H200, 2026-12-01). Q, dO, LSE and D of the stage are
-        // released once dK is done, after the reduction is issued.
-        if (active) issue_dk();
+        // released once dK is done, after the reduction is issued. Issued on causal steps whose
+        // dS^T is zero (!active) too: a wgmma behind a branch here, with the accumulator read
+        // before the wait for it, made ptxas serialise every wgmma of the kernel (warning
+        // C7514): 5-12% slower.
+        issue_dk();
         sm90::wgmma_wait<1>();
         sm90::fence_registers(dq);
         // The previous reductions must have read the staging buffer.
@@ -790,73 +772,47 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         sm90::mbarrier_arrive(bar_empty + stage);
         continue;
       }
-      // dQ (64 queries x 64·kDqBlocks columns) = dS K: A = dS^T read M-major (one wgmma M of 64
-      // queries); B = K read N-major, by 64-column blocks: both (by turns) or the only one (d =
-      // 64).
-      // Stage each 64-column block of the tile (swizzled FP32) as soon as its GEMM is done (one
-      // 32-register accumulator at a time: two at once spill 576 bytes by turns) and let one thread
-      // add the tile to the accumulator with two bulk tensor reductions per block. The previous
-      // reductions must have read the staging buffer.
-      const auto issue_dq = [&](float(&dq)[32], int b) {
-        sm90::wgmma_fence();
+      // Query halves: dQ (this warpgroup's 64 queries x 64 columns) = dS K: A = dS^T read
+      // M-major (one wgmma M of 64 queries), B = K read N-major. Issued before the staging buffer
+      // is known to be free: it reads only dS^T and K. Once dK (the group before it) is done, Q,
+      // dO, LSE and D of this stage are no longer read. Against issuing it after that wait, same
+      // binary: +1-3% (H200, 2026-12-01).
+      float dq[32];
+      sm90::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
-          Wgmma<64, T>::template ss<1, 1>(
-              dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsChunkBytes),
-              sm90::mnmajor_desc(dq_b + b * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
-              kk > 0);
-        }
-        sm90::wgmma_commit();
-      };
-      const auto stage_dq = [&](const float(&dq)[32], int b) {
-        unsigned char* block_staging = staging + b * 2 * Cfg::kDqBoxBytes;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          // Column c of the 64-column block, stored at dq_accum_column(c), is half-column 2c of
-          // the shared swizzle helper.
-          const int col = dq_accum_column(8 * j + 2 * tq);
-          *reinterpret_cast<float2*>(block_staging +
-                                     sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
-              make_float2(dq[4 * j], dq[4 * j + 1]);
-          *reinterpret_cast<float2*>(block_staging +
-                                     sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
-              make_float2(dq[4 * j + 2], dq[4 * j + 3]);
-        }
-      };
-      // The first block's GEMM is issued before the staging buffer is known to be free: it reads
-      // only dS^T and K. Once dK (the group before it) is done, Q, dO, LSE and D of this stage are
-      // no longer read. Against issuing it after that wait, same binary: +1-3% at d = 64, up to
-      // +1% at d = 128 (H200, 2026-12-01).
-      float dq0[32];
-      issue_dq(dq0, 0);
+      for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
+        Wgmma<64, T>::template ss<1, 1>(
+            dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsChunkBytes),
+            sm90::mnmajor_desc(dq_b + kk * 2048, Cfg::kKvChunkBytes), kk > 0);
+      }
+      sm90::wgmma_commit();
       sm90::wgmma_wait<1>();
       fence_step_registers();
       sm90::mbarrier_arrive(bar_empty + stage);
+      // The previous reductions must have read the staging buffer.
       if (t == 0) sm90::tma_store_wait_read();
       sm90::named_barrier_sync(3 + wg, 128);
       sm90::wgmma_wait<0>();
-      sm90::fence_registers(dq0);
-      if constexpr (Cfg::kDqBlocks == 2) {
-        // The second block's GEMM runs while the first block is staged (1-2% at d = 128 full,
-        // level causal, against one after the other: H200, 2026-12-01, same binary).
-        float dq1[32];
-        issue_dq(dq1, 1);
-        stage_dq(dq0, 0);
-        sm90::wgmma_wait<0>();
-        sm90::fence_registers(dq1);
-        stage_dq(dq1, 1);
-      } else {
-        stage_dq(dq0, 0);
+      sm90::fence_registers(dq);
+      // Staged as swizzled FP32 and added to the accumulator by one thread with two bulk tensor
+      // reductions (32 columns each).
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        // Column c of the block, stored at dq_accum_column(c), is half-column 2c of the shared
+        // swizzle helper.
+        const int col = dq_accum_column(8 * j + 2 * tq);
+        *reinterpret_cast<float2*>(staging + sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j], dq[4 * j + 1]);
+        *reinterpret_cast<float2*>(staging +
+                                   sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
+            make_float2(dq[4 * j + 2], dq[4 * j + 3]);
       }
       sm90::fence_proxy_async();
       sm90::named_barrier_sync(3 + wg, 128);
       if (t == 0) {
-#pragma unroll
-        for (int b = 0; b < Cfg::kDqBlocks; ++b) {
-          for (int box = 0; box < 2; ++box) {
-            sm90::tma_reduce_add_3d(&map_dq, staging + (2 * b + box) * Cfg::kDqBoxBytes,
-                                    b * kChunkCols + 32 * box, dq_row0, head);
-          }
+        for (int box = 0; box < 2; ++box) {
+          sm90::tma_reduce_add_3d(&map_dq, staging + box * Cfg::kDqBoxBytes, 32 * box, dq_row0,
+                                  head);
         }
         sm90::tma_store_commit();
       }
@@ -910,7 +866,7 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
   const std::uint64_t heads = static_cast<std::uint64_t>(shape.batch) * shape.heads;
   const TmaElement element =
       shape.dtype == DType::kBf16 ? TmaElement::kBfloat16 : TmaElement::kHalf;
-  const int block_q = v3_bwd_block_q(shape.head_dim, shape.causal);
+  const int block_q = v3_bwd_block_q(shape.head_dim);
   const auto tile_map = [&](CUtensorMap* map, const void* data, int box_rows) {
     return sm90::encode_tensor_map_3d(map, element, data, d, rows, heads, kChunkCols,
                                       static_cast<std::uint32_t>(box_rows), TmaSwizzle::k128B);
@@ -933,11 +889,11 @@ cudaError_t make_v3_maps(const AttentionShape& shape, const AttentionBuffers& bu
                                     static_cast<std::uint32_t>(kV3BwdDqRows), TmaSwizzle::k128B);
 }
 
-template <typename T, int kHeadDim, bool kCausal, int kBlockQ>
+template <typename T, int kHeadDim, bool kCausal>
 cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& maps,
                                const V3BwdParams<T>& params, cudaStream_t stream) {
-  using Cfg = V3BwdConfig<kHeadDim, kBlockQ>;
-  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal, kBlockQ>;
+  using Cfg = V3BwdConfig<kHeadDim>;
+  auto kernel = flash_v3_backward_kernel<T, kHeadDim, kCausal>;
   ROOFLINE_RETURN_IF_ERROR(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   // Persistent (V3BwdConfig::kPersistent): one CTA per SM (one fits) works through the items, so
@@ -976,7 +932,7 @@ struct V3BwdWorkspace {
 };
 
 int padded_seq_len(const AttentionShape& shape) {
-  const int block_q = v3_bwd_block_q(shape.head_dim, shape.causal);
+  const int block_q = v3_bwd_block_q(shape.head_dim);
   return ceil_div(shape.seq_len, block_q) * block_q;
 }
 
@@ -1020,17 +976,20 @@ cudaError_t launch_v3_backward_for_type(const AttentionShape& shape,
   params.scale_log2 = params.scale * kLog2e;
   cudaError_t status = cudaErrorNotSupported;
   if (shape.head_dim == 128) {
-    status = shape.causal ? launch_v3_backward<T, 128, true, 64>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 128, false, 80>(shape, maps, params, stream);
+    status = shape.causal ? launch_v3_backward<T, 128, true>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 128, false>(shape, maps, params, stream);
   } else if (shape.head_dim == 64) {
-    status = shape.causal ? launch_v3_backward<T, 64, true, 128>(shape, maps, params, stream)
-                          : launch_v3_backward<T, 64, false, 128>(shape, maps, params, stream);
+    status = shape.causal ? launch_v3_backward<T, 64, true>(shape, maps, params, stream)
+                          : launch_v3_backward<T, 64, false>(shape, maps, params, stream);
   }
   ROOFLINE_RETURN_IF_ERROR(status);
-  if (shape.head_dim == 128 && v3_bwd_block_q(shape.head_dim, shape.causal) == 80) {
-    const long long stages = static_cast<long long>(shape.batch) * shape.heads * (n_pad / 80);
-    flash_v3_bwd_convert_dq_fragments<T, 80><<<static_cast<unsigned>(stages), 256, 0, stream>>>(
-        ws.dq_accum, static_cast<T*>(buffers.d_q), shape.seq_len, n_pad / 80, params.scale);
+  if (shape.head_dim == 128) {
+    constexpr int kBlockQ = v3_bwd_block_q(128);
+    const long long stages = static_cast<long long>(shape.batch) * shape.heads * (n_pad / kBlockQ);
+    flash_v3_bwd_convert_dq_fragments<T, kBlockQ>
+        <<<static_cast<unsigned>(stages), 256, 0, stream>>>(
+            ws.dq_accum, static_cast<T*>(buffers.d_q), shape.seq_len, n_pad / kBlockQ,
+            params.scale);
     return cudaGetLastError();
   }
   const long long vectors =

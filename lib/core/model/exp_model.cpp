@@ -126,7 +126,7 @@ ExpPrediction predict_exponentials(const KernelModel& kernel, const Workload& w)
     add_standard(p, w);
     return p;
   }
-  const TileShape tiles = kernel.tiles_for(w);
+  const TileShape tiles = kernel.tiles(w.head_dim);
   const bool fwd = w.pass == Pass::kForward;
   TileWalk t;
   t.forward = fwd;

@@ -99,7 +99,7 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
   const double nd = w.tensor_elements() * kBytesPerFp16;
   const double row_stats = bh * w.seq_len * kBytesPerFp32;  // one FP32 value per query row
   const bool fwd = w.pass == Pass::kForward;
-  const TileShape tiles = k.tiles_for(w);
+  const TileShape tiles = k.tiles(w.head_dim);
   const int block_q = fwd ? tiles.fwd_block_q : tiles.bwd_block_q;
   const int block_kv = fwd ? tiles.fwd_block_kv : tiles.bwd_block_kv;
   const int granularity = k.computes_padding ? k.fwd_row_block : 1;
@@ -213,7 +213,7 @@ void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheConte
   const double n = w.seq_len, d = w.head_dim;
   const double nd = w.tensor_elements() * kBytesPerFp16;
   const double row_stats = bh * n * kBytesPerFp32;
-  const TileShape tiles = k.tiles_for(w);
+  const TileShape tiles = k.tiles(w.head_dim);
   double& total = p.model_dram_bytes;
   auto& terms = p.cache_aware_byte_terms;
   const std::string l2 = "L2 " + mb(c.l2);
@@ -364,8 +364,7 @@ void cache_aware_standard(const Workload& w, const CacheContext& c, Prediction& 
 }
 
 TileShape tile_shape(const kernels::KernelTiles& tiles) {
-  return {tiles.fwd_block_q, tiles.fwd_block_kv, tiles.bwd_block_q, tiles.bwd_block_kv,
-          tiles.bwd_block_q_causal};
+  return {tiles.fwd_block_q, tiles.fwd_block_kv, tiles.bwd_block_q, tiles.bwd_block_kv};
 }
 
 }  // namespace
@@ -432,8 +431,8 @@ const std::vector<KernelModel>& kernel_models() {
     v3.bwd_ctas_per_sm = 1;
     // flash-v3: TMA reads rows past N as zeros and wgmma computes whole tiles: forward both
     // consumer warpgroups (128 query rows) over whole 128-key tiles; backward each consumer
-    // warpgroup's 64 keys over whole query tiles (tiles_for: 80 queries at d = 128 without a
-    // mask), dQ over the CTA's 128 keys. Against the
+    // warpgroup's 64 keys over whole query tiles (80 queries at d = 128), dQ over the CTA's
+    // 128 keys. Against the
     // wgmma FLOPs counted in tests/data/reports: forward exact, backward 0.94-1.08× (0.6× at
     // N = 1 without a mask, where both warpgroups run on padding).
     v3.computes_padding = true;

@@ -39,7 +39,6 @@ struct TileShape {
   int fwd_block_kv = 0;
   int bwd_block_q = 0;
   int bwd_block_kv = 0;
-  int bwd_block_q_causal = 0;  // the causal backward's Br where it differs (0: bwd_block_q)
 };
 
 // A bundled kernel as the model sees it. Name, summary and tiles come from the kernels' own
@@ -93,14 +92,6 @@ struct KernelModel {
 
   const TileShape& tiles(int head_dim) const {
     return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
-  }
-  // The tiles this workload runs with: its head dimension's, with the causal backward's Br
-  // where that differs.
-  TileShape tiles_for(const Workload& workload) const {
-    TileShape shape = tiles(workload.head_dim);
-    if (workload.causal && shape.bwd_block_q_causal > 0)
-      shape.bwd_block_q = shape.bwd_block_q_causal;
-    return shape;
   }
 };
 

@@ -121,7 +121,7 @@ int resident_ctas_per_sm(const SmLimits& limits, std::int64_t threads_per_cta,
 
 std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload& w) {
   if (model.family != KernelFamily::kFlash) return std::nullopt;
-  const TileShape tiles = model.tiles_for(w);
+  const TileShape tiles = model.tiles(w.head_dim);
   const bool forward = w.pass == Pass::kForward;
   // Forward: one CTA per query tile; backward: one per key tile (flash-v1 launches a second,
   // query-tile grid of the same size for dQ).
