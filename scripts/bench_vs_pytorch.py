@@ -9,9 +9,11 @@ matmul-softmax-matmul, timed in the same process run on the same GPU.
 Each row's PyTorch timings use that row's dtype (the report's `workload.dtype`, FP16 for reports
 that predate it); --dtype keeps the rows of one dtype only. TFLOP/s use the FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward
 2.5×). Every PyTorch timing flushes L2 before each repetition and takes the median, as the
-tool does. Prints a table; asserts nothing.
+tool does. Prints a table; asserts nothing. --json also records the SM clock (NVML) after each
+PyTorch timing, as the tool's reports do after theirs.
 """
 import argparse
+import ctypes
 import json
 import math
 import statistics
@@ -55,6 +57,24 @@ def median_ms(fn, reps, flush):
 
 
 TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def sm_clock_reader():
+    """A function returning the SM clock of NVML's GPU 0 now, in MHz (None without NVML)."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        handle = ctypes.c_void_p()
+        if nvml.nvmlInit_v2() != 0 or nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)):
+            return lambda: None
+    except OSError:
+        return lambda: None
+
+    def read():
+        mhz = ctypes.c_uint()
+        nvml_clock_sm = 1
+        return mhz.value if nvml.nvmlDeviceGetClockInfo(handle, nvml_clock_sm,
+                                                        ctypes.byref(mhz)) == 0 else None
+    return read
 
 
 def time_torch(impl, b, h, n, d, causal, backward, dtype, reps, flush):
@@ -113,6 +133,7 @@ def main():
                 t["median_seconds"] * 1e3 if t and row["status"] in ("ok", "counters_unavailable")
                 else row["status"])
 
+    sm_clock = sm_clock_reader()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
     kernels = ["standard", "flash-v1", "flash-v2", "flash-v3"]
@@ -131,12 +152,15 @@ def main():
         backward = pas == "bwd"
         flops = fa_flops(b, h, n, d, causal, backward)
         cells = {}
+        clocks = {}
         for kernel in kernels:
             cells[kernel] = ours[key].get(kernel, "-")
         for impl in torch_impls:
             cells["torch-" + impl] = (time_torch(impl, b, h, n, d, causal, backward, dtype,
                                                  args.reps, flush)
                                       if impl in chosen else "-")
+            if impl in chosen:
+                clocks["torch-" + impl] = sm_clock()
         rates = {name: (flops / (ms * 1e-3) / 1e12 if isinstance(ms, float) else ms)
                  for name, ms in cells.items()}
 
@@ -148,7 +172,8 @@ def main():
             rates["torch-" + i] for i in torch_impls] + [ratio("flash-v2", "torch-flash"),
                                                          ratio("flash-v3", "torch-cudnn"),
                                                          ratio("standard", "torch-unfused")]
-        table.append({"workload": key, "ms": cells, "tflops": rates})
+        table.append({"workload": key, "ms": cells, "tflops": rates,
+                      "sm_clock_after_mhz": clocks})
         print("  ".join(("%9.1f" % c if isinstance(c, float) and c >= 10 else
                          "%9.2f" % c if isinstance(c, float) else "%9s" % str(c)[:9]) for c in row))
         sys.stdout.flush()

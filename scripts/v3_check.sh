@@ -6,13 +6,17 @@
 #   scripts/v3_check.sh [stages...]
 #   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate;
 #   quickbench (not in the default) after quick
+#   pairs (not in the default): flash-v3 and cuDNN row by row, one right after the other
+#     (V3_PAIRS, V3_PAIR_ROUNDS; see the stage)
 #   stalls (not in the default): ncu's source counters on one flash-v3 row (V3_STALLS_SHAPE
 #     "B:H:D:N", default 1:16:128:16384; V3_STALLS_PASS fwd or bwd, default bwd; V3_STALLS_MASK
 #     --causal or --no-causal, default --no-causal), summarised per SASS instruction by
 #     scripts/ncu_source_stalls.py: where the warps wait
 #   quick: flash-v3 alone at the two acceptance shapes, or at V3_QUICK_SHAPES ("B:H:D:N ...";
 #     default "4:16:128:16384 1:8:64:16384"), pass V3_QUICK_PASS (default fwd), in the dtypes
-#     V3_QUICK_DTYPES (default fp16; "fp16 bf16" for both), no PyTorch,
+#     V3_QUICK_DTYPES (default fp16; "fp16 bf16" for both), masks V3_QUICK_MASKS (default
+#     "both": causal and full in one process; "causal full": one process each, so that the
+#     causal row's power draw does not set the full row's clock), no PyTorch,
 #     in variants that the environment selects (V3_VARIANTS="NAME NAME=VAR ...": VAR=1 for
 #     that variant; grid and sanitize cover them too), alternating A B A B so that clock or
 #     thermal drift falls on all; for iterating.
@@ -126,7 +130,9 @@ if has sanitize; then
     for tc in 'flash-v3 backward*' 'flash-v3 matches*' 'flash-v3 BF16*'; do
       i=$((i + 1))
       # racecheck instruments flash-v3's kernels alone (the reference's and flash-v2's, which
-      # feed the backward case, run uninstrumented): minutes less on the small grid.
+      # feed the backward case, run uninstrumented): 5 s instead of minutes on the small grid.
+      # The filter instruments what it names: a kernel named flash_v3_race_probe with a
+      # deliberate race gave 1 hazard with it, 0 with kns=no_such_kernel (H200, 2026-12-01).
       local only=()
       [ "$check" = racecheck ] && only=(--kernel-name kns=flash_v3)
       env "$@" ROOFLINE_GPU_TEST_SMALL=1 timeout "$sanitize_limit" compute-sanitizer --tool "$check" \
@@ -162,11 +168,16 @@ if has quick; then
       for shape in ${V3_QUICK_SHAPES:-4:16:128:16384 1:8:64:16384}; do
         IFS=: read -r b h d seq <<<"$shape"
         for dtype in ${V3_QUICK_DTYPES:-fp16}; do
-          f="$out/quick_${name}_b${b}h${h}d${d}n${seq}${dtype}_${round}.json"
-          timeout "$run_limit" env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" \
-            --heads "$h" --head-dim "$d" --seq "$seq" --dtype "$dtype" --pass "${V3_QUICK_PASS:-fwd}" \
-            --json "$f" >"${f%.json}.txt" 2>&1
-          quick_files+=("$f")
+          for mask in ${V3_QUICK_MASKS:-both}; do
+            mask_flag=()
+            [ "$mask" = causal ] && mask_flag=(--causal)
+            [ "$mask" = full ] && mask_flag=(--no-causal)
+            f="$out/quick_${name}_b${b}h${h}d${d}n${seq}${dtype}${mask}_${round}.json"
+            timeout "$run_limit" env $var "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" \
+              --heads "$h" --head-dim "$d" --seq "$seq" --dtype "$dtype" --pass "${V3_QUICK_PASS:-fwd}" \
+              "${mask_flag[@]}" --json "$f" >"${f%.json}.txt" 2>&1
+            quick_files+=("$f")
+          done
         done
       done
     done
@@ -174,7 +185,7 @@ if has quick; then
   note "quick: $(elapsed "$t" 1) s"
   python3 - "${quick_files[@]}" <<'PY' >>"$tables"
 import json, re, sys
-print("== flash-v3 variants (run --no-counters --reps 10), TFLOP/s, one column per round")
+print("== flash-v3 variants (run --no-counters --reps 10), TFLOP/s@SM GHz after the row, one column per round")
 rates = {}
 for path in sys.argv[1:]:
     name, rnd = re.search(r"quick_(\w+)_b\d+h\d+d\d+n\d+[a-z0-9]+_(\d)\.json", path).groups()
@@ -187,11 +198,13 @@ for path in sys.argv[1:]:
         flops = 4.0 * w["batch"] * w["heads"] * w["seq_len"] ** 2 * w["head_dim"]
         flops *= (0.5 if w["causal"] else 1.0) * (2.5 if w["pass"] == "bwd" else 1.0)
         rate = f"{flops / t['median_seconds'] / 1e12:.1f}" if t else row["status"]
+        if t and t.get("sm_clock_after_mhz"):
+            rate += f"@{t['sm_clock_after_mhz'] / 1000:.2f}"  # the SM clock after, GHz
         key = (name, f"B{w['batch']} H{w['heads']} d{w['head_dim']} N{w['seq_len']} {w['pass']} "
                f"{w.get('dtype', 'fp16')}", "causal" if w["causal"] else "full")
         rates.setdefault(key, []).append(rate)
 for (name, shape, mask), r in sorted(rates.items(), key=lambda kv: (kv[0][1], kv[0][2])):
-    print(f"  {shape:<29} {mask:<6} {name:<10} " + "  ".join(f"{x:>7}" for x in r))
+    print(f"  {shape:<29} {mask:<6} {name:<10} " + "  ".join(f"{x:>12}" for x in r))
 PY
 fi
 
@@ -208,6 +221,57 @@ if has quickbench && has quick; then
     echo "== flash-v3 (${first%%=*}, quick round 1) beside PyTorch (bench_vs_pytorch.py --torch flash,cudnn)"
     cat "$out/quickbench.txt"
   } >>"$tables"
+fi
+
+# pairs: flash-v3 and cuDNN on one row at a time, one right after the other (our `run`, then
+# bench_vs_pytorch.py --torch cudnn on that report), V3_PAIR_ROUNDS times (default 2), for the
+# rows V3_PAIRS ("B:H:D:N:MASK:PASS:DTYPE ...", MASK causal or full): both then run in the same
+# power and thermal state, which a table of all our rows followed by all of PyTorch's does not
+# give (the SM clock under load moved between 1.57 and 1.98 GHz with the row before, H200).
+# Each cell is TFLOP/s@the SM clock after it (GHz).
+if has pairs; then
+  t=$(seconds)
+  pair_files=()
+  for round in $(seq 1 "${V3_PAIR_ROUNDS:-2}"); do
+    for spec in ${V3_PAIRS:-1:16:128:16384:causal:bwd:fp16 4:32:128:8192:causal:bwd:fp16}; do
+      IFS=: read -r b h d seq mask pass dtype <<<"$spec"
+      mask_flag=--no-causal
+      [ "$mask" = causal ] && mask_flag=--causal
+      f="$out/pair_b${b}h${h}d${d}n${seq}${mask}${pass}${dtype}_${round}"
+      timeout "$run_limit" "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" \
+        --heads "$h" --head-dim "$d" --seq "$seq" --dtype "$dtype" --pass "$pass" "$mask_flag" \
+        --json "$f.json" >"$f.txt" 2>&1
+      python3 scripts/bench_vs_pytorch.py "$f.json" --torch cudnn --json "${f}_torch.json" \
+        >"${f}_torch.txt" 2>&1
+      pair_files+=("$f")
+    done
+  done
+  note "pairs: $(elapsed "$t" 1) s"
+  python3 - "${pair_files[@]}" <<'PY' >>"$tables"
+import json, sys
+print("== flash-v3 and cuDNN one right after the other (pairs): TFLOP/s@SM GHz after, per round")
+cells = {}
+for f in sys.argv[1:]:
+    try:
+        row = json.load(open(f + ".json"))["rows"][0]
+        torch_row = json.load(open(f + "_torch.json"))[0]
+    except Exception as error:
+        cells.setdefault(f.rsplit("_", 1)[0], []).append(f"failed ({error.__class__.__name__})")
+        continue
+    w, t = row["workload"], row["timing"]
+    key = (f"B{w['batch']} H{w['heads']} d{w['head_dim']} N{w['seq_len']} "
+           f"{'causal' if w['causal'] else 'full'} {w['pass']} {w.get('dtype', 'fp16')}")
+    ours = torch_row["tflops"]["flash-v3"]
+    cudnn = torch_row["tflops"]["torch-cudnn"]
+    clock = torch_row.get("sm_clock_after_mhz", {}).get("torch-cudnn")
+    text = (f"{ours:.1f}@{t['sm_clock_after_mhz'] / 1000:.2f} "
+            f"{cudnn:.1f}@{clock / 1000 if clock else float('nan'):.2f} "
+            f"{ours / cudnn:.3f}" if isinstance(cudnn, float) else f"{ours:.1f} cudnn {cudnn}")
+    cells.setdefault(key, []).append(text)
+print(f"  {'row':<38} {'v3 cuDNN v3/cuDNN, per round'}")
+for key, texts in cells.items():
+    print(f"  {key:<38} " + "   ".join(texts))
+PY
 fi
 
 # One `run` per shape group; rows that fail --verify print `incorrect` (counted below).
