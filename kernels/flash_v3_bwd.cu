@@ -55,18 +55,20 @@
 //
 // Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
 // gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
-// What limits it now: not measured since the last change. ncu's source counters on the 80-query
-// kernel before it (B1 H16 N16384 d128 full, H200, 2026-12-01, `v3_check.sh stalls`) put 10% of
-// the warps' stall samples (reason: barrier) on the wait for the dQ^T GEMM just after the first
-// staging barrier, when neither warpgroup had another GEMM in flight; the staging's proxy fence
+// What limits it now: ncu's source counters on the 80-query kernel before dK moved after dQ^T
+// (B1 H16 N16384 d128 full, H200, 2026-12-01, `v3_check.sh stalls`) put 10% of the warps'
+// stall samples (reason: barrier) on the wait for the dQ^T GEMM just after the first staging
+// barrier, when neither warpgroup had another GEMM in flight; the staging's proxy fence
 // and second barrier 6%; FFMA and MUFU.EX2 (the exponentials) 20%. Issuing dK after dQ^T, so
 // that the staging runs beside it, then gained 6-7.5%. The dQ reduction costs up to 4%: left out
 // (a timing experiment, dQ wrong) the kernel ran 3.5-4% faster. Two timing experiments found
 // nothing to gain: not waiting for the previous reduction to have read the staging, and the
 // dQ^T GEMM in two 40-query halves, the first staged while the second runs (within 1%).
-// Causal d = 128 (B4 H32 N8192, the 64-query kernel before: `run --counter-set full`): the
-// roofline put it on the L1/shared-memory roof (shared wavefronts with wgmma's operand reads) at
-// 47% of its bound, which is what the 80-query stages cut (m64n80 reads 10% less per FLOP).
+// Causal d = 128 at N 8192 (`run --counter-set full`, H200, 2026-12-01): with 64-query stages
+// (B4 H32) the roofline put it on the L1/shared-memory roof (shared wavefronts, wgmma's operand
+// reads included) at 47% of that bound; with 80 (B2 H16) it is compute-bound on the wgmma roof
+// at 56% (63% without a mask), wgmma's shared wavefronts per FLOP 7.6% fewer; its next lever,
+// as the tool reads it, is latency (the exposed waits above).
 #include <algorithm>
 #include <cstdint>
 
