@@ -432,9 +432,10 @@ const std::vector<KernelModel>& kernel_models() {
     // flash-v3: TMA reads rows past N as zeros and wgmma computes whole tiles: forward both
     // consumer warpgroups (128 query rows) over whole 128-key tiles; backward each consumer
     // warpgroup's 64 keys over whole query tiles (80 queries at d = 128), dQ over the CTA's
-    // 128 keys. Against the
-    // wgmma FLOPs counted in tests/data/reports: forward exact, backward 0.94-1.08× (0.6× at
-    // N = 1 without a mask, where both warpgroups run on padding).
+    // 128 keys. Against the wgmma FLOPs counted in tests/data/reports (before the 80-query
+    // stages): forward exact, backward 0.94-1.08× (0.6× at N = 1 without a mask, where both
+    // warpgroups run on padding); against the 80-query d = 128 backward's, 0.983-1.013 at
+    // N 1000-8192, causal or not (H200, docs/results/2026-12-01-h200-flash-v3-causal-80.md).
     v3.computes_padding = true;
     v3.fwd_row_block = 128;
     v3.bwd_key_block = 64;
