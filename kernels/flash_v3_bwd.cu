@@ -87,7 +87,7 @@ constexpr int kV3BwdBlockKv = 128;  // keys per CTA, 64 per consumer warpgroup
 constexpr int kV3BwdThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kSwizzleRowBytes = 128;
 constexpr int kChunkCols = kSwizzleRowBytes / 2;  // halves per 128-byte swizzled row
-constexpr int kV3BwdDqRows = 64;  // rows of a staged dQ tile (one wgmma M), for every DqSplit
+constexpr int kV3BwdDqRows = 64;  // rows of a staged dQ tile in the query-halves split (one M)
 
 // Queries per pipeline stage: 128 at d = 64 (twice the work per step and per barrier, and
 // S^T/dP^T as m64n128 GEMMs); 80 at d = 128, whose registers hold dK and dV of 64 x 128
