@@ -60,11 +60,20 @@ TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def sm_clock_reader():
-    """A function returning the SM clock of NVML's GPU 0 now, in MHz (None without NVML)."""
+    """A function returning the SM clock now, in MHz, of the GPU PyTorch times on (CUDA device 0,
+    found in NVML by its PCI bus id, as the tool finds its own); None without NVML."""
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
         handle = ctypes.c_void_p()
-        if nvml.nvmlInit_v2() != 0 or nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)):
+        props = torch.cuda.get_device_properties(0)
+        bus = getattr(props, "pci_bus_id", None)
+        found = nvml.nvmlInit_v2() == 0 and (
+            nvml.nvmlDeviceGetHandleByPciBusId_v2(
+                b"%08x:%02x:%02x.0" % (getattr(props, "pci_domain_id", 0), bus,
+                                       getattr(props, "pci_device_id", 0)),
+                ctypes.byref(handle)) == 0
+            if bus is not None else nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)) == 0)
+        if not found:
             return lambda: None
     except OSError:
         return lambda: None

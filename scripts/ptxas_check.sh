@@ -25,6 +25,7 @@ if [ -z "$objects" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP  # through the EXIT trap: no temporary directory left behind
 found=0
 for object in $objects; do
   # The build's own command, with its object and dependency file sent to the temporary directory.

@@ -35,7 +35,25 @@
 #
 # Everything is written to $WORK_DIR; $OUT (or out/v3-check/) gets summary.txt, logs.tar.xz and
 # the benchmark JSON. The summary's tables are printed last. Never changes clocks.
+# Exit: 2 (one line on stderr, before anything is written) for a word of V3_QUICK_MASKS other
+# than both, causal, full, or a V3_PAIRS entry not B:H:D:N:causal|full:fwd|bwd:fp16|bf16;
+# 4 when the build fails.
 set -u -o pipefail
+for mask in ${V3_QUICK_MASKS:-both}; do
+  case "$mask" in
+    both | causal | full) ;;
+    *)
+      echo "v3_check: V3_QUICK_MASKS takes both, causal or full, not '$mask'" >&2
+      exit 2
+      ;;
+  esac
+done
+for spec in ${V3_PAIRS:-}; do
+  if ! [[ "$spec" =~ ^[0-9]+:[0-9]+:[0-9]+:[0-9]+:(causal|full):(fwd|bwd):(fp16|bf16)$ ]]; then
+    echo "v3_check: V3_PAIRS entries are B:H:D:N:causal|full:fwd|bwd:fp16|bf16, not '$spec'" >&2
+    exit 2
+  fi
+done
 source "$(dirname "$0")/device_env.sh"
 final="${OUT:-$repo/out/v3-check}"
 out="${WORK_DIR:-/tmp/v3-check}"
