@@ -162,6 +162,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.test_slowdown = slowdown;
   run.test_extra_bytes = extra_bytes;
   run.warmup = options.warmup;
+  run.settle_seconds = options.settle;
   run.verify = options.verify;
   run.seed = options.seed;
   run.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
@@ -291,6 +292,12 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--warmup", options->warmup, "Untimed launches before timing")
       ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  sub->add_option("--settle", options->settle,
+                  "Seconds each point runs as timed before each of its timing rounds, so that "
+                  "it is timed in the power and clock state it sets itself (a GPU at its power "
+                  "cap clocks down within milliseconds of a heavy kernel)")
+      ->check(seconds_in(0, 60))
       ->capture_default_str();
   sub->add_flag("--verify", options->verify,
                 "Check each kernel once against an FP32 reference (error at most 2x that of a "

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <vector>
 
@@ -47,6 +49,20 @@ const CLI::Validator kDecimalUint64(
       return "";
     },
     "UINT64");
+
+CLI::Validator seconds_in(int min, int max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && end == text.c_str() + text.size() &&
+                        std::isfinite(value) && value >= min && value <= max;
+        return ok ? std::string()
+                  : "must be seconds from " + std::to_string(min) + " to " + std::to_string(max) +
+                        " (got " + quote_text(text) + ")";
+      },
+      "SECONDS");
+}
 
 namespace {
 

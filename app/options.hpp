@@ -18,6 +18,9 @@ extern const CLI::Validator kNonEmpty;
 CLI::Validator decimal_in(std::int64_t min, std::int64_t max);
 // A decimal integer from 0 to 2^64 - 1 (a seed): no sign, no wrap.
 extern const CLI::Validator kDecimalUint64;
+// A finite number of seconds from `min` to `max` (strtod's whole text: no NaN, no trailing
+// characters).
+CLI::Validator seconds_in(int min, int max);
 
 // Throws InputError when `pattern` (for --kernel-regex) is not an ECMAScript regular
 // expression, or is one that a backtracking engine (std::regex, in the injection library) can

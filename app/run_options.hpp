@@ -21,6 +21,7 @@ struct RunCommandOptions {
   int rounds = 5;
   int counter_repeats = 3;
   int warmup = 3;
+  double settle = 0;  // --settle: seconds of the point's own load before each timing round
   std::vector<std::string> test_slowdown;  // KERNEL=PCT
   std::vector<std::string> test_extra_bytes;
   bool verify = false;

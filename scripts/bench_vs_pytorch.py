@@ -4,13 +4,16 @@ scaled_dot_product_attention (flash and cuDNN backends) and PyTorch's unfused
 matmul-softmax-matmul, timed in the same process run on the same GPU.
 
     python3 scripts/bench_vs_pytorch.py REPORT.json... [--reps 10] [--torch flash,cudnn,unfused]
-        [--dtype fp16|bf16]
+        [--dtype fp16|bf16] [--settle SECONDS]
 
 Each row's PyTorch timings use that row's dtype (the report's `workload.dtype`, FP16 for reports
 that predate it); --dtype keeps the rows of one dtype only. TFLOP/s use the FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward
 2.5×). Every PyTorch timing flushes L2 before each repetition and takes the median, as the
-tool does. Prints a table; asserts nothing. --json also records the SM clock (NVML) after each
-PyTorch timing, as the tool's reports do after theirs.
+tool does; --settle S first runs it so for S seconds, as `run --settle S` does ours, so that both
+are timed in the power state they set themselves. Prints a table; asserts nothing. --json also
+records, per PyTorch timing, the median SM clock (NVML, sampled every millisecond while the
+timed repetitions ran) and why the board held the clock down then, as the tool's reports do
+(`sm_clock_timed_mhz`, `clock_limit`).
 """
 import argparse
 import ctypes
@@ -18,6 +21,8 @@ import json
 import math
 import statistics
 import sys
+import threading
+import time
 
 import torch
 import torch.nn.functional as F
@@ -40,12 +45,19 @@ def unfused(q, k, v, causal):
     return torch.matmul(p, v)
 
 
-def median_ms(fn, reps, flush):
+def median_ms(fn, reps, flush, settle=0.0, sampler=None):
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     fn()  # warm-up
     fn()
+    until = time.perf_counter() + settle
+    while time.perf_counter() < until:  # --settle: as timed, for that long
+        flush.zero_()
+        fn()
+        torch.cuda.synchronize()
     times = []
+    if sampler:
+        sampler.start()
     for _ in range(reps):
         flush.zero_()
         start.record()
@@ -53,40 +65,87 @@ def median_ms(fn, reps, flush):
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop))
+    if sampler:
+        sampler.stop()
     return statistics.median(times)
 
 
 TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
-def sm_clock_reader():
-    """A function returning the SM clock now, in MHz, of the GPU PyTorch times on (CUDA device 0,
-    found in NVML by its PCI bus id, as the tool finds its own); None without NVML."""
+def nvml_device():
+    """NVML and its handle of the GPU PyTorch times on (CUDA device 0, found by its PCI bus id,
+    as the tool finds its own; NVML's device 0 where PyTorch does not give the id); None without
+    NVML."""
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
-        handle = ctypes.c_void_p()
-        props = torch.cuda.get_device_properties(0)
-        bus = getattr(props, "pci_bus_id", None)
-        found = nvml.nvmlInit_v2() == 0 and (
-            nvml.nvmlDeviceGetHandleByPciBusId_v2(
-                b"%08x:%02x:%02x.0" % (getattr(props, "pci_domain_id", 0), bus,
-                                       getattr(props, "pci_device_id", 0)),
-                ctypes.byref(handle)) == 0
-            if bus is not None else nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)) == 0)
-        if not found:
-            return lambda: None
     except OSError:
-        return lambda: None
+        return None
+    handle = ctypes.c_void_p()
+    props = torch.cuda.get_device_properties(0)
+    bus = getattr(props, "pci_bus_id", None)
+    if nvml.nvmlInit_v2() != 0:
+        return None
+    if bus is not None:
+        found = nvml.nvmlDeviceGetHandleByPciBusId_v2(
+            b"%08x:%02x:%02x.0" % (getattr(props, "pci_domain_id", 0), bus,
+                                   getattr(props, "pci_device_id", 0)), ctypes.byref(handle)) == 0
+    else:
+        found = nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)) == 0
+    return (nvml, handle) if found else None
 
-    def read():
-        mhz = ctypes.c_uint()
-        nvml_clock_sm = 1
-        return mhz.value if nvml.nvmlDeviceGetClockInfo(handle, nvml_clock_sm,
-                                                        ctypes.byref(mhz)) == 0 else None
-    return read
+
+class ClockSampler:
+    """The SM clock every millisecond on a thread of its own between start() and stop(), and the
+    clock-event reasons seen (the tool's lib/gpu/clock_sampler.cpp does the same for its own
+    timings). Records nothing without NVML."""
+    POWER = 0x4 | 0x80         # SW power cap, HW power brake
+    HEAT = 0x8 | 0x20 | 0x40   # HW slowdown, SW thermal, HW thermal
+
+    def __init__(self, device):
+        self.device = device
+        self.clocks, self.reasons, self.reasons_known = [], 0, False
+        self.thread, self.running = None, False
+
+    def sample(self):
+        nvml, handle = self.device
+        mhz, bits = ctypes.c_uint(), ctypes.c_ulonglong()
+        if nvml.nvmlDeviceGetClockInfo(handle, 1, ctypes.byref(mhz)) == 0:  # NVML_CLOCK_SM
+            self.clocks.append(mhz.value)
+        if nvml.nvmlDeviceGetCurrentClocksEventReasons(handle, ctypes.byref(bits)) == 0:
+            self.reasons |= bits.value
+            self.reasons_known = True
+
+    def run(self):
+        while self.running:
+            self.sample()
+            time.sleep(0.001)
+
+    def start(self):
+        if self.device:
+            self.running = True
+            self.thread = threading.Thread(target=self.run, daemon=True)
+            self.thread.start()
+
+    def stop(self):
+        if self.thread:
+            self.running = False
+            self.thread.join()
+            self.thread = None
+            self.sample()  # one sample at least, however short the loop
+
+    def median_mhz(self):
+        return statistics.median(self.clocks) if self.clocks else None
+
+    def limit(self):
+        if not self.reasons_known:
+            return None
+        power, heat = self.reasons & self.POWER, self.reasons & self.HEAT
+        return ("power cap, thermal" if power and heat else "power cap" if power else
+                "thermal" if heat else "none")
 
 
-def time_torch(impl, b, h, n, d, causal, backward, dtype, reps, flush):
+def time_torch(impl, b, h, n, d, causal, backward, dtype, reps, flush, settle=0.0, sampler=None):
     gen = torch.Generator(device="cuda").manual_seed(0)
     shape = (b, h, n, d)
     q, k, v, do = (torch.rand(shape, device="cuda", dtype=TORCH_DTYPES[dtype], generator=gen) * 2 - 1
@@ -104,15 +163,17 @@ def time_torch(impl, b, h, n, d, causal, backward, dtype, reps, flush):
     try:
         if not backward:
             with torch.no_grad():
-                return median_ms(forward, reps, flush)
+                return median_ms(forward, reps, flush, settle, sampler)
         out = forward()
         return median_ms(lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True),
-                         reps, flush)
+                         reps, flush, settle, sampler)
     except torch.cuda.OutOfMemoryError:
         return "OOM"
     except RuntimeError as error:  # backend not available for this shape
         return "n/a: " + str(error).splitlines()[0][:40]
     finally:
+        if sampler:
+            sampler.stop()  # when the timing failed half-way
         torch.cuda.empty_cache()
 
 
@@ -126,7 +187,11 @@ def main():
     parser.add_argument("--dtype", choices=sorted(TORCH_DTYPES),
                         help="only the report rows of this dtype (default: every row, each "
                              "timed in its own dtype)")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds each PyTorch timing first runs as timed (default 0)")
     args = parser.parse_args()
+    if not (math.isfinite(args.settle) and 0 <= args.settle <= 60):
+        parser.error("--settle takes seconds from 0 to 60")
 
     ours = {}
     for path in args.reports:
@@ -142,7 +207,7 @@ def main():
                 t["median_seconds"] * 1e3 if t and row["status"] in ("ok", "counters_unavailable")
                 else row["status"])
 
-    sm_clock = sm_clock_reader()
+    device = nvml_device()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
     kernels = ["standard", "flash-v1", "flash-v2", "flash-v3"]
@@ -161,15 +226,18 @@ def main():
         backward = pas == "bwd"
         flops = fa_flops(b, h, n, d, causal, backward)
         cells = {}
-        clocks = {}
+        clocks, limits = {}, {}
         for kernel in kernels:
             cells[kernel] = ours[key].get(kernel, "-")
         for impl in torch_impls:
-            cells["torch-" + impl] = (time_torch(impl, b, h, n, d, causal, backward, dtype,
-                                                 args.reps, flush)
-                                      if impl in chosen else "-")
-            if impl in chosen:
-                clocks["torch-" + impl] = sm_clock()
+            if impl not in chosen:
+                cells["torch-" + impl] = "-"
+                continue
+            sampler = ClockSampler(device)
+            cells["torch-" + impl] = time_torch(impl, b, h, n, d, causal, backward, dtype,
+                                                args.reps, flush, args.settle, sampler)
+            clocks["torch-" + impl] = sampler.median_mhz()
+            limits["torch-" + impl] = sampler.limit()
         rates = {name: (flops / (ms * 1e-3) / 1e12 if isinstance(ms, float) else ms)
                  for name, ms in cells.items()}
 
@@ -182,7 +250,7 @@ def main():
                                                          ratio("flash-v3", "torch-cudnn"),
                                                          ratio("standard", "torch-unfused")]
         table.append({"workload": key, "ms": cells, "tflops": rates,
-                      "sm_clock_after_mhz": clocks})
+                      "sm_clock_timed_mhz": clocks, "clock_limit": limits})
         print("  ".join(("%9.1f" % c if isinstance(c, float) and c >= 10 else
                          "%9.2f" % c if isinstance(c, float) else "%9s" % str(c)[:9]) for c in row))
         sys.stdout.flush()

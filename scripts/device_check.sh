@@ -11,6 +11,8 @@
 #   and a speed table of BF16 against FP16 at large shapes (target: within 3%).
 #   and, only when named: advice (the advice and the tail roof judged on measured pairs)
 #   and, named only: xu (issue 23's acceptance: `build xu`, ~3 min)
+#   and, named only: clocks (the SM clock `run` samples while it times, against ncu's cycles of
+#   the same kernel over our time; ~1 min)
 #
 # Everything goes under $OUT (or out/device-check/): logs, reports, summary.txt. The summary's
 # tables are printed last. Never changes clocks: ncu always runs with --clock-control none.
@@ -262,6 +264,62 @@ if has xu; then
   note "xu: exp2 micro-kernel SASS: $(grep -c 'MUFU.EX2' "$out/xu/exp2_kernel.sass") MUFU.EX2 (expect 128 per trip, plus any of a peeled trip)"
   python3 scripts/xu_check.py "$out/xu" | tee -a "$summary"
   note "xu: $(elapsed "$t") s"
+fi
+
+if has clocks; then
+  # The SM clock while timed (NVML, sampled every ms; the row's sm_clock_timed_mhz, which the
+  # verdict takes as the measured clock when counters are off) against the clock our time
+  # implies: ncu's elapsed SM cycles of the same kernel (sm__cycles_elapsed.max; a compute-bound
+  # kernel's cycle count hardly moves with the clock) over our median time. Each point runs
+  # `--settle 1` first, so the timed launches are at the clock the kernel holds under load.
+  t=$(seconds)
+  mkdir -p "$out/clocks"
+  i=0
+  for shape in "4 32 128 8192 --no-causal fwd" "1 16 128 16384 --no-causal fwd" \
+    "4 32 128 8192 --causal bwd" "8 16 64 2048 --no-causal fwd" "16 8 64 1024 --causal bwd"; do
+    read -r b h d n mask pass <<<"$shape"
+    i=$((i + 1))
+    point=(--kernel flash-v3 --batch "$b" --heads "$h" --head-dim "$d" --seq "$n" "$mask" --pass "$pass")
+    "$tool" run --no-counters --settle 1 --rounds 1 --reps 20 "${point[@]}" \
+      --json "$out/clocks/ours_$i.json" >"$out/clocks/ours_$i.txt" 2>&1
+    ncu --clock-control none --profile-from-start off --csv --page raw --print-units base \
+      --metrics sm__cycles_elapsed.max,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
+      "$tool" run --no-counters --reps 1 --warmup 1 "${point[@]}" --json "$out/clocks/ncu_points_$i.json" \
+      >"$out/clocks/ncu_$i.csv" 2>"$out/clocks/ncu_$i.err"
+    note "clocks: point $i ($shape): ncu rc=$?"
+  done
+  python3 - "$out/clocks" "$i" <<'PY' | tee -a "$summary"
+import csv, json, sys
+folder, count = sys.argv[1], int(sys.argv[2])
+print("clocks: SM clock while timed (NVML median) against ncu's cycles / our median time")
+print(f"  {'point':<34} {'ours ms':>9} {'NVML MHz':>9} {'limit':<10} {'ncu cycles':>12} "
+      f"{'implied MHz':>11} {'NVML/implied':>12} {'ncu MHz':>8}")
+for i in range(1, count + 1):
+    row = json.load(open(f"{folder}/ours_{i}.json"))["rows"][0]
+    w, t = row["workload"], row["timing"]
+    label = (f"B{w['batch']} H{w['heads']} d{w['head_dim']} N{w['seq_len']} "
+             f"{'causal' if w['causal'] else 'full'} {w['pass']}")
+    lines = [l for l in open(f"{folder}/ncu_{i}.csv") if l.startswith('"')]
+    rows = list(csv.DictReader(lines))
+    # Every kernel of the point (the backward's preprocessing too: our time covers them all),
+    # after the units line.
+    data = [r for r in rows if r.get("ID", "").strip().isdigit()]
+    if not data or not t:
+        print(f"  {label:<34} no ncu row or no timing")
+        continue
+    units = next((r for r in rows if not r.get("ID", "").strip()), {})
+    scale = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3,
+             "ms": 1e-3, "second": 1.0, "s": 1.0}[units.get("gpu__time_duration.sum", "nsecond")]
+    number = lambda r, k: float(r[k].replace(",", ""))
+    cycles = sum(number(r, "sm__cycles_elapsed.max") for r in data)
+    ncu_hz = cycles / sum(number(r, "gpu__time_duration.sum") * scale for r in data)
+    seconds = t["median_seconds"]
+    implied = cycles / seconds / 1e6
+    nvml = t.get("sm_clock_timed_mhz") or 0
+    print(f"  {label:<34} {seconds * 1e3:9.3f} {nvml:9.0f} {t.get('clock_limit') or '-':<10} "
+          f"{cycles:12.0f} {implied:11.0f} {nvml / implied:12.3f} {ncu_hz / 1e6:8.0f}")
+PY
+  note "clocks: $(elapsed "$t") s"
 fi
 
 if has bf16; then

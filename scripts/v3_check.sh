@@ -7,7 +7,7 @@
 #   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate;
 #   quickbench (not in the default) after quick
 #   pairs (not in the default): flash-v3 and cuDNN row by row, one right after the other
-#     (V3_PAIRS, V3_PAIR_ROUNDS; see the stage)
+#     (V3_PAIRS, V3_PAIR_ROUNDS, V3_PAIR_SETTLE; see the stage)
 #   stalls (not in the default): ncu's source counters on one flash-v3 row (V3_STALLS_SHAPE
 #     "B:H:D:N", default 1:16:128:16384; V3_STALLS_PASS fwd or bwd, default bwd; V3_STALLS_MASK
 #     --causal or --no-causal, default --no-causal), summarised per SASS instruction by
@@ -36,7 +36,8 @@
 # Everything is written to $WORK_DIR; $OUT (or out/v3-check/) gets summary.txt, logs.tar.xz and
 # the benchmark JSON. The summary's tables are printed last. Never changes clocks.
 # Exit: 2 (one line on stderr, before anything is written) for a word of V3_QUICK_MASKS other
-# than both, causal, full, or a V3_PAIRS entry not B:H:D:N:causal|full:fwd|bwd:fp16|bf16;
+# than both, causal, full, a V3_PAIRS entry not B:H:D:N:causal|full:fwd|bwd:fp16|bf16, or a
+# V3_PAIR_SETTLE that is not a number;
 # 4 when the build fails.
 set -u -o pipefail
 for mask in ${V3_QUICK_MASKS:-both}; do
@@ -48,6 +49,10 @@ for mask in ${V3_QUICK_MASKS:-both}; do
       ;;
   esac
 done
+if ! [[ "${V3_PAIR_SETTLE:-0}" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+  echo "v3_check: V3_PAIR_SETTLE takes seconds (a number from 0 to 60), not '${V3_PAIR_SETTLE}'" >&2
+  exit 2
+fi
 for spec in ${V3_PAIRS:-}; do
   if ! [[ "$spec" =~ ^[0-9]+:[0-9]+:[0-9]+:[0-9]+:(causal|full):(fwd|bwd):(fp16|bf16)$ ]]; then
     echo "v3_check: V3_PAIRS entries are B:H:D:N:causal|full:fwd|bwd:fp16|bf16, not '$spec'" >&2
@@ -216,8 +221,9 @@ for path in sys.argv[1:]:
         flops = 4.0 * w["batch"] * w["heads"] * w["seq_len"] ** 2 * w["head_dim"]
         flops *= (0.5 if w["causal"] else 1.0) * (2.5 if w["pass"] == "bwd" else 1.0)
         rate = f"{flops / t['median_seconds'] / 1e12:.1f}" if t else row["status"]
-        if t and t.get("sm_clock_after_mhz"):
-            rate += f"@{t['sm_clock_after_mhz'] / 1000:.2f}"  # the SM clock after, GHz
+        clock = t and (t.get("sm_clock_timed_mhz") or t.get("sm_clock_after_mhz"))
+        if clock:
+            rate += f"@{clock / 1000:.2f}"  # the SM clock while timed (median), GHz
         key = (name, f"B{w['batch']} H{w['heads']} d{w['head_dim']} N{w['seq_len']} {w['pass']} "
                f"{w.get('dtype', 'fp16')}", "causal" if w["causal"] else "full")
         rates.setdefault(key, []).append(rate)
@@ -246,7 +252,10 @@ fi
 # rows V3_PAIRS ("B:H:D:N:MASK:PASS:DTYPE ...", MASK causal or full): both then run in the same
 # power and thermal state, which a table of all our rows followed by all of PyTorch's does not
 # give (the SM clock under load moved between 1.57 and 1.98 GHz with the row before, H200).
-# Each cell is TFLOP/s@the SM clock after it (GHz).
+# V3_PAIR_SETTLE=S (default 0) runs each side as timed for S seconds before its timing
+# (`run --settle`, bench_vs_pytorch.py --settle): both timed at the power cap they reach under
+# sustained load. Our side is timed in one round of 10 (`--rounds 1`), as PyTorch's is. Each cell
+# is TFLOP/s@the median SM clock while timed (GHz).
 if has pairs; then
   t=$(seconds)
   pair_files=()
@@ -256,18 +265,20 @@ if has pairs; then
       mask_flag=--no-causal
       [ "$mask" = causal ] && mask_flag=--causal
       f="$out/pair_b${b}h${h}d${d}n${seq}${mask}${pass}${dtype}_${round}"
-      timeout "$run_limit" "$tool" run --no-counters --reps 10 --kernel flash-v3 --batch "$b" \
-        --heads "$h" --head-dim "$d" --seq "$seq" --dtype "$dtype" --pass "$pass" "$mask_flag" \
-        --json "$f.json" >"$f.txt" 2>&1
-      python3 scripts/bench_vs_pytorch.py "$f.json" --torch cudnn --json "${f}_torch.json" \
-        >"${f}_torch.txt" 2>&1
+      timeout "$run_limit" "$tool" run --no-counters --reps 10 --rounds 1 --kernel flash-v3 \
+        --batch "$b" --heads "$h" --head-dim "$d" --seq "$seq" --dtype "$dtype" --pass "$pass" "$mask_flag" \
+        --settle "${V3_PAIR_SETTLE:-0}" --json "$f.json" >"$f.txt" 2>&1
+      python3 scripts/bench_vs_pytorch.py "$f.json" --torch cudnn --settle "${V3_PAIR_SETTLE:-0}" \
+        --json "${f}_torch.json" >"${f}_torch.txt" 2>&1
       pair_files+=("$f")
     done
   done
   note "pairs: $(elapsed "$t" 1) s"
   python3 - "${pair_files[@]}" <<'PY' >>"$tables"
 import json, sys
-print("== flash-v3 and cuDNN one right after the other (pairs): TFLOP/s@SM GHz after, per round")
+import os
+print("== flash-v3 and cuDNN one right after the other (pairs, settle "
+      f"{os.environ.get('V3_PAIR_SETTLE', '0')} s): TFLOP/s@SM GHz while timed, per round")
 cells = {}
 for f in sys.argv[1:]:
     try:
@@ -281,8 +292,9 @@ for f in sys.argv[1:]:
            f"{'causal' if w['causal'] else 'full'} {w['pass']} {w.get('dtype', 'fp16')}")
     ours = torch_row["tflops"]["flash-v3"]
     cudnn = torch_row["tflops"]["torch-cudnn"]
-    clock = torch_row.get("sm_clock_after_mhz", {}).get("torch-cudnn")
-    text = (f"{ours:.1f}@{t['sm_clock_after_mhz'] / 1000:.2f} "
+    clock = torch_row.get("sm_clock_timed_mhz", {}).get("torch-cudnn")
+    ours_clock = t.get("sm_clock_timed_mhz") or t.get("sm_clock_after_mhz") or float("nan")
+    text = (f"{ours:.1f}@{ours_clock / 1000:.2f} "
             f"{cudnn:.1f}@{clock / 1000 if clock else float('nan'):.2f} "
             f"{ours / cudnn:.3f}" if isinstance(cudnn, float) else f"{ours:.1f} cudnn {cudnn}")
     cells.setdefault(key, []).append(text)

@@ -1,7 +1,5 @@
 #include "lib/gpu/device.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +12,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/gpu/cuda_check.hpp"
+#include "lib/gpu/nvml.hpp"
 
 namespace roofline::gpu {
 namespace {
@@ -78,37 +77,6 @@ GpuSpec derived_spec(const DeviceInfo& device, int ordinal) {
   spec.compute.push_back({ComputePath::kFp32, TensorInstruction::kNone,
                           sm_clocks * rates.fp32_lanes * 2 / 1e12, clock_mhz, source});
   return spec;
-}
-
-// NVML through dlopen: the driver ships it; the toolkit's stub is not needed at link time.
-struct Nvml {
-  using Init = int (*)();
-  using ByPci = int (*)(const char*, void**);
-  using Clock = int (*)(void*, int, unsigned*);
-  using ByIndex = int (*)(unsigned, void**);
-  using Name = int (*)(void*, char*, unsigned);
-  Init init = nullptr;
-  ByPci by_pci = nullptr;
-  Clock clock = nullptr;
-  ByIndex by_index = nullptr;
-  Name name = nullptr;
-  bool ok = false;
-
-  Nvml() {
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) return;
-    init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-    by_pci = reinterpret_cast<ByPci>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
-    clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-    by_index = reinterpret_cast<ByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-    name = reinterpret_cast<Name>(dlsym(lib, "nvmlDeviceGetName"));
-    ok = init != nullptr && by_pci != nullptr && clock != nullptr && init() == 0;
-  }
-};
-
-Nvml& nvml() {
-  static Nvml instance;
-  return instance;
 }
 
 }  // namespace
@@ -185,13 +153,7 @@ std::optional<std::string> host_gpu_name() {
       if (std::string model = trim(line.substr(6)); !model.empty()) return model;
     }
   }
-  Nvml& n = nvml();
-  if (!n.ok || n.by_index == nullptr || n.name == nullptr) return std::nullopt;
-  void* handle = nullptr;
-  if (n.by_index(0, &handle) != 0) return std::nullopt;
-  char text[96] = {};
-  if (n.name(handle, text, sizeof text) != 0) return std::nullopt;
-  return std::string(text);
+  return nvml::name(nvml::first_device_handle());
 }
 
 std::optional<std::vector<std::string>> visible_device_entries() {
@@ -216,15 +178,7 @@ std::optional<int> visible_gpu_count() {
 }
 
 double current_sm_clock_mhz(int ordinal) {
-  Nvml& n = nvml();
-  if (!n.ok) return 0;
-  char bus_id[32] = {};
-  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ordinal) != cudaSuccess) return 0;
-  void* handle = nullptr;
-  if (n.by_pci(bus_id, &handle) != 0) return 0;
-  unsigned mhz = 0;
-  constexpr int kNvmlClockSm = 1;
-  return n.clock(handle, kNvmlClockSm, &mhz) == 0 ? mhz : 0;
+  return nvml::sm_clock_mhz(nvml::device_handle(ordinal)).value_or(0);
 }
 
 }  // namespace roofline::gpu

@@ -21,11 +21,13 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/verification.hpp"
+#include "lib/gpu/clock_sampler.hpp"
 #include "lib/gpu/counter_pass.hpp"
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device.hpp"
 #include "lib/gpu/device_memory.hpp"
 #include "lib/gpu/input_arena.hpp"
+#include "lib/gpu/nvml.hpp"
 #include "lib/gpu/output_check.hpp"
 #include "lib/gpu/point_launcher.hpp"
 
@@ -44,7 +46,8 @@ class SweepRunner {
         options_(options),
         device_(device),
         launcher_(points, options.seed, device.l2_cache_bytes),
-        check_(launcher_.stream()) {}
+        check_(launcher_.stream()),
+        nvml_(nvml::device_handle(options.device)) {}
 
   RunResult run() {
     RunResult result;
@@ -241,14 +244,31 @@ class SweepRunner {
            format_fixed(gap * 1e6, 2) + " µs included)";
   }
 
+  // --settle: the point launched as it is timed (an L2 flush before each launch, one at a time)
+  // for that long, so that its timed launches start in the power state it sets itself.
+  void settle(std::size_t i) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point until =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(options_.settle_seconds));
+    do {
+      launcher_.flush_l2();
+      launcher_.launch(i);
+      ROOFLINE_CUDA_CALL(cudaStreamSynchronize(stream()));
+    } while (Clock::now() < until);
+  }
+
   void time_round(std::size_t i, int round, Timing& timing) {
     const int warmup = round == 0 ? options_.warmup : std::min(options_.warmup, 1);
     for (int w = 0; w < warmup; ++w) launcher_.launch(i);
+    if (options_.settle_seconds > 0) settle(i);
     if (round == 0) timing.sm_clock_before_mhz = current_sm_clock_mhz(options_.device);
     const auto delay = delay_cycles_.find(i);
     Event start, stop;
     const bool mark =
         round == 0 && options_.profiler_api_ranges && options_.counters == CounterMode::kOff;
+    ClockSamples& clocks = clock_samples_[i];
+    ClockSampler sampler(nvml_, clocks);
     for (int r = 0; r < reps_in_round(round); ++r) {
       launcher_.flush_l2();
       if (mark && r == 0) {
@@ -266,7 +286,12 @@ class SweepRunner {
       }
       timing.samples_seconds.push_back(elapsed_seconds(start, stop));
     }
-    if (round == rounds() - 1) timing.sm_clock_after_mhz = current_sm_clock_mhz(options_.device);
+    sampler.stop();
+    if (round == rounds() - 1) {
+      timing.sm_clock_after_mhz = current_sm_clock_mhz(options_.device);
+      timing.sm_clock_timed_mhz = clocks.median_mhz();
+      timing.clock_limit = clocks.limit();
+    }
   }
 
   const std::vector<SweepPoint>& points_;
@@ -276,6 +301,8 @@ class SweepRunner {
   OutputCheck check_;
   std::string compute_capability_;  // of the device in use ("9.0"), for unsupported rows
   std::map<std::size_t, long long> delay_cycles_;  // test aid: busy-wait after a point's launches
+  void* nvml_;  // NVML's handle of the device (nullptr without NVML): clocks while timed
+  std::map<std::size_t, ClockSamples> clock_samples_;  // per point, over its rounds
 };
 
 }  // namespace

@@ -33,6 +33,10 @@ struct RunOptions {
   // The sweep is timed in this many interleaved rounds (every point once per round), so that one
   // report's samples span the drift of its own run. At most `reps`.
   int rounds = 5;
+  // Seconds each point runs as timed (an L2 flush before each launch) before each of its timing
+  // rounds, so that the timed launches start in the power and clock state the kernel itself
+  // sets (--settle). 0: none.
+  double settle_seconds = 0;
   // Ranges per point in each counter pass (back to back, an L2 flush before each): the spread of
   // a point's counts is the report's own noise for each quantity.
   int counter_repeats = 3;

@@ -3,6 +3,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include <cuda_runtime_api.h>
@@ -10,6 +11,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
+#include "lib/gpu/nvml.hpp"
 #include "lib/gpu/runner.hpp"
 
 using namespace roofline;
@@ -157,6 +159,34 @@ TEST_CASE("runner: the default counter set measures bytes and tensor FLOPs in on
   CHECK(result.rows[0].counters.at(quantity::kTensorMmaSync) ==
         doctest::Approx(result.rows[0].prediction.algorithmic_flops));
   CHECK(result.rows[1].counters.at(quantity::kTensorWgmma) > 0);
+}
+
+TEST_CASE("runner: --settle runs each point before each round; the clock while timed is sampled") {
+  std::vector<gpu::SweepPoint> points = {{"flash-v2", workload(4096, false)}};
+  points[0].workload.heads = 16;
+  gpu::RunOptions options;
+  options.reps = 4;
+  options.rounds = 2;
+  options.counters = gpu::CounterMode::kOff;
+  options.settle_seconds = 0.25;
+  const auto start = std::chrono::steady_clock::now();
+  const gpu::RunResult result = gpu::run_sweep(points, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(result.rows.size() == 1);
+  REQUIRE(result.rows[0].status == RowStatus::kOk);
+  const Timing& t = *result.rows[0].timing;
+  CHECK(t.samples_seconds.size() == 4);
+  CHECK(seconds >= 2 * options.settle_seconds);  // once before each of the two rounds
+  if (gpu::nvml::device_handle(0) == nullptr) {
+    MESSAGE("no NVML here: the clock while timed is unknown");
+    CHECK(t.sm_clock_timed_mhz == 0);
+    return;
+  }
+  // A real clock (H200: 345 at rest to 1980), and one of the limit's words.
+  CHECK(t.sm_clock_timed_mhz > 100);
+  CHECK(t.sm_clock_timed_mhz < 5000);
+  CHECK(is_clock_limit(t.clock_limit));
 }
 
 TEST_CASE("runner: a workload that cannot fit is too_large and the sweep goes on") {

@@ -93,6 +93,34 @@ TEST_CASE("analysis: measured flash-v2 on H200 judged on the mma.sync ceiling") 
   CHECK(a.warnings.empty());
 }
 
+TEST_CASE("analysis: without counters, the clock sampled while timed is the measured clock") {
+  Row row = make_row("flash-v2", 16384, false);
+  row.spec_key = "h200-sxm";
+  // Readings around the launches at rest (1980), the median while they ran at the power cap.
+  row.timing = Timing{{2.0e-3}, 1980, 1980};
+  row.timing->sm_clock_timed_mhz = 1530;
+  row.timing->clock_limit = "power cap";
+  const RowAnalysis a = analyze(row, spec("h200"));
+  CHECK(a.measured_clock_hz == doctest::Approx(1530e6));
+  CHECK(a.peak_at_measured_clock == doctest::Approx(713.7e12 * 1530 / 1980));
+  const std::string note =
+      "timed at the board's power cap: the SM clock's median while timed 1530 MHz (NVML, sampled "
+      "every ms), the spec's roofs are at 1980 MHz";
+  CHECK(std::count(a.footnotes.begin(), a.footnotes.end(), note) == 1);
+  // No limit, or an unknown one: no footnote; older reports fall back to before and after.
+  row.timing->clock_limit = "none";
+  const RowAnalysis calm = analyze(row, spec("h200"));
+  CHECK(std::count(calm.footnotes.begin(), calm.footnotes.end(), note) == 0);
+  row.timing->sm_clock_timed_mhz = 0;
+  row.timing->sm_clock_before_mhz = 1900;
+  row.timing->sm_clock_after_mhz = 1700;
+  CHECK(analyze(row, spec("h200")).measured_clock_hz == doctest::Approx(1800e6));
+  // Counted, the clock of the counted ranges wins.
+  row.timing->sm_clock_timed_mhz = 1530;
+  row.counters = {{quantity::kSmClock, 1.6e9}};
+  CHECK(analyze(row, spec("h200")).measured_clock_hz == doctest::Approx(1.6e9));
+}
+
 TEST_CASE("analysis: wgmma FLOPs pick the wgmma ceiling, a point above its roof is flagged") {
   Row row = make_row("standard", 4096, false);
   row.spec_key = "h100-sxm5";

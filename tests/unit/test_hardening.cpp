@@ -289,6 +289,21 @@ TEST_CASE("hardening: hostile reports get exit 2 and one line from compare and p
          return r.dump();
        },
        "rows[1].timing.sm_clock_before_mhz: must be positive (got -1980)"},
+      {"unknown clock limit",
+       [] {
+         json r = base_report();
+         r["rows"][1]["timing"]["clock_limit"] = "slow";
+         return r.dump();
+       },
+       "rows[1].timing.clock_limit: must be \"none\", \"power cap\", \"thermal\" or \"power "
+       "cap, thermal\""},
+      {"negative timed SM clock",
+       [] {
+         json r = base_report();
+         r["rows"][1]["timing"]["sm_clock_timed_mhz"] = -1530;
+         return r.dump();
+       },
+       "rows[1].timing.sm_clock_timed_mhz: must be positive (got -1530)"},
       {"empty samples",
        [] {
          json r = base_report();

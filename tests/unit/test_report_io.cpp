@@ -36,6 +36,8 @@ Report sample_report() {
     row.verification = Verification{true, 1e-4, 2e-3, 2e-4, 3e-3, "o"};
     report.rows.push_back(row);
   }
+  report.rows[0].timing->sm_clock_timed_mhz = 1530;
+  report.rows[0].timing->clock_limit = "power cap";
   report.rows[1].status = RowStatus::kIncorrect;
   report.rows[1].message = "error 3e-2 above tolerance";
   return report;
@@ -88,6 +90,10 @@ TEST_CASE("report json: round trip keeps the raw quantities") {
     CHECK(again.rows[i].prediction.byte_terms.size() ==
           report.rows[i].prediction.byte_terms.size());
   }
+  CHECK(again.rows[0].timing->sm_clock_timed_mhz == 1530);
+  CHECK(again.rows[0].timing->clock_limit == "power cap");
+  CHECK(again.rows[1].timing->sm_clock_timed_mhz == 0);  // written as null: unknown
+  CHECK(again.rows[1].timing->clock_limit.empty());
   CHECK(again.context.device->chip == "GH100");
   CHECK(render_json(again) == render_json(report));
 }

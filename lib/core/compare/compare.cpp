@@ -225,11 +225,8 @@ double median_sm_clock_mhz(const Report& report) {
     const double hz = counter(row, quantity::kSmClock);
     if (hz > 0) {
       clocks.push_back(hz / 1e6);
-    } else if (row.timing && row.timing->sm_clock_after_mhz > 0) {
-      const Timing& t = *row.timing;
-      clocks.push_back(t.sm_clock_before_mhz > 0
-                           ? (t.sm_clock_before_mhz + t.sm_clock_after_mhz) / 2
-                           : t.sm_clock_after_mhz);
+    } else if (row.timing && row.timing->sm_clock_mhz() > 0) {
+      clocks.push_back(row.timing->sm_clock_mhz());
     }
   }
   return median(std::move(clocks));

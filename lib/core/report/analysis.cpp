@@ -129,16 +129,20 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
 
   a.peak_flops_per_second = a.ceiling ? a.ceiling->peak_tflops * 1e12 : kNaN;
   a.measured_clock_hz = counter(row, quantity::kSmClock);
-  if (std::isnan(a.measured_clock_hz) && row.timing && row.timing->sm_clock_after_mhz > 0)
-    a.measured_clock_hz =
-        (row.timing->sm_clock_before_mhz > 0
-             ? (row.timing->sm_clock_before_mhz + row.timing->sm_clock_after_mhz) / 2
-             : row.timing->sm_clock_after_mhz) *
-        1e6;
+  if (std::isnan(a.measured_clock_hz) && row.timing && row.timing->sm_clock_mhz() > 0)
+    a.measured_clock_hz = row.timing->sm_clock_mhz() * 1e6;
   a.peak_at_measured_clock =
       a.ceiling
           ? peak_at_clock(a.peak_flops_per_second, a.ceiling->clock_mhz * 1e6, a.measured_clock_hz)
           : kNaN;
+  if (row.timing && row.timing->sm_clock_timed_mhz > 0 && !row.timing->clock_limit.empty() &&
+      row.timing->clock_limit != "none")
+    a.footnotes.push_back(
+        "timed at the board's " + row.timing->clock_limit + ": the SM clock's median while timed " +
+        format_fixed(row.timing->sm_clock_timed_mhz, 0) + " MHz (NVML, sampled every ms)" +
+        (a.ceiling && a.ceiling->clock_mhz > 0
+             ? ", the spec's roofs are at " + format_fixed(a.ceiling->clock_mhz, 0) + " MHz"
+             : std::string()));
 
   // Bytes per level: counted where the counters have them, else the model's DRAM bytes.
   struct LevelBytes {
@@ -392,8 +396,11 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
     const double factor = projected_time / measured_time;
     for (double& sample : p.timing->samples_seconds) sample *= factor;
   }
+  // The measured GPU's clocks say nothing about the target's.
   p.timing->sm_clock_before_mhz = 0;
   p.timing->sm_clock_after_mhz = 0;
+  p.timing->sm_clock_timed_mhz = 0;
+  p.timing->clock_limit.clear();
   RowAnalysis a = analyze(p, target, true);
   a.projected = true;
   a.time_source = Source::kProjected;

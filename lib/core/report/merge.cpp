@@ -42,7 +42,8 @@ bool same_contents(const Row& a, const Row& b) {
     const Timing &s = *a.timing, &t = *b.timing;
     if (s.samples_seconds.size() != t.samples_seconds.size() ||
         !same_number(s.sm_clock_before_mhz, t.sm_clock_before_mhz) ||
-        !same_number(s.sm_clock_after_mhz, t.sm_clock_after_mhz))
+        !same_number(s.sm_clock_after_mhz, t.sm_clock_after_mhz) ||
+        !same_number(s.sm_clock_timed_mhz, t.sm_clock_timed_mhz) || s.clock_limit != t.clock_limit)
       return false;
     for (std::size_t i = 0; i < s.samples_seconds.size(); ++i)
       if (!same_number(s.samples_seconds[i], t.samples_seconds[i])) return false;

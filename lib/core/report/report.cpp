@@ -26,6 +26,10 @@ std::string_view to_string(Source source) {
   return "?";
 }
 
+bool is_clock_limit(std::string_view text) {
+  return text == "none" || text == "power cap" || text == "thermal" || text == "power cap, thermal";
+}
+
 std::string_view to_string(RowStatus status) {
   switch (status) {
     case RowStatus::kOk:
@@ -50,6 +54,13 @@ std::optional<RowStatus> parse_row_status(std::string_view text) {
         RowStatus::kCountersUnavailable, RowStatus::kError, RowStatus::kUnsupported})
     if (to_string(status) == text) return status;
   return std::nullopt;
+}
+
+double Timing::sm_clock_mhz() const {
+  if (sm_clock_timed_mhz > 0) return sm_clock_timed_mhz;
+  if (sm_clock_after_mhz <= 0) return 0;
+  return sm_clock_before_mhz > 0 ? (sm_clock_before_mhz + sm_clock_after_mhz) / 2
+                                 : sm_clock_after_mhz;
 }
 
 double Timing::median_seconds() const {

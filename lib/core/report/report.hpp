@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/core/domain/gpu_spec.hpp"
@@ -39,16 +40,31 @@ enum class RowStatus {
 std::string_view to_string(RowStatus status);
 std::optional<RowStatus> parse_row_status(std::string_view text);
 
+// The words Timing::clock_limit takes: "none", "power cap", "thermal", "power cap, thermal".
+bool is_clock_limit(std::string_view text);
+
 struct Timing {
   std::vector<double> samples_seconds;  // one per timed repetition, in order
-  double sm_clock_before_mhz = 0;       // 0 when unknown
+  // The SM clock (NVML) before the first timed launch and after the last: 0 when unknown.
+  double sm_clock_before_mhz = 0;
   double sm_clock_after_mhz = 0;
+  // While the timed launches ran: the median of the SM clock sampled every millisecond (NVML),
+  // 0 when unknown, and why the board held the clock below its maximum then ("power cap",
+  // "thermal", both, or "none"; empty when unknown). Under load an H200 sits at its power cap:
+  // its SM clock fell from 1.98 to ~1.53 GHz within a few launches of a long flash-v3 forward,
+  // while a reading after the launches could be back at 1.98 (2026-12-02).
+  double sm_clock_timed_mhz = 0;
+  std::string clock_limit{};
   // The sweep was timed in `rounds` interleaved rounds (every point once per round); round r
   // holds samples [floor(r·n / rounds), floor((r+1)·n / rounds)) of the n samples.
   int rounds = 1;
 
   // The samples of each round, in order; one group when rounds <= 1 or rounds > n.
   std::vector<std::vector<double>> round_samples() const;
+
+  // The SM clock the timed launches ran at, MHz: sm_clock_timed_mhz, else (reports before it)
+  // the mean of the readings before and after; 0 when unknown.
+  double sm_clock_mhz() const;
 
   double median_seconds() const;
   double min_seconds() const;

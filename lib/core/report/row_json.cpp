@@ -235,7 +235,10 @@ json row_json(const Row& row, const Report& report) {
                    {"sm_clock_before_mhz",
                     t.sm_clock_before_mhz > 0 ? json(t.sm_clock_before_mhz) : json(nullptr)},
                    {"sm_clock_after_mhz",
-                    t.sm_clock_after_mhz > 0 ? json(t.sm_clock_after_mhz) : json(nullptr)}};
+                    t.sm_clock_after_mhz > 0 ? json(t.sm_clock_after_mhz) : json(nullptr)},
+                   {"sm_clock_timed_mhz",
+                    t.sm_clock_timed_mhz > 0 ? json(t.sm_clock_timed_mhz) : json(nullptr)},
+                   {"clock_limit", t.clock_limit.empty() ? json(nullptr) : json(t.clock_limit)}};
   } else {
     r["timing"] = nullptr;
   }
@@ -332,6 +335,18 @@ Row row_from_json(const JsonReader& r, const json& j, const std::string& where) 
     timing.sm_clock_after_mhz = r.number_or_nan(t, tw, "sm_clock_after_mhz", kMeasuredClockMhz);
     if (std::isnan(timing.sm_clock_before_mhz)) timing.sm_clock_before_mhz = 0;
     if (std::isnan(timing.sm_clock_after_mhz)) timing.sm_clock_after_mhz = 0;
+    // Both optional: reports before 2026-12-02 have neither.
+    if (r.optional_member(t, tw, "sm_clock_timed_mhz") != nullptr) {
+      timing.sm_clock_timed_mhz = r.number_or_nan(t, tw, "sm_clock_timed_mhz", kMeasuredClockMhz);
+      if (std::isnan(timing.sm_clock_timed_mhz)) timing.sm_clock_timed_mhz = 0;
+    }
+    if (const json* limit = r.optional_member(t, tw, "clock_limit");
+        limit != nullptr && !limit->is_null()) {
+      timing.clock_limit = r.string(t, tw, "clock_limit");
+      if (!is_clock_limit(timing.clock_limit))
+        r.fail(key_path(tw, "clock_limit"),
+               "must be \"none\", \"power cap\", \"thermal\" or \"power cap, thermal\"");
+    }
     row.timing = std::move(timing);
   }
   const json& c = r.member(j, where, "counters");

@@ -1,0 +1,33 @@
+// NVML, loaded at run time (the driver ships libnvidia-ml.so.1; the toolkit's stub is not needed
+// at link time): the device handles and the few queries the tool makes. Every query answers
+// nullopt (or false) where NVML, the device or the query is not available; none throws.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace roofline::gpu::nvml {
+
+// NVML's handle of CUDA device `ordinal`, found by its PCI bus id; nullptr when NVML or the
+// device is not available.
+void* device_handle(int ordinal);
+// The handle of NVML's device 0 (before CUDA is initialised); nullptr when not available.
+void* first_device_handle();
+
+std::optional<std::string> name(void* handle);
+// The SM clock now, MHz.
+std::optional<unsigned> sm_clock_mhz(void* handle);
+// The energy the board has used since the driver loaded, millijoules.
+std::optional<std::uint64_t> energy_mj(void* handle);
+
+// Why the clocks are below their maximum now (nvmlClocksEventReasons bits; 0 when none).
+std::optional<std::uint64_t> clock_event_reasons(void* handle);
+// The bits of clock_event_reasons that mean the board held its clock down for power or heat.
+inline constexpr std::uint64_t kReasonSwPowerCap = 0x4;
+inline constexpr std::uint64_t kReasonHwSlowdown = 0x8;
+inline constexpr std::uint64_t kReasonSwThermal = 0x20;
+inline constexpr std::uint64_t kReasonHwThermal = 0x40;
+inline constexpr std::uint64_t kReasonHwPowerBrake = 0x80;
+
+}  // namespace roofline::gpu::nvml
