@@ -1,7 +1,8 @@
 // What the board did while a timed region ran: its SM clock, sampled through NVML every
 // millisecond on a thread of its own, and whether it held that clock down for power or heat.
 // An H200 running a long tensor kernel sits at its power cap: the clock then moves within the
-// region, so one reading before or after it says little (docs/methodology.md, "Clocks").
+// region, so one reading before or after it says little (docs/methodology.md, "Clocks while
+// timed").
 #pragma once
 
 #include <atomic>

@@ -116,7 +116,8 @@ const Column kColumns[] = {
     {"peak_tflops", "that ceiling's peak at the spec's clock, in 10¹² FLOP/s",
      [](C c) { return csv_number(c.a.peak_flops_per_second / 1e12); }},
     {"measured_sm_clock_mhz",
-     "SM clock measured during the counted ranges, in MHz (empty when not measured)",
+     "SM clock measured during the counted ranges, in MHz; without counters, the median "
+     "sampled while the launches were timed (empty when neither was measured)",
      [](C c) { return csv_number(c.a.measured_clock_hz / 1e6); }},
     {"compute_utilisation", "`tflops_per_s` ÷ `peak_tflops` (a fraction, not a percentage)",
      [](C c) { return csv_number(c.a.compute_utilisation); }},
