@@ -161,7 +161,8 @@ TEST_CASE("runner: the default counter set measures bytes and tensor FLOPs in on
   CHECK(result.rows[1].counters.at(quantity::kTensorWgmma) > 0);
 }
 
-TEST_CASE("runner: --settle runs each point before each round; the clock while timed is sampled") {
+TEST_CASE(
+    "runner: --settle runs each point before each round, and the clock while timed is sampled") {
   std::vector<gpu::SweepPoint> points = {{"flash-v2", workload(4096, false)}};
   points[0].workload.heads = 16;
   gpu::RunOptions options;

@@ -155,8 +155,8 @@ struct Comparison {
 Comparison compare_reports(const Report& base, const Report& head, const CompareOptions& options,
                            const std::string& base_origin, const std::string& head_origin);
 
-// Median measured SM clock over the report's rows, in MHz (counter sm_clock_hz, else the
-// timing's clocks); NaN when no row has one.
+// Median measured SM clock over the report's rows, in MHz (counter sm_clock_hz, else the mean of
+// the timing's readings before and after the launches); NaN when no row has one.
 double median_sm_clock_mhz(const Report& report);
 
 }  // namespace roofline
