@@ -296,7 +296,7 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   sub->add_option("--settle", options->settle,
                   "Seconds each point runs as timed before each of its timing rounds, so that "
                   "it is timed in the power and clock state it sets itself (a GPU at its power "
-                  "cap clocks down within milliseconds of a heavy kernel)")
+                  "cap clocks down under a heavy kernel, within a fraction of a second)")
       ->check(seconds_in(0, 60))
       ->capture_default_str();
   sub->add_flag("--verify", options->verify,

@@ -51,7 +51,7 @@ struct Timing {
   // While the timed launches ran: the median of the SM clock sampled every millisecond (NVML),
   // 0 when unknown, and why the board held the clock below its maximum then ("power cap",
   // "thermal", both, or "none"; empty when unknown). Under load an H200 sits at its power cap:
-  // its SM clock fell from 1.98 to ~1.53 GHz within a few launches of a long flash-v3 forward,
+  // its SM clock fell from 1.98 to 1.47-1.53 GHz under a flash-v3 forward run for a second,
   // while a reading after the launches could be back at 1.98 (2026-12-02).
   double sm_clock_timed_mhz = 0;
   std::string clock_limit{};
