@@ -1,18 +1,14 @@
 #include "lib/gpu/clock_sampler.hpp"
 
-#include <algorithm>
 #include <chrono>
 
+#include "lib/core/base/statistics.hpp"
 #include "lib/gpu/nvml.hpp"
 
 namespace roofline::gpu {
 
 double ClockSamples::median_mhz() const {
-  if (sm_clock_mhz.empty()) return 0;
-  std::vector<unsigned> sorted = sm_clock_mhz;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t n = sorted.size();
-  return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+  return sm_clock_mhz.empty() ? 0 : median(sm_clock_mhz);
 }
 
 std::string ClockSamples::limit() const {

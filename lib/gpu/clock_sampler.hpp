@@ -15,7 +15,7 @@ namespace roofline::gpu {
 
 // The samples of one point over all its timed regions.
 struct ClockSamples {
-  std::vector<unsigned> sm_clock_mhz;
+  std::vector<double> sm_clock_mhz;
   std::uint64_t reasons = 0;  // nvml clock-event reason bits seen in any sample
   bool reasons_known = false;
 

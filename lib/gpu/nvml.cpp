@@ -13,13 +13,11 @@ struct Library {
   using ByIndex = int (*)(unsigned, void**);
   using Name = int (*)(void*, char*, unsigned);
   using Clock = int (*)(void*, int, unsigned*);
-  using Energy = int (*)(void*, unsigned long long*);
   using Reasons = int (*)(void*, unsigned long long*);
   ByPci by_pci = nullptr;
   ByIndex by_index = nullptr;
   Name name = nullptr;
   Clock clock = nullptr;
-  Energy energy = nullptr;
   Reasons reasons = nullptr;
   bool ok = false;
 
@@ -31,7 +29,6 @@ struct Library {
     by_index = reinterpret_cast<ByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
     name = reinterpret_cast<Name>(dlsym(lib, "nvmlDeviceGetName"));
     clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-    energy = reinterpret_cast<Energy>(dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
     // The older name of the same query (drivers before 535 have only it).
     reasons = reinterpret_cast<Reasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
     if (reasons == nullptr)
@@ -78,13 +75,6 @@ std::optional<unsigned> sm_clock_mhz(void* handle) {
   if (handle == nullptr || n.clock == nullptr || n.clock(handle, kNvmlClockSm, &mhz) != 0)
     return std::nullopt;
   return mhz;
-}
-
-std::optional<std::uint64_t> energy_mj(void* handle) {
-  Library& n = library();
-  unsigned long long mj = 0;
-  if (handle == nullptr || n.energy == nullptr || n.energy(handle, &mj) != 0) return std::nullopt;
-  return mj;
 }
 
 std::optional<std::uint64_t> clock_event_reasons(void* handle) {

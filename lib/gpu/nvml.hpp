@@ -18,8 +18,6 @@ void* first_device_handle();
 std::optional<std::string> name(void* handle);
 // The SM clock now, MHz.
 std::optional<unsigned> sm_clock_mhz(void* handle);
-// The energy the board has used since the driver loaded, millijoules.
-std::optional<std::uint64_t> energy_mj(void* handle);
 
 // Why the clocks are below their maximum now (nvmlClocksEventReasons bits; 0 when none).
 std::optional<std::uint64_t> clock_event_reasons(void* handle);

@@ -182,6 +182,9 @@ class SweepRunner {
                                 row.workload.label() + ": " + row.message);
   }
 
+  // The SM clock now, through the NVML handle found once (0 without NVML).
+  double clock_now_mhz() const { return nvml::sm_clock_mhz(nvml_).value_or(0); }
+
   int rounds() const { return std::clamp(options_.rounds, 1, std::max(options_.reps, 1)); }
 
   // Repetitions of round `round`: the reps split as evenly as Timing::round_samples reads them.
@@ -230,7 +233,7 @@ class SweepRunner {
     constexpr int kCalibrationLaunches = 7;
     const double alone = median_launch_seconds(i, kCalibrationLaunches, std::nullopt);
     const double gap = std::max(0.0, median_launch_seconds(i, kCalibrationLaunches, 0) - alone);
-    double clock_mhz = current_sm_clock_mhz(options_.device);
+    double clock_mhz = clock_now_mhz();
     if (!(clock_mhz > 0)) {
       int khz = 0;
       ROOFLINE_CUDA_CALL(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, options_.device));
@@ -262,7 +265,7 @@ class SweepRunner {
     const int warmup = round == 0 ? options_.warmup : std::min(options_.warmup, 1);
     for (int w = 0; w < warmup; ++w) launcher_.launch(i);
     if (options_.settle_seconds > 0) settle(i);
-    if (round == 0) timing.sm_clock_before_mhz = current_sm_clock_mhz(options_.device);
+    if (round == 0) timing.sm_clock_before_mhz = clock_now_mhz();
     const auto delay = delay_cycles_.find(i);
     Event start, stop;
     const bool mark =
@@ -288,7 +291,7 @@ class SweepRunner {
     }
     sampler.stop();
     if (round == rounds() - 1) {
-      timing.sm_clock_after_mhz = current_sm_clock_mhz(options_.device);
+      timing.sm_clock_after_mhz = clock_now_mhz();
       timing.sm_clock_timed_mhz = clocks.median_mhz();
       timing.clock_limit = clocks.limit();
     }

@@ -225,14 +225,11 @@ double median_sm_clock_mhz(const Report& report) {
     const double hz = counter(row, quantity::kSmClock);
     if (hz > 0) {
       clocks.push_back(hz / 1e6);
-    } else if (row.timing && row.timing->sm_clock_after_mhz > 0) {
+    } else if (row.timing && row.timing->sm_clock_around_mhz() > 0) {
       // The readings around the launches, not the median while timed: every report has them
       // (those before 2026-12-02 have no other), and the false-alarm rates of the gate were
       // measured on them (docs/results/2026-11-30-h200-gate-rates.md).
-      const Timing& t = *row.timing;
-      clocks.push_back(t.sm_clock_before_mhz > 0
-                           ? (t.sm_clock_before_mhz + t.sm_clock_after_mhz) / 2
-                           : t.sm_clock_after_mhz);
+      clocks.push_back(row.timing->sm_clock_around_mhz());
     }
   }
   return median(std::move(clocks));

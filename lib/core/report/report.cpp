@@ -56,11 +56,14 @@ std::optional<RowStatus> parse_row_status(std::string_view text) {
   return std::nullopt;
 }
 
-double Timing::sm_clock_mhz() const {
-  if (sm_clock_timed_mhz > 0) return sm_clock_timed_mhz;
+double Timing::sm_clock_around_mhz() const {
   if (sm_clock_after_mhz <= 0) return 0;
   return sm_clock_before_mhz > 0 ? (sm_clock_before_mhz + sm_clock_after_mhz) / 2
                                  : sm_clock_after_mhz;
+}
+
+double Timing::sm_clock_mhz() const {
+  return sm_clock_timed_mhz > 0 ? sm_clock_timed_mhz : sm_clock_around_mhz();
 }
 
 double Timing::median_seconds() const {

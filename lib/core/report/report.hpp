@@ -62,8 +62,11 @@ struct Timing {
   // The samples of each round, in order; one group when rounds <= 1 or rounds > n.
   std::vector<std::vector<double>> round_samples() const;
 
+  // The mean of the readings before and after the launches (the one after alone when there is
+  // no reading before), MHz; 0 when unknown.
+  double sm_clock_around_mhz() const;
   // The SM clock the timed launches ran at, MHz: sm_clock_timed_mhz, else (reports before it)
-  // the mean of the readings before and after; 0 when unknown.
+  // sm_clock_around_mhz(); 0 when unknown.
   double sm_clock_mhz() const;
 
   double median_seconds() const;
