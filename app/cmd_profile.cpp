@@ -30,6 +30,8 @@ struct ProfileCommandOptions {
   std::string cache = "cold";
   std::string replay =  // the default is ProfileOptions's
       ProfileOptions{}.replay == ReplayMode::kBatch ? "batch" : "launch";
+  std::string graph_nodes =  // the default is ProfileOptions's
+      std::string(to_string(ProfileOptions{}.graph_nodes));
   std::string kernel_regex;
   std::int64_t launch_skip = 0;
   std::int64_t launch_count = -1;
@@ -77,6 +79,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   profile.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
   profile.cache = options.cache == "warm" ? CacheControl::kWarm : CacheControl::kCold;
   profile.replay = options.replay == "launch" ? ReplayMode::kPerLaunch : ReplayMode::kBatch;
+  profile.graph_nodes = *parse_graph_nodes(options.graph_nodes);  // checked by CLI11
   profile.kernel_regex = options.kernel_regex;
   profile.launch_skip = options.launch_skip;
   profile.launch_count = options.launch_count;
@@ -139,7 +142,11 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
                                      "replay, ") +
                               std::to_string(with_device->counter_passes) +
                               " pass(es), counter set " + with_device->counter_set + ", cache " +
-                              options.cache;
+                              options.cache + "; graph nodes " + options.graph_nodes +
+                              (options.graph_nodes == "counted" && with_device->counter_passes == 1
+                                   ? " (each graph launch in a pass of its own, every kernel "
+                                     "node a range, L2 carried from node to node)"
+                                   : "");
     report.specs.push_back(*spec);
     for (const ProcessRecords& p : processes)
       for (Row row : p.rows) {
@@ -197,10 +204,18 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                   "always so for --counter-set full)")
       ->check(CLI::IsMember({"batch", "launch"}))
       ->capture_default_str();
+  sub->add_option("--graph-nodes", options->graph_nodes,
+                  "counted: a row per node of each CUDA graph launch, each kernel node counted on "
+                  "its own (one-pass counter sets; else timed); timed: a row per node with its "
+                  "time, the graph counted as one range; off: the graph launch is one row")
+      ->check(CLI::IsMember({"counted", "timed", "off"}))
+      ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
-                  "Profile only kernels whose demangled name matches (ECMAScript, search)")
+                  "Profile only kernels whose demangled name matches (ECMAScript, search); in "
+                  "CUDA graphs, the nodes that match")
       ->type_name("REGEX");
-  sub->add_option("--launch-skip", options->launch_skip, "Skip the first N matching launches")
+  sub->add_option("--launch-skip", options->launch_skip,
+                  "Skip the first N matching launches (a graph launch counts as one)")
       ->type_name("N")
       ->check(decimal_in(0, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();

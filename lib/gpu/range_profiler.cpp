@@ -27,6 +27,7 @@
 namespace roofline::gpu {
 namespace {
 
+using cupti::Collection;
 using cupti::CounterDataImage;
 using cupti::moved_from;
 using cupti::ProfilerSession;
@@ -105,7 +106,7 @@ struct RangeProfiler::Impl {
                           "no current CUDA context on device " + std::to_string(device));
     }
     session->open(context, cu_device, device, metrics);
-    image = session->image(static_cast<std::size_t>(max_ranges), /*user_ranges=*/true);
+    image = session->image(static_cast<std::size_t>(max_ranges), Collection::kUserRanges);
     configure();
   }
 
@@ -238,32 +239,43 @@ const std::vector<std::uint8_t>& RangeProfiler::counter_data_image() const {
 // KernelRangeProfiler
 
 namespace {
-// Ranges one start()..stop() can hold. A kernel launch is one range; a graph launch one per
-// kernel node. The counter-data image is sized for them, and CUPTI initialises the whole image
-// before each start (about 150 KB a range with the default set: 512 ranges took ~12 ms a
-// launch on the H200's host, more than the evaluation), so kernel launches get a small image
-// and graph launches a large one, made on first use.
+// Ranges one start() can hold: a kernel launch is one range (kernel replay). The counter-data
+// image is sized for them, and CUPTI initialises the whole image before each start (about
+// 150 KB a range with the default set: 512 ranges took ~12 ms a launch on the H200's host, more
+// than the evaluation), so each kind of pass has an image of its own, made on first use.
 constexpr std::size_t kRangesPerKernelLaunch = 4;
-constexpr std::size_t kRangesPerGraphLaunch = 512;
 }  // namespace
 
 struct KernelRangeProfiler::Impl {
   void open(CUcontext context, int cu_device, const std::vector<std::string>& metrics) {
     session = std::make_unique<ProfilerSession>("range profiler");
     session->open(context, static_cast<CUdevice>(cu_device), cu_device, metrics);
-    kernel_image = make_image(kRangesPerKernelLaunch, /*user_ranges=*/false);
+    kernel_image = make_image(kRangesPerKernelLaunch, Collection::kKernelReplay);
     use(kernel_image);
   }
 
-  // An initialised image for `ranges` ranges (user range and user replay for a batch image).
-  CounterDataImage make_image(std::size_t ranges, bool user_ranges) {
-    CounterDataImage image = session->image(ranges, user_ranges);
+  // An initialised image for `ranges` ranges, collected as `collection` says.
+  CounterDataImage make_image(std::size_t ranges, Collection collection) {
+    CounterDataImage image = session->image(ranges, collection);
     session->initialize(image);
     return image;
   }
 
-  // Makes `image` (initialised) the one the next start() collects into: auto range and
-  // kernel replay, or user range and user replay for a batch image.
+  // An image of `collection` with room for `ranges` in `slot`, made anew when it has another
+  // size, made current (SetConfig) either way: every user-replay pass needs SetConfig before
+  // its start (see begin_batch).
+  void use_sized(std::unique_ptr<CounterDataImage>& slot, std::size_t ranges,
+                 Collection collection) {
+    if (slot == nullptr || slot->ranges != ranges) {
+      auto image = std::make_unique<CounterDataImage>(make_image(ranges, collection));
+      if (current == slot.get()) current = nullptr;
+      slot = std::move(image);
+    }
+    use(*slot);
+  }
+
+  // Makes `image` (initialised) the one the next start() collects into, in its collection
+  // mode.
   void use(CounterDataImage& image) {
     session->set_config(image);
     current = &image;
@@ -271,12 +283,29 @@ struct KernelRangeProfiler::Impl {
 
   void initialize(CounterDataImage& image) { session->initialize(image); }
 
+  void require_idle(const char* call) const {
+    if (session->started() || stopped || decoded) {
+      throw ProfilerError(ProfilerErrorKind::kOther,
+                          std::string("KernelRangeProfiler::") + call +
+                              " called before the last pass's stop, decode and evaluate");
+    }
+  }
+
+  // User replay cannot replay another program's work: its passes must be one.
+  void require_one_pass(const std::string& what) const {
+    if (session->passes() != 1) {
+      throw ProfilerError(ProfilerErrorKind::kOther,
+                          what + " needs a one-pass counter set; this one needs " +
+                              std::to_string(session->passes()) + " passes (use kernel replay)");
+    }
+  }
+
   std::unique_ptr<ProfilerSession> session;
   CounterDataImage kernel_image;
-  std::unique_ptr<CounterDataImage> graph_image;  // made for the first graph launch
-  std::unique_ptr<CounterDataImage> batch_image;  // made for the first batch
-  CounterDataImage* current = nullptr;            // the image SetConfig was last given
-  bool batch = false;                             // the started pass is a batch (begin_batch)
+  std::unique_ptr<CounterDataImage> kernels_image;  // made for the first start_kernels
+  std::unique_ptr<CounterDataImage> batch_image;    // made for the first batch
+  CounterDataImage* current = nullptr;              // the image SetConfig was last given
+  bool batch = false;  // the started pass is a batch (begin_batch)
   std::size_t batch_pushed = 0;                   // ranges pushed in the open batch
   bool stopped = false;                           // stopped, not decoded yet
   bool decoded = false;                           // decoded, not evaluated yet
@@ -303,18 +332,23 @@ const std::string& KernelRangeProfiler::chip() const {
   return impl_->session->chip();
 }
 
-void KernelRangeProfiler::start(bool graph) {
+void KernelRangeProfiler::start() {
   if (impl_ == nullptr) moved_from("KernelRangeProfiler");
   Impl& s = *impl_;
-  if (s.session->started() || s.stopped || s.decoded) {
-    throw ProfilerError(ProfilerErrorKind::kOther,
-                        "KernelRangeProfiler::start called before the last start's "
-                        "stop, decode and evaluate");
-  }
-  if (graph && s.graph_image == nullptr)
-    s.graph_image = std::make_unique<CounterDataImage>(s.make_image(kRangesPerGraphLaunch, false));
-  CounterDataImage& image = graph ? *s.graph_image : s.kernel_image;
-  if (s.current != &image) s.use(image);
+  s.require_idle("start");
+  if (s.current != &s.kernel_image) s.use(s.kernel_image);
+  s.session->start();
+  s.batch = false;
+}
+
+void KernelRangeProfiler::start_kernels(std::size_t ranges) {
+  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
+  Impl& s = *impl_;
+  s.require_idle("start_kernels");
+  s.require_one_pass("a pass of kernel ranges");
+  if (ranges < 1)
+    throw ProfilerError(ProfilerErrorKind::kOther, "a pass needs room for at least one range");
+  s.use_sized(s.kernels_image, ranges, Collection::kKernels);
   s.session->start();
   s.batch = false;
 }
@@ -322,28 +356,15 @@ void KernelRangeProfiler::start(bool graph) {
 void KernelRangeProfiler::begin_batch(std::size_t ranges) {
   if (impl_ == nullptr) moved_from("KernelRangeProfiler");
   Impl& s = *impl_;
-  if (s.session->started() || s.stopped || s.decoded) {
-    throw ProfilerError(ProfilerErrorKind::kOther,
-                        "KernelRangeProfiler::begin_batch called before the last start's "
-                        "stop, decode and evaluate");
-  }
-  if (s.session->passes() != 1) {
-    throw ProfilerError(ProfilerErrorKind::kOther,
-                        "a batch needs a one-pass counter set; this one needs " +
-                            std::to_string(s.session->passes()) + " passes (use kernel replay)");
-  }
+  s.require_idle("begin_batch");
+  s.require_one_pass("a batch");
   if (ranges < 1)
     throw ProfilerError(ProfilerErrorKind::kOther, "a batch needs room for at least one range");
-  if (s.batch_image == nullptr || s.batch_image->ranges != ranges) {
-    auto image = std::make_unique<CounterDataImage>(s.make_image(ranges, /*user_ranges=*/true));
-    if (s.current == s.batch_image.get()) s.current = nullptr;
-    s.batch_image = std::move(image);
-  }
   // SetConfig before every batch, as RangeProfiler does before every sweep of user replay:
   // with SetConfig only before the first, every later batch came back on the H200 with its
   // ranges named but no values (a session whose passes were all submitted seems to collect
   // nothing more until it is configured again).
-  s.use(*s.batch_image);
+  s.use_sized(s.batch_image, ranges, Collection::kUserRanges);
   s.session->start();
   s.batch = true;
   s.batch_pushed = 0;
@@ -414,7 +435,9 @@ void KernelRangeProfiler::decode() {
         ProfilerErrorKind::kOther,
         std::to_string(dropped) + " kernel ranges were dropped: more than " +
             std::to_string(s.current->ranges) +
-            (s.current->user_ranges ? " ranges in one batch" : " kernels in one launch"));
+            (s.current->collection == Collection::kUserRanges ? " ranges in one batch"
+             : s.current->collection == Collection::kKernels  ? " kernels in one pass"
+                                                               : " kernels in one launch"));
   }
   s.decoded = true;
 }

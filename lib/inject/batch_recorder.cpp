@@ -99,7 +99,7 @@ void BatchRecorder::end(Session& session) {
     else
       rows_.record_ranges(
           session, b.launch, {*found->second},
-          rows_.take_gpu_time(b.launch, b.correlation, b.window_start, b.window_end),
+          rows_.take_activity(b.launch, b.correlation, b.window_start, b.window_end),
           Around::kUserRange);
   }
   session.batched.clear();

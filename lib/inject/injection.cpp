@@ -15,9 +15,16 @@
 // Launches not chosen run as usual, but also take the lock while any launch is left to
 // profile, so that no other thread's kernel falls into a measured range. The counters are
 // taken and handed over between the run's processes by counter_handover.hpp; a launch's time
-// comes from its kernels' activity records (launch_rows.hpp). A CUDA graph launch is never
-// kernel-replayed: that made a PyTorch program's graph replay fail ("an illegal instruction
-// was encountered") on the H200; outside a batch it is timed only.
+// comes from its kernels' activity records (launch_rows.hpp).
+//
+// A CUDA graph launch gets a row per node (graph_rows.hpp) with --graph-nodes counted (the
+// default) or timed. Counted, with a one-pass set, the launch runs in a pass of its own in
+// which every kernel is a range (auto range and user replay: nothing is replayed, the kernels
+// run once, serialised). It is never kernel-replayed: that made a PyTorch program's graph
+// replay fail ("an illegal instruction was encountered") on the H200. Timed, it is one range
+// of a batch (or timed with events) and its nodes are timed by their activity records. The
+// resource callbacks of graph nodes carry each node's NVTX ranges from its capture to its
+// replays (graph_catalog.hpp).
 //
 // Every failure is a record (profile_protocol.hpp), never an exception across the driver: the
 // program then goes on unprofiled. The end record carries the seconds spent in each phase
@@ -31,6 +38,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +57,8 @@
 #include "lib/inject/batch_recorder.hpp"
 #include "lib/inject/counter_handover.hpp"
 #include "lib/inject/driver.hpp"
+#include "lib/inject/graph_catalog.hpp"
+#include "lib/inject/graph_rows.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/launch_rows.hpp"
 #include "lib/inject/launch_site.hpp"
@@ -90,6 +100,7 @@ struct Measuring {
   std::string range;
   bool timing_only = false;  // no counters for this launch: `why` says why
   std::string why;
+  bool graph_counted = false;  // a graph launch counted node by node (a pass of kernel ranges)
   Clock::time_point kernel_start;
   std::uint32_t correlation = 0;   // of its driver call: its kernels' activity records
   std::uint64_t window_start = 0;  // CUPTI timestamp just before the launch
@@ -97,10 +108,27 @@ struct Measuring {
 
 // Kernel replay of a CUDA graph launch (auto range) made a PyTorch program's graph replay fail
 // with "an illegal instruction was encountered" on the H200 (CUPTI 13.0); graph launches are
-// therefore never kernel-replayed, and only batches (one-pass user ranges) count them.
+// therefore never kernel-replayed: with a set of several passes they are timed only.
 constexpr const char* kGraphNotReplayed =
-    "a CUDA graph launch is never kernel-replayed (kernel replay of graph launches broke "
-    "programs): kernel time only; --replay batch with the default counter set counts it";
+    "a CUDA graph launch is never replayed (kernel replay of graph launches broke programs), "
+    "and this counter set needs several passes: kernel time only; the default counter set "
+    "counts it";
+
+// Kernel ranges one pass of a counted graph launch holds: with room for more, CUPTI 13.0 on the
+// H200 gave back the first 256 ranges of a user-replay pass and dropped the rest without a word.
+constexpr std::size_t kMaxNodeRanges = 256;
+
+// The --kernel-regex, compiled once (nullopt: none).
+std::optional<std::regex> compile_regex(const std::string& pattern) {
+  if (pattern.empty()) return std::nullopt;
+  return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+}
+
+std::string join_ranges(const std::vector<std::string>& ranges) {
+  std::string out;
+  for (std::size_t i = 0; i < ranges.size(); ++i) out += (i == 0 ? "" : " / ") + ranges[i];
+  return out;
+}
 
 void on_exit_read_batch();  // the batch reader's exit handler (after the class)
 
@@ -109,6 +137,9 @@ thread_local bool t_inside = false;
 thread_local std::vector<std::string> t_nvtx;
 thread_local std::optional<Measuring> t_measuring;
 thread_local bool t_holds_lock = false;
+// The kernel a launch into a capturing stream is capturing (demangled), for the node the
+// capture creates inside that launch call; empty outside such a call.
+thread_local std::string t_capturing_kernel;
 
 class Injection {
  public:
@@ -117,14 +148,14 @@ class Injection {
       : options_(std::move(options)),
         driver_(driver),
         process_(process_name()),
+        regex_(compile_regex(options_.kernel_regex)),
         recorder_(std::move(records)),
-        rows_(driver, recorder_, options_.counter_set, std::move(no_activity)),
+        graphs_(recorder_, catalog_, options_.counter_set, regex_ ? &*regex_ : nullptr),
+        rows_(driver, recorder_, options_.counter_set, std::move(no_activity), graphs_,
+              options_.graph_nodes),
         batches_(driver, recorder_, rows_, options_.replay, on_exit_read_batch),
         handover_(driver, recorder_, batches_, options_.counter_set, options_.cache,
-                  std::move(run_dir), launch_mutex_) {
-    if (!options_.kernel_regex.empty())
-      regex_.emplace(options_.kernel_regex, std::regex::ECMAScript | std::regex::optimize);
-  }
+                  std::move(run_dir), launch_mutex_) {}
 
   void fail(ProfileErrorKind kind, const std::string& message) {
     recorder_.record(error_record(kind, message));
@@ -162,6 +193,36 @@ class Injection {
     }
   }
 
+  // CUPTI's resource callbacks of graphs: where each node came from (graph_catalog.hpp).
+  void on_graph(CUpti_CallbackId id, const CUpti_GraphData& g) {
+    std::uint64_t node = 0;
+    switch (id) {
+      case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
+        if (g.node != nullptr && cuptiGetGraphNodeId(g.node, &node) == CUPTI_SUCCESS)
+          catalog_.created(node, {join_ranges(t_nvtx), t_capturing_kernel});
+        break;
+      case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: {
+        std::uint64_t original = 0;
+        if (g.node != nullptr && g.originalNode != nullptr &&
+            cuptiGetGraphNodeId(g.node, &node) == CUPTI_SUCCESS &&
+            cuptiGetGraphNodeId(g.originalNode, &original) == CUPTI_SUCCESS)
+          catalog_.cloned(node, original, g.nodeType == CU_GRAPH_NODE_TYPE_KERNEL);
+        break;
+      }
+      case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING:
+        catalog_.exec_starting();
+        break;
+      case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED: {
+        std::uint32_t exec = 0;
+        if (g.graphExec != nullptr && cuptiGetGraphExecId(g.graphExec, &exec) == CUPTI_SUCCESS)
+          catalog_.exec_created(exec);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
   void on_context_destroy(CUcontext context) {
     const auto lock = handover_.lock();
     handover_.close(context);
@@ -171,17 +232,26 @@ class Injection {
     if (!active_.load()) return;
     const std::optional<LaunchSite> site = launch_site(id, cb->functionParams);
     if (!site) return;
-    // A launch into a capturing stream builds a graph; it runs later, as a graph launch.
+    // A launch into a capturing stream builds a graph; it runs later, as a graph launch. The
+    // node it creates learns its kernel here (on_graph, inside this call).
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     if (site->stream != nullptr &&
         driver_.stream_is_capturing(site->stream, &capture) == CUDA_SUCCESS &&
-        capture != CU_STREAM_CAPTURE_STATUS_NONE)
+        capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+      if (!site->graph) t_capturing_kernel = demangle(cb->symbolName);
       return;
+    }
+    // A graph launch: its executable graph's nodes, as its instantiation reported them.
+    std::optional<GraphExecNodes> exec;
+    std::uint32_t exec_id = 0;
+    if (site->graph && site->graph_exec != nullptr &&
+        cuptiGetGraphExecId(site->graph_exec, &exec_id) == CUPTI_SUCCESS)
+      exec = catalog_.exec_nodes(exec_id);
     launch_mutex_.lock();
     t_holds_lock = true;
     const std::int64_t index = launches_++;
     const std::string demangled = site->graph ? "CUDA graph" : demangle(cb->symbolName);
-    if (regex_ && !std::regex_search(demangled, *regex_)) return;
+    if (regex_ && !matches(*site, demangled, exec)) return;
     if (matched_++ < options_.launch_skip) return;
     if (options_.launch_count >= 0 && profiled_ >= options_.launch_count) return;
 
@@ -215,10 +285,7 @@ class Injection {
       const auto lock = handover_.lock();
       Session& session = handover_.session_for(cb->context);
       m.timing_only = !handover_.take_counters(session, &m.why);
-      if (!m.timing_only && site->graph && !batches_.takes(session)) {
-        m.timing_only = true;
-        m.why = kGraphNotReplayed;
-      }
+      if (!m.timing_only && site->graph) choose_graph_measure(session, exec, m);
       // The module's load (lazy by default) before the flush and the range: not the kernel's.
       if (site->function != nullptr) load_function(driver_, site->function);
       if (options_.cache == CacheControl::kCold && session.flush) {
@@ -228,11 +295,13 @@ class Injection {
       }
       if (!m.timing_only) {
         try {
-          if (batches_.takes(session)) {
+          if (m.graph_counted) {
+            start_node_pass(session, exec ? exec->kernel_nodes : kMaxNodeRanges);
+          } else if (batches_.takes(session)) {
             m.range = batches_.begin_range(session);
             m.batched = true;
           } else {
-            start_pass(session, site->graph);
+            start_pass(session);
           }
         } catch (const gpu::ProfilerError& error) {
           if (error.kind() == gpu::ProfilerErrorKind::kMultipleSubscribers) {
@@ -268,6 +337,7 @@ class Injection {
   }
 
   void on_launch_exit(const CUpti_CallbackData* cb) {
+    t_capturing_kernel.clear();
     if (t_measuring) {
       Measuring m = std::move(*t_measuring);
       t_measuring.reset();
@@ -275,6 +345,8 @@ class Injection {
       ++profiled_;
       if (m.timing_only)
         finish_timing_only(m, cb);
+      else if (m.graph_counted)
+        finish_graph_counted(m, cb);
       else if (m.batched)
         finish_batched(m, cb);
       else
@@ -354,12 +426,23 @@ class Injection {
     }
     recorder_.add_phase("events", seconds_since(t));
     handover_.record_device(*session, 0);
+    const std::optional<LaunchActivity> activity =
+        rows_.activity_of(m.launch, m.correlation, m.window_start);
+    if (m.launch.graph && rows_.graph_nodes()) {
+      rows_.record_timed_graph(*session, m.launch, seconds, activity, m.why);
+      return;
+    }
     // The events bracket the launch on its stream; the activity record holds the kernel alone.
     std::map<std::string, double> counters{{quantity::kGpuTime, seconds}};
     std::string message = m.why;
-    rows_.apply_gpu_time(counters, rows_.gpu_time(m.launch, m.correlation, m.window_start), message,
-                         Around::kEvents, false);
-    recorder_.record(launch_record(m.launch, RowStatus::kCountersUnavailable, message, counters));
+    KernelLaunch launch = m.launch;
+    const std::optional<LaunchGpuTime> time = gpu_time_of(activity);
+    if (time && time->kernels > 0) {
+      launch.gpu_start_ns = static_cast<std::int64_t>(time->first_start_ns);
+      launch.gpu_end_ns = static_cast<std::int64_t>(time->last_end_ns);
+    }
+    rows_.apply_gpu_time(counters, time, message, Around::kEvents, false);
+    recorder_.record(launch_record(launch, RowStatus::kCountersUnavailable, message, counters));
   }
 
   // The exit of a launch measured by kernel replay: stops its pass and writes its rows.
@@ -382,7 +465,8 @@ class Injection {
       return;
     }
     rows_.record_ranges(*session, launch, ranges,
-                        rows_.gpu_time(launch, m.correlation, m.window_start), Around::kAutoRange);
+                        rows_.activity_of(launch, m.correlation, m.window_start),
+                        Around::kAutoRange);
     recorder_.add_phase("record", seconds_since(t));
   }
 
@@ -400,11 +484,90 @@ class Injection {
 
   // Starts a pass for this launch alone (auto range, kernel replay); an open batch ends first.
   // Throws gpu::ProfilerError.
-  void start_pass(Session& session, bool graph) {
+  void start_pass(Session& session) {
     batches_.end(session);
     const Clock::time_point t = Clock::now();
-    session.counters->start(graph);
+    session.counters->start();
     recorder_.add_phase("start", seconds_since(t));
+  }
+
+  // Starts the pass of a graph launch counted node by node, with room for `kernel_nodes`
+  // ranges; an open batch ends first, and the flush has finished (it must not be a range).
+  // Throws gpu::ProfilerError.
+  void start_node_pass(Session& session, std::size_t kernel_nodes) {
+    batches_.end(session);
+    const Clock::time_point t = Clock::now();
+    synchronize_context(driver_);
+    session.counters->start_kernels(std::max<std::size_t>(kernel_nodes, 1));
+    recorder_.add_phase("start", seconds_since(t));
+  }
+
+  // True when a launch passes --kernel-regex: a kernel by its name; a graph launch when one of
+  // its kernel nodes does, or one of them is not known from its capture (its node rows are
+  // filtered by name after it ran, graph_rows.hpp).
+  bool matches(const LaunchSite& site, const std::string& demangled,
+               const std::optional<GraphExecNodes>& exec) const {
+    if (!site.graph) return std::regex_search(demangled, *regex_);
+    if (!exec || !rows_.graph_nodes()) return true;
+    return std::any_of(exec->kernels.begin(), exec->kernels.end(), [this](const std::string& k) {
+      return k.empty() || std::regex_search(k, *regex_);
+    });
+  }
+
+  // How a graph launch with counters is measured (m.graph_counted, or a batch's range, or
+  // timed only with m.why).
+  void choose_graph_measure(const Session& session, const std::optional<GraphExecNodes>& exec,
+                            Measuring& m) const {
+    const bool one_pass = session.counters != nullptr && session.counters->num_passes() == 1;
+    const bool fits = !exec || exec->kernel_nodes <= kMaxNodeRanges;
+    if (options_.graph_nodes == GraphNodes::kCounted && one_pass && fits) {
+      m.graph_counted = true;
+      return;
+    }
+    if (!batches_.takes(session)) {
+      m.timing_only = true;
+      m.why = one_pass ? "a CUDA graph launch is never kernel-replayed (--replay launch): kernel "
+                         "time only; --graph-nodes counted or --replay batch counts it"
+                       : kGraphNotReplayed;
+    }
+    if (options_.graph_nodes == GraphNodes::kCounted && one_pass && !fits)
+      m.why = std::to_string(exec->kernel_nodes) +
+              " kernel nodes: more than one counter pass holds (" +
+              std::to_string(kMaxNodeRanges) + "), so the graph was counted as a whole";
+  }
+
+  // The exit of a graph launch counted node by node: its pass ends, its rows are written.
+  void finish_graph_counted(const Measuring& m, const CUpti_CallbackData* cb) {
+    const auto lock = handover_.lock();
+    Session* session = handover_.session();
+    if (session == nullptr || session->counters == nullptr) return;
+    // The graph's kernels end before the pass stops.
+    synchronize_context(driver_);
+    const std::uint64_t window_end = KernelActivity::now_ns();
+    std::vector<gpu::RangeValues> ranges;
+    std::string lost;
+    try {
+      ranges = rows_.read_counters(*session->counters);
+    } catch (const gpu::ProfilerError& error) {
+      lost = std::string("its counters were lost: ") + error.what();
+    }
+    if (const CUresult result = launch_result(cb); result != CUDA_SUCCESS) {
+      recorder_.record(launch_record(m.launch, RowStatus::kError,
+                                     driver_.describe(cb->functionName, result), {}));
+      return;
+    }
+    const Clock::time_point t = Clock::now();
+    rows_.flush_activity();
+    const std::optional<LaunchActivity> activity =
+        rows_.take_activity(m.launch, m.correlation, m.window_start, window_end);
+    if (lost.empty()) {
+      rows_.record_counted_graph(*session, m.launch, ranges, activity);
+    } else {
+      const std::optional<LaunchGpuTime> time = gpu_time_of(activity);
+      rows_.record_timed_graph(*session, m.launch, time ? time->seconds : std::nan(""), activity,
+                               lost);
+    }
+    recorder_.add_phase("record", seconds_since(t));
   }
 
   ProfileOptions options_;
@@ -419,6 +582,8 @@ class Injection {
   std::int64_t matched_ = 0;
   std::int64_t profiled_ = 0;
   Recorder recorder_;
+  GraphCatalog catalog_;
+  GraphRows graphs_;
   LaunchRows rows_;
   BatchRecorder batches_;
   CounterHandover handover_;
@@ -435,10 +600,16 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
       case CUPTI_CB_DOMAIN_NVTX:
         g_injection->on_nvtx(id, static_cast<const CUpti_NvtxData*>(data));
         break;
-      case CUPTI_CB_DOMAIN_RESOURCE:
-        if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-          g_injection->on_context_destroy(static_cast<const CUpti_ResourceData*>(data)->context);
+      case CUPTI_CB_DOMAIN_RESOURCE: {
+        const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+        if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+          g_injection->on_context_destroy(resource->context);
+        } else if (resource->resourceDescriptor != nullptr) {
+          // Graph callbacks carry their CUpti_GraphData there (as CUPTI's graph samples read it).
+          g_injection->on_graph(id, *static_cast<const CUpti_GraphData*>(resource->resourceDescriptor));
+        }
         break;
+      }
       case CUPTI_CB_DOMAIN_DRIVER_API: {
         const auto* cb = static_cast<const CUpti_CallbackData*>(data);
         if (cb->callbackSite == CUPTI_API_ENTER)
@@ -511,7 +682,7 @@ bool start() {
   ProfileOptions options;
   try {
     options = options_from_environment();
-    if (!options.kernel_regex.empty()) std::regex check(options.kernel_regex);
+    compile_regex(options.kernel_regex);  // a malformed pattern fails here, not in a callback
   } catch (const std::exception& error) {
     records->append(error_record(ProfileErrorKind::kInternal, error.what()));
     return false;
@@ -542,8 +713,11 @@ bool start() {
       g_injection->fail(ProfileErrorKind::kInternal, cupti_error("cuptiEnableCallback", r));
       return false;
     }
-  cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                      CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  for (CUpti_CallbackId id :
+       {CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+        CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING,
+        CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED})
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, id);
   cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);  // without NVTX: no range names
   std::atexit(on_process_exit);
   pthread_atfork(nullptr, nullptr, on_fork_child);

@@ -26,22 +26,71 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
   *max_records = 0;  // as many as fit
 }
 
+const char* copy_kind_name(std::uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "";
+  }
+}
+
 void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                std::size_t, std::size_t valid) {
   KernelActivity& activity = KernelActivity::instance();
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-        record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
-      continue;
-    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
     KernelExecution e;
-    e.start_ns = k->start;
-    e.end_ns = k->end;
-    e.submitted_ns = k->submitted;
-    e.correlation = k->correlationId;
-    e.graph_node = k->graphNodeId;
-    if (k->name != nullptr) e.name = k->name;
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      e.start_ns = k->start;
+      e.end_ns = k->end;
+      e.submitted_ns = k->submitted;
+      e.correlation = k->correlationId;
+      e.graph_node = k->graphNodeId;
+      e.graph_id = k->graphId;
+      if (k->name != nullptr) e.name = k->name;
+      e.grid = {k->gridX, k->gridY, k->gridZ};
+      e.block = {k->blockX, k->blockY, k->blockZ};
+      e.registers_per_thread = k->registersPerThread;
+      e.static_shared_bytes = k->staticSharedMemory;
+      e.dynamic_shared_bytes = k->dynamicSharedMemory;
+      e.stream_id = k->streamId;
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      if (m->graphNodeId == 0) continue;  // the program's own copies: not a launch's
+      e.kind = ExecutionKind::kMemcpy;
+      e.start_ns = m->start;
+      e.end_ns = m->end;
+      e.correlation = m->correlationId;
+      e.graph_node = m->graphNodeId;
+      e.graph_id = m->graphId;
+      e.bytes = static_cast<std::int64_t>(m->bytes);
+      e.copy_kind = copy_kind_name(m->copyKind);
+      e.stream_id = m->streamId;
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      if (m->graphNodeId == 0) continue;
+      e.kind = ExecutionKind::kMemset;
+      e.start_ns = m->start;
+      e.end_ns = m->end;
+      e.correlation = m->correlationId;
+      e.graph_node = m->graphNodeId;
+      e.graph_id = m->graphId;
+      e.bytes = static_cast<std::int64_t>(m->bytes);
+      e.stream_id = m->streamId;
+    } else {
+      continue;
+    }
     activity.add(e);
   }
   std::size_t dropped = 0;
@@ -69,6 +118,9 @@ bool KernelActivity::enable(std::string* why) {
   if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
       r != CUPTI_SUCCESS)
     return failed("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
+  // A graph's memcpy and memset nodes; without them those nodes have no row (not an error).
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
   return true;
 }
 
@@ -103,32 +155,35 @@ void KernelActivity::add(const KernelExecution& execution) {
   if (unexpected_.size() > kUnexpectedKept) unexpected_.pop_front();
 }
 
-std::optional<LaunchGpuTime> KernelActivity::take(std::uint32_t correlation,
-                                                  const std::string& kernel,
-                                                  std::uint64_t window_start_ns,
-                                                  std::uint64_t window_end_ns) {
+std::optional<LaunchActivity> KernelActivity::take(std::uint32_t correlation,
+                                                   const std::string& kernel,
+                                                   std::uint64_t window_start_ns,
+                                                   std::uint64_t window_end_ns) {
   std::lock_guard<std::mutex> lock(mutex_);
   expected_.erase(correlation);
+  auto has_kernel = [](const LaunchActivity& a) {
+    return std::any_of(a.executions.begin(), a.executions.end(), [](const KernelExecution& e) {
+      return e.kind == ExecutionKind::kKernel && e.end_ns > e.start_ns;
+    });
+  };
   if (auto it = by_correlation_.find(correlation); it != by_correlation_.end()) {
-    std::vector<KernelExecution> own;
+    LaunchActivity own;
     for (const KernelExecution& e : it->second)
-      if (belongs_to(e, kernel)) own.push_back(e);
+      if (belongs_to(e, kernel)) own.executions.push_back(e);
     by_correlation_.erase(it);
-    const LaunchGpuTime time = gpu_time_of(own);
-    if (time.kernels > 0) return time;
+    if (has_kernel(own)) return own;
   }
-  std::vector<KernelExecution> inside;
+  LaunchActivity inside;
+  inside.by_window = true;
   auto kept = std::remove_if(unexpected_.begin(), unexpected_.end(), [&](const KernelExecution& e) {
     const bool in =
         e.start_ns >= window_start_ns && e.end_ns <= window_end_ns && belongs_to(e, kernel);
-    if (in) inside.push_back(e);
+    if (in) inside.executions.push_back(e);
     return in || e.end_ns < window_start_ns;  // older records can match no later launch
   });
   unexpected_.erase(kept, unexpected_.end());
-  if (inside.empty()) return std::nullopt;
-  LaunchGpuTime time = gpu_time_of(inside);
-  time.by_window = true;
-  return time;
+  if (!has_kernel(inside)) return std::nullopt;
+  return inside;
 }
 
 std::uint64_t KernelActivity::dropped() const {
@@ -142,29 +197,45 @@ void KernelActivity::add_dropped(std::uint64_t count) {
 }
 
 bool belongs_to(const KernelExecution& e, const std::string& kernel) {
-  return kernel.empty() ? e.graph_node != 0 : e.name == kernel;
+  if (kernel.empty()) return e.graph_node != 0;
+  return e.kind == ExecutionKind::kKernel && e.name == kernel;
 }
 
-LaunchGpuTime gpu_time_of(const std::vector<KernelExecution>& executions) {
-  // Per kernel: its graph node, or for a plain launch its name (all of a launch's records).
-  // Records without a duration (kernel replay's passes gave start = end on the H200) count not.
+std::vector<KernelExecution> nodes_in_order(const LaunchActivity& activity) {
+  // Per node: its shortest run with a duration (kernel replay's passes gave start = end on the
+  // H200); a node seen only without one keeps that record.
   std::map<std::pair<std::uint64_t, std::string>, const KernelExecution*> shortest;
-  for (const KernelExecution& e : executions) {
-    if (e.end_ns <= e.start_ns) continue;
+  for (const KernelExecution& e : activity.executions) {
     auto [it, inserted] = shortest.try_emplace({e.graph_node, e.name}, &e);
-    if (!inserted && e.end_ns - e.start_ns < it->second->end_ns - it->second->start_ns)
+    const KernelExecution& kept = *it->second;
+    const bool timed = e.end_ns > e.start_ns;
+    const bool kept_timed = kept.end_ns > kept.start_ns;
+    if (!inserted && timed && (!kept_timed || e.end_ns - e.start_ns < kept.end_ns - kept.start_ns))
       it->second = &e;
   }
+  std::vector<KernelExecution> out;
+  for (const auto& [key, e] : shortest) out.push_back(*e);
+  std::stable_sort(out.begin(), out.end(), [](const KernelExecution& a, const KernelExecution& b) {
+    return a.start_ns < b.start_ns;
+  });
+  return out;
+}
+
+LaunchGpuTime gpu_time_of(const LaunchActivity& activity) {
   LaunchGpuTime time;
-  for (const auto& [key, e] : shortest) {
-    time.seconds += static_cast<double>(e->end_ns - e->start_ns) * 1e-9;
+  for (const KernelExecution& e : nodes_in_order(activity)) {
+    if (e.kind != ExecutionKind::kKernel || e.end_ns <= e.start_ns) continue;
+    time.seconds += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
     time.seconds_from_submission +=
-        e->submitted_ns > 0 && e->submitted_ns <= e->start_ns && e->submitted_ns != ~0ull
-            ? static_cast<double>(e->end_ns - e->submitted_ns) * 1e-9
+        e.submitted_ns > 0 && e.submitted_ns <= e.start_ns && e.submitted_ns != ~0ull
+            ? static_cast<double>(e.end_ns - e.submitted_ns) * 1e-9
             : std::nan("");
+    if (time.kernels == 0 || e.start_ns < time.first_start_ns) time.first_start_ns = e.start_ns;
+    time.last_end_ns = std::max(time.last_end_ns, e.end_ns);
+    ++time.kernels;
   }
-  time.kernels = static_cast<int>(shortest.size());
-  time.executions = static_cast<int>(executions.size());
+  time.executions = static_cast<int>(activity.executions.size());
+  time.by_window = activity.by_window;
   return time;
 }
 

@@ -13,6 +13,7 @@
 // graph launches wrong ids after a first profiling session, by its release notes).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -24,14 +25,34 @@
 
 namespace roofline::inject {
 
-// One kernel execution from an activity record (CUPTI timestamps, nanoseconds).
+// What an activity record ran: a kernel, or a memcpy or memset node of a graph.
+enum class ExecutionKind { kKernel, kMemcpy, kMemset };
+
+// One execution from an activity record (CUPTI timestamps, nanoseconds).
 struct KernelExecution {
+  ExecutionKind kind = ExecutionKind::kKernel;
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
   std::uint64_t submitted_ns = 0;  // the launch's command buffer handed to the GPU; 0: unknown
   std::uint32_t correlation = 0;
   std::uint64_t graph_node = 0;  // 0 outside graphs
-  std::string name;              // mangled, as the driver reports it
+  std::uint32_t graph_id = 0;    // 0 outside graphs
+  std::string name;              // mangled, as the driver reports it; "" for memcpy and memset
+  // A kernel's launch shape and resources (graph nodes are known by their records alone).
+  std::array<int, 3> grid{1, 1, 1};
+  std::array<int, 3> block{1, 1, 1};
+  int registers_per_thread = 0;
+  std::int64_t static_shared_bytes = 0;
+  std::int64_t dynamic_shared_bytes = 0;
+  std::int64_t bytes = 0;          // a memcpy's or memset's size
+  std::string copy_kind;           // a memcpy's direction ("DtoD", "HtoD", ...)
+  std::uint32_t stream_id = 0;
+};
+
+// The records of one launch, as KernelActivity::take found them.
+struct LaunchActivity {
+  std::vector<KernelExecution> executions;
+  bool by_window = false;  // matched by the time window, not the correlation id
 };
 
 // The GPU time of one launch: the sum of its kernels' durations, each kernel (each node of a
@@ -44,13 +65,17 @@ struct LaunchGpuTime {
   int kernels = 0;         // kernels (graph nodes) found
   int executions = 0;      // records found (> kernels under kernel replay)
   bool by_window = false;  // matched by the time window, not the correlation id
+  // The first kernel's start and the last one's end (CUPTI timestamps, ns).
+  std::uint64_t first_start_ns = 0;
+  std::uint64_t last_end_ns = 0;
 };
 
 // Process-wide: CUPTI delivers activity buffers to one pair of callbacks.
 class KernelActivity {
  public:
-  // Registers the buffer callbacks and enables kernel records. False, with `why`, when CUPTI
-  // refuses (the launch rows then keep the range's time and say so).
+  // Registers the buffer callbacks and enables kernel records, and memcpy and memset records
+  // (kept for graph nodes only). False, with `why`, when CUPTI refuses (the launch rows then
+  // keep the range's time and say so).
   static bool enable(std::string* why);
   static KernelActivity& instance();
 
@@ -67,9 +92,10 @@ class KernelActivity {
   // count: for a kernel launch those named `kernel` (its mangled name), for a graph launch
   // (`kernel` empty) its kernel nodes. Records of the same correlation id hold more than those
   // (the L2 flush launched inside the launch's callback, a kernel of CUPTI's own, seen on the
-  // H200). Consumes them. nullopt when neither finds a kernel.
-  std::optional<LaunchGpuTime> take(std::uint32_t correlation, const std::string& kernel,
-                                    std::uint64_t window_start_ns, std::uint64_t window_end_ns);
+  // H200). A graph launch's memcpy and memset nodes come with its kernel nodes. Consumes them.
+  // nullopt when neither finds a kernel.
+  std::optional<LaunchActivity> take(std::uint32_t correlation, const std::string& kernel,
+                                     std::uint64_t window_start_ns, std::uint64_t window_end_ns);
 
   // Called from CUPTI's buffer-completed callback.
   void add(const KernelExecution& execution);
@@ -86,7 +112,11 @@ class KernelActivity {
 
 // True when `e` is a kernel of the launch `kernel` names (see KernelActivity::take).
 bool belongs_to(const KernelExecution& e, const std::string& kernel);
-// The time of `executions` (all of one launch): per kernel node the shortest run, summed.
-LaunchGpuTime gpu_time_of(const std::vector<KernelExecution>& executions);
+// The time of `activity` (all of one launch): per kernel node the shortest run, summed (memcpy
+// and memset nodes count not).
+LaunchGpuTime gpu_time_of(const LaunchActivity& activity);
+// Each node of a graph launch once (its shortest run, when kernel replay ran it more than
+// once), in the order the nodes started on the GPU.
+std::vector<KernelExecution> nodes_in_order(const LaunchActivity& activity);
 
 }  // namespace roofline::inject

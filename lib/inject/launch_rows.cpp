@@ -10,8 +10,18 @@
 namespace roofline::inject {
 
 LaunchRows::LaunchRows(const Driver& driver, Recorder& recorder, CounterSet set,
-                       std::string no_activity)
-    : driver_(driver), recorder_(recorder), set_(set), no_activity_(std::move(no_activity)) {}
+                       std::string no_activity, GraphRows& graphs, GraphNodes graph_nodes)
+    : driver_(driver),
+      recorder_(recorder),
+      set_(set),
+      no_activity_(std::move(no_activity)),
+      graphs_(graphs),
+      graph_nodes_(graph_nodes) {}
+
+std::optional<LaunchGpuTime> gpu_time_of(const std::optional<LaunchActivity>& activity) {
+  if (!activity) return std::nullopt;
+  return gpu_time_of(*activity);
+}
 
 void LaunchRows::expect_activity(std::uint32_t correlation) {
   if (no_activity_.empty()) KernelActivity::instance().expect(correlation);
@@ -30,53 +40,77 @@ std::vector<gpu::RangeValues> LaunchRows::read_counters(gpu::KernelRangeProfiler
   return ranges;
 }
 
+void LaunchRows::record_timed_graph(const Session& session, const KernelLaunch& launch,
+                                    double seconds, const std::optional<LaunchActivity>& activity,
+                                    const std::string& why) {
+  GraphParent parent;
+  parent.counters[quantity::kGpuTime] = seconds;
+  parent.message = why;
+  graphs_.record(session, launch, activity, std::move(parent), nullptr, why);
+}
+
+void LaunchRows::record_counted_graph(const Session& session, const KernelLaunch& launch,
+                                      const std::vector<gpu::RangeValues>& ranges,
+                                      const std::optional<LaunchActivity>& activity) {
+  GraphParent parent;
+  parent.message = "a CUDA graph launch counted node by node: its kernel nodes' counters are in "
+                   "their rows";
+  graphs_.record(session, launch, activity, std::move(parent), &ranges,
+                 "no counters for this kernel node");
+}
+
 void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launch,
                                const std::vector<gpu::RangeValues>& ranges,
-                               const std::optional<LaunchGpuTime>& time, Around around) {
+                               const std::optional<LaunchActivity>& activity, Around around) {
+  // One range: a kernel launch, or a graph launch measured as a whole (a batch's range).
+  if (ranges.size() != 1) {
+    recorder_.record(launch_record(
+        launch, RowStatus::kError,
+        ranges.empty() ? "the range profiler recorded no range for this launch"
+                       : "the range profiler recorded " + std::to_string(ranges.size()) +
+                             " ranges for one launch",
+        {}));
+    return;
+  }
+  const std::vector<double>& values = ranges.front().values;
+  const std::optional<LaunchGpuTime> time = gpu_time_of(activity);
   // In a batch the context is idle when a kernel launch is submitted (synchronised before
   // its range opens): from its submission to its end is the GPU's time for it.
   const bool from_submission = around == Around::kUserRange && !launch.graph;
-  if (ranges.empty()) {
-    recorder_.record(launch_record(launch, RowStatus::kError,
-                                   "the range profiler recorded no range for this launch", {}));
+  KernelLaunch row = launch;
+  if (time && time->kernels > 0) {
+    row.gpu_start_ns = static_cast<std::int64_t>(time->first_start_ns);
+    row.gpu_end_ns = static_cast<std::int64_t>(time->last_end_ns);
+  }
+  std::string message;
+  if (!session.catalogued) {
+    std::map<std::string, double> counters;
+    if (!values.empty() && values[0] == values[0]) counters[quantity::kGpuTime] = values[0] * 1e-9;
+    message = "no metric catalogue for chip " + session.chip + ": kernel time only";
+    apply_gpu_time(counters, time, message, around, from_submission);
+    recorder_.record(launch_record(row, RowStatus::kCountersUnavailable, message, counters));
     return;
   }
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
-    KernelLaunch row = launch;
-    std::string message;
-    if (launch.graph) {
-      message = ranges.size() == 1 ? "a CUDA graph launch, measured as a whole"
-                                   : "kernel node " + std::to_string(i + 1) + " of " +
-                                         std::to_string(ranges.size()) + " of a CUDA graph launch";
-      // Auto-range names are the launch order ("0", "1", ...) unless CUPTI names the kernel.
-      const std::string& name = ranges[i].name;
-      if (name.find_first_not_of("0123456789") != std::string::npos) {
-        row.mangled_name = name;
-        row.demangled_name = demangle(name.c_str());
-      }
-    }
-    if (!session.catalogued) {
-      std::map<std::string, double> counters;
-      if (!ranges[i].values.empty() && ranges[i].values[0] == ranges[i].values[0])
-        counters[quantity::kGpuTime] = ranges[i].values[0] * 1e-9;
-      std::string note = "no metric catalogue for chip " + session.chip + ": kernel time only";
-      if (ranges.size() == 1) apply_gpu_time(counters, time, note, around, from_submission);
-      recorder_.record(launch_record(row, RowStatus::kCountersUnavailable, note, counters));
-      continue;
-    }
-    std::map<std::string, double> counters =
-        combine_metrics(session.chip, set_, session.metrics, ranges[i].values);
-    if (counters.empty()) {  // a range without values: never an `ok` row without counters
-      recorder_.record(
-          launch_record(row, RowStatus::kError,
-                        "the range profiler returned no counter values for this launch", {}));
-      continue;
-    }
-    // A graph launch back per kernel node (not done today: graphs are only batched) keeps
-    // each node's range time.
-    if (ranges.size() == 1) apply_gpu_time(counters, time, message, around, from_submission);
-    recorder_.record(launch_record(row, RowStatus::kOk, message, std::move(counters)));
+  std::map<std::string, double> counters =
+      combine_metrics(session.chip, set_, session.metrics, values);
+  if (counters.empty()) {  // a range without values: never an `ok` row without counters
+    recorder_.record(launch_record(
+        row, RowStatus::kError, "the range profiler returned no counter values for this launch",
+        {}));
+    return;
   }
+  if (launch.graph && graph_nodes()) {
+    // The whole graph in one range (a batch): its counters on the parent, its nodes timed.
+    GraphParent parent{RowStatus::kOk,
+                       "a CUDA graph launch, counted as one range (the whole graph's bytes)",
+                       std::move(counters)};
+    graphs_.record(session, launch, activity, std::move(parent), nullptr,
+                   "a kernel node timed only: its graph launch was counted as one range");
+    return;
+  }
+  if (launch.graph) message = "a CUDA graph launch, measured as a whole (--graph-nodes off)";
+  apply_gpu_time(counters, time, message, around, from_submission);
+  recorder_.record(launch_record(row, RowStatus::kOk, message, std::move(counters)));
 }
 
 void LaunchRows::flush_activity() {
@@ -86,27 +120,27 @@ void LaunchRows::flush_activity() {
   recorder_.add_phase("activity", seconds_since(t));
 }
 
-std::optional<LaunchGpuTime> LaunchRows::gpu_time(const KernelLaunch& launch,
-                                                  std::uint32_t correlation,
-                                                  std::uint64_t window_start) {
+std::optional<LaunchActivity> LaunchRows::activity_of(const KernelLaunch& launch,
+                                                      std::uint32_t correlation,
+                                                      std::uint64_t window_start) {
   if (!no_activity_.empty()) return std::nullopt;
   synchronize_context(driver_);
   const std::uint64_t window_end = KernelActivity::now_ns();
   flush_activity();
-  return take_gpu_time(launch, correlation, window_start, window_end);
+  return take_activity(launch, correlation, window_start, window_end);
 }
 
-std::optional<LaunchGpuTime> LaunchRows::take_gpu_time(const KernelLaunch& launch,
-                                                       std::uint32_t correlation,
-                                                       std::uint64_t start, std::uint64_t end) {
+std::optional<LaunchActivity> LaunchRows::take_activity(const KernelLaunch& launch,
+                                                        std::uint32_t correlation,
+                                                        std::uint64_t start, std::uint64_t end) {
   if (!no_activity_.empty()) return std::nullopt;
-  std::optional<LaunchGpuTime> time = KernelActivity::instance().take(
+  std::optional<LaunchActivity> activity = KernelActivity::instance().take(
       correlation, launch.graph ? std::string() : launch.mangled_name, start, end);
-  recorder_.add_phase(!time             ? "activity missing"
-                      : time->by_window ? "activity by window"
-                                        : "activity by correlation",
+  recorder_.add_phase(!activity            ? "activity missing"
+                      : activity->by_window ? "activity by window"
+                                            : "activity by correlation",
                       1);
-  return time;
+  return activity;
 }
 
 void LaunchRows::apply_gpu_time(std::map<std::string, double>& counters,

@@ -17,6 +17,7 @@
 
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/driver.hpp"
+#include "lib/inject/graph_rows.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/recorder.hpp"
 #include "lib/inject/session.hpp"
@@ -39,8 +40,11 @@ inline void synchronize_context(const Driver& driver) {
 
 class LaunchRows {
  public:
-  // `no_activity`: why kernel activity records are unavailable; empty: they work.
-  LaunchRows(const Driver& driver, Recorder& recorder, CounterSet set, std::string no_activity);
+  // `no_activity`: why kernel activity records are unavailable; empty: they work. `graphs`
+  // writes the rows of graph launches, unless `graph_nodes` is kOff (then a graph launch is
+  // one row, as a kernel launch is).
+  LaunchRows(const Driver& driver, Recorder& recorder, CounterSet set, std::string no_activity,
+             GraphRows& graphs, GraphNodes graph_nodes);
 
   // A measured launch whose activity records are wanted, by the correlation id of its call.
   void expect_activity(std::uint32_t correlation);
@@ -49,19 +53,30 @@ class LaunchRows {
   // gpu::ProfilerError.
   std::vector<gpu::RangeValues> read_counters(gpu::KernelRangeProfiler& counters);
 
-  // Rows of one launch from its ranges (one for a kernel, one per kernel node of a graph).
+  // Rows of one launch from its ranges (one for a kernel or a graph launch measured as a
+  // whole) and its activity records: a graph launch's nodes get rows of their own
+  // (graph_rows.hpp), unless --graph-nodes is off.
   void record_ranges(const Session& session, const KernelLaunch& launch,
                      const std::vector<gpu::RangeValues>& ranges,
-                     const std::optional<LaunchGpuTime>& time, Around around);
+                     const std::optional<LaunchActivity>& activity, Around around);
+  // The rows of a graph launch timed with CUDA events (`seconds`) and its activity records.
+  void record_timed_graph(const Session& session, const KernelLaunch& launch, double seconds,
+                          const std::optional<LaunchActivity>& activity, const std::string& why);
+  // The rows of a graph launch counted node by node: `ranges`, one per kernel it ran.
+  void record_counted_graph(const Session& session, const KernelLaunch& launch,
+                            const std::vector<gpu::RangeValues>& ranges,
+                            const std::optional<LaunchActivity>& activity);
 
   // The activity records CUPTI holds, delivered (the launches read next have finished).
   void flush_activity();
-  // The GPU time of a launch that has just finished: its context synchronised, records flushed.
-  std::optional<LaunchGpuTime> gpu_time(const KernelLaunch& launch, std::uint32_t correlation,
-                                        std::uint64_t window_start);
-  // A graph launch's kernels are its kernel nodes; a kernel launch's, those of its name.
-  std::optional<LaunchGpuTime> take_gpu_time(const KernelLaunch& launch, std::uint32_t correlation,
-                                             std::uint64_t start, std::uint64_t end);
+  // The activity records of a launch that has just finished: its context synchronised,
+  // records flushed.
+  std::optional<LaunchActivity> activity_of(const KernelLaunch& launch, std::uint32_t correlation,
+                                            std::uint64_t window_start);
+  // A graph launch's records are its nodes'; a kernel launch's, those of its kernel's name.
+  std::optional<LaunchActivity> take_activity(const KernelLaunch& launch,
+                                              std::uint32_t correlation, std::uint64_t start,
+                                              std::uint64_t end);
 
   // The row's time (kGpuTime) from the activity records: with `from_submission`, from the
   // submission of the launch to the GPU to the kernel's end, the GPU's launch processing
@@ -75,11 +90,19 @@ class LaunchRows {
                       const std::optional<LaunchGpuTime>& time, std::string& message, Around around,
                       bool from_submission) const;
 
+  // True when graph launches get node rows (--graph-nodes counted or timed).
+  bool graph_nodes() const { return graph_nodes_ != GraphNodes::kOff; }
+
  private:
   const Driver& driver_;
   Recorder& recorder_;
   CounterSet set_;
   std::string no_activity_;  // why kernel activity records are unavailable; empty: they work
+  GraphRows& graphs_;
+  GraphNodes graph_nodes_;
 };
+
+// The GPU time of a launch from its activity records (nullopt without any).
+std::optional<LaunchGpuTime> gpu_time_of(const std::optional<LaunchActivity>& activity);
 
 }  // namespace roofline::inject

@@ -34,9 +34,15 @@ LaunchSite kernel_ex_site(const void* params) {
 
 template <class Params>
 LaunchSite graph_site(const void* params) {
+  const Params& p = *static_cast<const Params*>(params);
   LaunchSite s;
-  s.stream = static_cast<const Params*>(params)->hStream;
+  s.stream = p.hStream;
   s.graph = true;
+  // The executable graph: hGraph in cuGraphLaunch's parameters, hGraphExec in the _ptsz ones.
+  if constexpr (requires { p.hGraphExec; })
+    s.graph_exec = p.hGraphExec;
+  else
+    s.graph_exec = p.hGraph;
   return s;
 }
 

@@ -25,6 +25,7 @@ struct LaunchSite {
   std::int64_t dynamic_shared = 0;
   CUstream stream = nullptr;
   bool graph = false;
+  CUgraphExec graph_exec = nullptr;  // a graph launch's executable graph
 };
 
 // The driver API callbacks that launch kernels: the ones launch_site() reads.

@@ -35,7 +35,10 @@ Row row_from(const JsonReader& read, const json& j) {
   Row row;
   row.launch = launch_from_json(read, read.member(j, "", "launch"), "launch");
   KernelLaunch& launch = *row.launch;
-  row.kernel = short_kernel_name(launch.demangled_name);
+  // A graph launch, a memcpy or a memset node is named as it is ("CUDA graph", "memcpy DtoD"),
+  // not parsed as a C++ signature (which would keep its last word).
+  const bool plain_name = launch.graph || launch.node_kind == "memcpy" || launch.node_kind == "memset";
+  row.kernel = plain_name ? launch.demangled_name : short_kernel_name(launch.demangled_name);
   const std::string status_text = read.string(j, "", "status");
   auto status = parse_row_status(status_text);
   if (!status) read.fail("status", "unknown status " + quote_text(status_text));
@@ -103,7 +106,26 @@ std::map<std::string, std::string> to_environment(const ProfileOptions& options)
           {profile_env::kKernelRegex, options.kernel_regex},
           {profile_env::kLaunchSkip, std::to_string(options.launch_skip)},
           {profile_env::kLaunchCount, std::to_string(options.launch_count)},
-          {profile_env::kReplay, options.replay == ReplayMode::kBatch ? "batch" : "launch"}};
+          {profile_env::kReplay, options.replay == ReplayMode::kBatch ? "batch" : "launch"},
+          {profile_env::kGraphNodes, std::string(to_string(options.graph_nodes))}};
+}
+
+std::string_view to_string(GraphNodes mode) {
+  switch (mode) {
+    case GraphNodes::kTimed:
+      return "timed";
+    case GraphNodes::kOff:
+      return "off";
+    case GraphNodes::kCounted:
+    default:
+      return "counted";
+  }
+}
+
+std::optional<GraphNodes> parse_graph_nodes(std::string_view text) {
+  for (GraphNodes mode : {GraphNodes::kCounted, GraphNodes::kTimed, GraphNodes::kOff})
+    if (text == to_string(mode)) return mode;
+  return std::nullopt;
 }
 
 ProfileOptions options_from_environment() {
@@ -130,6 +152,13 @@ ProfileOptions options_from_environment() {
     else
       throw InputError(std::string(profile_env::kReplay) + "=" + replay +
                        ": must be batch or launch");
+  }
+  if (const char* nodes = std::getenv(profile_env::kGraphNodes); nodes != nullptr && *nodes != '\0') {
+    const std::optional<GraphNodes> mode = parse_graph_nodes(nodes);
+    if (!mode)
+      throw InputError(std::string(profile_env::kGraphNodes) + "=" + nodes +
+                       ": must be counted, timed or off");
+    options.graph_nodes = *mode;
   }
   if (const char* regex = std::getenv(profile_env::kKernelRegex)) options.kernel_regex = regex;
   options.launch_skip = integer_variable(profile_env::kLaunchSkip, 0, 0);

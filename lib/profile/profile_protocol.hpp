@@ -24,6 +24,7 @@ inline constexpr const char* kKernelRegex = "CUFLASH_ROOFLINE_PROFILE_KERNEL";  
 inline constexpr const char* kLaunchSkip = "CUFLASH_ROOFLINE_PROFILE_SKIP";     // integer
 inline constexpr const char* kLaunchCount = "CUFLASH_ROOFLINE_PROFILE_COUNT";   // integer, -1 all
 inline constexpr const char* kReplay = "CUFLASH_ROOFLINE_PROFILE_REPLAY";       // batch|launch
+inline constexpr const char* kGraphNodes = "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES";  // see below
 }  // namespace profile_env
 
 enum class CacheControl { kCold, kWarm };
@@ -37,6 +38,18 @@ enum class CacheControl { kCold, kWarm };
 // whole or per kernel node), the path multi-pass sets always take.
 enum class ReplayMode { kBatch, kPerLaunch };
 
+// What a CUDA graph launch becomes (--graph-nodes).
+//   kCounted (the default): a row per node; each kernel node counted on its own, in a pass in
+//     which every kernel of the launch is a range (auto range, user replay: the graph runs
+//     once, its kernels serialised, L2 carried from node to node as the graph leaves it), with
+//     one-pass counter sets; else as kTimed. The graph launch's row is their parent.
+//   kTimed: a row per node with its time from the activity records; the graph launch's row is
+//     their parent, counted as one range in a batch (the whole graph's bytes), else timed.
+//   kOff: the graph launch is one row, as kTimed's parent, and its nodes have none.
+enum class GraphNodes { kCounted, kTimed, kOff };
+std::string_view to_string(GraphNodes mode);
+std::optional<GraphNodes> parse_graph_nodes(std::string_view text);
+
 struct ProfileOptions {
   CounterSet counter_set = CounterSet::kRoofline;
   CacheControl cache = CacheControl::kCold;
@@ -44,6 +57,7 @@ struct ProfileOptions {
   std::int64_t launch_skip = 0;    // matching launches skipped first
   std::int64_t launch_count = -1;  // matching launches profiled after those; -1: all
   ReplayMode replay = ReplayMode::kBatch;
+  GraphNodes graph_nodes = GraphNodes::kCounted;
 };
 
 // name=value pairs for the child's environment.

@@ -16,6 +16,11 @@
 //            times, each replay changing its own inputs, as a training step's graph does. Prints
 //            a checksum of every output ("profile_target graph-replay: checksum ..."), which
 //            profiling must leave bit-identical.
+//   graph-branches  with --graph-branches, only this: a graph captured on two streams, with
+//            parallel branches (branch a: axpy then scale on the first stream, branch b: scale
+//            then axpy on the second, each captured inside an NVTX range of its name), a memset
+//            before them and a join (an axpy reading both) and a device-to-device memcpy after,
+//            replayed three times. Prints a checksum of every output.
 //
 // Prints "profile_target: ok" and exits 0 when every result is right.
 #include <mma.h>
@@ -241,10 +246,70 @@ int run_graph_replay() {
   return 0;
 }
 
+int run_graph_branches() {
+  constexpr int kReplays = 3;
+  constexpr int n = 1 << 24;
+  std::vector<float> host(n);
+  for (int i = 0; i < n; ++i) host[i] = static_cast<float>(i % 13) * 0.25f;
+  float *x = nullptr, *y = nullptr, *z = nullptr, *w = nullptr;
+  for (float** p : {&x, &y, &z, &w}) {
+    CHECK_CUDA(cudaMalloc(p, n * sizeof(float)));
+    CHECK_CUDA(cudaMemcpy(*p, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  cudaStream_t main_stream = nullptr, side = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cudaEvent_t fork = nullptr, join = nullptr;
+  CHECK_CUDA(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  CHECK_CUDA(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  const int blocks = n / 256;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaStreamBeginCapture(main_stream, cudaStreamCaptureModeGlobal));
+  CHECK_CUDA(cudaMemsetAsync(w, 0, n * sizeof(float), main_stream));
+  CHECK_CUDA(cudaEventRecord(fork, main_stream));
+  CHECK_CUDA(cudaStreamWaitEvent(side, fork));
+  nvtxRangePushA("branch a");
+  axpy<<<blocks, 256, 0, main_stream>>>(0.5f, x, y, n);
+  scale<<<blocks, 256, 0, main_stream>>>(y, 0.5f, n);
+  nvtxRangePop();
+  nvtxRangePushA("branch b");
+  scale<<<blocks, 256, 0, side>>>(z, 0.75f, n);
+  axpy<<<blocks, 256, 0, side>>>(0.25f, x, z, n);
+  nvtxRangePop();
+  CHECK_CUDA(cudaEventRecord(join, side));
+  CHECK_CUDA(cudaStreamWaitEvent(main_stream, join));
+  nvtxRangePushA("join");
+  axpy<<<blocks, 256, 0, main_stream>>>(1.0f, y, z, n);
+  nvtxRangePop();
+  CHECK_CUDA(cudaMemcpyAsync(w, z, n * sizeof(float), cudaMemcpyDeviceToDevice, main_stream));
+  CHECK_CUDA(cudaStreamEndCapture(main_stream, &graph));
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  std::uint64_t hash = 1469598103934665603ull;
+  std::vector<float> out(n);
+  for (int r = 0; r < kReplays; ++r) {
+    CHECK_CUDA(cudaGraphLaunch(exec, main_stream));
+    CHECK_CUDA(cudaStreamSynchronize(main_stream));
+    CHECK_CUDA(cudaMemcpy(out.data(), w, n * sizeof(float), cudaMemcpyDeviceToHost));
+    hash = checksum(out, hash);
+  }
+  CHECK_CUDA(cudaMemcpy(out.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+  hash = checksum(out, hash);
+  CHECK_CUDA(cudaGraphExecDestroy(exec));
+  CHECK_CUDA(cudaGraphDestroy(graph));
+  for (cudaEvent_t e : {fork, join}) CHECK_CUDA(cudaEventDestroy(e));
+  for (cudaStream_t s : {main_stream, side}) CHECK_CUDA(cudaStreamDestroy(s));
+  for (float* p : {x, y, z, w}) CHECK_CUDA(cudaFree(p));
+  std::printf("profile_target graph-branches: checksum %016llx\n",
+              static_cast<unsigned long long>(hash));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--graph-replay") == 0) return run_graph_replay();
+  if (argc > 1 && std::strcmp(argv[1], "--graph-branches") == 0) return run_graph_branches();
   const bool child = argc > 1 && std::strcmp(argv[1], "--child") == 0;
   const bool spawn = argc > 1 && std::strcmp(argv[1], "--spawn-child") == 0;
   if (argc > 2 && std::strcmp(argv[1], "--repeat") == 0) {

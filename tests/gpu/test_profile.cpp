@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdio>
 #include <memory>
+#include <map>
 #include <set>
 
 #include <cuda_runtime_api.h>
@@ -122,27 +123,34 @@ TEST_CASE("profile: every launch of a program, threads, streams, NVTX, a graph, 
   REQUIRE(gemm.size() == 1);
   const int parent = gemm[0]["launch"]["process_id"].get<int>();
   std::vector<json> axpy;
-  int graphs = 0, children = 0;
+  int graphs = 0, nodes = 0, children = 0;
   for (const json& row : report["rows"]) {
+    CAPTURE(row.dump());
+    if (row["launch"].contains("node_kind")) {
+      // The graph's one node, an axpy, counted on its own in a pass of kernel ranges (the
+      // default --graph-nodes counted), whatever the replay mode of plain launches.
+      ++nodes;
+      CHECK(row["launch"]["node_kind"] == "kernel");
+      CHECK(row["kernel"].get<std::string>().find("axpy") != std::string::npos);
+      CHECK(row["status"] == "ok");
+      CHECK(row["launch"]["grid"][0] == (1 << 25) / 256);
+      CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
+      CHECK(counter(row, "gpu_time_seconds") > 0);
+      continue;
+    }
     if (!row["launch"]["graph"].get<bool>()) {
       if (row["kernel"].get<std::string>().find("axpy") != std::string::npos) axpy.push_back(row);
       continue;
     }
-    // The graph holds one axpy node. A batch counts it as one range; a pass per launch
-    // would kernel-replay it, which is never done: its row has the kernel's time only.
+    // The graph launch: the parent of its node's row, with the node's time.
     ++graphs;
-    CAPTURE(row.dump());
+    CHECK(row["kernel"] == "CUDA graph");
+    CHECK(row["launch"]["graph_nodes"] == 1);
     CHECK(counter(row, "kernel_count") == 1);
     CHECK(counter(row, "gpu_time_seconds") > 0);
-    if (replay == "batch") {
-      CHECK(row["status"] == "ok");
-      CHECK(row["message"].get<std::string>().find("CUDA graph") != std::string::npos);
-      CHECK(counter(row, "l2_bytes") == doctest::Approx(3 * 4 * kAxpyN).epsilon(0.01));
-    } else {
-      CHECK(row["status"] == "counters_unavailable");
-      CHECK(row["message"].get<std::string>().find("never kernel-replayed") != std::string::npos);
-    }
+    CHECK(row["message"].get<std::string>().find("node by node") != std::string::npos);
   }
+  CHECK(nodes == graphs);
   REQUIRE(axpy.size() == 3);  // two threads, the child
   std::set<std::string> ranges;
   for (const json& row : axpy) {
@@ -231,8 +239,15 @@ TEST_CASE("profile: a program whose GPU counters are held elsewhere gets timed r
   gpu::RangeProfiler holder(0, {"gpu__time_duration.sum"}, 1);
   holder.begin_pass();
   const json report = profile({"--kernel-regex", "axpy"}, {ROOFLINE_PROFILE_TARGET});
-  const std::vector<json> axpy = rows_of(report, "axpy");
-  REQUIRE(axpy.size() == 2);  // the two threads' launches; the graph launch is not "axpy"
+  // The two threads' launches and the graph launch, whose one node is an axpy: timed, its node
+  // timed by its activity record.
+  std::vector<json> axpy, graph_nodes;
+  for (const json& row : rows_of(report, "axpy"))
+    (row["launch"].contains("node_kind") ? graph_nodes : axpy).push_back(row);
+  REQUIRE(axpy.size() == 2);
+  REQUIRE(graph_nodes.size() == 1);
+  CHECK(graph_nodes[0]["status"] == "counters_unavailable");
+  CHECK(counter(graph_nodes[0], "gpu_time_seconds") > 0);
   for (const json& row : axpy) {
     CAPTURE(row.dump());
     CHECK(row["status"] == "counters_unavailable");
@@ -243,31 +258,110 @@ TEST_CASE("profile: a program whose GPU counters are held elsewhere gets timed r
 }
 
 TEST_CASE("profile: a program that replays a CUDA graph prints the same output in every mode") {
-  // Kernel replay of a graph launch broke a PyTorch program's replay; whatever the set and the
-  // replay mode, the program must compute exactly what it computes alone.
+  // Kernel replay of a graph launch broke a PyTorch program's replay; whatever the set, the
+  // replay mode and --graph-nodes, the program must compute exactly what it computes alone.
   const std::string prefix = "profile_target graph-replay: checksum";
   const std::string alone =
       line_starting(stdout_alone(std::string(ROOFLINE_PROFILE_TARGET) + " --graph-replay"), prefix);
   REQUIRE(!alone.empty());
   for (const char* set : {"roofline", "full"})
-    for (const char* replay : {"batch", "launch"}) {
-      CAPTURE(set);
-      CAPTURE(replay);
-      const auto [out, report] = profile_stdout({"--counter-set", set, "--replay", replay},
-                                                {ROOFLINE_PROFILE_TARGET, "--graph-replay"});
-      CHECK(line_starting(out, prefix) == alone);
-      int graph_rows = 0;
-      for (const json& row : report["rows"]) {
-        if (!row["launch"]["graph"].get<bool>()) continue;
-        ++graph_rows;
-        CAPTURE(row.dump());
-        CHECK(counter(row, "kernel_count") == 4);
-        CHECK(counter(row, "gpu_time_seconds") > 0);
-        const bool counted = std::string(set) == "roofline" && std::string(replay) == "batch";
-        CHECK(row["status"] == (counted ? "ok" : "counters_unavailable"));
+    for (const char* replay : {"batch", "launch"})
+      for (const char* nodes : {"counted", "timed", "off"}) {
+        CAPTURE(set);
+        CAPTURE(replay);
+        CAPTURE(nodes);
+        const auto [out, report] =
+            profile_stdout({"--counter-set", set, "--replay", replay, "--graph-nodes", nodes},
+                           {ROOFLINE_PROFILE_TARGET, "--graph-replay"});
+        CHECK(line_starting(out, prefix) == alone);
+        const bool one_pass = std::string(set) == "roofline";
+        const bool node_rows = std::string(nodes) != "off";
+        int graph_rows = 0, node_count = 0;
+        for (const json& row : report["rows"]) {
+          CAPTURE(row.dump());
+          if (row["launch"].contains("node_kind")) {
+            ++node_count;
+            CHECK(counter(row, "gpu_time_seconds") > 0);
+            // Counted one by one with a one-pass set; else timed.
+            const bool counted = one_pass && std::string(nodes) == "counted";
+            CHECK(row["status"] == (counted ? "ok" : "counters_unavailable"));
+            continue;
+          }
+          if (!row["launch"]["graph"].get<bool>()) continue;
+          ++graph_rows;
+          CHECK(counter(row, "kernel_count") == 4);
+          CHECK(counter(row, "gpu_time_seconds") > 0);
+          CHECK(row["launch"].value("graph_nodes", 0) == (node_rows ? 4 : 0));
+          // The whole graph is one range of a batch (timed and off, with a one-pass set).
+          const bool whole = one_pass && std::string(replay) == "batch" &&
+                             std::string(nodes) != "counted";
+          CHECK(row["status"] == (whole ? "ok" : "counters_unavailable"));
+        }
+        CHECK(graph_rows == 5);
+        CHECK(node_count == (node_rows ? 20 : 0));
       }
-      CHECK(graph_rows == 5);
+}
+
+TEST_CASE("profile: a graph with parallel branches on two streams, node by node") {
+  const std::string prefix = "profile_target graph-branches: checksum";
+  const std::string alone = line_starting(
+      stdout_alone(std::string(ROOFLINE_PROFILE_TARGET) + " --graph-branches"), prefix);
+  REQUIRE(!alone.empty());
+  for (const char* nodes : {"counted", "timed"}) {
+    CAPTURE(nodes);
+    const auto [out, report] =
+        profile_stdout({"--graph-nodes", nodes}, {ROOFLINE_PROFILE_TARGET, "--graph-branches"});
+    CHECK(line_starting(out, prefix) == alone);
+    std::map<std::int64_t, json> parents;
+    std::map<std::int64_t, std::vector<json>> children;
+    for (const json& row : report["rows"]) {
+      const std::int64_t index = row["launch"]["index"].get<std::int64_t>();
+      if (row["launch"]["graph"].get<bool>())
+        parents[index] = row;
+      else if (row["launch"].contains("node_kind"))
+        children[index].push_back(row);
     }
+    REQUIRE(parents.size() == 3);
+    for (const auto& [index, parent] : parents) {
+      CAPTURE(parent.dump());
+      const std::vector<json>& rows = children[index];
+      // Five kernel nodes, the memset and the memcpy.
+      REQUIRE(rows.size() == 7);
+      CHECK(parent["launch"]["graph_nodes"] == 7);
+      CHECK(counter(parent, "kernel_count") == 5);
+      std::map<std::string, int> kinds, names;
+      double kernel_seconds = 0;
+      for (const json& row : rows) {
+        CAPTURE(row.dump());
+        ++kinds[row["launch"]["node_kind"].get<std::string>()];
+        ++names[row["kernel"].get<std::string>()];
+        const double t = counter(row, "gpu_time_seconds");
+        CHECK(t > 0);
+        CHECK(t <= counter(parent, "gpu_time_seconds") * 1.001);
+        if (row["launch"]["node_kind"] == "kernel") {
+          kernel_seconds += t;
+          CHECK(row["status"] == (std::string(nodes) == "counted" ? "ok" : "counters_unavailable"));
+          // Every kernel node reads a 64 MB array at least (cold L2 before the launch).
+          if (std::string(nodes) == "counted") CHECK(counter(row, "l2_bytes") >= 2 * 4.0 * (1 << 24));
+        } else {
+          CHECK(row["launch"]["node_bytes"] == 4 * (1 << 24));
+        }
+        const std::string range = row["launch"]["nvtx_range"].get<std::string>();
+        if (row["kernel"] == "scale")
+          CHECK((range == "branch a" || range == "branch b"));
+      }
+      CHECK(kinds == std::map<std::string, int>{{"kernel", 5}, {"memcpy", 1}, {"memset", 1}});
+      CHECK(names["axpy"] == 3);
+      CHECK(names["scale"] == 2);
+      CHECK(names["memcpy DtoD"] == 1);
+      // Counted, the nodes run one after another: the parent's time is theirs; timed, the
+      // branches may overlap, and the launch lasts no longer than its nodes end to end.
+      if (std::string(nodes) == "counted")
+        CHECK(counter(parent, "gpu_time_seconds") == doctest::Approx(kernel_seconds).epsilon(1e-6));
+      else
+        CHECK(counter(parent, "gpu_time_seconds") <= kernel_seconds * 1.5);
+    }
+  }
 }
 
 int main(int argc, char** argv) {

@@ -79,6 +79,51 @@ TEST_CASE("profile records: a launch record becomes a row with its launch and co
   CHECK_FALSE(p.ended);
 }
 
+TEST_CASE("profile records: a graph launch and its nodes, named as they are, timestamps kept") {
+  KernelLaunch graph;
+  graph.demangled_name = "CUDA graph";
+  graph.graph = true;
+  graph.graph_nodes = 2;
+  graph.index = 9;
+  graph.graph_id = 3;
+  graph.gpu_start_ns = 1'790'000'000'000'000'123;  // CUPTI timestamps: exact in the JSON
+  graph.gpu_end_ns = 1'790'000'000'000'090'123;
+  KernelLaunch kernel = graph;
+  kernel.graph = false;
+  kernel.graph_nodes = 0;
+  kernel.node_kind = "kernel";
+  kernel.graph_node_id = 41;
+  kernel.mangled_name = "_Z3addPfS_";
+  kernel.demangled_name = "add(float*, float*)";
+  KernelLaunch copy = kernel;
+  copy.node_kind = "memcpy";
+  copy.graph_node_id = 42;
+  copy.node_position = 1;
+  copy.node_bytes = 1 << 20;
+  copy.mangled_name.clear();
+  copy.demangled_name = "memcpy DtoD";
+  const std::string text =
+      process_record(5, 1, "prog") +
+      launch_record(graph, RowStatus::kCountersUnavailable, "graph", {{quantity::kGpuTime, 9e-5}}) +
+      launch_record(kernel, RowStatus::kOk, "", {{quantity::kGpuTime, 5e-5}}) +
+      launch_record(copy, RowStatus::kCountersUnavailable, "", {{quantity::kGpuTime, 2e-5}});
+  const ProcessRecords p = read_process_records(text, "5.jsonl");
+  REQUIRE(p.rows.size() == 3);
+  CHECK(p.rows[0].kernel == "CUDA graph");  // not "graph", the last word of a signature
+  CHECK(p.rows[1].kernel == "add");
+  CHECK(p.rows[2].kernel == "memcpy DtoD");
+  CHECK(*p.rows[0].launch == graph);
+  CHECK(*p.rows[1].launch == kernel);
+  CHECK(*p.rows[2].launch == copy);
+  CHECK(p.rows[2].launch->is_graph_node());
+  CHECK_FALSE(p.rows[0].launch->is_graph_node());
+  // A node kind the reader does not know is refused with its path.
+  std::string bad = launch_record(kernel, RowStatus::kOk, "", {});
+  bad.replace(bad.find("\"kernel\""), 8, "\"kernal\"");
+  CHECK_THROWS_AS(read_process_records(process_record(5, 1, "prog") + bad + "\n", "5.jsonl"),
+                  InputError);
+}
+
 TEST_CASE("profile records: a cut-short last line is dropped, a bad line is an error") {
   const std::string text = records_of_one_launch() + end_record(9, 1);
   const ProcessRecords whole = read_process_records(text, "f");
@@ -158,6 +203,7 @@ TEST_CASE("profile options travel through the environment") {
   options.launch_skip = 3;
   options.launch_count = 5;
   options.replay = ReplayMode::kPerLaunch;
+  options.graph_nodes = GraphNodes::kTimed;
   for (const auto& [name, value] : to_environment(options))
     ::setenv(name.c_str(), value.c_str(), 1);
   const ProfileOptions back = options_from_environment();
@@ -167,7 +213,15 @@ TEST_CASE("profile options travel through the environment") {
   CHECK(back.launch_skip == 3);
   CHECK(back.launch_count == 5);
   CHECK(back.replay == ReplayMode::kPerLaunch);
-  CHECK(ProfileOptions{}.replay == ReplayMode::kBatch);  // the default
+  CHECK(back.graph_nodes == GraphNodes::kTimed);
+  CHECK(ProfileOptions{}.replay == ReplayMode::kBatch);  // the defaults
+  CHECK(ProfileOptions{}.graph_nodes == GraphNodes::kCounted);
+  ::setenv(profile_env::kGraphNodes, "all", 1);
+  CHECK_THROWS_WITH_AS(options_from_environment(),
+                       "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES=all: must be counted, timed or off",
+                       InputError);
+  ::setenv(profile_env::kGraphNodes, "off", 1);
+  CHECK(options_from_environment().graph_nodes == GraphNodes::kOff);
   ::setenv(profile_env::kReplay, "auto", 1);
   CHECK_THROWS_WITH_AS(options_from_environment(),
                        "CUFLASH_ROOFLINE_PROFILE_REPLAY=auto: must be batch or launch", InputError);

@@ -97,6 +97,44 @@ TEST_CASE("summary: shares, floors, headroom and what the program would gain") {
   CHECK(text.find("... and 1 more groups, 25.0% of the time") != std::string::npos);
 }
 
+TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, overlap stated") {
+  Report report = program();
+  for (Row& row : report.rows) {  // the plain launches one after another, 1 ms apart
+    row.launch->gpu_start_ns = 1'000'000 * (row.launch->index + 1);
+    row.launch->gpu_end_ns = row.launch->gpu_start_ns + 100'000;
+  }
+  // A graph launch of two kernel nodes on parallel branches: 100 us each, 50 us together.
+  Row parent = launch_row("CUDA graph", 4, 150e-6, 0);
+  parent.kernel = "CUDA graph";
+  parent.launch->graph = true;
+  parent.launch->graph_nodes = 2;
+  parent.counters.clear();
+  parent.status = RowStatus::kCountersUnavailable;
+  report.rows.push_back(parent);
+  for (int i = 0; i < 2; ++i) {
+    Row node = launch_row(kAdd, 4, 100e-6, 480e6);
+    node.launch->node_kind = "kernel";
+    node.launch->graph_node_id = 10 + i;
+    node.launch->node_position = i;
+    node.launch->gpu_start_ns = 10'000'000 + 50'000 * i;
+    node.launch->gpu_end_ns = node.launch->gpu_start_ns + 100'000;
+    report.rows.push_back(node);
+  }
+  const Summary summary = summarize(report, GroupBy::kFunctor);
+  CHECK(summary.rows == 6);  // four launches and two nodes; the graph launch not again
+  CHECK(summary.left_out == 0);
+  CHECK(summary.graph_launches == 1);
+  CHECK(summary.graph_node_rows == 2);
+  CHECK(summary.total_seconds == doctest::Approx(600e-6));
+  CHECK(summary.interval_seconds == doctest::Approx(600e-6));
+  CHECK(summary.busy_seconds == doctest::Approx(550e-6));
+  for (const KernelGroup& g : summary.groups) CHECK(g.key.find("graph") == std::string::npos);
+  const std::string text = render_summary(summary, 0);
+  CHECK(text.find("2 of the launches are nodes of 1 CUDA graph launch,") != std::string::npos);
+  CHECK(text.find("GPU busy 550 us with these kernels; 50.0 us (8.3%) of their time ran beside "
+                  "another's") != std::string::npos);
+}
+
 TEST_CASE("show: a saved report prints the same rows as the command that wrote it") {
   for (const char* name : {"head.json", "base.json", "head_a100.json", "head_low_clock.json",
                            "head_improved.json", "model.json"}) {

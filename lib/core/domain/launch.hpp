@@ -24,10 +24,28 @@ struct KernelLaunch {
   std::int64_t stream_id = 0;  // the driver's stream id; 0 for the legacy default stream
   int process_id = 0;          // the process that launched it (children get their own)
   std::string process;         // that process's command name ("python3")
-  bool graph = false;          // a CUDA graph launch, measured as a whole
+  bool graph = false;          // a CUDA graph launch: the parent of its node rows, if any
   // True when Row::workload was read from the NVTX range name (a Workload label such as
   // "B1 H8 N4096 d64 causal fwd"); otherwise the row has no attention workload.
   bool workload_known = false;
+
+  // Inside CUDA graphs. A graph launch's row (`graph`) is the parent of `graph_nodes` node rows
+  // that share its `index`. A node row has `node_kind` "kernel", "memcpy" or "memset", its
+  // node's id (CUPTI's graphNodeId, unique in the process) and its place among the launch's
+  // nodes in the order they started on the GPU; `graph_id` is CUPTI's id of the graph that ran
+  // (parent and nodes). A memcpy or memset node moved `node_bytes`.
+  std::int64_t graph_nodes = 0;
+  std::string node_kind;
+  std::uint64_t graph_node_id = 0;
+  int node_position = 0;
+  std::uint32_t graph_id = 0;
+  std::int64_t node_bytes = 0;
+  // When it ran on the GPU: CUPTI timestamps (ns) of its first kernel's start and its last
+  // kernel's end; 0 when unknown. One clock for every process of the machine.
+  std::int64_t gpu_start_ns = 0;
+  std::int64_t gpu_end_ns = 0;
+
+  bool is_graph_node() const { return !node_kind.empty(); }
 
   // "grid 128x1x1 block 256x1x1 #12"
   std::string shape_label() const;

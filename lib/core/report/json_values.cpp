@@ -65,7 +65,7 @@ Workload workload_from_json(const JsonReader& r, const json& j, const std::strin
 }
 
 json launch_json(const KernelLaunch& l) {
-  return {{"mangled_name", l.mangled_name},
+  json out = {{"mangled_name", l.mangled_name},
           {"demangled_name", l.demangled_name},
           {"nvtx_range", l.nvtx_range},
           {"grid", l.grid},
@@ -79,6 +79,20 @@ json launch_json(const KernelLaunch& l) {
           {"process", l.process},
           {"graph", l.graph},
           {"workload_known", l.workload_known}};
+  // Added with graph nodes: written only when set, absent in reports before them.
+  if (l.graph_nodes > 0) out["graph_nodes"] = l.graph_nodes;
+  if (l.is_graph_node()) {
+    out["node_kind"] = l.node_kind;
+    out["graph_node_id"] = l.graph_node_id;
+    out["node_position"] = l.node_position;
+    if (l.node_bytes > 0) out["node_bytes"] = l.node_bytes;
+  }
+  if (l.graph_id != 0) out["graph_id"] = l.graph_id;
+  if (l.gpu_start_ns > 0 && l.gpu_end_ns >= l.gpu_start_ns) {
+    out["gpu_start_ns"] = l.gpu_start_ns;
+    out["gpu_end_ns"] = l.gpu_end_ns;
+  }
+  return out;
 }
 
 KernelLaunch launch_from_json(const JsonReader& r, const json& l, const std::string& where) {
@@ -104,6 +118,27 @@ KernelLaunch launch_from_json(const JsonReader& r, const json& l, const std::str
   launch.process = r.string(l, where, "process", true);
   launch.graph = r.boolean(l, where, "graph");
   launch.workload_known = r.boolean(l, where, "workload_known");
+  // Added with graph nodes (optional: reports before them have none).
+  if (l.contains("graph_nodes")) launch.graph_nodes = r.integer(l, where, "graph_nodes", 0, kIntMax);
+  if (l.contains("node_kind")) {
+    launch.node_kind = r.string(l, where, "node_kind");
+    if (launch.node_kind != "kernel" && launch.node_kind != "memcpy" &&
+        launch.node_kind != "memset")
+      r.fail(key_path(where, "node_kind"),
+             "must be kernel, memcpy or memset (got " + quote_text(launch.node_kind) + ")");
+    launch.graph_node_id =
+        static_cast<std::uint64_t>(r.integer(l, where, "graph_node_id", 0, kInt64Max));
+    launch.node_position = static_cast<int>(r.integer(l, where, "node_position", 0, kIntMax));
+    if (l.contains("node_bytes"))
+      launch.node_bytes = r.integer(l, where, "node_bytes", 0, kInt64Max);
+  }
+  if (l.contains("graph_id"))
+    launch.graph_id = static_cast<std::uint32_t>(
+        r.integer(l, where, "graph_id", 0, std::numeric_limits<std::uint32_t>::max()));
+  if (l.contains("gpu_start_ns")) {
+    launch.gpu_start_ns = r.integer(l, where, "gpu_start_ns", 0, kInt64Max);
+    launch.gpu_end_ns = r.integer(l, where, "gpu_end_ns", launch.gpu_start_ns, kInt64Max);
+  }
   return launch;
 }
 

@@ -124,8 +124,37 @@ std::string group_key(const Row& row, GroupBy by) {
   }
 }
 
+bool is_graph_parent(const Row& row) {
+  return row.launch && row.launch->graph && row.launch->graph_nodes > 0;
+}
+
+namespace {
+
+// The length of the union of [start, end) intervals (ns), in seconds.
+double union_seconds(std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0;
+  std::int64_t start = 0, end = 0;
+  bool open = false;
+  for (const auto& [s, e] : intervals) {
+    if (open && s <= end) {
+      end = std::max(end, e);
+      continue;
+    }
+    if (open) total += static_cast<double>(end - start);
+    start = s;
+    end = e;
+    open = true;
+  }
+  if (open) total += static_cast<double>(end - start);
+  return total * 1e-9;
+}
+
+}  // namespace
+
 Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
   Summary summary;
+  std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
   struct Gathered {
     KernelGroup group;
     std::vector<double> times;
@@ -139,10 +168,21 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
   std::vector<Gathered> gathered;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
     const Row& row = report.rows[i];
+    if (is_graph_parent(row)) {
+      ++summary.graph_launches;
+      continue;
+    }
     const RowAnalysis a = analyze(row, report);
     if (!a.has_verdict || a.time_source == Source::kModel || !(a.time_seconds > 0)) {
       ++summary.left_out;
       continue;
+    }
+    if (row.launch && row.launch->is_graph_node()) ++summary.graph_node_rows;
+    if (row.launch && row.launch->gpu_start_ns > 0 &&
+        row.launch->gpu_end_ns > row.launch->gpu_start_ns) {
+      intervals.emplace_back(row.launch->gpu_start_ns, row.launch->gpu_end_ns);
+      summary.interval_seconds +=
+          static_cast<double>(row.launch->gpu_end_ns - row.launch->gpu_start_ns) * 1e-9;
     }
     const std::string key = group_key(row, by);
     auto [it, inserted] = index.try_emplace(key, gathered.size());
@@ -176,6 +216,8 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
     summary.total_seconds += a.time_seconds;
     ++summary.rows;
   }
+  summary.timed_rows = intervals.size();
+  summary.busy_seconds = union_seconds(std::move(intervals));
   for (Gathered& g : gathered) {
     KernelGroup& group = g.group;
     group.share = group.total_seconds / summary.total_seconds;
@@ -241,6 +283,20 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
   if (summary.left_out > 0)
     title += " (" + std::to_string(summary.left_out) + " rows without a measured time left out)";
   say(title);
+  if (summary.graph_launches > 0)
+    say(std::to_string(summary.graph_node_rows) + " of the launches are nodes of " +
+        std::to_string(summary.graph_launches) + " CUDA graph launch" +
+        (summary.graph_launches == 1 ? "" : "es") +
+        ", each node in its own row; the graph launches themselves are not counted again");
+  if (summary.timed_rows > 1 && summary.interval_seconds > 0) {
+    const double overlapped = std::max(0.0, summary.interval_seconds - summary.busy_seconds);
+    say("GPU busy " + seconds_text(summary.busy_seconds) + " with these kernels; " +
+        seconds_text(overlapped) + " (" +
+        format_fixed(100 * overlapped / summary.interval_seconds, 1) +
+        "%) of their time ran beside another's (parallel graph branches, streams). Shares "
+        "below are of the summed kernel time, " + seconds_text(summary.total_seconds) +
+        ", in which overlapped time counts once per kernel.");
+  }
   // The kernel (the group's key) is last and cut first, to 24 columns; headroom and the
   // medians are left out first to fit a width.
   static const std::vector<TableColumn> columns = {

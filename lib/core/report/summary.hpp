@@ -49,9 +49,20 @@ struct KernelGroup {
 
 struct Summary {
   std::vector<KernelGroup> groups;  // by total time, largest first
-  double total_seconds = 0;         // measured time of every summarised row
+  double total_seconds = 0;         // measured time of every summarised row: what shares are of
   std::size_t rows = 0;             // rows summarised
   std::size_t left_out = 0;         // rows without a verdict or a measured time
+  // CUDA graph launches whose nodes are rows of their own: the launches are not summarised
+  // (their nodes are), so that no time counts twice.
+  std::size_t graph_launches = 0;
+  std::size_t graph_node_rows = 0;  // of the summarised rows, graph nodes
+  // When the summarised rows ran on the GPU (rows that carry KernelLaunch::gpu_start_ns): the
+  // time the GPU was busy with them (the union of their intervals) and the sum of their
+  // intervals; the difference ran overlapped (parallel graph branches, several streams).
+  // Zero when no row says.
+  double busy_seconds = 0;
+  double interval_seconds = 0;
+  std::size_t timed_rows = 0;  // rows with an interval
 };
 
 enum class SummarySort { kTime, kGain, kLaunch };
@@ -64,6 +75,9 @@ std::string group_key(const Row& row, GroupBy by);
 std::string functor_of(const std::string& demangled);
 
 Summary summarize(const Report& report, GroupBy by, SummarySort sort = SummarySort::kTime);
+
+// True for a CUDA graph launch whose nodes are rows of their own (summaries count the nodes).
+bool is_graph_parent(const Row& row);
 
 // The groups whose levers would save the program most, largest saving first: at most `top`
 // (5 when `top` is 0). What both the table and the Markdown advise.

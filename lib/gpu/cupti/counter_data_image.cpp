@@ -106,7 +106,7 @@ std::string range_name(const std::vector<std::uint8_t>& image, std::size_t index
 
 CounterDataImage sized_image(CUpti_RangeProfiler_Object* object,
                              const std::vector<std::string>& metrics, std::size_t ranges,
-                             bool user_ranges) {
+                             Collection collection) {
   auto names = c_strings(metrics);
   auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
       CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
@@ -118,7 +118,7 @@ CounterDataImage sized_image(CUpti_RangeProfiler_Object* object,
   ROOFLINE_CUPTI_CALL(cuptiRangeProfilerGetCounterDataSize(&size));
   CounterDataImage image;
   image.ranges = ranges;
-  image.user_ranges = user_ranges;
+  image.collection = collection;
   image.data.assign(size.counterDataSize, 0);
   return image;
 }

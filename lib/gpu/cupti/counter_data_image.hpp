@@ -20,18 +20,25 @@
 
 namespace roofline::gpu::cupti {
 
-// An image with room for `ranges` ranges. `user_ranges`: collected in user range and user
-// replay (ranges pushed and popped by the caller); otherwise auto range and kernel replay.
+// How a pass collects into an image (the range and replay modes of SetConfig).
+enum class Collection {
+  kKernelReplay,  // auto range (one range per kernel), kernel replay inside each launch
+  kUserRanges,    // user range (pushed and popped by the caller), user replay
+  kKernels,       // auto range, user replay: every kernel the pass runs is a range, kernels of
+                  // a graph launch included, and nothing is replayed (one-pass sets only)
+};
+
+// An image with room for `ranges` ranges, collected as `collection` says.
 struct CounterDataImage {
   std::size_t ranges = 0;
-  bool user_ranges = false;
+  Collection collection = Collection::kKernelReplay;
   std::vector<std::uint8_t> data;
 };
 
 // An image sized by `object` for `metrics` and `ranges` ranges; zeroed, not initialised.
 CounterDataImage sized_image(CUpti_RangeProfiler_Object* object,
                              const std::vector<std::string>& metrics, std::size_t ranges,
-                             bool user_ranges);
+                             Collection collection);
 // Readies `image` for collection (before each pass that collects into it).
 void initialize_image(CUpti_RangeProfiler_Object* object, CounterDataImage& image);
 

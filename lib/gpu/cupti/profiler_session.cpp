@@ -173,8 +173,8 @@ void ProfilerSession::open(CUcontext context, CUdevice device, int chip_device,
   object_ = enable.pRangeProfilerObject;
 }
 
-CounterDataImage ProfilerSession::image(std::size_t ranges, bool user_ranges) const {
-  return sized_image(object_, metrics_, ranges, user_ranges);
+CounterDataImage ProfilerSession::image(std::size_t ranges, Collection collection) const {
+  return sized_image(object_, metrics_, ranges, collection);
 }
 
 void ProfilerSession::initialize(CounterDataImage& image) const {
@@ -189,8 +189,9 @@ void ProfilerSession::set_config(CounterDataImage& image) const {
   set.pConfig = config_.data();
   set.counterDataImageSize = image.data.size();
   set.pCounterDataImage = image.data.data();
-  set.range = image.user_ranges ? CUPTI_UserRange : CUPTI_AutoRange;
-  set.replayMode = image.user_ranges ? CUPTI_UserReplay : CUPTI_KernelReplay;
+  set.range = image.collection == Collection::kUserRanges ? CUPTI_UserRange : CUPTI_AutoRange;
+  set.replayMode =
+      image.collection == Collection::kKernelReplay ? CUPTI_KernelReplay : CUPTI_UserReplay;
   set.maxRangesPerPass = image.ranges;
   set.numNestingLevels = 1;
   set.minNestingLevel = 1;

@@ -60,10 +60,10 @@ class ProfilerSession {
   int passes() const { return passes_; }
 
   // An image for `ranges` ranges of this session's metrics (sized, not initialised).
-  CounterDataImage image(std::size_t ranges, bool user_ranges) const;
+  CounterDataImage image(std::size_t ranges, Collection collection) const;
   void initialize(CounterDataImage& image) const;
-  // The config and `image` for the next start(): user range and user replay for a
-  // user-ranges image, else auto range and kernel replay; one nesting level.
+  // The config and `image` for the next start(), in the image's collection mode; one nesting
+  // level.
   void set_config(CounterDataImage& image) const;
 
   void start();

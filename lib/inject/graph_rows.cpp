@@ -1,0 +1,168 @@
+#include "lib/inject/graph_rows.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "lib/core/domain/metric_catalog.hpp"
+#include "lib/inject/launch_site.hpp"
+
+namespace roofline::inject {
+namespace {
+
+double seconds_between(std::uint64_t start, std::uint64_t end) {
+  return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
+}
+
+// The node's own launch: the parent's process, index and stream, the node's kernel and place.
+KernelLaunch node_launch(const KernelLaunch& parent, const KernelExecution& e, int position,
+                         const GraphCatalog& catalog) {
+  KernelLaunch node = parent;
+  node.graph = false;
+  node.graph_nodes = 0;
+  node.graph_node_id = e.graph_node;
+  node.node_position = position;
+  node.graph_id = e.graph_id;
+  node.gpu_start_ns = static_cast<std::int64_t>(e.start_ns);
+  node.gpu_end_ns = static_cast<std::int64_t>(std::max(e.start_ns, e.end_ns));
+  node.grid = {1, 1, 1};
+  node.block = {1, 1, 1};
+  node.registers_per_thread = 0;
+  node.static_shared_bytes = 0;
+  node.dynamic_shared_bytes = 0;
+  switch (e.kind) {
+    case ExecutionKind::kKernel:
+      node.node_kind = "kernel";
+      node.mangled_name = e.name;
+      node.demangled_name = demangle(e.name.c_str());
+      node.grid = e.grid;
+      node.block = e.block;
+      node.registers_per_thread = e.registers_per_thread;
+      node.static_shared_bytes = e.static_shared_bytes;
+      node.dynamic_shared_bytes = e.dynamic_shared_bytes;
+      break;
+    case ExecutionKind::kMemcpy:
+      node.node_kind = "memcpy";
+      node.mangled_name.clear();
+      node.demangled_name = e.copy_kind.empty() ? "memcpy" : "memcpy " + e.copy_kind;
+      node.node_bytes = e.bytes;
+      break;
+    case ExecutionKind::kMemset:
+      node.node_kind = "memset";
+      node.mangled_name.clear();
+      node.demangled_name = "memset";
+      node.node_bytes = e.bytes;
+      break;
+  }
+  if (const std::optional<NodeOrigin> origin = catalog.origin(e.graph_node);
+      origin && !origin->nvtx_range.empty())
+    node.nvtx_range = origin->nvtx_range;
+  return node;
+}
+
+}  // namespace
+
+GraphRows::GraphRows(Recorder& recorder, const GraphCatalog& catalog, CounterSet set,
+                     const std::regex* filter)
+    : recorder_(recorder), catalog_(catalog), set_(set), filter_(filter) {}
+
+void GraphRows::record(const Session& session, const KernelLaunch& launch,
+                       const std::optional<LaunchActivity>& activity, GraphParent parent,
+                       const std::vector<gpu::RangeValues>* node_ranges,
+                       const std::string& timed_why) {
+  const std::vector<KernelExecution> nodes =
+      activity ? nodes_in_order(*activity) : std::vector<KernelExecution>{};
+  std::size_t kernel_nodes = 0;
+  for (const KernelExecution& e : nodes) kernel_nodes += e.kind == ExecutionKind::kKernel;
+  // The ranges pair with the kernel nodes in the order they ran; any other count means the pass
+  // held more or fewer kernels than the launch's records, and no pairing can be trusted.
+  std::string counted_why;
+  if (node_ranges != nullptr && node_ranges->size() != kernel_nodes)
+    counted_why = "counters not attributed: the pass gave " + std::to_string(node_ranges->size()) +
+                  " kernel ranges for the launch's " + std::to_string(kernel_nodes) +
+                  " kernel nodes";
+  const bool counted = node_ranges != nullptr && counted_why.empty();
+
+  std::vector<std::string> lines;
+  double node_seconds = 0;
+  std::uint64_t first = 0, last = 0;
+  std::size_t kernel_index = 0;
+  int written = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const KernelExecution& e = nodes[i];
+    const bool kernel = e.kind == ExecutionKind::kKernel;
+    const std::size_t range = kernel ? kernel_index++ : 0;
+    const double seconds = seconds_between(e.start_ns, e.end_ns);
+    if (kernel) node_seconds += seconds;
+    if (e.end_ns > e.start_ns) {
+      if (first == 0 || e.start_ns < first) first = e.start_ns;
+      last = std::max(last, e.end_ns);
+    }
+    KernelLaunch node = node_launch(launch, e, static_cast<int>(i), catalog_);
+    if (filter_ != nullptr && !std::regex_search(node.demangled_name, *filter_)) continue;
+    std::map<std::string, double> counters;
+    RowStatus status = RowStatus::kCountersUnavailable;
+    std::string message;
+    if (kernel && counted) {
+      counters = combine_metrics(session.chip, set_, session.metrics, (*node_ranges)[range].values);
+      if (!counters.empty()) {
+        status = RowStatus::kOk;
+        // The range's own time holds the range profiler's work around the kernel.
+        if (auto t = counters.find(quantity::kGpuTime); t != counters.end())
+          counters[quantity::kRangeTime] = t->second;
+      } else {
+        message = "the range profiler returned no counter values for this kernel node";
+      }
+    } else if (kernel) {
+      message = !counted_why.empty() ? counted_why : timed_why;
+    } else {
+      message = "a " + node.node_kind + " node of " + std::to_string(e.bytes) + " bytes: time only";
+    }
+    if (seconds > 0) {
+      counters[quantity::kGpuTime] = seconds;
+      counters[quantity::kKernelExecution] = seconds;
+    } else {
+      message += std::string(message.empty() ? "" : "; ") + "its activity record has no duration";
+      counters.erase(quantity::kGpuTime);
+    }
+    counters[quantity::kKernelCount] = kernel ? 1 : 0;
+    lines.push_back(launch_record(node, status, message, counters));
+    ++written;
+  }
+
+  KernelLaunch graph = launch;
+  graph.graph = true;
+  graph.graph_nodes = written;
+  if (first != 0) {
+    graph.gpu_start_ns = static_cast<std::int64_t>(first);
+    graph.gpu_end_ns = static_cast<std::int64_t>(last);
+  }
+  std::map<std::string, double>& counters = parent.counters;
+  if (auto t = counters.find(quantity::kGpuTime); t != counters.end())
+    counters[quantity::kRangeTime] = t->second;
+  auto note = [&parent](const std::string& text) {
+    parent.message += (parent.message.empty() ? "" : "; ") + text;
+  };
+  if (kernel_nodes > 0) {
+    counters[quantity::kKernelExecution] = node_seconds;
+    counters[quantity::kKernelCount] = static_cast<double>(kernel_nodes);
+    // Counted, the pass serialises the nodes and puts its own work between them: the span
+    // would hold that; the nodes' sum is the launch's time.
+    counters[quantity::kGpuTime] = node_ranges != nullptr ? node_seconds
+                                                          : seconds_between(first, last);
+    note(std::to_string(kernel_nodes) + " kernel node" + (kernel_nodes == 1 ? "" : "s") +
+         (nodes.size() > kernel_nodes
+              ? " and " + std::to_string(nodes.size() - kernel_nodes) + " other"
+              : std::string()) +
+         (written > 0 ? ", " + std::to_string(written) + " in rows of their own" : std::string()) +
+         (node_ranges != nullptr ? "; time: the sum of the nodes' times (counted one by one)"
+                                 : "; time: from the first node's start to the last one's end"));
+  } else {
+    note(activity ? "no kernel node in its activity records"
+                  : "CUPTI gave no activity record for its nodes: time measured around it");
+  }
+  // The parent first, then its nodes, so that a reader meets the graph before what it holds.
+  recorder_.record(launch_record(graph, parent.status, parent.message, counters));
+  for (const std::string& line : lines) recorder_.record(line);
+}
+
+}  // namespace roofline::inject

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# `profile` inside CUDA graphs, on a GPU machine, in one call: build, the profile GPU tests, then
+# for each program (scripts/programs/, and profile_target's two-stream graph)
+#   - the program alone: its time and its checksum line;
+#   - under `profile` with --graph-nodes counted (cold and warm cache), timed and off, and the
+#     LEGS_EXTRA legs (e.g. "full:--counter-set full launch:--replay launch"): exit code,
+#     time, checksum (the program must print what it prints alone), rows by status;
+#   - under `ncu --graph-profiling node --cache-control none` with our metric list (twice for the
+#     programs in NCU_TWICE: ncu's own spread), the reference for node time and counters and
+#     for cost;
+#   - scripts/graph_nodes_vs_ncu.py: node by node, time, DRAM, L2, tensor FLOPs, NVTX, serial
+#     graphs; and the cost table (what each mode adds to the program alone, and ncu's).
+#
+#   scripts/graph_nodes_check.sh [build] [gputests] [branches] [decode] [gpt] [mlp]
+#
+# Program arguments: DECODE_ARGS, GPT_ARGS, MLP_ARGS (defaults below). NCU_NVTX_decode="decode/"
+# filters ncu to the decode replays (our rows are then paired graph nodes only). Writes under
+# $OUT (or out/graph-nodes/): summary.txt (the tables), reports.tar.xz (every report and ncu
+# CSV judged), logs.tar.xz. Never changes clocks: ncu runs with --clock-control none.
+set -u -o pipefail
+source "$(dirname "$0")/device_env.sh"
+final="${OUT:-$repo/out/graph-nodes}"
+out="${WORK_DIR:-/tmp/graph-nodes}"
+rm -rf "$out"
+mkdir -p "$final" "$out/reports"
+summary="$final/summary.txt"
+: >"$summary"
+deadline=$(($(date +%s) + ${DEADLINE_S:-570}))
+left() { local l=$((deadline - $(date +%s))); echo $((l > 1 ? (l < $1 ? l : $1) : 1)); }
+note() { echo "$*" | tee -a "$summary"; }
+finish() {
+  (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude=reports --exclude='*.ncu-rep' .)
+  (cd "$out/reports" && tar -cJf "$final/reports.tar.xz" .)
+}
+trap finish EXIT
+legs=" ${*:-build gputests branches decode gpt mlp} "
+has() { [[ "$legs" == *" $1 "* ]]; }
+checksum() { grep -E "checksum" "$1" | tail -1; }
+ncu_bin="$(command -v ncu || true)"
+
+if has build; then
+  t=$(seconds)
+  device_build "$out/build.log"
+  rc=$?
+  note "build: rc=$rc in $(elapsed "$t") s"
+  [ $rc -ne 0 ] && { grep -E "error" "$out/build.log" | head -30 | tee -a "$summary"; exit 1; }
+fi
+metrics="$("$tool" metrics --chip GH100 --list | paste -sd, -)"
+
+if has gputests; then
+  t=$(seconds)
+  timeout "$(left 300)" ctest --test-dir "$build" --output-on-failure --timeout 300 -R 'profile' \
+    >"$out/ctest_profile.log" 2>&1
+  note "ctest -R profile: rc=$? in $(elapsed "$t") s; $(grep -E 'tests passed|tests failed' "$out/ctest_profile.log")"
+  grep -E "ERROR|error:|Failed|CHECK|REQUIRE" "$out/ctest_profile.log" | head -30 | tee -a "$summary"
+fi
+
+# program NAME COMMAND...: alone, under profile in every leg, under ncu, node by node.
+program() {
+  local name="$1"
+  shift
+  local cmd=("$@") t rc
+  t=$(seconds)
+  timeout "$(left 200)" "${cmd[@]}" >"$out/${name}_alone.txt" 2>&1
+  rc=$?
+  local alone_s
+  alone_s=$(elapsed "$t")
+  note "== $name: alone rc=$rc in ${alone_s} s; $(checksum "$out/${name}_alone.txt")"
+  local reference
+  reference="$(checksum "$out/${name}_alone.txt")"
+  local leg label options
+  for leg in "counted:" "warm:--cache warm" "timed:--graph-nodes timed" "off:--graph-nodes off" \
+    ${LEGS_EXTRA:-}; do
+    label="${leg%%:*}"
+    options="${leg#*:}"
+    options="${options//,/ }"
+    t=$(seconds)
+    # shellcheck disable=SC2086
+    timeout "$(left 240)" "$tool" -v profile $options --json "$out/reports/${name}_$label.json" \
+      -- "${cmd[@]}" >"$out/${name}_$label.txt" 2>"$out/${name}_$label.err"
+    rc=$?
+    local same="OUTPUT DIFFERS"
+    [ "$(checksum "$out/${name}_$label.txt")" = "$reference" ] && same="same output"
+    note "$name profile $label (${options:-default}): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $same;" \
+      "$(python3 -c "
+import json, collections
+rows = json.load(open('$out/reports/${name}_$label.json'))['rows']
+kinds = collections.Counter('graph' if r['launch'].get('graph') else r['launch'].get('node_kind', 'launch') for r in rows)
+print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r in rows)))" 2>&1)"
+    grep -o "time in the injection library.*" "$out/${name}_$label.err" | head -1 | cut -c1-400 | tee -a "$summary"
+    grep -E "^\[.*(warn|error)" "$out/${name}_$label.err" | head -4 | tee -a "$summary"
+  done
+  [ -n "$ncu_bin" ] || { note "$name: no ncu"; return; }
+  local nvtx_var="NCU_NVTX_$name" filter=() only=()
+  if [ -n "${!nvtx_var:-}" ]; then
+    filter=(--nvtx --nvtx-include "${!nvtx_var}")
+    only=(--graphs-only)
+  fi
+  local runs=1
+  [[ " ${NCU_TWICE:-} " == *" $name "* ]] && runs=2
+  for r in $(seq 1 $runs); do
+    t=$(seconds)
+    timeout "$(left 300)" "$ncu_bin" --clock-control none --cache-control none \
+      --graph-profiling node "${filter[@]}" --csv --page raw --metrics "$metrics" "${cmd[@]}" \
+      >"$out/reports/${name}_ncu$r.csv" 2>"$out/${name}_ncu$r.err"
+    rc=$?
+    note "$name under ncu --graph-profiling node ${filter[*]} (run $r): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $(grep -c '^"[0-9]' "$out/reports/${name}_ncu$r.csv") results; $(grep checksum "$out/reports/${name}_ncu$r.csv" | head -1)"
+  done
+  local second=()
+  [ $runs -eq 2 ] && second=(--ncu2 "$out/reports/${name}_ncu2.csv")
+  python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_warm.json" \
+    "$out/reports/${name}_ncu1.csv" "${second[@]}" "${only[@]}" \
+    --timed "$out/reports/${name}_timed.json" >"$out/${name}_vs_ncu.txt" 2>&1
+  note "-- $name: profile --cache warm (counted nodes) against ncu --cache-control none, node by node"
+  grep -vE "^  " "$out/${name}_vs_ncu.txt" | tee -a "$summary"
+  grep -E "^  " "$out/${name}_vs_ncu.txt" | head -12 >>"$summary"
+  "$tool" show "$out/reports/${name}_counted.json" --top 8 >"$out/${name}_show.txt" 2>&1
+  "$tool" show "$out/reports/${name}_counted.json" --group-by nvtx --top 8 \
+    >"$out/${name}_show_nvtx.txt" 2>&1
+}
+
+has branches && program branches "$build/tests/gpu/profile_target" --graph-branches
+has decode && program decode python3 scripts/programs/decode_loop.py ${DECODE_ARGS:---steps 8}
+has gpt && program gpt python3 scripts/programs/gpt_compiled.py ${GPT_ARGS:---infer 6 --train 2}
+has mlp && program mlp python3 scripts/programs/mlp_block.py ${MLP_ARGS:-}
+exit 0
