@@ -143,9 +143,8 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
                               std::to_string(with_device->counter_passes) +
                               " pass(es), counter set " + with_device->counter_set + ", cache " +
                               options.cache + "; graph nodes " + options.graph_nodes +
-                              (options.graph_nodes == "counted" && with_device->counter_passes == 1
-                                   ? " (each graph launch in a pass of its own, every kernel "
-                                     "node a range, L2 carried from node to node)"
+                              (options.graph_nodes == "timed"
+                                   ? " (a row per node, timed by its activity record)"
                                    : "");
     report.specs.push_back(*spec);
     for (const ProcessRecords& p : processes)
@@ -205,10 +204,10 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->check(CLI::IsMember({"batch", "launch"}))
       ->capture_default_str();
   sub->add_option("--graph-nodes", options->graph_nodes,
-                  "counted: a row per node of each CUDA graph launch, each kernel node counted on "
-                  "its own (one-pass counter sets; else timed); timed: a row per node with its "
-                  "time, the graph counted as one range; off: the graph launch is one row")
-      ->check(CLI::IsMember({"counted", "timed", "off"}))
+                  "timed: a row per node of each CUDA graph launch (kernel, memcpy, memset) with "
+                  "its time and the NVTX ranges of its capture, the launch their parent, counted "
+                  "as one range; off: the graph launch is one row")
+      ->check(CLI::IsMember({"timed", "off"}))
       ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Profile only kernels whose demangled name matches (ECMAScript, search); in "

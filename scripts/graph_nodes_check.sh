@@ -2,14 +2,14 @@
 # `profile` inside CUDA graphs, on a GPU machine, in one call: build, the profile GPU tests, then
 # for each program (scripts/programs/, and profile_target's two-stream graph)
 #   - the program alone: its time and its checksum line;
-#   - under `profile` with --graph-nodes counted (cold and warm cache), timed and off, and the
-#     LEGS_EXTRA legs (e.g. "full:--counter-set full launch:--replay launch"): exit code,
-#     time, checksum (the program must print what it prints alone), rows by status;
+#   - under `profile` with --graph-nodes timed (the default) and off, and the LEGS_EXTRA legs
+#     (LABEL:OPTIONS, commas for spaces, e.g. "full:--counter-set,full launch:--replay,launch"):
+#     exit code, time, checksum (the program must print what it prints alone), rows by kind;
 #   - under `ncu --graph-profiling node --cache-control none` with our metric list (twice for the
 #     programs in NCU_TWICE: ncu's own spread), the reference for node time and counters and
 #     for cost;
-#   - scripts/graph_nodes_vs_ncu.py: node by node, time, DRAM, L2, tensor FLOPs, NVTX, serial
-#     graphs; and the cost table (what each mode adds to the program alone, and ncu's).
+#   - scripts/graph_nodes_vs_ncu.py: node by node, time (and the counters of plain launches),
+#     NVTX, serial graphs; the time each leg and ncu took beside the program alone.
 #
 #   scripts/graph_nodes_check.sh [build] [gputests] [branches] [decode] [gpt] [mlp]
 #
@@ -69,8 +69,7 @@ program() {
   local reference
   reference="$(checksum "$out/${name}_alone.txt")"
   local leg label options
-  for leg in "counted:" "warm:--cache warm" "timed:--graph-nodes timed" "off:--graph-nodes off" \
-    ${LEGS_EXTRA:-}; do
+  for leg in "timed:" "off:--graph-nodes,off" ${LEGS_EXTRA:-}; do
     label="${leg%%:*}"
     options="${leg#*:}"
     options="${options//,/ }"
@@ -108,14 +107,14 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
   done
   local second=()
   [ $runs -eq 2 ] && second=(--ncu2 "$out/reports/${name}_ncu2.csv")
-  python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_warm.json" \
+  python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_timed.json" \
     "$out/reports/${name}_ncu1.csv" "${second[@]}" "${only[@]}" \
     --timed "$out/reports/${name}_timed.json" >"$out/${name}_vs_ncu.txt" 2>&1
-  note "-- $name: profile --cache warm (counted nodes) against ncu --cache-control none, node by node"
+  note "-- $name: profile (timed nodes) against ncu --graph-profiling node --cache-control none"
   grep -vE "^  " "$out/${name}_vs_ncu.txt" | tee -a "$summary"
   grep -E "^  " "$out/${name}_vs_ncu.txt" | head -12 >>"$summary"
-  "$tool" show "$out/reports/${name}_counted.json" --top 8 >"$out/${name}_show.txt" 2>&1
-  "$tool" show "$out/reports/${name}_counted.json" --group-by nvtx --top 8 \
+  COLUMNS=120 "$tool" show "$out/reports/${name}_timed.json" --top 8 >"$out/${name}_show.txt" 2>&1
+  COLUMNS=120 "$tool" show "$out/reports/${name}_timed.json" --group-by nvtx --top 8 \
     >"$out/${name}_show_nvtx.txt" 2>&1
 }
 

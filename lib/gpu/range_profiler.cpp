@@ -302,7 +302,6 @@ struct KernelRangeProfiler::Impl {
 
   std::unique_ptr<ProfilerSession> session;
   CounterDataImage kernel_image;
-  std::unique_ptr<CounterDataImage> kernels_image;  // made for the first start_kernels
   std::unique_ptr<CounterDataImage> batch_image;    // made for the first batch
   CounterDataImage* current = nullptr;              // the image SetConfig was last given
   bool batch = false;  // the started pass is a batch (begin_batch)
@@ -337,18 +336,6 @@ void KernelRangeProfiler::start() {
   Impl& s = *impl_;
   s.require_idle("start");
   if (s.current != &s.kernel_image) s.use(s.kernel_image);
-  s.session->start();
-  s.batch = false;
-}
-
-void KernelRangeProfiler::start_kernels(std::size_t ranges) {
-  if (impl_ == nullptr) moved_from("KernelRangeProfiler");
-  Impl& s = *impl_;
-  s.require_idle("start_kernels");
-  s.require_one_pass("a pass of kernel ranges");
-  if (ranges < 1)
-    throw ProfilerError(ProfilerErrorKind::kOther, "a pass needs room for at least one range");
-  s.use_sized(s.kernels_image, ranges, Collection::kKernels);
   s.session->start();
   s.batch = false;
 }
@@ -436,7 +423,6 @@ void KernelRangeProfiler::decode() {
         std::to_string(dropped) + " kernel ranges were dropped: more than " +
             std::to_string(s.current->ranges) +
             (s.current->collection == Collection::kUserRanges ? " ranges in one batch"
-             : s.current->collection == Collection::kKernels  ? " kernels in one pass"
                                                                : " kernels in one launch"));
   }
   s.decoded = true;

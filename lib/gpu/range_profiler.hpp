@@ -148,15 +148,9 @@ class KernelRangeProfiler {
   const std::string& chip() const;
   // Before a kernel launch: one range, kernel replay.
   void start();
-  // Before a graph launch (one-pass counter sets only; throws kOther otherwise): a pass in which
-  // every kernel the context runs is a range of its own (auto range), the kernel nodes of a
-  // graph launch included, with room for `ranges` of them. User replay with one pass replays
-  // nothing: the program's work runs once, serialised kernel by kernel.
-  void start_kernels(std::size_t ranges);
   // After the launches: stop() ends the ranges, decode() turns what the GPU collected into the
-  // counter-data image, evaluate() gives one RangeValues per kernel launched since start() or
-  // start_kernels() (none when nothing ran), in launch order, and readies the image for the
-  // next start().
+  // counter-data image, evaluate() gives one RangeValues per kernel launched since start()
+  // (none when nothing ran), in launch order, and readies the image for the next start().
   // Three calls so that a caller can time each phase.
   void stop();
   void decode();

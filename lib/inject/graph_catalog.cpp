@@ -31,13 +31,9 @@ void GraphCatalog::cloned(std::uint64_t node, std::uint64_t original, bool kerne
     if (origins_.size() >= kMaxOrigins) origins_.erase(origins_.begin());
     origins_[node] = std::move(copy);
   }
-  if (t_building) {
-    ++t_building->nodes;
-    if (kernel_node) {
-      ++t_building->kernel_nodes;
-      t_building->kernels.push_back(kernel);
-    }
-  }
+  // A clone whose original the capture named is a kernel node whatever its reported type (the
+  // type is not relied on alone).
+  if (t_building && (kernel_node || !kernel.empty())) t_building->kernels.push_back(kernel);
 }
 
 void GraphCatalog::exec_starting() {

@@ -5,8 +5,8 @@
 // resource callbacks report each node as it is created (inside the launch call that captures
 // it) and each clone of it (graph instantiation clones every node into the executable graph,
 // whose ids the activity records carry), so an origin follows a node from capture to every
-// replay. Per executable graph it keeps how many kernel nodes it has and their names, which
-// size a counter pass and let --kernel-regex choose graph launches before they run.
+// replay. Per executable graph it keeps the names of its kernel nodes, which let --kernel-regex
+// choose graph launches before they run.
 //
 // Thread-safe: callbacks come from any thread. Its mutex is a leaf of the library's lock order.
 #pragma once
@@ -26,11 +26,10 @@ struct NodeOrigin {
   std::string kernel;      // the demangled name of the kernel captured into it; "" if none
 };
 
-// An executable graph's nodes, as its instantiation cloned them.
+// An executable graph's kernel nodes, as its instantiation cloned them: their demangled names
+// as the capture knew them ("" unknown).
 struct GraphExecNodes {
-  std::size_t kernel_nodes = 0;
-  std::size_t nodes = 0;
-  std::vector<std::string> kernels;  // demangled names known from the capture ("" unknown)
+  std::vector<std::string> kernels;
 };
 
 class GraphCatalog {

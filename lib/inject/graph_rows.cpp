@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "lib/core/domain/metric_catalog.hpp"
+#include "lib/core/report/report.hpp"
 #include "lib/inject/launch_site.hpp"
 
 namespace roofline::inject {
@@ -61,38 +62,26 @@ KernelLaunch node_launch(const KernelLaunch& parent, const KernelExecution& e, i
 
 }  // namespace
 
-GraphRows::GraphRows(Recorder& recorder, const GraphCatalog& catalog, CounterSet set,
-                     const std::regex* filter)
-    : recorder_(recorder), catalog_(catalog), set_(set), filter_(filter) {}
+GraphRows::GraphRows(Recorder& recorder, const GraphCatalog& catalog, const std::regex* filter)
+    : recorder_(recorder), catalog_(catalog), filter_(filter) {}
 
-void GraphRows::record(const Session& session, const KernelLaunch& launch,
-                       const std::optional<LaunchActivity>& activity, GraphParent parent,
-                       const std::vector<gpu::RangeValues>* node_ranges,
-                       const std::string& timed_why) {
+void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchActivity>& activity,
+                       GraphParent parent, const std::string& node_note) {
   const std::vector<KernelExecution> nodes =
       activity ? nodes_in_order(*activity) : std::vector<KernelExecution>{};
-  std::size_t kernel_nodes = 0;
-  for (const KernelExecution& e : nodes) kernel_nodes += e.kind == ExecutionKind::kKernel;
-  // The ranges pair with the kernel nodes in the order they ran; any other count means the pass
-  // held more or fewer kernels than the launch's records, and no pairing can be trusted.
-  std::string counted_why;
-  if (node_ranges != nullptr && node_ranges->size() != kernel_nodes)
-    counted_why = "counters not attributed: the pass gave " + std::to_string(node_ranges->size()) +
-                  " kernel ranges for the launch's " + std::to_string(kernel_nodes) +
-                  " kernel nodes";
-  const bool counted = node_ranges != nullptr && counted_why.empty();
-
   std::vector<std::string> lines;
+  std::size_t kernel_nodes = 0;
   double node_seconds = 0;
   std::uint64_t first = 0, last = 0;
-  std::size_t kernel_index = 0;
   int written = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const KernelExecution& e = nodes[i];
     const bool kernel = e.kind == ExecutionKind::kKernel;
-    const std::size_t range = kernel ? kernel_index++ : 0;
     const double seconds = seconds_between(e.start_ns, e.end_ns);
-    if (kernel) node_seconds += seconds;
+    if (kernel) {
+      ++kernel_nodes;
+      node_seconds += seconds;
+    }
     if (e.end_ns > e.start_ns) {
       if (first == 0 || e.start_ns < first) first = e.start_ns;
       last = std::max(last, e.end_ns);
@@ -100,32 +89,17 @@ void GraphRows::record(const Session& session, const KernelLaunch& launch,
     KernelLaunch node = node_launch(launch, e, static_cast<int>(i), catalog_);
     if (filter_ != nullptr && !std::regex_search(node.demangled_name, *filter_)) continue;
     std::map<std::string, double> counters;
-    RowStatus status = RowStatus::kCountersUnavailable;
-    std::string message;
-    if (kernel && counted) {
-      counters = combine_metrics(session.chip, set_, session.metrics, (*node_ranges)[range].values);
-      if (!counters.empty()) {
-        status = RowStatus::kOk;
-        // The range's own time holds the range profiler's work around the kernel.
-        if (auto t = counters.find(quantity::kGpuTime); t != counters.end())
-          counters[quantity::kRangeTime] = t->second;
-      } else {
-        message = "the range profiler returned no counter values for this kernel node";
-      }
-    } else if (kernel) {
-      message = !counted_why.empty() ? counted_why : timed_why;
-    } else {
-      message = "a " + node.node_kind + " node of " + std::to_string(e.bytes) + " bytes: time only";
-    }
+    std::string message = kernel ? node_note
+                                 : "a " + node.node_kind + " node of " + std::to_string(e.bytes) +
+                                       " bytes: time only";
     if (seconds > 0) {
       counters[quantity::kGpuTime] = seconds;
       counters[quantity::kKernelExecution] = seconds;
     } else {
-      message += std::string(message.empty() ? "" : "; ") + "its activity record has no duration";
-      counters.erase(quantity::kGpuTime);
+      message += "; its activity record has no duration";
     }
     counters[quantity::kKernelCount] = kernel ? 1 : 0;
-    lines.push_back(launch_record(node, status, message, counters));
+    lines.push_back(launch_record(node, RowStatus::kCountersUnavailable, message, counters));
     ++written;
   }
 
@@ -145,17 +119,13 @@ void GraphRows::record(const Session& session, const KernelLaunch& launch,
   if (kernel_nodes > 0) {
     counters[quantity::kKernelExecution] = node_seconds;
     counters[quantity::kKernelCount] = static_cast<double>(kernel_nodes);
-    // Counted, the pass serialises the nodes and puts its own work between them: the span
-    // would hold that; the nodes' sum is the launch's time.
-    counters[quantity::kGpuTime] = node_ranges != nullptr ? node_seconds
-                                                          : seconds_between(first, last);
+    counters[quantity::kGpuTime] = seconds_between(first, last);
     note(std::to_string(kernel_nodes) + " kernel node" + (kernel_nodes == 1 ? "" : "s") +
          (nodes.size() > kernel_nodes
               ? " and " + std::to_string(nodes.size() - kernel_nodes) + " other"
               : std::string()) +
          (written > 0 ? ", " + std::to_string(written) + " in rows of their own" : std::string()) +
-         (node_ranges != nullptr ? "; time: the sum of the nodes' times (counted one by one)"
-                                 : "; time: from the first node's start to the last one's end"));
+         "; time: from the first node's start to the last one's end");
   } else {
     note(activity ? "no kernel node in its activity records"
                   : "CUPTI gave no activity record for its nodes: time measured around it");

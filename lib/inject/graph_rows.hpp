@@ -2,27 +2,22 @@
 // records of the launch, and the launch itself as their parent.
 //
 // A node row carries the node's kernel (name, grid, block, registers and shared memory from its
-// record), its time on the GPU (its execution, start to end), its id and place in the launch,
-// and the NVTX ranges open when it was captured (graph_catalog.hpp; the launch's own ranges when
-// the capture had none). Counted (--graph-nodes counted), each kernel node's row also carries the
-// counters of its range: the pass gives one range per kernel in the order the kernels ran, which
-// is the order of their records' starts (the pass serialises them). The parent row keeps the
-// launch's measure: its time (the span from its first node's start to its last node's end, or
-// under counting, where the pass serialises the nodes, the sum of their times) and, when the
-// launch was one range of a batch, the whole graph's counters.
+// record), its time on the GPU (its execution, start to end, as the graph ran it: nodes of
+// parallel branches share the GPU), its id and place in the launch, and the NVTX ranges open
+// when it was captured (graph_catalog.hpp; the launch's own ranges when the capture had none).
+// Its counters are not its own (see GraphNodes in profile_protocol.hpp). The parent row keeps
+// the launch's measure: its time (the span from its first node's start to its last node's end)
+// and, when the launch was one range of a batch, the whole graph's counters.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <regex>
 #include <string>
-#include <vector>
 
-#include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/graph_catalog.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/recorder.hpp"
-#include "lib/inject/session.hpp"
 #include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::inject {
@@ -39,20 +34,16 @@ class GraphRows {
  public:
   // `filter`: --kernel-regex (nullptr: every node); nodes whose name it does not match get no
   // row.
-  GraphRows(Recorder& recorder, const GraphCatalog& catalog, CounterSet set,
-            const std::regex* filter);
+  GraphRows(Recorder& recorder, const GraphCatalog& catalog, const std::regex* filter);
 
   // Writes the rows of graph launch `launch` from its `activity` (nullopt: no records; the
-  // parent alone is written). `node_ranges`: the kernel ranges of a counted launch (nullptr:
-  // the nodes are timed only, and `timed_why` says why in their rows).
-  void record(const Session& session, const KernelLaunch& launch,
-              const std::optional<LaunchActivity>& activity, GraphParent parent,
-              const std::vector<gpu::RangeValues>* node_ranges, const std::string& timed_why);
+  // parent alone is written); each kernel node's row says `node_note`.
+  void record(const KernelLaunch& launch, const std::optional<LaunchActivity>& activity,
+              GraphParent parent, const std::string& node_note);
 
  private:
   Recorder& recorder_;
   const GraphCatalog& catalog_;
-  CounterSet set_;
   const std::regex* filter_;
 };
 

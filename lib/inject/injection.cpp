@@ -17,14 +17,11 @@
 // taken and handed over between the run's processes by counter_handover.hpp; a launch's time
 // comes from its kernels' activity records (launch_rows.hpp).
 //
-// A CUDA graph launch gets a row per node (graph_rows.hpp) with --graph-nodes counted (the
-// default) or timed. Counted, with a one-pass set, the launch runs in a pass of its own in
-// which every kernel is a range (auto range and user replay: nothing is replayed, the kernels
-// run once, serialised). It is never kernel-replayed: that made a PyTorch program's graph
-// replay fail ("an illegal instruction was encountered") on the H200. Timed, it is one range
-// of a batch (or timed with events) and its nodes are timed by their activity records. The
-// resource callbacks of graph nodes carry each node's NVTX ranges from its capture to its
-// replays (graph_catalog.hpp).
+// A CUDA graph launch gets a row per node (graph_rows.hpp) unless --graph-nodes is off: the
+// launch is one range of a batch (or timed with events), its nodes timed by their activity
+// records. It is never kernel-replayed: that made a PyTorch program's graph replay fail ("an
+// illegal instruction was encountered") on the H200. The resource callbacks of graph nodes
+// carry each node's NVTX ranges from its capture to its replays (graph_catalog.hpp).
 //
 // Every failure is a record (profile_protocol.hpp), never an exception across the driver: the
 // program then goes on unprofiled. The end record carries the seconds spent in each phase
@@ -100,7 +97,6 @@ struct Measuring {
   std::string range;
   bool timing_only = false;  // no counters for this launch: `why` says why
   std::string why;
-  bool graph_counted = false;  // a graph launch counted node by node (a pass of kernel ranges)
   Clock::time_point kernel_start;
   std::uint32_t correlation = 0;   // of its driver call: its kernels' activity records
   std::uint64_t window_start = 0;  // CUPTI timestamp just before the launch
@@ -113,10 +109,6 @@ constexpr const char* kGraphNotReplayed =
     "a CUDA graph launch is never replayed (kernel replay of graph launches broke programs), "
     "and this counter set needs several passes: kernel time only; the default counter set "
     "counts it";
-
-// Kernel ranges one pass of a counted graph launch holds: with room for more, CUPTI 13.0 on the
-// H200 gave back the first 256 ranges of a user-replay pass and dropped the rest without a word.
-constexpr std::size_t kMaxNodeRanges = 256;
 
 // The --kernel-regex, compiled once (nullopt: none).
 std::optional<std::regex> compile_regex(const std::string& pattern) {
@@ -150,7 +142,7 @@ class Injection {
         process_(process_name()),
         regex_(compile_regex(options_.kernel_regex)),
         recorder_(std::move(records)),
-        graphs_(recorder_, catalog_, options_.counter_set, regex_ ? &*regex_ : nullptr),
+        graphs_(recorder_, catalog_, regex_ ? &*regex_ : nullptr),
         rows_(driver, recorder_, options_.counter_set, std::move(no_activity), graphs_,
               options_.graph_nodes),
         batches_(driver, recorder_, rows_, options_.replay, on_exit_read_batch),
@@ -285,7 +277,13 @@ class Injection {
       const auto lock = handover_.lock();
       Session& session = handover_.session_for(cb->context);
       m.timing_only = !handover_.take_counters(session, &m.why);
-      if (!m.timing_only && site->graph) choose_graph_measure(session, exec, m);
+      if (!m.timing_only && site->graph && !batches_.takes(session)) {
+        m.timing_only = true;
+        m.why = session.counters != nullptr && session.counters->num_passes() == 1
+                    ? "a CUDA graph launch is never kernel-replayed (--replay launch): kernel "
+                      "time only; --replay batch counts it as one range"
+                    : kGraphNotReplayed;
+      }
       // The module's load (lazy by default) before the flush and the range: not the kernel's.
       if (site->function != nullptr) load_function(driver_, site->function);
       if (options_.cache == CacheControl::kCold && session.flush) {
@@ -295,9 +293,7 @@ class Injection {
       }
       if (!m.timing_only) {
         try {
-          if (m.graph_counted) {
-            start_node_pass(session, exec ? exec->kernel_nodes : kMaxNodeRanges);
-          } else if (batches_.takes(session)) {
+          if (batches_.takes(session)) {
             m.range = batches_.begin_range(session);
             m.batched = true;
           } else {
@@ -345,8 +341,6 @@ class Injection {
       ++profiled_;
       if (m.timing_only)
         finish_timing_only(m, cb);
-      else if (m.graph_counted)
-        finish_graph_counted(m, cb);
       else if (m.batched)
         finish_batched(m, cb);
       else
@@ -429,7 +423,7 @@ class Injection {
     const std::optional<LaunchActivity> activity =
         rows_.activity_of(m.launch, m.correlation, m.window_start);
     if (m.launch.graph && rows_.graph_nodes()) {
-      rows_.record_timed_graph(*session, m.launch, seconds, activity, m.why);
+      rows_.record_timed_graph(m.launch, seconds, activity, m.why);
       return;
     }
     // The events bracket the launch on its stream; the activity record holds the kernel alone.
@@ -491,83 +485,16 @@ class Injection {
     recorder_.add_phase("start", seconds_since(t));
   }
 
-  // Starts the pass of a graph launch counted node by node, with room for `kernel_nodes`
-  // ranges; an open batch ends first, and the flush has finished (it must not be a range).
-  // Throws gpu::ProfilerError.
-  void start_node_pass(Session& session, std::size_t kernel_nodes) {
-    batches_.end(session);
-    const Clock::time_point t = Clock::now();
-    synchronize_context(driver_);
-    session.counters->start_kernels(std::max<std::size_t>(kernel_nodes, 1));
-    recorder_.add_phase("start", seconds_since(t));
-  }
-
   // True when a launch passes --kernel-regex: a kernel by its name; a graph launch when one of
-  // its kernel nodes does, or one of them is not known from its capture (its node rows are
-  // filtered by name after it ran, graph_rows.hpp).
+  // its kernel nodes does, or one of them (or its node list) is not known from its capture (its
+  // node rows are filtered by name after it ran, graph_rows.hpp).
   bool matches(const LaunchSite& site, const std::string& demangled,
                const std::optional<GraphExecNodes>& exec) const {
     if (!site.graph) return std::regex_search(demangled, *regex_);
-    if (!exec || !rows_.graph_nodes()) return true;
+    if (!exec || exec->kernels.empty() || !rows_.graph_nodes()) return true;
     return std::any_of(exec->kernels.begin(), exec->kernels.end(), [this](const std::string& k) {
       return k.empty() || std::regex_search(k, *regex_);
     });
-  }
-
-  // How a graph launch with counters is measured (m.graph_counted, or a batch's range, or
-  // timed only with m.why).
-  void choose_graph_measure(const Session& session, const std::optional<GraphExecNodes>& exec,
-                            Measuring& m) const {
-    const bool one_pass = session.counters != nullptr && session.counters->num_passes() == 1;
-    const bool fits = !exec || exec->kernel_nodes <= kMaxNodeRanges;
-    if (options_.graph_nodes == GraphNodes::kCounted && one_pass && fits) {
-      m.graph_counted = true;
-      return;
-    }
-    if (!batches_.takes(session)) {
-      m.timing_only = true;
-      m.why = one_pass ? "a CUDA graph launch is never kernel-replayed (--replay launch): kernel "
-                         "time only; --graph-nodes counted or --replay batch counts it"
-                       : kGraphNotReplayed;
-    }
-    if (options_.graph_nodes == GraphNodes::kCounted && one_pass && !fits)
-      m.why = std::to_string(exec->kernel_nodes) +
-              " kernel nodes: more than one counter pass holds (" +
-              std::to_string(kMaxNodeRanges) + "), so the graph was counted as a whole";
-  }
-
-  // The exit of a graph launch counted node by node: its pass ends, its rows are written.
-  void finish_graph_counted(const Measuring& m, const CUpti_CallbackData* cb) {
-    const auto lock = handover_.lock();
-    Session* session = handover_.session();
-    if (session == nullptr || session->counters == nullptr) return;
-    // The graph's kernels end before the pass stops.
-    synchronize_context(driver_);
-    const std::uint64_t window_end = KernelActivity::now_ns();
-    std::vector<gpu::RangeValues> ranges;
-    std::string lost;
-    try {
-      ranges = rows_.read_counters(*session->counters);
-    } catch (const gpu::ProfilerError& error) {
-      lost = std::string("its counters were lost: ") + error.what();
-    }
-    if (const CUresult result = launch_result(cb); result != CUDA_SUCCESS) {
-      recorder_.record(launch_record(m.launch, RowStatus::kError,
-                                     driver_.describe(cb->functionName, result), {}));
-      return;
-    }
-    const Clock::time_point t = Clock::now();
-    rows_.flush_activity();
-    const std::optional<LaunchActivity> activity =
-        rows_.take_activity(m.launch, m.correlation, m.window_start, window_end);
-    if (lost.empty()) {
-      rows_.record_counted_graph(*session, m.launch, ranges, activity);
-    } else {
-      const std::optional<LaunchGpuTime> time = gpu_time_of(activity);
-      rows_.record_timed_graph(*session, m.launch, time ? time->seconds : std::nan(""), activity,
-                               lost);
-    }
-    recorder_.add_phase("record", seconds_since(t));
   }
 
   ProfileOptions options_;

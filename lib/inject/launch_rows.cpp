@@ -40,23 +40,13 @@ std::vector<gpu::RangeValues> LaunchRows::read_counters(gpu::KernelRangeProfiler
   return ranges;
 }
 
-void LaunchRows::record_timed_graph(const Session& session, const KernelLaunch& launch,
+void LaunchRows::record_timed_graph(const KernelLaunch& launch,
                                     double seconds, const std::optional<LaunchActivity>& activity,
                                     const std::string& why) {
   GraphParent parent;
   parent.counters[quantity::kGpuTime] = seconds;
   parent.message = why;
-  graphs_.record(session, launch, activity, std::move(parent), nullptr, why);
-}
-
-void LaunchRows::record_counted_graph(const Session& session, const KernelLaunch& launch,
-                                      const std::vector<gpu::RangeValues>& ranges,
-                                      const std::optional<LaunchActivity>& activity) {
-  GraphParent parent;
-  parent.message = "a CUDA graph launch counted node by node: its kernel nodes' counters are in "
-                   "their rows";
-  graphs_.record(session, launch, activity, std::move(parent), &ranges,
-                 "no counters for this kernel node");
+  graphs_.record(launch, activity, std::move(parent), why);
 }
 
 void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launch,
@@ -104,8 +94,8 @@ void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launc
     GraphParent parent{RowStatus::kOk,
                        "a CUDA graph launch, counted as one range (the whole graph's bytes)",
                        std::move(counters)};
-    graphs_.record(session, launch, activity, std::move(parent), nullptr,
-                   "a kernel node timed only: its graph launch was counted as one range");
+    graphs_.record(launch, activity, std::move(parent),
+                   "a kernel node, timed: its graph launch was counted as one range");
     return;
   }
   if (launch.graph) message = "a CUDA graph launch, measured as a whole (--graph-nodes off)";

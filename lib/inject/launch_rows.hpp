@@ -60,12 +60,8 @@ class LaunchRows {
                      const std::vector<gpu::RangeValues>& ranges,
                      const std::optional<LaunchActivity>& activity, Around around);
   // The rows of a graph launch timed with CUDA events (`seconds`) and its activity records.
-  void record_timed_graph(const Session& session, const KernelLaunch& launch, double seconds,
+  void record_timed_graph(const KernelLaunch& launch, double seconds,
                           const std::optional<LaunchActivity>& activity, const std::string& why);
-  // The rows of a graph launch counted node by node: `ranges`, one per kernel it ran.
-  void record_counted_graph(const Session& session, const KernelLaunch& launch,
-                            const std::vector<gpu::RangeValues>& ranges,
-                            const std::optional<LaunchActivity>& activity);
 
   // The activity records CUPTI holds, delivered (the launches read next have finished).
   void flush_activity();
@@ -90,7 +86,7 @@ class LaunchRows {
                       const std::optional<LaunchGpuTime>& time, std::string& message, Around around,
                       bool from_submission) const;
 
-  // True when graph launches get node rows (--graph-nodes counted or timed).
+  // True when graph launches get node rows (--graph-nodes timed).
   bool graph_nodes() const { return graph_nodes_ != GraphNodes::kOff; }
 
  private:

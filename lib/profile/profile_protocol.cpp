@@ -111,19 +111,11 @@ std::map<std::string, std::string> to_environment(const ProfileOptions& options)
 }
 
 std::string_view to_string(GraphNodes mode) {
-  switch (mode) {
-    case GraphNodes::kTimed:
-      return "timed";
-    case GraphNodes::kOff:
-      return "off";
-    case GraphNodes::kCounted:
-    default:
-      return "counted";
-  }
+  return mode == GraphNodes::kOff ? "off" : "timed";
 }
 
 std::optional<GraphNodes> parse_graph_nodes(std::string_view text) {
-  for (GraphNodes mode : {GraphNodes::kCounted, GraphNodes::kTimed, GraphNodes::kOff})
+  for (GraphNodes mode : {GraphNodes::kTimed, GraphNodes::kOff})
     if (text == to_string(mode)) return mode;
   return std::nullopt;
 }
@@ -157,7 +149,7 @@ ProfileOptions options_from_environment() {
     const std::optional<GraphNodes> mode = parse_graph_nodes(nodes);
     if (!mode)
       throw InputError(std::string(profile_env::kGraphNodes) + "=" + nodes +
-                       ": must be counted, timed or off");
+                       ": must be timed or off");
     options.graph_nodes = *mode;
   }
   if (const char* regex = std::getenv(profile_env::kKernelRegex)) options.kernel_regex = regex;

@@ -39,14 +39,14 @@ enum class CacheControl { kCold, kWarm };
 enum class ReplayMode { kBatch, kPerLaunch };
 
 // What a CUDA graph launch becomes (--graph-nodes).
-//   kCounted (the default): a row per node; each kernel node counted on its own, in a pass in
-//     which every kernel of the launch is a range (auto range, user replay: the graph runs
-//     once, its kernels serialised, L2 carried from node to node as the graph leaves it), with
-//     one-pass counter sets; else as kTimed. The graph launch's row is their parent.
-//   kTimed: a row per node with its time from the activity records; the graph launch's row is
-//     their parent, counted as one range in a batch (the whole graph's bytes), else timed.
+//   kTimed (the default): a row per node (kernel, memcpy, memset) with its time from the
+//     activity records; the graph launch's row is their parent, counted as one range in a batch
+//     (the whole graph's bytes), else timed.
 //   kOff: the graph launch is one row, as kTimed's parent, and its nodes have none.
-enum class GraphNodes { kCounted, kTimed, kOff };
+// Nodes are not counted one by one: a pass of CUPTI 13.0's range profiler in auto range mode
+// (one range per kernel) failed on graph launches on the H200 (cuptiRangeProfilerStart or Stop:
+// CUPTI_ERROR_UNKNOWN), and kernel replay of graph launches broke a PyTorch program's replay.
+enum class GraphNodes { kTimed, kOff };
 std::string_view to_string(GraphNodes mode);
 std::optional<GraphNodes> parse_graph_nodes(std::string_view text);
 
@@ -57,7 +57,7 @@ struct ProfileOptions {
   std::int64_t launch_skip = 0;    // matching launches skipped first
   std::int64_t launch_count = -1;  // matching launches profiled after those; -1: all
   ReplayMode replay = ReplayMode::kBatch;
-  GraphNodes graph_nodes = GraphNodes::kCounted;
+  GraphNodes graph_nodes = GraphNodes::kTimed;
 };
 
 // name=value pairs for the child's environment.

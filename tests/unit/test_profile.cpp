@@ -203,7 +203,7 @@ TEST_CASE("profile options travel through the environment") {
   options.launch_skip = 3;
   options.launch_count = 5;
   options.replay = ReplayMode::kPerLaunch;
-  options.graph_nodes = GraphNodes::kTimed;
+  options.graph_nodes = GraphNodes::kOff;
   for (const auto& [name, value] : to_environment(options))
     ::setenv(name.c_str(), value.c_str(), 1);
   const ProfileOptions back = options_from_environment();
@@ -213,15 +213,15 @@ TEST_CASE("profile options travel through the environment") {
   CHECK(back.launch_skip == 3);
   CHECK(back.launch_count == 5);
   CHECK(back.replay == ReplayMode::kPerLaunch);
-  CHECK(back.graph_nodes == GraphNodes::kTimed);
+  CHECK(back.graph_nodes == GraphNodes::kOff);
   CHECK(ProfileOptions{}.replay == ReplayMode::kBatch);  // the defaults
-  CHECK(ProfileOptions{}.graph_nodes == GraphNodes::kCounted);
-  ::setenv(profile_env::kGraphNodes, "all", 1);
+  CHECK(ProfileOptions{}.graph_nodes == GraphNodes::kTimed);
+  ::setenv(profile_env::kGraphNodes, "counted", 1);
   CHECK_THROWS_WITH_AS(options_from_environment(),
-                       "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES=all: must be counted, timed or off",
+                       "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES=counted: must be timed or off",
                        InputError);
-  ::setenv(profile_env::kGraphNodes, "off", 1);
-  CHECK(options_from_environment().graph_nodes == GraphNodes::kOff);
+  ::setenv(profile_env::kGraphNodes, "timed", 1);
+  CHECK(options_from_environment().graph_nodes == GraphNodes::kTimed);
   ::setenv(profile_env::kReplay, "auto", 1);
   CHECK_THROWS_WITH_AS(options_from_environment(),
                        "CUFLASH_ROOFLINE_PROFILE_REPLAY=auto: must be batch or launch", InputError);

@@ -24,8 +24,6 @@ namespace roofline::gpu::cupti {
 enum class Collection {
   kKernelReplay,  // auto range (one range per kernel), kernel replay inside each launch
   kUserRanges,    // user range (pushed and popped by the caller), user replay
-  kKernels,       // auto range, user replay: every kernel the pass runs is a range, kernels of
-                  // a graph launch included, and nothing is replayed (one-pass sets only)
 };
 
 // An image with room for `ranges` ranges, collected as `collection` says.

@@ -189,9 +189,9 @@ void ProfilerSession::set_config(CounterDataImage& image) const {
   set.pConfig = config_.data();
   set.counterDataImageSize = image.data.size();
   set.pCounterDataImage = image.data.data();
-  set.range = image.collection == Collection::kUserRanges ? CUPTI_UserRange : CUPTI_AutoRange;
-  set.replayMode =
-      image.collection == Collection::kKernelReplay ? CUPTI_KernelReplay : CUPTI_UserReplay;
+  const bool user = image.collection == Collection::kUserRanges;
+  set.range = user ? CUPTI_UserRange : CUPTI_AutoRange;
+  set.replayMode = user ? CUPTI_UserReplay : CUPTI_KernelReplay;
   set.maxRangesPerPass = image.ranges;
   set.numNestingLevels = 1;
   set.minNestingLevel = 1;
