@@ -116,6 +116,9 @@ TEST_CASE("profile records: a graph launch and its nodes, named as they are, tim
   CHECK(*p.rows[1].launch == kernel);
   CHECK(*p.rows[2].launch == copy);
   CHECK(p.rows[2].launch->is_graph_node());
+  // Nodes share their launch's index; their place tells them apart (reports refuse duplicates).
+  CHECK(p.rows[1].launch->shape_label() == "grid 1x1x1 block 1x1x1 #9.0");
+  CHECK(p.rows[2].launch->shape_label() == "grid 1x1x1 block 1x1x1 #9.1");
   CHECK_FALSE(p.rows[0].launch->is_graph_node());
   // A node kind the reader does not know is refused with its path.
   std::string bad = launch_record(kernel, RowStatus::kOk, "", {});

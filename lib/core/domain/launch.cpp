@@ -22,7 +22,9 @@ std::size_t skip_group(std::string_view text, std::size_t open) {
 }  // namespace
 
 std::string KernelLaunch::shape_label() const {
-  return "grid " + dims(grid) + " block " + dims(block) + " #" + std::to_string(index);
+  // A graph node shares its graph launch's index; its place in the launch tells it apart.
+  return "grid " + dims(grid) + " block " + dims(block) + " #" + std::to_string(index) +
+         (is_graph_node() ? "." + std::to_string(node_position) : "");
 }
 
 std::string short_kernel_name(std::string_view demangled) {

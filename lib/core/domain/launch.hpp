@@ -47,7 +47,7 @@ struct KernelLaunch {
 
   bool is_graph_node() const { return !node_kind.empty(); }
 
-  // "grid 128x1x1 block 256x1x1 #12"
+  // "grid 128x1x1 block 256x1x1 #12"; a graph node's adds its place: "... #12.3"
   std::string shape_label() const;
 
   friend bool operator==(const KernelLaunch&, const KernelLaunch&) = default;
