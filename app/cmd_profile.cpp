@@ -134,18 +134,17 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
     report.context.projection = own == nullptr || own->key != spec->key;
     report.context.metrics = with_device->metrics;
     report.context.counter_passes = with_device->counter_passes;
-    report.context.counters = "CUPTI range profiler in " + options.command.front() +
-                              (options.replay == "batch" && with_device->counter_passes == 1
-                                   ? ": a user range around each kernel or graph launch, one "
-                                     "user-replay pass over many launches, "
-                                   : ": auto range (one range per kernel launch), kernel "
-                                     "replay, ") +
-                              std::to_string(with_device->counter_passes) +
-                              " pass(es), counter set " + with_device->counter_set + ", cache " +
-                              options.cache + "; graph nodes " + options.graph_nodes +
-                              (options.graph_nodes == "timed"
-                                   ? " (a row per node, timed by its activity record)"
-                                   : "");
+    report.context.counters =
+        "CUPTI range profiler in " + options.command.front() +
+        (options.replay == "batch" && with_device->counter_passes == 1
+             ? ": a user range around each kernel or graph launch, one "
+               "user-replay pass over many launches, "
+             : ": auto range (one range per kernel launch), kernel "
+               "replay, ") +
+        std::to_string(with_device->counter_passes) + " pass(es), counter set " +
+        with_device->counter_set + ", cache " + options.cache + "; graph nodes " +
+        options.graph_nodes +
+        (options.graph_nodes == "timed" ? " (a row per node, timed by its activity record)" : "");
     report.specs.push_back(*spec);
     for (const ProcessRecords& p : processes)
       for (Row row : p.rows) {

@@ -198,7 +198,7 @@ def main():
         report = json.load(open(opts["--timed"]))["rows"]
         sums = collections.defaultdict(float)
         for r in report:
-            if r["launch"].get("node_kind") == "kernel":
+            if r["launch"].get("node_kind"):  # kernel, memcpy and memset nodes
                 t = r["counters"].get("gpu_time_seconds")
                 if isinstance(t, (int, float)):
                     sums[r["launch"]["index"]] += t
@@ -210,7 +210,7 @@ def main():
         if serial:
             serial.sort()
             within = sum(abs(x - 1) <= 0.05 for x in serial)
-            print(f"graph launches (timed): sum of node times / launch time: median "
+            print(f"graph launches: sum of their node times / launch time: median "
                   f"{serial[len(serial) // 2]:.3f}, range {serial[0]:.3f}-{serial[-1]:.3f}; "
                   f"{within}/{len(serial)} within 5%")
 

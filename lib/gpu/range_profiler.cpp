@@ -302,9 +302,9 @@ struct KernelRangeProfiler::Impl {
 
   std::unique_ptr<ProfilerSession> session;
   CounterDataImage kernel_image;
-  std::unique_ptr<CounterDataImage> batch_image;    // made for the first batch
-  CounterDataImage* current = nullptr;              // the image SetConfig was last given
-  bool batch = false;  // the started pass is a batch (begin_batch)
+  std::unique_ptr<CounterDataImage> batch_image;  // made for the first batch
+  CounterDataImage* current = nullptr;            // the image SetConfig was last given
+  bool batch = false;                             // the started pass is a batch (begin_batch)
   std::size_t batch_pushed = 0;                   // ranges pushed in the open batch
   bool stopped = false;                           // stopped, not decoded yet
   bool decoded = false;                           // decoded, not evaluated yet
@@ -423,7 +423,7 @@ void KernelRangeProfiler::decode() {
         std::to_string(dropped) + " kernel ranges were dropped: more than " +
             std::to_string(s.current->ranges) +
             (s.current->collection == Collection::kUserRanges ? " ranges in one batch"
-                                                               : " kernels in one launch"));
+                                                              : " kernels in one launch"));
   }
   s.decoded = true;
 }

@@ -533,7 +533,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
           g_injection->on_context_destroy(resource->context);
         } else if (resource->resourceDescriptor != nullptr) {
           // Graph callbacks carry their CUpti_GraphData there (as CUPTI's graph samples read it).
-          g_injection->on_graph(id, *static_cast<const CUpti_GraphData*>(resource->resourceDescriptor));
+          g_injection->on_graph(id,
+                                *static_cast<const CUpti_GraphData*>(resource->resourceDescriptor));
         }
         break;
       }

@@ -44,8 +44,8 @@ struct KernelExecution {
   int registers_per_thread = 0;
   std::int64_t static_shared_bytes = 0;
   std::int64_t dynamic_shared_bytes = 0;
-  std::int64_t bytes = 0;          // a memcpy's or memset's size
-  std::string copy_kind;           // a memcpy's direction ("DtoD", "HtoD", ...)
+  std::int64_t bytes = 0;  // a memcpy's or memset's size
+  std::string copy_kind;   // a memcpy's direction ("DtoD", "HtoD", ...)
   std::uint32_t stream_id = 0;
 };
 

@@ -40,8 +40,8 @@ std::vector<gpu::RangeValues> LaunchRows::read_counters(gpu::KernelRangeProfiler
   return ranges;
 }
 
-void LaunchRows::record_timed_graph(const KernelLaunch& launch,
-                                    double seconds, const std::optional<LaunchActivity>& activity,
+void LaunchRows::record_timed_graph(const KernelLaunch& launch, double seconds,
+                                    const std::optional<LaunchActivity>& activity,
                                     const std::string& why) {
   GraphParent parent;
   parent.counters[quantity::kGpuTime] = seconds;
@@ -54,12 +54,12 @@ void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launc
                                const std::optional<LaunchActivity>& activity, Around around) {
   // One range: a kernel launch, or a graph launch measured as a whole (a batch's range).
   if (ranges.size() != 1) {
-    recorder_.record(launch_record(
-        launch, RowStatus::kError,
-        ranges.empty() ? "the range profiler recorded no range for this launch"
-                       : "the range profiler recorded " + std::to_string(ranges.size()) +
-                             " ranges for one launch",
-        {}));
+    recorder_.record(
+        launch_record(launch, RowStatus::kError,
+                      ranges.empty() ? "the range profiler recorded no range for this launch"
+                                     : "the range profiler recorded " +
+                                           std::to_string(ranges.size()) + " ranges for one launch",
+                      {}));
     return;
   }
   const std::vector<double>& values = ranges.front().values;
@@ -84,9 +84,9 @@ void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launc
   std::map<std::string, double> counters =
       combine_metrics(session.chip, set_, session.metrics, values);
   if (counters.empty()) {  // a range without values: never an `ok` row without counters
-    recorder_.record(launch_record(
-        row, RowStatus::kError, "the range profiler returned no counter values for this launch",
-        {}));
+    recorder_.record(launch_record(row, RowStatus::kError,
+                                   "the range profiler returned no counter values for this launch",
+                                   {}));
     return;
   }
   if (launch.graph && graph_nodes()) {
@@ -126,7 +126,7 @@ std::optional<LaunchActivity> LaunchRows::take_activity(const KernelLaunch& laun
   if (!no_activity_.empty()) return std::nullopt;
   std::optional<LaunchActivity> activity = KernelActivity::instance().take(
       correlation, launch.graph ? std::string() : launch.mangled_name, start, end);
-  recorder_.add_phase(!activity            ? "activity missing"
+  recorder_.add_phase(!activity             ? "activity missing"
                       : activity->by_window ? "activity by window"
                                             : "activity by correlation",
                       1);

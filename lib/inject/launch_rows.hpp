@@ -70,9 +70,8 @@ class LaunchRows {
   std::optional<LaunchActivity> activity_of(const KernelLaunch& launch, std::uint32_t correlation,
                                             std::uint64_t window_start);
   // A graph launch's records are its nodes'; a kernel launch's, those of its kernel's name.
-  std::optional<LaunchActivity> take_activity(const KernelLaunch& launch,
-                                              std::uint32_t correlation, std::uint64_t start,
-                                              std::uint64_t end);
+  std::optional<LaunchActivity> take_activity(const KernelLaunch& launch, std::uint32_t correlation,
+                                              std::uint64_t start, std::uint64_t end);
 
   // The row's time (kGpuTime) from the activity records: with `from_submission`, from the
   // submission of the launch to the GPU to the kernel's end, the GPU's launch processing

@@ -37,7 +37,8 @@ Row row_from(const JsonReader& read, const json& j) {
   KernelLaunch& launch = *row.launch;
   // A graph launch, a memcpy or a memset node is named as it is ("CUDA graph", "memcpy DtoD"),
   // not parsed as a C++ signature (which would keep its last word).
-  const bool plain_name = launch.graph || launch.node_kind == "memcpy" || launch.node_kind == "memset";
+  const bool plain_name =
+      launch.graph || launch.node_kind == "memcpy" || launch.node_kind == "memset";
   row.kernel = plain_name ? launch.demangled_name : short_kernel_name(launch.demangled_name);
   const std::string status_text = read.string(j, "", "status");
   auto status = parse_row_status(status_text);
@@ -145,7 +146,8 @@ ProfileOptions options_from_environment() {
       throw InputError(std::string(profile_env::kReplay) + "=" + replay +
                        ": must be batch or launch");
   }
-  if (const char* nodes = std::getenv(profile_env::kGraphNodes); nodes != nullptr && *nodes != '\0') {
+  if (const char* nodes = std::getenv(profile_env::kGraphNodes);
+      nodes != nullptr && *nodes != '\0') {
     const std::optional<GraphNodes> mode = parse_graph_nodes(nodes);
     if (!mode)
       throw InputError(std::string(profile_env::kGraphNodes) + "=" + nodes +

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <cuda_runtime_api.h>

@@ -135,6 +135,28 @@ TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, over
                   "another's") != std::string::npos);
 }
 
+TEST_CASE("summary: a compiled model's graphs, recorded on the H200, summarised by kernel") {
+  // torch.compile(mode="reduce-overhead") of a two-layer GPT block: 7 graph launches whose
+  // nodes are rows of their own (two launches of one kernel with one shape in one graph among
+  // them: the report reads, no row is a duplicate).
+  const Report report =
+      read_report_file(std::string(ROOFLINE_GRAPH_REPORTS_DIR) + "/gpt_timed.json");
+  const Summary summary = summarize(report, GroupBy::kFunctor);
+  CHECK(summary.graph_launches == 7);
+  CHECK(summary.graph_node_rows == 252);
+  CHECK(summary.busy_seconds > 0);
+  CHECK(summary.busy_seconds <= summary.interval_seconds * 1.000001);
+  for (const KernelGroup& g : summary.groups) CHECK(g.key.find("graph") == std::string::npos);
+  std::size_t nodes = 0, named = 0;
+  for (const Row& row : report.rows)
+    if (row.launch && row.launch->is_graph_node()) {
+      ++nodes;
+      named += !row.kernel.empty() && row.kernel != "CUDA graph";
+    }
+  CHECK(nodes == 252);
+  CHECK(named == nodes);
+}
+
 TEST_CASE("show: a saved report prints the same rows as the command that wrote it") {
   for (const char* name : {"head.json", "base.json", "head_a100.json", "head_low_clock.json",
                            "head_improved.json", "model.json"}) {

@@ -66,19 +66,19 @@ Workload workload_from_json(const JsonReader& r, const json& j, const std::strin
 
 json launch_json(const KernelLaunch& l) {
   json out = {{"mangled_name", l.mangled_name},
-          {"demangled_name", l.demangled_name},
-          {"nvtx_range", l.nvtx_range},
-          {"grid", l.grid},
-          {"block", l.block},
-          {"registers_per_thread", l.registers_per_thread},
-          {"static_shared_bytes", l.static_shared_bytes},
-          {"dynamic_shared_bytes", l.dynamic_shared_bytes},
-          {"index", l.index},
-          {"stream_id", l.stream_id},
-          {"process_id", l.process_id},
-          {"process", l.process},
-          {"graph", l.graph},
-          {"workload_known", l.workload_known}};
+              {"demangled_name", l.demangled_name},
+              {"nvtx_range", l.nvtx_range},
+              {"grid", l.grid},
+              {"block", l.block},
+              {"registers_per_thread", l.registers_per_thread},
+              {"static_shared_bytes", l.static_shared_bytes},
+              {"dynamic_shared_bytes", l.dynamic_shared_bytes},
+              {"index", l.index},
+              {"stream_id", l.stream_id},
+              {"process_id", l.process_id},
+              {"process", l.process},
+              {"graph", l.graph},
+              {"workload_known", l.workload_known}};
   // Added with graph nodes: written only when set, absent in reports before them.
   if (l.graph_nodes > 0) out["graph_nodes"] = l.graph_nodes;
   if (l.is_graph_node()) {
@@ -119,7 +119,8 @@ KernelLaunch launch_from_json(const JsonReader& r, const json& l, const std::str
   launch.graph = r.boolean(l, where, "graph");
   launch.workload_known = r.boolean(l, where, "workload_known");
   // Added with graph nodes (optional: reports before them have none).
-  if (l.contains("graph_nodes")) launch.graph_nodes = r.integer(l, where, "graph_nodes", 0, kIntMax);
+  if (l.contains("graph_nodes"))
+    launch.graph_nodes = r.integer(l, where, "graph_nodes", 0, kIntMax);
   if (l.contains("node_kind")) {
     launch.node_kind = r.string(l, where, "node_kind");
     if (launch.node_kind != "kernel" && launch.node_kind != "memcpy" &&

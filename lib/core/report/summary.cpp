@@ -294,8 +294,8 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
         seconds_text(overlapped) + " (" +
         format_fixed(100 * overlapped / summary.interval_seconds, 1) +
         "%) of their time ran beside another's (parallel graph branches, streams). Shares "
-        "below are of the summed kernel time, " + seconds_text(summary.total_seconds) +
-        ", in which overlapped time counts once per kernel.");
+        "below are of the summed kernel time, " +
+        seconds_text(summary.total_seconds) + ", in which overlapped time counts once per kernel.");
   }
   // The kernel (the group's key) is last and cut first, to 24 columns; headroom and the
   // medians are left out first to fit a width.
