@@ -105,8 +105,15 @@ int run_cli(const std::vector<std::string>& args) {
   setup_show(root, global, &exit_code);
   root.footer(kRootFooter);
 
+  // `profile ... -- PROGRAM ARGS`: the program apart (GlobalOptions::program).
+  std::vector<std::string> parsed = args;
+  if (const auto dash = std::find(parsed.begin(), parsed.end(), "--");
+      dash != parsed.end() && std::find(parsed.begin(), dash, "profile") != dash) {
+    global.program.assign(dash + 1, parsed.end());
+    parsed.erase(dash, parsed.end());
+  }
   // CLI11 wants argv order reversed in a vector.
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  std::vector<std::string> reversed(parsed.rbegin(), parsed.rend());
   try {
     root.parse_complete_callback([&global] { setup_logging(global); });
     root.parse(reversed);

@@ -10,6 +10,7 @@
 
 #include "app/commands.hpp"
 #include "app/help.hpp"
+#include "app/options.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
@@ -137,10 +138,11 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
       "and wgmma peaks with micro-kernels; write them as a spec overlay");
   sub->add_option("-o,--output", options->output, "Write the overlay to PATH (- for stdout)")
       ->type_name("PATH|-")
+      ->check(kNonEmptyPath)
       ->capture_default_str();
   sub->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
   sub->add_option("--reps", options->reps, "Timed launches per micro-kernel (median kept)")
-      ->check(CLI::Range(1, 1000))
+      ->check(decimal_in(1, 1000))
       ->capture_default_str();
   set_command_help(*sub,
                    {"calibrate -o h200-calibrated.json",

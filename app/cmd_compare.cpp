@@ -115,7 +115,8 @@ int run_compare(const CompareCliOptions& options) {
   // Everything rendered first, then written together (output.hpp): all or nothing.
   OutputSet outputs;
   if (!options.markdown_path.empty())
-    outputs.add(options.markdown_path, render_compare_markdown(comparison));
+    outputs.add(options.markdown_path,
+                markdown_for(options.markdown_path, render_compare_markdown(comparison)));
   if (!options.json_path.empty()) outputs.add(options.json_path, render_compare_json(comparison));
   if (!writes_stdout(options.markdown_path) && !writes_stdout(options.json_path))
     outputs.add("-", render_compare_table(comparison, options.table.fit()));
@@ -153,7 +154,7 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
                   "Time: run-to-run noise of one report that its rounds do not show (relative "
                   "standard deviation), in percent")
       ->transform(strip_percent_sign)
-      ->check(CLI::NonNegativeNumber)
+      ->check(kPercent)
       ->type_name("PCT")
       ->capture_default_str();
   sub->add_flag("--fail-on-more-work", options->fail_on_more_work,

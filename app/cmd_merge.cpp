@@ -114,9 +114,11 @@ void setup_merge(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->type_name("REPORT.json");
   sub->add_option("-o,--output", options->json_path, "Write the merged report as JSON to PATH")
       ->required()
-      ->type_name("PATH|-");
+      ->type_name("PATH|-")
+      ->check(kNonEmptyPath);
   sub->add_option("--csv", options->csv_path, "Also write it as CSV to PATH (- for stdout)")
-      ->type_name("PATH|-");
+      ->type_name("PATH|-")
+      ->check(kNonEmptyPath);
   set_command_help(*sub,
                    {"merge shard0.json shard1.json -o all.json",
                     "merge h200.json a100.json -o both.json --csv both.csv"},

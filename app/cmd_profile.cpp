@@ -233,7 +233,6 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
   options->output.add_export_to(*sub);
   options->output.summary_top = 15;  // where the time goes, then the launches
   sub->add_option("command", options->command, "The program and its arguments, after --")
-      ->required()
       ->type_name("-- PROGRAM [ARGS...]");
   set_command_help(
       *sub,
@@ -246,7 +245,12 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
        kExitNoGpu,
        kExitInternal,
        kExitSignal});
-  sub->callback([options, &global, exit_code] { *exit_code = run_profile(*options, global); });
+  sub->callback([options, &global, exit_code] {
+    if (!global.program.empty()) options->command = global.program;  // after "--" (cli.cpp)
+    if (options->command.empty())
+      throw InputError("profile: no program to run (profile [options] -- PROGRAM [ARGS...])");
+    *exit_code = run_profile(*options, global);
+  });
 }
 
 }  // namespace roofline::app

@@ -278,20 +278,20 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->group("");
   sub->add_option("--reps", options->reps,
                   "Timed repetitions per point, over all rounds (every sample kept)")
-      ->check(CLI::Range(1, 100000))
+      ->check(decimal_in(1, 100000))
       ->capture_default_str();
   sub->add_option("--rounds", options->rounds,
                   "Time the sweep in this many interleaved rounds (at most --reps), so that the "
                   "samples span the run's drift (compare judges time on round medians)")
-      ->check(CLI::Range(1, 1000))
+      ->check(decimal_in(1, 1000))
       ->capture_default_str();
   sub->add_option("--counter-repeats", options->counter_repeats,
                   "Count each point this many times in each counter pass (median kept; the "
                   "spread is the report's own noise for compare)")
-      ->check(CLI::Range(1, 100))
+      ->check(decimal_in(1, 100))
       ->capture_default_str();
   sub->add_option("--warmup", options->warmup, "Untimed launches before timing")
-      ->check(CLI::Range(0, 1000))
+      ->check(decimal_in(0, 1000))
       ->capture_default_str();
   sub->add_option("--settle", options->settle,
                   "Seconds each point runs as timed before each of its timing rounds, so that "

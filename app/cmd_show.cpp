@@ -13,6 +13,7 @@
 #include "app/common.hpp"
 #include "app/export_option.hpp"
 #include "app/help.hpp"
+#include "app/options.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
 #include "lib/core/base/output.hpp"
@@ -94,6 +95,8 @@ int run_show(const ShowOptions& options) {
     if (!output.path.empty()) check_output_path(output.path);
   std::optional<std::regex> regex;
   if (!options.kernel_regex.empty()) {
+    // The guard `profile` applies: no pattern that backtracks exponentially, none too long.
+    check_kernel_regex(options.kernel_regex);
     try {
       regex.emplace(options.kernel_regex, std::regex::ECMAScript);
     } catch (const std::regex_error& error) {
@@ -130,9 +133,11 @@ int run_show(const ShowOptions& options) {
     if (!options.csv_path.empty()) files.add(options.csv_path, render_csv(reports.front()));
     if (!options.markdown_path.empty())
       files.add(options.markdown_path,
-                render_summary_markdown(summarize(reports.front(), group_by_of(options.group_by),
-                                                  sort_of(options.sort)),
-                                        options.top, display_path(options.reports.front())));
+                markdown_for(options.markdown_path,
+                             render_summary_markdown(
+                                 summarize(reports.front(), group_by_of(options.group_by),
+                                           sort_of(options.sort)),
+                                 options.top, display_path(options.reports.front()))));
     for (const ExportTarget& target : exports)
       files.add(target.path, render_export(target, reports.front()));
     files.commit();
@@ -187,7 +192,7 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
       ->check(CLI::IsMember({"time", "share", "gain", "launch"}))
       ->type_name("time|share|gain|launch");
   sub->add_option("--top", options->top, "Summary groups shown (0: all)")
-      ->check(CLI::Range(0, 1000000))
+      ->check(decimal_in(0, 1000000))
       ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Only rows whose kernel or full name matches (ECMAScript, search)")
@@ -195,14 +200,17 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
   sub->add_option("--json", options->json_path,
                   "Write the chosen rows as a report to PATH (- for stdout)")
       ->type_name("PATH")
+      ->check(kNonEmptyPath)
       ->group(kOutputGroup);
   sub->add_option("--csv", options->csv_path, "Write the chosen rows as CSV to PATH (- for stdout)")
       ->type_name("PATH")
+      ->check(kNonEmptyPath)
       ->group(kOutputGroup);
   sub->add_option("--markdown", options->markdown_path,
                   "Write the summary by kernel group and what to try next as Markdown to PATH "
                   "(- for stdout; $GITHUB_STEP_SUMMARY in a GitHub Actions job)")
       ->type_name("PATH")
+      ->check(kNonEmptyPath)
       ->group(kOutputGroup);
   add_export_option(*sub, options->exports);
   options->table.add_to(*sub, report_table_columns(), true);

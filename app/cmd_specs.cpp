@@ -36,9 +36,12 @@ int run_list(const GlobalOptions& global) {
     const double ridge =
         tensor ? ridge_point(tensor->peak_tflops * 1e12, spec.dram().bandwidth_gbps * 1e9)
                : std::nan("");
-    print("%-16s %-30s %-6s %-4s %5d %10.0f %12s %14s\n", spec.key.c_str(), spec.name.c_str(),
-          spec.chip.c_str(), spec.compute_capability.c_str(), spec.sm_count,
-          spec.dram().bandwidth_gbps, peak.c_str(), format_fixed(ridge, 1).c_str());
+    // A spec file's text is printed escaped (one_line): no control character reaches the
+    // terminal.
+    print("%-16s %-30s %-6s %-4s %5d %10.0f %12s %14s\n", one_line(spec.key).c_str(),
+          one_line(spec.name).c_str(), one_line(spec.chip).c_str(),
+          one_line(spec.compute_capability).c_str(), spec.sm_count, spec.dram().bandwidth_gbps,
+          peak.c_str(), format_fixed(ridge, 1).c_str());
   }
   print("FP16 TFLOP/s: best dense tensor FP16 ceiling; ridge: that ceiling over DRAM bandwidth.\n");
   return 0;
@@ -47,28 +50,30 @@ int run_list(const GlobalOptions& global) {
 int run_show(const std::string& name, const GlobalOptions& global) {
   const SpecRegistry registry = global.specs.load();
   const GpuSpec& spec = registry.find(name);
-  std::cout << spec.name << "  [" << spec.key << "]  " << spec.file << "\n"
-            << "  aliases: " << join(spec.aliases, ", ") << "\n"
-            << "  device names: " << join(spec.device_names, ", ") << "\n"
-            << "  chip " << spec.chip << ", compute capability " << spec.compute_capability << ", "
-            << spec.sm_count << " SMs\n"
+  std::cout << one_line(spec.name) << "  [" << one_line(spec.key) << "]  " << one_line(spec.file)
+            << "\n"
+            << "  aliases: " << one_line(join(spec.aliases, ", ")) << "\n"
+            << "  device names: " << one_line(join(spec.device_names, ", ")) << "\n"
+            << "  chip " << one_line(spec.chip) << ", compute capability "
+            << one_line(spec.compute_capability) << ", " << spec.sm_count << " SMs\n"
             << "  clocks: boost " << spec.boost_clock_mhz << " MHz, base " << spec.base_clock_mhz
             << " MHz; L2 " << format_si(static_cast<double>(spec.l2_cache_bytes)) << "B; memory "
             << format_si(static_cast<double>(spec.memory_bytes)) << "B; TDP " << spec.tdp_watts
             << " W\n";
   for (const auto& [key, source] : spec.sources)
-    std::cout << "    " << key << ": " << source << "\n";
+    std::cout << "    " << one_line(key) << ": " << one_line(source) << "\n";
   std::cout << "  memory levels:\n";
   for (const MemoryLevelSpec& level : spec.memory)
     std::cout << "    " << display_name(level.level) << "  "
-              << format_fixed(level.bandwidth_gbps, 0) << " GB/s  (" << level.source << ")\n";
+              << format_fixed(level.bandwidth_gbps, 0) << " GB/s  (" << one_line(level.source)
+              << ")\n";
   std::cout << "  compute ceilings (ridge against DRAM):\n";
   for (const ComputeCeiling& c : spec.compute)
     std::cout << "    " << c.label() << "  " << format_fixed(c.peak_tflops, 1) << " TFLOP/s at "
               << format_fixed(c.clock_mhz, 0) << " MHz, ridge "
               << format_fixed(ridge_point(c.peak_tflops * 1e12, spec.dram().bandwidth_gbps * 1e9),
                               1)
-              << " FLOP/B  (" << c.source << ")\n";
+              << " FLOP/B  (" << one_line(c.source) << ")\n";
   return 0;
 }
 

@@ -14,6 +14,10 @@ struct GlobalOptions {
   int verbosity = 0;
   bool quiet = false;
   std::vector<std::string> args;  // the whole command line (run --devices restarts itself)
+  // `profile`: what follows the first "--" (the program and its arguments), taken apart before
+  // CLI11 parses the rest: CLI11 2.1 lets a multi-value option before "--" swallow the "--"
+  // and then reads the program's own options as ours.
+  std::vector<std::string> program;
 
   // The command line as reports keep it (ReportContext::command_line): the program's name as
   // typed on a PATH ("cuflash-roofline"), then `args`.

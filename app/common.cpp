@@ -35,8 +35,12 @@ void SpecOptions::add_to(CLI::App& app) {
 SpecRegistry SpecOptions::load() const {
   SpecRegistry registry;
   registry.add_directory(default_specs_dir());
-  for (const std::string& dir : dirs) registry.add_directory(dir);
-  for (const std::string& file : files) registry.add_file(file);
+  // A user's spec replaces a shipped one of the same key; two of the user's with one key are
+  // ambiguous (which one judges depends on the order of the options), so they are refused.
+  SpecRegistry given;
+  for (const std::string& dir : dirs) given.add_directory(dir, SpecRegistry::SameKey::kRefuse);
+  for (const std::string& file : files) given.add_file(file, SpecRegistry::SameKey::kRefuse);
+  for (const GpuSpec& spec : given.all()) registry.add(spec);
   return registry;
 }
 

@@ -37,6 +37,10 @@ void add_export_option(CLI::App& app, std::vector<std::string>& values) {
                  "JSON, for github-action-benchmark) or bmf=PATH (Bencher Metric Format); - for "
                  "stdout; repeatable")
       ->type_name("FORMAT=PATH")
+      // One value per --export, repeated for more: a vector option would otherwise take every
+      // argument up to the next option, "--" and the profiled program's own arguments included.
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(CLI::Validator(
           [](std::string& text) {
             ExportTarget target;

@@ -211,7 +211,7 @@ TEST_CASE("show: profiled rows get the summary, filters and bad input") {
   CHECK(none.err.find("no row matches --kernel-regex") != std::string::npos);
   const CliResult bad = cli({"show", path, "--kernel-regex", "("});
   CHECK(bad.code == 2);
-  CHECK(bad.err.find("is not a regular expression") != std::string::npos);
+  CHECK(bad.err.find("not a valid regular expression") != std::string::npos);  // as profile
   // The chosen rows written out again, read back whole.
   const std::string out = (dir.path / "gelu.json").string();
   REQUIRE(cli({"show", path, "--kernel-regex", "Gelu", "--json", out}).code == 0);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <stdexcept>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/input.hpp"
 #include "lib/core/base/text.hpp"
 
 namespace roofline {
@@ -323,6 +325,20 @@ void write_stdout(std::string_view text) {
 void remove_staged_files() noexcept {
   for (std::size_t i = 0; i < kStagingSlots; ++i)
     if (staged_used[i].load()) ::unlink(staged_names[i]);
+}
+
+std::string markdown_for(const std::string& path, std::string markdown) {
+  const char* summary = std::getenv("GITHUB_STEP_SUMMARY");
+  if (summary == nullptr || *summary == '\0' || path.empty() || writes_stdout(path))
+    return markdown;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error) ||
+      !std::filesystem::equivalent(path, summary, error) || error)
+    return markdown;
+  std::string before = read_text_file(path);
+  if (before.empty()) return markdown;
+  if (before.back() != '\n') before += '\n';
+  return before + "\n" + markdown;
 }
 
 }  // namespace roofline

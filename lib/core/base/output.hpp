@@ -42,6 +42,12 @@ void check_output_paths(const std::vector<OutputPath>& outputs,
 // True when `path` writes to standard output ("-", /dev/stdout, /dev/fd/1, /proc/self/fd/1).
 bool writes_stdout(const std::string& path);
 
+// What a Markdown output writes: `markdown` alone, or, when `path` is the regular file that
+// $GITHUB_STEP_SUMMARY names (GitHub Actions' job summary, which steps append to), what the
+// file holds already, a blank line and `markdown`. Throws InputError when that file cannot be
+// read.
+std::string markdown_for(const std::string& path, std::string markdown);
+
 // The outputs of one command, written together by commit() (see above). Each path is checked
 // again (check_output_path) when committed.
 class OutputSet {

@@ -370,7 +370,7 @@ json to_json(const GpuSpec& spec) {
   return root;
 }
 
-void SpecRegistry::add_directory(const std::filesystem::path& dir) {
+void SpecRegistry::add_directory(const std::filesystem::path& dir, SameKey same) {
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error))
     throw InputError(dir.string() + ": not a directory of spec files");
@@ -386,14 +386,14 @@ void SpecRegistry::add_directory(const std::filesystem::path& dir) {
   }
   if (error) throw InputError(one_line("cannot read " + dir.string() + ": " + error.message()));
   std::sort(files.begin(), files.end());
-  for (const auto& file : files) add_file(file);
+  for (const auto& file : files) add_file(file, same);
 }
 
-void SpecRegistry::add_file(const std::filesystem::path& file) {
-  add(load_gpu_spec_file(file));
+void SpecRegistry::add_file(const std::filesystem::path& file, SameKey same) {
+  add(load_gpu_spec_file(file), same);
 }
 
-void SpecRegistry::add(GpuSpec spec) {
+void SpecRegistry::add(GpuSpec spec, SameKey same_key) {
   std::vector<std::string> names = spec.aliases;
   names.push_back(spec.key);
   names.push_back(spec.name);
@@ -406,6 +406,9 @@ void SpecRegistry::add(GpuSpec spec) {
   // A user file with the same key replaces the shipped one.
   auto same = std::find_if(specs_.begin(), specs_.end(),
                            [&](const GpuSpec& s) { return s.key == spec.key; });
+  if (same != specs_.end() && same_key == SameKey::kRefuse)
+    throw InputError(one_line(spec.file + " and " + same->file + " both define the spec " +
+                              quote_text(spec.key) + ": give one of them"));
   if (same != specs_.end())
     *same = std::move(spec);
   else

@@ -127,10 +127,14 @@ nlohmann::json to_json(const GpuSpec& spec);
 // files (case-insensitive).
 class SpecRegistry {
  public:
+  // What a spec with the key of one already added does: replace it (a user's file over a
+  // shipped one), or be refused with an InputError naming both files (two of the user's).
+  enum class SameKey { kReplace, kRefuse };
+
   // Loads every *.json in dir (sorted by name).
-  void add_directory(const std::filesystem::path& dir);
-  void add_file(const std::filesystem::path& file);
-  void add(GpuSpec spec);
+  void add_directory(const std::filesystem::path& dir, SameKey same = SameKey::kReplace);
+  void add_file(const std::filesystem::path& file, SameKey same = SameKey::kReplace);
+  void add(GpuSpec spec, SameKey same = SameKey::kReplace);
 
   // By key, name or alias, case-insensitive. Throws InputError listing the known names.
   const GpuSpec& find(std::string_view name) const;

@@ -1,0 +1,161 @@
+// Hostile inputs, round three (issue 37): each example of the issue that this file names gets
+// the documented exit code and one line on stderr, loses no file and writes none.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kReports = fs::path(ROOFLINE_TEST_DATA_DIR) / "reports";
+const std::string kBase = (kReports / "base.json").string();
+const std::string kHead = (kReports / "head_improved.json").string();
+
+std::size_t lines_of(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+// A copy of the shipped H200 spec named `name`, with `aliases`, in `dir` as FILE.json.
+void write_spec(const fs::path& dir, const std::string& file, const std::string& name,
+                const std::string& alias) {
+  nlohmann::json spec =
+      nlohmann::json::parse(read_text(fs::path(ROOFLINE_TEST_SPECS_DIR) / "h200-sxm.json"));
+  spec["name"] = name;
+  spec["aliases"] = {alias};
+  spec["device_names"] = {name};
+  fs::create_directories(dir);
+  std::ofstream(dir / (file + ".json")) << spec.dump();
+}
+
+}  // namespace
+
+TEST_CASE("hardening: integers in decimal digits only, percentages finite") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"show", kBase, "--top", "0x10"}, "--top: must be a decimal integer"},
+      {{"compare", kBase, kHead, "--process-noise", "nan"},
+       "--process-noise: must be a percentage"},
+      {{"compare", kBase, kHead, "--process-noise", "inf"},
+       "--process-noise: must be a percentage"},
+      {{"run", "--reps", "0x10"}, "--reps: must be a decimal integer"},
+      {{"run", "--counter-repeats", "1e1"}, "--counter-repeats: must be a decimal integer"},
+      {{"run", "--rounds", "0b1"}, "--rounds: must be a decimal integer"},
+      {{"run", "--warmup", "0x3"}, "--warmup: must be a decimal integer"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const CliResult r = cli(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(lines_of(r.err) == 1);
+  }
+}
+
+TEST_CASE("hardening: an empty output path is refused, not ignored") {
+  TempDir dir;
+  const std::string out = (dir.path / "m.json").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"merge", kBase, "-o", out, "--csv", ""},
+        std::vector<std::string>{"merge", kBase, "-o", ""},
+        std::vector<std::string>{"show", kBase, "--json", ""},
+        std::vector<std::string>{"show", kBase, "--markdown", ""},
+        std::vector<std::string>{"compare", kBase, kHead, "--json", ""},
+        std::vector<std::string>{"plot", kBase, "-o", ""}}) {
+    CAPTURE(args);
+    const CliResult r = cli(args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("a path must not be empty") != std::string::npos);
+    CHECK(lines_of(r.err) == 1);
+  }
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("hardening: show's --kernel-regex has profile's limits") {
+  for (const std::string& pattern :
+       {std::string("(a+)+$"), std::string("(x|y)*z"), std::string(100'000, 'a'),
+        std::string(20'000, '(') + std::string(20'000, ')')}) {
+    CAPTURE(pattern.substr(0, 20));
+    const CliResult r = cli({"show", kBase, "--kernel-regex", pattern});
+    CHECK(r.code == 2);
+    CHECK(r.err.rfind("error: --kernel-regex", 0) == 0);
+    CHECK(lines_of(r.err) == 1);
+  }
+}
+
+TEST_CASE("hardening: profile's program after -- keeps its options, whatever comes before") {
+  // --export (an option of several values) before "--" took the "--", and the program's own
+  // --batch was then read as an option of ours.
+  TempDir dir;
+  const std::string missing = (dir.path / "prog").string();
+  for (const std::vector<std::string>& before :
+       {std::vector<std::string>{"--json", (dir.path / "p.json").string(), "--export",
+                                 "gbench=" + (dir.path / "b.json").string()},
+        std::vector<std::string>{"--export", "gbench=" + (dir.path / "b.json").string()}}) {
+    std::vector<std::string> args = {"profile", "--injection", ROOFLINE_FAKE_INJECTION};
+    args.insert(args.end(), before.begin(), before.end());
+    args.insert(args.end(), {"--", missing, "--batch", "64"});
+    const CliResult r = cli(args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("not expected") == std::string::npos);
+    CHECK(r.err.find(missing) != std::string::npos);  // the program is looked for, and missing
+  }
+  const CliResult none = cli({"profile", "--injection", ROOFLINE_FAKE_INJECTION, "--"});
+  CHECK(none.code == 2);
+  CHECK(none.err.find("no program to run") != std::string::npos);
+}
+
+TEST_CASE("hardening: a spec's control characters never reach the terminal") {
+  TempDir dir;
+  write_spec(dir.path / "specs", "evil", "Evil\x1b[31mGPU\x07", "evilgpu");
+  const CliResult list = cli({"specs", "list", "--specs-dir", (dir.path / "specs").string()});
+  CHECK(list.code == 0);
+  CHECK(list.out.find('\x1b') == std::string::npos);
+  CHECK(list.out.find('\x07') == std::string::npos);
+  CHECK(list.out.find("Evil\\x1b[31mGPU\\x07") != std::string::npos);
+  const CliResult show =
+      cli({"specs", "show", "evilgpu", "--specs-dir", (dir.path / "specs").string()});
+  CHECK(show.code == 0);
+  CHECK(show.out.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("hardening: one spec key in two of the user's folders is refused, not chosen") {
+  TempDir dir;
+  write_spec(dir.path / "a", "mine", "My GPU", "mygpu");
+  write_spec(dir.path / "b", "mine", "My GPU", "mygpu");
+  const CliResult r = cli({"specs", "list", "--specs-dir", (dir.path / "a").string(), "--specs-dir",
+                           (dir.path / "b").string()});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("both define the spec \"mine\"") != std::string::npos);
+  CHECK(lines_of(r.err) == 1);
+  // A user's spec still replaces a shipped one of the same key.
+  write_spec(dir.path / "c", "h200-sxm", "My H200", "my-h200");
+  CHECK(cli({"specs", "list", "--specs-dir", (dir.path / "c").string()}).code == 0);
+}
+
+TEST_CASE("hardening: Markdown to GitHub's step summary is appended, elsewhere replaced") {
+  TempDir dir;
+  const std::string summary = (dir.path / "summary.md").string();
+  std::ofstream(summary) << "# an earlier step\n";
+  ::setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
+  const CliResult r = cli({"compare", kBase, kHead, "--markdown", summary});
+  ::unsetenv("GITHUB_STEP_SUMMARY");
+  CHECK(r.code == 0);
+  const std::string text = read_text(summary);
+  CHECK(text.rfind("# an earlier step\n\n", 0) == 0);
+  CHECK(text.find("cuflash-roofline compare") != std::string::npos);
+  // Without the variable the same path is replaced.
+  CHECK(cli({"compare", kBase, kHead, "--markdown", summary}).code == 0);
+  CHECK(read_text(summary).find("an earlier step") == std::string::npos);
+}
