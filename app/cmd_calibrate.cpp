@@ -98,6 +98,7 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
 
 int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& global) {
   check_output_path(options.output);
+  global.specs.check_outputs({{"-o", options.output}});
   const SpecRegistry registry = global.specs.load();
   const DeviceInfo device = gpu::detect_device(options.device);
   gpu::SpecChoice choice = gpu::choose_spec(registry, device, options.device, std::nullopt);

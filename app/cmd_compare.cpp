@@ -68,13 +68,15 @@ const CLI::Validator kPercent(
     },
     "PCT");
 
-int run_compare(const CompareCliOptions& options) {
+int run_compare(const CompareCliOptions& options, const GlobalOptions& global) {
   options.table.check(options.across_devices ? device_comparison_columns()
                                              : compare_table_columns());
   if (options.markdown_path == "-" && options.json_path == "-")
     throw InputError("--markdown - and --json - cannot both write to stdout");
   check_output_paths({{"--markdown", options.markdown_path}, {"--json", options.json_path}},
                      options.reports);
+  global.specs.check_outputs(
+      {{"--markdown", options.markdown_path}, {"--json", options.json_path}});
   for (const std::string* path : {&options.markdown_path, &options.json_path})
     if (!path->empty()) check_output_path(*path);
   const bool one_report = options.reports.size() == 1;
@@ -126,7 +128,7 @@ int run_compare(const CompareCliOptions& options) {
 
 }  // namespace
 
-void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code) {
+void setup_compare(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto options = std::make_shared<CompareCliOptions>();
   CLI::App* sub = root.add_subcommand(
       "compare",
@@ -191,7 +193,7 @@ void setup_compare(CLI::App& root, const GlobalOptions& /*global*/, int* exit_co
        {"2", "usage or input error: unreadable or incompatible reports; nothing written"},
        kExitInternal},
       kCompareNotes);
-  sub->callback([options, exit_code] { *exit_code = run_compare(*options); });
+  sub->callback([options, &global, exit_code] { *exit_code = run_compare(*options, global); });
 }
 
 }  // namespace roofline::app

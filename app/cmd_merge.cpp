@@ -69,6 +69,7 @@ int run_merge(const MergeCliOptions& options, const GlobalOptions& global) {
   if (writes_stdout(options.json_path) && writes_stdout(options.csv_path))
     throw InputError("-o - and --csv - cannot both write to stdout");
   check_output_paths({{"-o", options.json_path}, {"--csv", options.csv_path}}, options.reports);
+  global.specs.check_outputs({{"-o", options.json_path}, {"--csv", options.csv_path}});
   for (const std::string* path : {&options.json_path, &options.csv_path})
     if (!path->empty()) check_output_path(*path);
   const std::vector<Report> reports = read_reports(options.reports);

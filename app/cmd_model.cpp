@@ -21,7 +21,7 @@ int run_model(const ModelOptions& options, const GlobalOptions& global) {
   std::vector<std::string> inputs = global.specs.files;  // never overwritten by an output
   inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
                 options.ceilings.calibrations.end());
-  options.output.check(inputs);
+  options.output.check(inputs, global.specs);
   const SpecRegistry registry = global.specs.load();
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   const std::vector<Workload> workloads = options.sweep.workloads();

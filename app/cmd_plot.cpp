@@ -43,13 +43,14 @@ void check_plot_input_size(const std::string& path) {
                    "with fewer points, or `merge`'s inputs one at a time");
 }
 
-int run_plot(const PlotCliOptions& options) {
+int run_plot(const PlotCliOptions& options, const GlobalOptions& global) {
   if (writes_stdout(options.svg_path) && options.ascii)
     throw InputError("-o - and --plot cannot both write to stdout");
   std::vector<std::string> inputs = options.reports;
   inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
                 options.ceilings.calibrations.end());
   check_output_paths({{"-o", options.svg_path}}, inputs);
+  global.specs.check_outputs({{"-o", options.svg_path}});
   if (!options.svg_path.empty()) check_output_path(options.svg_path);
   for (const std::string& path : options.reports) check_plot_input_size(path);
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
@@ -82,7 +83,7 @@ int run_plot(const PlotCliOptions& options) {
 
 }  // namespace
 
-void setup_plot(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code) {
+void setup_plot(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto options = std::make_shared<PlotCliOptions>();
   CLI::App* sub = root.add_subcommand(
       "plot", "Roofline chart of saved reports: SVG (-o) or in the terminal (--plot, default)");
@@ -110,7 +111,7 @@ void setup_plot(CLI::App& root, const GlobalOptions& /*global*/, int* exit_code)
                    {"plot report.json", "plot report.json -o roofline.svg",
                     "plot base.json head.json -o change.svg"},
                    {kExitOk, kExitUsage, kExitInternal});
-  sub->callback([options, exit_code] { *exit_code = run_plot(*options); });
+  sub->callback([options, &global, exit_code] { *exit_code = run_plot(*options, global); });
 }
 
 }  // namespace roofline::app

@@ -68,7 +68,7 @@ int exit_code_of(ProfileErrorKind kind) {
 }
 
 int run_profile(const ProfileCommandOptions& options, const GlobalOptions& global) {
-  options.output.check(global.specs.files);  // no output may overwrite a --spec file
+  options.output.check(global.specs.files, global.specs);  // no spec file overwritten
   if (!options.kernel_regex.empty()) check_kernel_regex(options.kernel_regex);
   const SpecRegistry registry = global.specs.load();
   if (!options.gpu.empty()) registry.find(options.gpu);  // unknown names fail first

@@ -128,7 +128,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   std::vector<std::string> inputs = global.specs.files;  // never overwritten by an output
   inputs.insert(inputs.end(), options.ceilings.calibrations.begin(),
                 options.ceilings.calibrations.end());
-  options.output.check(inputs);
+  options.output.check(inputs, global.specs);
   // Checked here, with or without --devices (a worker's own options, but never passed on).
   const int counters_after_round = parse_counters_after_round(options.counters_after_round);
   if (!options.save_counter_data.empty())

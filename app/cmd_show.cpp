@@ -83,7 +83,7 @@ void select_rows(Report& report, const std::optional<std::regex>& regex, const s
   report.rows = std::move(rows);
 }
 
-int run_show(const ShowOptions& options) {
+int run_show(const ShowOptions& options, const GlobalOptions& global) {
   options.table.check(report_table_columns());
   const std::vector<ExportTarget> exports = export_targets(options.exports);
   std::vector<OutputPath> outputs = {{"--json", options.json_path},
@@ -91,6 +91,7 @@ int run_show(const ShowOptions& options) {
                                      {"--markdown", options.markdown_path}};
   for (const OutputPath& path : export_paths(exports)) outputs.push_back(path);
   check_output_paths(outputs, options.reports);
+  global.specs.check_outputs(outputs);
   for (const OutputPath& output : outputs)
     if (!output.path.empty()) check_output_path(output.path);
   std::optional<std::regex> regex;
@@ -168,7 +169,7 @@ int run_show(const ShowOptions& options) {
 
 }  // namespace
 
-void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
+void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto options = std::make_shared<ShowOptions>();
   CLI::App* sub = root.add_subcommand(
       "show", "Print saved reports again: where the time goes by kernel, and the rows");
@@ -219,14 +220,14 @@ void setup_show(CLI::App& root, const GlobalOptions&, int* exit_code) {
                     "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv",
                     "show report.json --wide"},
                    {kExitOk, kExitUsage, kExitInternal});
-  sub->callback([options, exit_code] {
+  sub->callback([options, &global, exit_code] {
     if ((!options->json_path.empty() || !options->csv_path.empty() ||
          !options->markdown_path.empty() || !options->exports.empty()) &&
         options->reports.size() > 1)
       throw InputError(
           "--json, --csv, --markdown and --export write one report: give one REPORT.json (or "
           "merge first)");
-    *exit_code = run_show(*options);
+    *exit_code = run_show(*options, global);
   });
 }
 

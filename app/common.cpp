@@ -44,6 +44,28 @@ SpecRegistry SpecOptions::load() const {
   return registry;
 }
 
+void SpecOptions::check_outputs(const std::vector<OutputPath>& outputs) const {
+  namespace fs = std::filesystem;
+  std::vector<std::string> spec_dirs = dirs;
+  spec_dirs.push_back(default_specs_dir().string());
+  for (const OutputPath& output : outputs) {
+    if (output.path.empty() || writes_stdout(output.path)) continue;
+    std::error_code error;
+    const fs::path path(output.path);
+    for (const std::string& file : files)
+      if (fs::equivalent(path, file, error))
+        throw InputError(
+            one_line(output.option + " " + output.path + " would replace the --spec file " + file));
+    if (path.extension() != ".json") continue;
+    const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    for (const std::string& dir : spec_dirs)
+      if (fs::equivalent(parent, dir, error))
+        throw InputError(one_line(output.option + " " + output.path +
+                                  " would put a .json file into the spec folder " + dir +
+                                  ", where every later command reads it as a GPU spec"));
+  }
+}
+
 namespace {
 
 // Decimal integers only: CLI11 alone also takes 0x400, 0b1 and 1e3.
@@ -207,7 +229,7 @@ void OutputOptions::add_export_to(CLI::App& app) {
   add_export_option(app, exports);
 }
 
-void OutputOptions::check(const std::vector<std::string>& inputs) const {
+void OutputOptions::check(const std::vector<std::string>& inputs, const SpecOptions& specs) const {
   table.check(report_table_columns());
   if (json_path == "-" && csv_path == "-")
     throw InputError("--json - and --csv - cannot both write to stdout");
@@ -216,6 +238,7 @@ void OutputOptions::check(const std::vector<std::string>& inputs) const {
       {"--json", json_path}, {"--csv", csv_path}, {"--svg", svg_path}};
   for (const OutputPath& path : export_paths(export_targets(exports))) outputs.push_back(path);
   check_output_paths(outputs, inputs);
+  specs.check_outputs(outputs);
   for (const OutputPath& output : outputs)
     if (!output.path.empty()) check_output_path(output.path);
 }

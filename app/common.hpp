@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/table_options.hpp"
+#include "lib/core/base/output.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/workload.hpp"
 #include "lib/core/report/calibration.hpp"
@@ -22,6 +23,9 @@ struct SpecOptions {
   std::vector<std::string> files;
   void add_to(CLI::App& app);
   SpecRegistry load() const;
+  // Throws InputError when an output would replace a --spec file, or write a *.json file into
+  // the shipped spec folder or a --specs-dir (every later command would read it as a spec).
+  void check_outputs(const std::vector<OutputPath>& outputs) const;
 };
 
 // The workload grid of `model` and `run`, and the kernels to cover.
@@ -58,7 +62,7 @@ struct OutputOptions {
   void add_export_to(CLI::App& app);  // --export: for commands whose rows are timed
   // Fails early (InputError) when a path cannot be written, two outputs are the same file or
   // an output is one of `inputs`, before any work.
-  void check(const std::vector<std::string>& inputs) const;
+  void check(const std::vector<std::string>& inputs, const SpecOptions& specs) const;
   // Writes every requested output; prints the table to stdout unless stdout already got JSON
   // or CSV.
   void emit(const Report& report) const;

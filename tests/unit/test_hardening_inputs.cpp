@@ -159,3 +159,35 @@ TEST_CASE("hardening: Markdown to GitHub's step summary is appended, elsewhere r
   CHECK(cli({"compare", kBase, kHead, "--markdown", summary}).code == 0);
   CHECK(read_text(summary).find("an earlier step") == std::string::npos);
 }
+
+TEST_CASE("hardening: no output replaces a spec or lands in a spec folder") {
+  TempDir dir;
+  write_spec(dir.path / "specs", "mine", "My GPU", "mygpu");
+  const std::string spec = (dir.path / "specs" / "mine.json").string();
+  const std::string before = read_text(spec);
+  const std::string specs_dir = (dir.path / "specs").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"model", "--specs-dir", specs_dir, "--json", spec}, "into the spec folder"},
+      {{"model", "--specs-dir", specs_dir, "--json", specs_dir + "/new.json"},
+       "into the spec folder"},
+      {{"model", "--json", (fs::path(ROOFLINE_TEST_SPECS_DIR) / "report.json").string()},
+       "into the spec folder"},
+      {{"show", kBase, "--spec", spec, "--json", spec}, "would replace the --spec file"},
+      {{"merge", kBase, "--spec", spec, "-o", spec}, "would replace the --spec file"},
+      {{"compare", kBase, kHead, "--spec", spec, "--json", spec}, "would replace the --spec file"},
+      {{"plot", kBase, "--spec", spec, "-o", spec}, "would replace the --spec file"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const CliResult r = cli(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(lines_of(r.err) == 1);
+  }
+  CHECK(read_text(spec) == before);
+  CHECK_FALSE(fs::exists(dir.path / "specs" / "new.json"));
+  CHECK_FALSE(fs::exists(fs::path(ROOFLINE_TEST_SPECS_DIR) / "report.json"));
+}
