@@ -3,6 +3,7 @@
 // kernels. The program never links our code; each of its processes that uses CUDA writes a
 // record file (profile_protocol.hpp) that is read back here into one report.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -88,8 +89,12 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   std::map<std::string, std::string> environment = to_environment(profile);
   environment["CUDA_INJECTION64_PATH"] = injection.string();
   environment[profile_env::kOutputDir] = records_dir.path().string();
+  adopt_orphans();  // the program's children, should a signal end it before them
   const ChildStatus status = run_program(program, options.command, environment);
-  throw_if_interrupted();  // forwarded to the program: no report, the directory removed
+  // A signal was forwarded to the program: its children left are sent it too and reaped before
+  // the record directory is removed (they would write into it); then no report.
+  if (const int signal = pending_signal()) end_adopted(signal, std::chrono::seconds(5));
+  throw_if_interrupted();
   const std::vector<ProcessRecords> processes = read_records(records_dir.path());
 
   Report report;

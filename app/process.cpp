@@ -3,15 +3,20 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 
 #include "lib/core/base/output.hpp"
 
@@ -209,6 +214,60 @@ void ChildProcess::release() {
   if (slot_ >= 0) children[slot_].store(0);
   slot_ = -1;
   pid_ = -1;
+}
+
+namespace {
+
+// The pids whose parent is this process, from /proc (field 4 of /proc/PID/stat, after the
+// command name in parentheses, which may hold spaces and parentheses itself).
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  std::error_code error;
+  for (std::filesystem::directory_iterator it("/proc", error), end; !error && it != end;
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(it->path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long parent = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &parent) == 2 && parent == self)
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+}  // namespace
+
+void adopt_orphans() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+int end_adopted(int signal, std::chrono::milliseconds grace) {
+  const std::vector<pid_t> left = own_children();
+  for (pid_t pid : left) ::kill(pid, signal);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  std::size_t reaped = 0;
+  while (reaped < left.size()) {
+    int status = 0;
+    const pid_t got = ::waitpid(-1, &status, WNOHANG);
+    if (got > 0) {
+      ++reaped;
+      continue;
+    }
+    if (got < 0 && errno != EINTR) break;  // no child left
+    if (std::chrono::steady_clock::now() >= deadline) {
+      for (pid_t pid : own_children()) ::kill(pid, SIGKILL);
+      while (::waitpid(-1, &status, 0) > 0 || errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return static_cast<int>(left.size());
 }
 
 }  // namespace roofline::app

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -51,6 +52,15 @@ class DeferSignals {
   DeferSignals(const DeferSignals&) = delete;
   DeferSignals& operator=(const DeferSignals&) = delete;
 };
+
+// The program's own children outlive it when a signal ends it (a forwarded SIGTERM reaches
+// the program alone; its children run on as orphans). adopt_orphans() makes this process the
+// reaper of its descendants' orphans (PR_SET_CHILD_SUBREAPER, Linux), so that they become its
+// children; end_adopted(signal) then sends each child left the signal, waits for them up to
+// `grace`, kills those still running (SIGKILL) and reaps them all: none is left to write into
+// a directory that is about to be removed. Returns how many it found.
+void adopt_orphans();
+int end_adopted(int signal, std::chrono::milliseconds grace);
 
 // How a child ended.
 struct ChildStatus {

@@ -189,6 +189,34 @@ TEST_CASE("signals: profile forwards SIGINT, SIGTERM and SIGHUP, cleans up, exit
   }
 }
 
+TEST_CASE("signals: the program's own children end with it, nothing left in the records") {
+  // The program starts a child that writes into the run's record directory for ever; SIGTERM to
+  // the tool reaches the program; its child, orphaned, is adopted, sent it too and reaped
+  // before the directory is removed.
+  TempDir dir;
+  fs::create_directory(dir.path / "tmp");
+  const fs::path pid_file = dir.path / "pid";
+  const std::string program =
+      script(dir, "p.sh",
+             "(while true; do date >> \"$CUFLASH_ROOFLINE_PROFILE_DIR/late.txt\"; sleep 0.01; "
+             "done) </dev/null >/dev/null 2>&1 & "
+             "echo $! > " +
+                 pid_file.string() + ".new; mv " + pid_file.string() + ".new " + pid_file.string() +
+                 "; sleep 30");
+  app::SpawnOptions options;
+  options.argv = {ROOFLINE_BINARY,         "profile", "--injection",
+                  ROOFLINE_FAKE_INJECTION, "--",      program};
+  options.env = {"TMPDIR=" + (dir.path / "tmp").string()};
+  options.stderr_path = dir.path / "stderr.txt";
+  app::ChildProcess tool(options);
+  REQUIRE(wait_for([&] { return fs::exists(pid_file); }));
+  const pid_t grandchild = std::stoi(read_text(pid_file));
+  tool.signal(SIGTERM);
+  CHECK(tool.wait().code() == 128 + SIGTERM);
+  CHECK(::kill(grandchild, 0) != 0);  // ended, and reaped by the tool
+  CHECK(fs::is_empty(dir.path / "tmp"));
+}
+
 TEST_CASE("signals: a write killed mid-way leaves no temporary file") {
   // --json is staged (a temporary file beside it) while --csv waits for a reader of its FIFO.
   TempDir dir;
