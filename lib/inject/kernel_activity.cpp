@@ -43,6 +43,21 @@ const char* copy_kind_name(std::uint8_t kind) {
   }
 }
 
+// A memcpy or memset record (the two share these fields) as an execution of `kind`.
+template <class Record>
+KernelExecution memory_node(const Record& m, ExecutionKind kind) {
+  KernelExecution e;
+  e.kind = kind;
+  e.start_ns = m.start;
+  e.end_ns = m.end;
+  e.correlation = m.correlationId;
+  e.graph_node = m.graphNodeId;
+  e.graph_id = m.graphId;
+  e.bytes = static_cast<std::int64_t>(m.bytes);
+  e.stream_id = m.streamId;
+  return e;
+}
+
 void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                std::size_t, std::size_t valid) {
   KernelActivity& activity = KernelActivity::instance();
@@ -68,26 +83,12 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uin
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       if (m->graphNodeId == 0) continue;  // the program's own copies: not a launch's
-      e.kind = ExecutionKind::kMemcpy;
-      e.start_ns = m->start;
-      e.end_ns = m->end;
-      e.correlation = m->correlationId;
-      e.graph_node = m->graphNodeId;
-      e.graph_id = m->graphId;
-      e.bytes = static_cast<std::int64_t>(m->bytes);
+      e = memory_node(*m, ExecutionKind::kMemcpy);
       e.copy_kind = copy_kind_name(m->copyKind);
-      e.stream_id = m->streamId;
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       if (m->graphNodeId == 0) continue;
-      e.kind = ExecutionKind::kMemset;
-      e.start_ns = m->start;
-      e.end_ns = m->end;
-      e.correlation = m->correlationId;
-      e.graph_node = m->graphNodeId;
-      e.graph_id = m->graphId;
-      e.bytes = static_cast<std::int64_t>(m->bytes);
-      e.stream_id = m->streamId;
+      e = memory_node(*m, ExecutionKind::kMemset);
     } else {
       continue;
     }
