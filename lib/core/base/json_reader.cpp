@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -93,9 +94,8 @@ class DomBuilder {
   bool end_array() { return skipping_ > 0 ? close_skipped() : close(); }
   bool key(string_t& name) {
     if (!skipped_keys_.empty()) {  // inside a skipped member: only duplicates matter
-      std::vector<std::string>& keys = skipped_keys_.back();
-      if (std::find(keys.begin(), keys.end(), name) != keys.end()) return stop("duplicate key");
-      keys.push_back(std::move(name));
+      // A hash set: a skipped member of 80,000 keys took 13 s to check with a linear search.
+      if (!skipped_keys_.back().insert(std::move(name)).second) return stop("duplicate key");
       return true;
     }
     Level& level = levels_.back();
@@ -214,7 +214,7 @@ class DomBuilder {
   std::string_view skip_;
   bool skip_next_ = false;
   std::size_t skipping_ = 0;
-  std::vector<std::vector<std::string>> skipped_keys_;  // one per open skipped container
+  std::vector<std::unordered_set<std::string>> skipped_keys_;  // one per open skipped container
 };
 
 }  // namespace
