@@ -214,3 +214,17 @@ TEST_CASE("hardening: a row's skipped analysis block is checked for duplicates, 
   CHECK(dup.err.find("duplicate key") != std::string::npos);
   CHECK(lines_of(dup.err) == 1);
 }
+
+TEST_CASE("hardening: BF16 on a GPU without BF16 is unsupported, not judged") {
+  const CliResult r =
+      cli({"model", "--gpu", "v100", "--dtype", "bf16", "--seq", "1024", "--json", "-"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  REQUIRE(!report["rows"].empty());
+  for (const nlohmann::json& row : report["rows"]) {
+    CAPTURE(row["kernel"]);
+    CHECK(row["status"] == "unsupported");
+  }
+  CHECK(report["rows"][0]["message"].get<std::string>().find("BF16 needs compute capability 8.0") !=
+        std::string::npos);
+}

@@ -1,6 +1,7 @@
 #include "lib/core/model/model.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "kernels/catalog.hpp"
@@ -504,6 +505,13 @@ std::string unsupported_reason(const KernelModel& kernel, const Workload& worklo
   }
   if (workload.dtype == DType::kBf16 && !kernel.supports_bf16) {
     return kernel.name + " runs FP16 only (--dtype bf16: " + bf16_kernel_names() + ")";
+  }
+  // BF16 arithmetic (and its tensor path) begins with compute capability 8.0: a V100 row would
+  // otherwise be judged on the exponential roof alone, with no ceiling for its FLOPs.
+  if (workload.dtype == DType::kBf16 && !compute_capability.empty() &&
+      std::atoi(std::string(compute_capability).c_str()) < 8) {
+    return "BF16 needs compute capability 8.0 or newer (this GPU: " +
+           std::string(compute_capability) + ")";
   }
   return {};
 }
