@@ -113,7 +113,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
         spdlog::warn("process {} ({}): {}", p.process_id, p.process, error.message);
     }
     if (p.ended) {
-      std::set<std::int64_t> launched;  // a graph launch may have a row per kernel node
+      std::set<std::int64_t> launched;  // a graph launch and its nodes share one index
       for (const Row& row : p.rows) launched.insert(row.launch->index);
       if (static_cast<std::int64_t>(launched.size()) < p.profiled)
         spdlog::warn("process {} ({}): {} of its {} profiled launches have no row", p.process_id,

@@ -34,8 +34,8 @@ enum class CacheControl { kCold, kWarm };
 // read when the counter-data image fills, at a hand-over to another process and at exit: on
 // the H200 it added 1.1 s to a 217-launch PyTorch program where a pass per launch added 10.7 s,
 // with the same agreement with ncu (docs/results/2026-12-01-h200-profile-programs.md). kPerLaunch:
-// a pass per launch (auto range, kernel replay; a graph launch's rows say whether it came back
-// whole or per kernel node), the path multi-pass sets always take.
+// a pass per launch (auto range, kernel replay; a graph launch is never replayed: it is timed),
+// the path multi-pass sets always take.
 enum class ReplayMode { kBatch, kPerLaunch };
 
 // What a CUDA graph launch becomes (--graph-nodes).
