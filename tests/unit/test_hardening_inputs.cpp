@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/process.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;
@@ -227,4 +228,40 @@ TEST_CASE("hardening: BF16 on a GPU without BF16 is unsupported, not judged") {
   }
   CHECK(report["rows"][0]["message"].get<std::string>().find("BF16 needs compute capability 8.0") !=
         std::string::npos);
+}
+
+TEST_CASE("hardening: out of memory while reading JSON is exit 2 and one line, not an abort") {
+  // An 80 MB calibration and a report with a 4,000,000-element member (a tree of about 700 MB),
+  // read under a 1 GiB address-space cap: the half-built tree's teardown allocated and aborted
+  // (exit 134) before.
+  if (!fs::exists("/usr/bin/prlimit")) {
+    MESSAGE("SKIP: /usr/bin/prlimit not installed");
+    return;
+  }
+  TempDir dir;
+  const std::string big = (dir.path / "big.json").string();
+  {
+    std::ofstream out(big);
+    out << "{\"schema_version\": 1, \"x\": [";
+    for (int i = 0; i < 4'000'000; ++i) out << (i ? "," : "") << "{\"a" << i << "\": " << i << "}";
+    out << "]}";
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"model", "--seq", "1024", "--ceilings", "calibrated",
+                                 "--calibration", big},
+        std::vector<std::string>{"show", big}}) {
+    CAPTURE(args);
+    app::SpawnOptions options;
+    options.argv = {"/usr/bin/prlimit", "--as=1073741824", ROOFLINE_BINARY};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.stdout_path = "/dev/null";
+    options.stderr_path = dir.path / "err.txt";
+    app::ChildProcess tool(options);
+    const app::ChildStatus status = tool.wait();
+    const std::string err = read_text(dir.path / "err.txt");
+    CAPTURE(err);
+    CHECK(status.code() == 2);
+    CHECK(lines_of(err) == 1);
+    CHECK(err.find("not enough memory to read " + big) != std::string::npos);
+  }
 }

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <new>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -219,9 +221,47 @@ class DomBuilder {
 
 }  // namespace
 
+// Frees a tree leaf by leaf, allocating nothing: nlohmann's own teardown of a container first
+// copies its children into a stack (an allocation of the container's size), which out of memory
+// throws inside a destructor and aborts the process. Recursion is bounded by kMaxJsonDepth.
+void teardown(json& value) noexcept {
+  if (value.is_array()) {
+    auto& array = value.get_ref<json::array_t&>();
+    while (!array.empty()) {
+      teardown(array.back());
+      array.pop_back();
+    }
+  } else if (value.is_object()) {
+    auto& object = value.get_ref<json::object_t&>();
+    while (!object.empty()) {
+      teardown(object.begin()->second);
+      object.erase(object.begin());
+    }
+  }
+}
+
+// Runs the SAX parse of `text` into `builder`. Out of memory (a bad_alloc from the parse), the
+// half-built tree is freed leaf by leaf (teardown), with a small reserve given back for the
+// error's own allocations, and the failure is an InputError naming the file and its size (it
+// aborted the process, exit 134, before).
+bool guarded_parse(std::string_view text, const std::string& origin, DomBuilder& builder) {
+  constexpr std::size_t kReserveBytes = std::size_t{8} << 20;
+  std::unique_ptr<char[]> reserve(new (std::nothrow) char[kReserveBytes]);
+  try {
+    return json::sax_parse(text.begin(), text.end(), &builder);
+  } catch (const std::bad_alloc&) {
+    teardown(builder.root);
+    reserve.reset();
+    throw InputError("not enough memory to read " + origin + ": " +
+                     std::to_string((text.size() + (std::size_t{1} << 20) - 1) >> 20) +
+                     " MiB of JSON (reading takes several times its size: docs/exit-codes.md, "
+                     "Input limits)");
+  }
+}
+
 json parse_json_text(std::string_view text, const std::string& origin) {
   DomBuilder builder;
-  const bool ok = json::sax_parse(text.begin(), text.end(), &builder);
+  const bool ok = guarded_parse(text, origin, builder);
   if (!ok || !builder.error.empty()) {
     if (builder.error.empty()) builder.error = "not valid JSON";
     JsonReader(origin).fail(builder.error_path, builder.error);
@@ -234,7 +274,7 @@ json parse_json_streaming(std::string_view text, const std::string& origin, std:
                           std::string_view skip) {
   DomBuilder builder;
   builder.stream(key, &element, skip);
-  const bool ok = json::sax_parse(text.begin(), text.end(), &builder);
+  const bool ok = guarded_parse(text, origin, builder);
   if (!ok || !builder.error.empty()) {
     if (builder.error.empty()) builder.error = "not valid JSON";
     JsonReader(origin).fail(builder.error_path, builder.error);
