@@ -265,3 +265,28 @@ TEST_CASE("hardening: out of memory while reading JSON is exit 2 and one line, n
     CHECK(err.find("not enough memory to read " + big) != std::string::npos);
   }
 }
+
+TEST_CASE("hardening: a link to /dev/stdout and /proc/PID/fd/1 are written through") {
+  // The log a user appends to keeps its lines; the link stays a link (it was replaced by the
+  // report, renamed over it).
+  TempDir dir;
+  const fs::path link = dir.path / "out";
+  fs::create_symlink("/dev/stdout", link);
+  const fs::path log = dir.path / "log.txt";
+  for (const std::string& target : {link.string(), std::string("/proc/$$/fd/1")}) {
+    CAPTURE(target);
+    std::ofstream(log) << "an earlier line\n";
+    app::SpawnOptions options;
+    options.argv = {"/bin/sh",
+                    "-c",
+                    "exec \"$0\" show \"$1\" --view summary --json " + target + " >> \"$2\"",
+                    ROOFLINE_BINARY,
+                    kBase,
+                    log.string()};
+    app::ChildProcess shell(options);
+    CHECK(shell.wait().code() == 0);
+    const std::string text = read_text(log);
+    CHECK(text.rfind("an earlier line\n{", 0) == 0);
+    CHECK(fs::is_symlink(link));
+  }
+}

@@ -29,19 +29,39 @@ namespace fs = std::filesystem;
   throw InputError(one_line("cannot write " + path + ": " + why));
 }
 
-// The descriptor that `path` names ("-" is 1), if it names one.
-std::optional<int> descriptor_of(const std::string& path) {
-  if (path == "-") return STDOUT_FILENO;
+// The descriptor that the name `path` spells, if it spells one: /dev/stdin, /dev/stdout,
+// /dev/stderr, /dev/fd/N, /proc/self/fd/N and /proc/PID/fd/N with this process's PID.
+std::optional<int> descriptor_named(const std::string& path) {
   const std::string normal = fs::path(path).lexically_normal().string();
+  if (normal == "/dev/stdin") return STDIN_FILENO;
   if (normal == "/dev/stdout") return STDOUT_FILENO;
   if (normal == "/dev/stderr") return STDERR_FILENO;
-  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+  const std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/";
+  for (const std::string_view prefix :
+       {std::string_view("/dev/fd/"), std::string_view("/proc/self/fd/"), std::string_view(own)}) {
     if (normal.rfind(prefix, 0) != 0) continue;
     const std::string number = normal.substr(prefix.size());
     if (number.empty() || number.size() > 9 ||
         number.find_first_not_of("0123456789") != std::string::npos)
       return std::nullopt;
     return std::stoi(number);
+  }
+  return std::nullopt;
+}
+
+// The descriptor that `path` names ("-" is 1), if it names one: by its name, or through
+// symbolic links whose chain ends at such a name (a link to /dev/stdout writes through the
+// descriptor, as /dev/stdout does, never replacing the file behind it).
+std::optional<int> descriptor_of(const std::string& path) {
+  if (path == "-") return STDOUT_FILENO;
+  fs::path at(path);
+  for (int hop = 0; hop < 16; ++hop) {
+    if (const std::optional<int> fd = descriptor_named(at.string())) return fd;
+    std::error_code error;
+    if (!fs::is_symlink(at, error)) return std::nullopt;
+    const fs::path target = fs::read_symlink(at, error);
+    if (error) return std::nullopt;
+    at = target.is_absolute() ? target : at.parent_path() / target;
   }
   return std::nullopt;
 }
