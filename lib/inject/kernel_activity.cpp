@@ -54,7 +54,6 @@ KernelExecution memory_node(const Record& m, ExecutionKind kind) {
   e.graph_node = m.graphNodeId;
   e.graph_id = m.graphId;
   e.bytes = static_cast<std::int64_t>(m.bytes);
-  e.stream_id = m.streamId;
   return e;
 }
 
@@ -79,7 +78,6 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uin
       e.registers_per_thread = k->registersPerThread;
       e.static_shared_bytes = k->staticSharedMemory;
       e.dynamic_shared_bytes = k->dynamicSharedMemory;
-      e.stream_id = k->streamId;
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       if (m->graphNodeId == 0) continue;  // the program's own copies: not a launch's

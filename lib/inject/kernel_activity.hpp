@@ -46,7 +46,6 @@ struct KernelExecution {
   std::int64_t dynamic_shared_bytes = 0;
   std::int64_t bytes = 0;  // a memcpy's or memset's size
   std::string copy_kind;   // a memcpy's direction ("DtoD", "HtoD", ...)
-  std::uint32_t stream_id = 0;
 };
 
 // The records of one launch, as KernelActivity::take found them.
