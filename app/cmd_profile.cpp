@@ -149,7 +149,11 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
         std::to_string(with_device->counter_passes) + " pass(es), counter set " +
         with_device->counter_set + ", cache " + options.cache + "; graph nodes " +
         options.graph_nodes +
-        (options.graph_nodes == "timed" ? " (a row per node, timed by its activity record)" : "");
+        (options.graph_nodes == "counted"
+             ? " (a row per node, timed by its activity record, each kernel node counted in a "
+               "replay of its own, device memory saved and restored)"
+         : options.graph_nodes == "timed" ? " (a row per node, timed by its activity record)"
+                                          : "");
     report.specs.push_back(*spec);
     for (const ProcessRecords& p : processes)
       for (Row row : p.rows) {
@@ -208,10 +212,13 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->check(CLI::IsMember({"batch", "launch"}))
       ->capture_default_str();
   sub->add_option("--graph-nodes", options->graph_nodes,
-                  "timed: a row per node of each CUDA graph launch (kernel, memcpy, memset) with "
-                  "its time and the NVTX ranges of its capture, the launch their parent, counted "
-                  "as one range; off: the graph launch is one row")
-      ->check(CLI::IsMember({"timed", "off"}))
+                  "counted: a row per node of each CUDA graph launch (kernel, memcpy, memset) "
+                  "with its time as the graph ran it and the NVTX ranges of its capture, each "
+                  "kernel node counted by a replay of its own before the launch (device memory "
+                  "saved and restored; --replay batch, one-pass sets); timed: the same rows, "
+                  "timed only; off: the graph launch is one row. The launch is the nodes' "
+                  "parent, counted as one range")
+      ->check(CLI::IsMember({"counted", "timed", "off"}))
       ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Profile only kernels whose demangled name matches (ECMAScript, search); in "

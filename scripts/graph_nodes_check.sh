@@ -2,12 +2,15 @@
 # `profile` inside CUDA graphs, on a GPU machine, in one call: build, the profile GPU tests, then
 # for each program (scripts/programs/, and profile_target's two-stream graph)
 #   - the program alone: its time and its checksum line;
-#   - under `profile` with --graph-nodes timed (the default) and off, and the LEGS_EXTRA legs
+#   - under `profile` with --graph-nodes counted (the default), timed and off, and the LEGS_EXTRA legs
 #     (LABEL:OPTIONS, commas for spaces, e.g. "full:--counter-set,full launch:--replay,launch"):
 #     exit code, time, checksum (the program must print what it prints alone), rows by kind;
-#   - under `ncu --graph-profiling node --cache-control none` with our metric list (twice for the
-#     programs in NCU_TWICE: ncu's own spread), the reference for node time and counters and
-#     for cost;
+#   - under `ncu --graph-profiling node` with our metric list: once with --cache-control none,
+#     the reference for node time and for cost, and once with --cache-control all (twice for the
+#     programs in NCU_TWICE: ncu's own spread), the reference for the counters (ncu flushes the
+#     caches before each node, as `profile --cache cold` does before each node's replay);
+#     NCU_CACHES ("none all") or NCU_CACHES_<program> choose the runs (without a `none` run,
+#     time is judged against the `all` run); LEGS replaces the three base legs;
 #   - scripts/graph_nodes_vs_ncu.py: node by node, time (and the counters of plain launches),
 #     NVTX, serial graphs; the time each leg and ncu took beside the program alone.
 #
@@ -69,7 +72,7 @@ program() {
   local reference
   reference="$(checksum "$out/${name}_alone.txt")"
   local leg label options
-  for leg in "timed:" "off:--graph-nodes,off" ${LEGS_EXTRA:-}; do
+  for leg in ${LEGS:-counted: timed:--graph-nodes,timed off:--graph-nodes,off} ${LEGS_EXTRA:-}; do
     label="${leg%%:*}"
     options="${leg#*:}"
     options="${options//,/ }"
@@ -95,26 +98,36 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
     filter=(--nvtx --nvtx-include "${!nvtx_var}")
     only=(--graphs-only)
   fi
-  local runs=1
-  [[ " ${NCU_TWICE:-} " == *" $name "* ]] && runs=2
-  for r in $(seq 1 $runs); do
-    t=$(seconds)
-    timeout "$(left 300)" "$ncu_bin" --clock-control none --cache-control none \
-      --graph-profiling node "${filter[@]}" --csv --page raw --metrics "$metrics" "${cmd[@]}" \
-      >"$out/reports/${name}_ncu$r.csv" 2>"$out/${name}_ncu$r.err"
-    rc=$?
-    note "$name under ncu --graph-profiling node ${filter[*]} (run $r): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $(grep -c '^"[0-9]' "$out/reports/${name}_ncu$r.csv") results; $(grep checksum "$out/reports/${name}_ncu$r.csv" | head -1)"
+  local caches_var="NCU_CACHES_$name" runs=() c
+  for c in ${!caches_var-${NCU_CACHES:-none all}}; do
+    runs+=("$c:1")
+    [ "$c" = all ] && [[ " ${NCU_TWICE:-} " == *" $name "* ]] && runs+=("all:2")
   done
-  local second=()
-  [ $runs -eq 2 ] && second=(--ncu2 "$out/reports/${name}_ncu2.csv")
-  python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_timed.json" \
-    "$out/reports/${name}_ncu1.csv" "${second[@]}" "${only[@]}" \
-    --timed "$out/reports/${name}_timed.json" >"$out/${name}_vs_ncu.txt" 2>&1
-  note "-- $name: profile (timed nodes) against ncu --graph-profiling node --cache-control none"
+  [ ${#runs[@]} -gt 0 ] || return 0
+  local run cache n
+  for run in "${runs[@]}"; do
+    cache="${run%%:*}"
+    n="${run#*:}"
+    t=$(seconds)
+    timeout "$(left 300)" "$ncu_bin" --clock-control none --cache-control "$cache" \
+      --graph-profiling node "${filter[@]}" --csv --page raw --metrics "$metrics" "${cmd[@]}" \
+      >"$out/reports/${name}_ncu_${cache}$n.csv" 2>"$out/${name}_ncu_${cache}$n.err"
+    rc=$?
+    note "$name under ncu --graph-profiling node --cache-control $cache ${filter[*]} (run $n): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $(grep -c '^"[0-9]' "$out/reports/${name}_ncu_${cache}$n.csv") results; $(grep checksum "$out/reports/${name}_ncu_${cache}$n.csv" | head -1)"
+  done
+  local extra=()
+  [ -s "$out/reports/${name}_ncu_all1.csv" ] && extra+=(--counters "$out/reports/${name}_ncu_all1.csv")
+  [ -s "$out/reports/${name}_ncu_all2.csv" ] && extra+=(--ncu2 "$out/reports/${name}_ncu_all2.csv")
+  local time_ref="$out/reports/${name}_ncu_none1.csv"
+  [ -s "$time_ref" ] || time_ref="$out/reports/${name}_ncu_all1.csv"
+  python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_counted.json" \
+    "$time_ref" "${extra[@]}" "${only[@]}" \
+    --timed "$out/reports/${name}_counted.json" >"$out/${name}_vs_ncu.txt" 2>&1
+  note "-- $name: profile (graph nodes counted) against ncu --graph-profiling node (time: --cache-control none; counters: all)"
   grep -vE "^  " "$out/${name}_vs_ncu.txt" | tee -a "$summary"
   grep -E "^  " "$out/${name}_vs_ncu.txt" | head -12 >>"$summary"
-  COLUMNS=120 "$tool" show "$out/reports/${name}_timed.json" --top 8 >"$out/${name}_show.txt" 2>&1
-  COLUMNS=120 "$tool" show "$out/reports/${name}_timed.json" --group-by nvtx --top 8 \
+  COLUMNS=120 "$tool" show "$out/reports/${name}_counted.json" --top 8 >"$out/${name}_show.txt" 2>&1
+  COLUMNS=120 "$tool" show "$out/reports/${name}_counted.json" --group-by nvtx --top 8 \
     >"$out/${name}_show_nvtx.txt" 2>&1
 }
 

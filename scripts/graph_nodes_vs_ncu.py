@@ -2,7 +2,8 @@
 """Node-by-node agreement of `cuflash-roofline profile` (graph nodes timed: the default) with
 Nsight Compute's `--graph-profiling node` on one program.
 
-    python3 scripts/graph_nodes_vs_ncu.py PROFILE.json NCU.csv [--ncu2 NCU2.csv] [--graphs-only]
+    python3 scripts/graph_nodes_vs_ncu.py PROFILE.json NCU.csv [--counters NCU_ALL.csv]
+                                          [--ncu2 NCU2.csv] [--graphs-only]
                                           [--timed TIMED.json] [--all]
 
 PROFILE.json: `cuflash-roofline profile --json` of a one-process program. NCU.csv: `ncu
@@ -10,8 +11,10 @@ PROFILE.json: `cuflash-roofline profile --json` of a one-process program. NCU.cs
 LIST` of the same program (LIST: `cuflash-roofline metrics --chip GH100 --list`): ncu runs each
 node alone, after the node before it, caches as the program left them, as the nodes of a serial
 graph run. With --graphs-only, only our graph nodes are paired (for an ncu run filtered to the
-replays with --nvtx-include). NCU2.csv: a second ncu run of the same program, for ncu's own
-spread. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check.
+replays with --nvtx-include). NCU_ALL.csv: the same with --cache-control all (ncu flushes the
+caches before each node, as `profile --cache cold` does before each launch and each node
+replay): the reference for DRAM, L2 and FLOPs when given (else NCU.csv is). NCU2.csv: a second
+run like the counters' reference, for ncu's own spread. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check.
 
 Our kernels (plain launches and kernel nodes, graph launches themselves left out) are paired
 with ncu's results in order; the nodes of one graph launch are paired with the launch's results
@@ -37,7 +40,7 @@ BIG = 10e6  # bytes: the nodes whose DRAM and L2 are judged
 
 
 def args_of(argv):
-    opts = {"--ncu2": None, "--timed": None}
+    opts = {"--ncu2": None, "--timed": None, "--counters": None}
     flags = set()
     positional = []
     it = iter(argv)
@@ -129,21 +132,27 @@ def main():
     nodes = sum(o["graph"] is not None for o in ours)
     print(f"ours: {len(ours)} kernels ({nodes} graph nodes); ncu: {len(ncu)} results")
     pairs = pair(ours, ncu)
-    index_of = {id(q): k for k, (_, q) in enumerate(ncu)}
+    cref = ncu
+    if opts["--counters"]:
+        crows, cunits = read_ncu(opts["--counters"])
+        cref = [(r.get("Kernel Name", ""), ncu_quantities(r, cunits)) for r in crows]
+    cpairs = dict((id(o), q) for o, q in pair(ours, cref))
+    index_of = {id(q): k for k, (_, q) in enumerate(cref)}
     time_ok = {"graph nodes": [0, 0], "plain launches": [0, 0]}
-    judged = {"DRAM": [0, 0], "L2": [0, 0], "tensor": [0, 0]}
+    judged = {kind: {"DRAM": [0, 0], "L2": [0, 0], "tensor": [0, 0]}
+              for kind in ("graph nodes", "plain launches")}
     spread_used = 0
     nvtx_time = total_time = 0.0
-    for o, ref in pairs:
+    for o, tref in pairs:
         mine = o["q"]
-        t, tr = mine[0], ref[0]
+        kind = "graph nodes" if o["graph"] is not None else "plain launches"
+        t, tr = mine[0], tref[0]
         cells, good = [], True
         if not (math.isnan(t) or math.isnan(tr)):
             limit = 0.05 * tr if tr >= 20e-6 else 2e-6 + 0.10 * tr
             ok = abs(t - tr) <= limit
-            kind = time_ok["graph nodes" if o["graph"] is not None else "plain launches"]
-            kind[0] += ok
-            kind[1] += 1
+            time_ok[kind][0] += ok
+            time_ok[kind][1] += 1
             good = good and ok
             cells.append(f"{ratio(t, tr):.3f}{'' if ok else '!'}")
         else:
@@ -151,8 +160,9 @@ def main():
         if o["graph"] is not None and not math.isnan(t):
             total_time += t
             nvtx_time += t if o["range"] else 0
+        ref = cpairs.get(id(o))
         for qi, name in ((1, "DRAM"), (2, "L2"), (3, "tensor")):
-            x, y = mine[qi], ref[qi]
+            x, y = mine[qi], ref[qi] if ref is not None else NAN
             if math.isnan(x) or math.isnan(y) or (x == 0 and y == 0):
                 cells.append("-")
                 continue
@@ -168,8 +178,8 @@ def main():
                         ok = True
                         spread_used += 1
             if counted:
-                judged[name][0] += ok
-                judged[name][1] += 1
+                judged[kind][name][0] += ok
+                judged[kind][name][1] += 1
                 good = good and ok
             cells.append(f"{r:.4f}{'' if ok or not counted else '!'}")
         if "--all" in flags or not good:
@@ -180,14 +190,15 @@ def main():
         if n:
             print(f"time, {kind}: {n_ok}/{n} within 5% (>= 20 us) or 2 us + 10% (< 20 us) of "
                   f"ncu's gpu__time_duration ({100 * n_ok / n:.1f}%)")
-    print("counters (rows that have them: plain launches, profiled with a cold cache unless "
-          "--cache warm; ncu here ran with --cache-control none):")
-    for name, (n_ok, n) in judged.items():
-        scope = "kernels with tensor work, exact" if name == "tensor" else \
-            f"kernels of >= {BIG / 1e6:.0f} MB within 2%" + \
-            (" or ncu's own spread" if spread is not None else "")
-        pct = f" ({100 * n_ok / n:.1f}%)" if n else ""
-        print(f"{name}: {n_ok}/{n} {scope}{pct}")
+    print("counters (rows that have them; profiled with a cold cache unless --cache warm; ncu "
+          + ("with --cache-control all" if opts["--counters"] else "as NCU.csv ran") + "):")
+    for kind, by_name in judged.items():
+        for name, (n_ok, n) in by_name.items():
+            scope = "with tensor work, exact" if name == "tensor" else \
+                f"of >= {BIG / 1e6:.0f} MB within 2%" + \
+                (" or ncu's own spread" if spread is not None else "")
+            pct = f" ({100 * n_ok / n:.1f}%)" if n else ""
+            print(f"{name}, {kind}: {n_ok}/{n} {scope}{pct}")
     if spread is not None:
         print(f"  ({spread_used} of those passed by ncu's own spread, not by 2%)")
     if total_time > 0:

@@ -91,6 +91,15 @@ void BatchRecorder::end(Session& session) {
   for (const gpu::RangeValues& range : ranges) by_name[range.name] = &range;
   for (const BatchedLaunch& b : session.batched) {
     const auto found = by_name.find(b.range);
+    if (b.replayed_node != 0) {
+      rows_.keep_node_counters(
+          session, b.launch.index, b.replayed_node,
+          b.result != CUDA_SUCCESS || found == by_name.end() ? nullptr : found->second,
+          b.result != CUDA_SUCCESS ? b.error
+                                   : "the range profiler recorded "
+                                     "no range for its replay");
+      continue;
+    }
     if (b.result != CUDA_SUCCESS)
       recorder_.record(launch_record(b.launch, RowStatus::kError, b.error, {}));
     else if (found == by_name.end())
@@ -108,9 +117,13 @@ void BatchRecorder::end(Session& session) {
 
 void BatchRecorder::fail(Session& session, const std::string& why) {
   for (const BatchedLaunch& b : session.batched)
-    recorder_.record(launch_record(b.launch, RowStatus::kError,
-                                   b.result != CUDA_SUCCESS ? b.error : "counters lost: " + why,
-                                   {}));
+    if (b.replayed_node != 0)
+      rows_.keep_node_counters(session, b.launch.index, b.replayed_node, nullptr,
+                               "counters lost: " + why);
+    else
+      recorder_.record(launch_record(b.launch, RowStatus::kError,
+                                     b.result != CUDA_SUCCESS ? b.error : "counters lost: " + why,
+                                     {}));
   session.batched.clear();
 }
 

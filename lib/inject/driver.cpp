@@ -69,6 +69,19 @@ const Driver* loaded_driver(std::string* why) {
   std::string optional;  // absent on drivers older than CUDA 12.4: lazy loading stays lazy
   resolve(library, "cuFuncLoad", &d.func_load, &optional);
   resolve(library, "cuKernelGetFunction", &d.kernel_get_function, &optional);
+  resolve(library, "cuGraphGetNodes", &d.graph_get_nodes, &optional);
+  resolve(library, "cuGraphGetEdges_v2", &d.graph_get_edges, &optional);
+  resolve(library, "cuGraphNodeGetType", &d.graph_node_get_type, &optional);
+  resolve(library, "cuGraphKernelNodeGetParams_v2", &d.graph_kernel_node_get_params, &optional);
+  resolve(library, "cuGraphKernelNodeGetAttribute", &d.graph_kernel_node_get_attribute, &optional);
+  resolve(library, "cuGraphMemcpyNodeGetParams", &d.graph_memcpy_node_get_params, &optional);
+  resolve(library, "cuGraphMemsetNodeGetParams", &d.graph_memset_node_get_params, &optional);
+  resolve(library, "cuFuncGetParamInfo", &d.func_get_param_info, &optional);
+  resolve(library, "cuLaunchKernelEx", &d.launch_kernel_ex, &optional);
+  resolve(library, "cuMemcpy3DAsync_v2", &d.memcpy_3d_async, &optional);
+  resolve(library, "cuMemsetD2D8Async", &d.memset_d2d8_async, &optional);
+  resolve(library, "cuMemsetD2D16Async", &d.memset_d2d16_async, &optional);
+  resolve(library, "cuMemsetD2D32Async", &d.memset_d2d32_async, &optional);
   if (!missing.empty()) {
     reason =
         "the loaded CUDA driver has no " + missing + ": a driver for CUDA 12 or newer is needed";

@@ -43,6 +43,27 @@ struct Driver {
   // not lazily inside the first launch.
   CUresult (*func_load)(CUfunction) = nullptr;
   CUresult (*kernel_get_function)(CUfunction*, CUkernel) = nullptr;
+  // Optional: what replaying a graph's nodes one by one needs (node_replay.hpp); a driver
+  // without one leaves graph nodes timed, not counted.
+  CUresult (*graph_get_nodes)(CUgraph, CUgraphNode*, size_t*) = nullptr;
+  // cuGraphGetEdges_v2: the v1 call refuses graphs whose edges carry data (programmatic
+  // dependent launches: CUDA_ERROR_LOSSY_QUERY).
+  CUresult (*graph_get_edges)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*,
+                              size_t*) = nullptr;
+  CUresult (*graph_node_get_type)(CUgraphNode, CUgraphNodeType*) = nullptr;
+  CUresult (*graph_kernel_node_get_params)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2*) = nullptr;
+  CUresult (*graph_kernel_node_get_attribute)(CUgraphNode, CUkernelNodeAttrID,
+                                              CUkernelNodeAttrValue*) = nullptr;
+  CUresult (*graph_memcpy_node_get_params)(CUgraphNode, CUDA_MEMCPY3D*) = nullptr;
+  CUresult (*graph_memset_node_get_params)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS*) = nullptr;
+  CUresult (*func_get_param_info)(CUfunction, size_t, size_t*, size_t*) = nullptr;
+  CUresult (*launch_kernel_ex)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
+  CUresult (*memcpy_3d_async)(const CUDA_MEMCPY3D*, CUstream) = nullptr;
+  CUresult (*memset_d2d8_async)(CUdeviceptr, size_t, unsigned char, size_t, size_t,
+                                CUstream) = nullptr;
+  CUresult (*memset_d2d16_async)(CUdeviceptr, size_t, unsigned short, size_t, size_t,
+                                 CUstream) = nullptr;
+  CUresult (*memset_d2d32_async)(CUdeviceptr, size_t, unsigned, size_t, size_t, CUstream) = nullptr;
 
   // "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)"
   std::string describe(const char* call, CUresult result) const;

@@ -34,6 +34,8 @@ void GraphCatalog::cloned(std::uint64_t node, std::uint64_t original, bool kerne
   // A clone whose original the capture named is a kernel node whatever its reported type (the
   // type is not relied on alone).
   if (t_building && (kernel_node || !kernel.empty())) t_building->kernels.push_back(kernel);
+  if (clones_.size() >= kMaxOrigins) clones_.erase(clones_.begin());
+  clones_[original] = node;
 }
 
 void GraphCatalog::exec_starting() {
@@ -57,6 +59,18 @@ std::optional<GraphExecNodes> GraphCatalog::exec_nodes(std::uint32_t exec) const
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = execs_.find(exec); it != execs_.end()) return it->second;
   return std::nullopt;
+}
+
+std::uint64_t GraphCatalog::latest_clone(std::uint64_t node) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::uint64_t latest = 0;
+  // A few hops at most: a chain is as long as the clones one instantiation makes.
+  for (int hop = 0; hop < 8; ++hop) {
+    const auto it = clones_.find(node);
+    if (it == clones_.end() || it->second == node) break;
+    latest = node = it->second;
+  }
+  return latest;
 }
 
 }  // namespace roofline::inject

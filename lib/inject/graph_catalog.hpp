@@ -50,11 +50,16 @@ class GraphCatalog {
   std::optional<NodeOrigin> origin(std::uint64_t node) const;
   // The nodes of executable graph `exec`, if its instantiation was seen.
   std::optional<GraphExecNodes> exec_nodes(std::uint32_t exec) const;
+  // The id of the latest clone of node `node`, following clones of clones (instantiation may
+  // clone a node more than once before the executable graph's node, the one activity records
+  // carry, is made); 0 when it was never cloned.
+  std::uint64_t latest_clone(std::uint64_t node) const;
 
  private:
   mutable std::mutex mutex_;
   std::map<std::uint64_t, NodeOrigin> origins_;  // bounded by kMaxOrigins
   std::map<std::uint32_t, GraphExecNodes> execs_;
+  std::map<std::uint64_t, std::uint64_t> clones_;  // original to its latest clone; bounded
 };
 
 }  // namespace roofline::inject

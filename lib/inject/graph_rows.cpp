@@ -66,7 +66,8 @@ GraphRows::GraphRows(Recorder& recorder, const GraphCatalog& catalog, const std:
     : recorder_(recorder), catalog_(catalog), filter_(filter) {}
 
 void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchActivity>& activity,
-                       GraphParent parent, const std::string& node_note) {
+                       GraphParent parent, const std::string& node_note,
+                       const std::map<std::uint64_t, NodeCounters>& counted) {
   const std::vector<KernelExecution> nodes =
       activity ? nodes_in_order(*activity) : std::vector<KernelExecution>{};
   std::vector<std::string> lines;
@@ -89,17 +90,35 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
     KernelLaunch node = node_launch(launch, e, static_cast<int>(i), catalog_);
     if (filter_ != nullptr && !std::regex_search(node.demangled_name, *filter_)) continue;
     std::map<std::string, double> counters;
+    RowStatus status = RowStatus::kCountersUnavailable;
     std::string message = kernel ? node_note
                                  : "a " + node.node_kind + " node of " + std::to_string(e.bytes) +
                                        " bytes: time only";
+    if (const auto c = kernel ? counted.find(e.graph_node) : counted.end(); c != counted.end()) {
+      if (!c->second.counters.empty()) {
+        counters = c->second.counters;
+        status = RowStatus::kOk;
+        message =
+            "a kernel node, counted in a replay of its own before the launch (device "
+            "memory saved and restored); time: as the graph ran it";
+        // The replay's range time is what was measured around it, not the node's time.
+        if (auto t = counters.find(quantity::kGpuTime); t != counters.end()) {
+          counters[quantity::kRangeTime] = t->second;
+          counters.erase(t);
+        }
+      } else {
+        message += "; not counted: " + c->second.why;
+      }
+    }
     if (seconds > 0) {
       counters[quantity::kGpuTime] = seconds;
       counters[quantity::kKernelExecution] = seconds;
     } else {
       message += "; its activity record has no duration";
+      if (status == RowStatus::kOk) status = RowStatus::kCountersUnavailable;
     }
     counters[quantity::kKernelCount] = kernel ? 1 : 0;
-    lines.push_back(launch_record(node, RowStatus::kCountersUnavailable, message, counters));
+    lines.push_back(launch_record(node, status, message, counters));
     ++written;
   }
 

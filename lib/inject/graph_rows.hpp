@@ -5,7 +5,9 @@
 // record), its time on the GPU (its execution, start to end, as the graph ran it: nodes of
 // parallel branches share the GPU), its id and place in the launch, and the NVTX ranges open
 // when it was captured (graph_catalog.hpp; the launch's own ranges when the capture had none).
-// Its counters are not its own (see GraphNodes in profile_protocol.hpp). The parent row keeps
+// A kernel node replayed alone before the launch (--graph-nodes counted, node_replay.hpp) has
+// the replay's counters, its time still the graph's; other nodes are timed only, and their rows
+// say why. The parent row keeps
 // the launch's measure: its time (the span from its first node's start to its last node's end)
 // and, when the launch was one range of a batch, the whole graph's counters.
 #pragma once
@@ -30,6 +32,13 @@ struct GraphParent {
   std::map<std::string, double> counters;
 };
 
+// A kernel node's counters from its replay alone: `counters` (the replay's range time as
+// kGpuTime), or empty and `why`.
+struct NodeCounters {
+  std::map<std::string, double> counters;
+  std::string why;
+};
+
 class GraphRows {
  public:
   // `filter`: --kernel-regex (nullptr: every node); nodes whose name it does not match get no
@@ -37,9 +46,11 @@ class GraphRows {
   GraphRows(Recorder& recorder, const GraphCatalog& catalog, const std::regex* filter);
 
   // Writes the rows of graph launch `launch` from its `activity` (nullopt: no records; the
-  // parent alone is written); each kernel node's row says `node_note`.
+  // parent alone is written); each kernel node's row says `node_note`, unless `counted` holds
+  // its counters (by node id).
   void record(const KernelLaunch& launch, const std::optional<LaunchActivity>& activity,
-              GraphParent parent, const std::string& node_note);
+              GraphParent parent, const std::string& node_note,
+              const std::map<std::uint64_t, NodeCounters>& counted = {});
 
  private:
   Recorder& recorder_;

@@ -19,9 +19,12 @@
 //
 // A CUDA graph launch gets a row per node (graph_rows.hpp) unless --graph-nodes is off: the
 // launch is one range of a batch (or timed with events), its nodes timed by their activity
-// records. It is never kernel-replayed: that made a PyTorch program's graph replay fail ("an
-// illegal instruction was encountered") on the H200. The resource callbacks of graph nodes
-// carry each node's NVTX ranges from its capture to its replays (graph_catalog.hpp).
+// records. With --graph-nodes counted, its nodes are first replayed alone, each kernel a range
+// of the batch, between a save and a restore of the device memory (node_replay.hpp; what each
+// node needs is read when its graph is instantiated). The launch
+// is never kernel-replayed: that made a PyTorch program's graph replay fail ("an illegal
+// instruction was encountered") on the H200. The resource callbacks of graph nodes carry each
+// node's NVTX ranges from its capture to its replays (graph_catalog.hpp).
 //
 // Every failure is a record (profile_protocol.hpp), never an exception across the driver: the
 // program then goes on unprofiled. The end record carries the seconds spent in each phase
@@ -49,9 +52,9 @@
 #include <string>
 #include <vector>
 
-#include "generated_nvtx_meta.h"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/batch_recorder.hpp"
+#include "lib/inject/checkpoint.hpp"
 #include "lib/inject/counter_handover.hpp"
 #include "lib/inject/driver.hpp"
 #include "lib/inject/graph_catalog.hpp"
@@ -59,6 +62,8 @@
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/launch_rows.hpp"
 #include "lib/inject/launch_site.hpp"
+#include "lib/inject/node_replay.hpp"
+#include "lib/inject/nvtx_ranges.hpp"
 #include "lib/inject/record_file.hpp"
 #include "lib/inject/recorder.hpp"
 #include "lib/inject/session.hpp"
@@ -116,17 +121,41 @@ std::optional<std::regex> compile_regex(const std::string& pattern) {
   return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
 }
 
-std::string join_ranges(const std::vector<std::string>& ranges) {
-  std::string out;
-  for (std::size_t i = 0; i < ranges.size(); ++i) out += (i == 0 ? "" : " / ") + ranges[i];
-  return out;
-}
-
 void on_exit_read_batch();  // the batch reader's exit handler (after the class)
 
-// Per thread: our own driver calls re-enter the callback; the NVTX stack; the launch measured.
+// The driver calls that instantiate an executable graph (their parameters begin with the
+// executable graph's address and the graph), and those that change one after its
+// instantiation (their parameters begin with the executable graph).
+struct InstantiateParams {
+  CUgraphExec* exec;
+  CUgraph graph;
+};
+constexpr CUpti_CallbackId kInstantiateCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz};
+constexpr CUpti_CallbackId kExecChangeCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled};
+
+bool one_of(CUpti_CallbackId id, const auto& ids) {
+  return std::find(std::begin(ids), std::end(ids), id) != std::end(ids);
+}
+
+// Per thread: our own driver calls re-enter the callback; the launch measured.
 thread_local bool t_inside = false;
-thread_local std::vector<std::string> t_nvtx;
 thread_local std::optional<Measuring> t_measuring;
 thread_local bool t_holds_lock = false;
 // The kernel a launch into a capturing stream is capturing (demangled), for the node the
@@ -155,43 +184,13 @@ class Injection {
     if (kind != ProfileErrorKind::kInternal) active_.store(false);
   }
 
-  void on_nvtx(CUpti_CallbackId id, const CUpti_NvtxData* data) {
-    auto ascii = [](const nvtxEventAttributes_t* a) -> std::string {
-      if (a != nullptr && a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != nullptr)
-        return a->message.ascii;
-      return "";
-    };
-    switch (id) {
-      case CUPTI_CBID_NVTX_nvtxRangePushA: {
-        const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
-        t_nvtx.emplace_back(p->message != nullptr ? p->message : "");
-        break;
-      }
-      case CUPTI_CBID_NVTX_nvtxRangePushEx:
-        t_nvtx.push_back(
-            ascii(static_cast<const nvtxRangePushEx_params*>(data->functionParams)->eventAttrib));
-        break;
-      case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-        t_nvtx.push_back(
-            ascii(static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams)
-                      ->core.eventAttrib));
-        break;
-      case CUPTI_CBID_NVTX_nvtxRangePop:
-      case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-        if (!t_nvtx.empty()) t_nvtx.pop_back();
-        break;
-      default:
-        break;
-    }
-  }
-
   // CUPTI's resource callbacks of graphs: where each node came from (graph_catalog.hpp).
   void on_graph(CUpti_CallbackId id, const CUpti_GraphData& g) {
     std::uint64_t node = 0;
     switch (id) {
       case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
         if (g.node != nullptr && cuptiGetGraphNodeId(g.node, &node) == CUPTI_SUCCESS)
-          catalog_.created(node, {join_ranges(t_nvtx), t_capturing_kernel});
+          catalog_.created(node, {NvtxRanges::current_or_only_other(), t_capturing_kernel});
         break;
       case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: {
         std::uint64_t original = 0;
@@ -213,6 +212,30 @@ class Injection {
       default:
         break;
     }
+  }
+
+  // An executable graph instantiated (the driver call's exit): what replaying its nodes alone
+  // needs is read now, while the graph it came from exists.
+  void on_instantiated(const CUpti_CallbackData* cb) {
+    if (!active_.load() || !rows_.counts_nodes() || launch_result(cb) != CUDA_SUCCESS) return;
+    const auto* p = static_cast<const InstantiateParams*>(cb->functionParams);
+    std::uint32_t exec = 0;
+    if (p->exec == nullptr || *p->exec == nullptr || p->graph == nullptr ||
+        cuptiGetGraphExecId(*p->exec, &exec) != CUPTI_SUCCESS)
+      return;
+    const Clock::time_point t = Clock::now();
+    plans_.add(exec, plan_replay(driver_, p->graph, [this](std::uint64_t node) {
+                 return catalog_.latest_clone(node);
+               }));
+    recorder_.add_phase("plan", seconds_since(t));
+  }
+
+  // An executable graph changed after its instantiation: its plan no longer holds.
+  void on_exec_changed(const CUpti_CallbackData* cb) {
+    const CUgraphExec changed = *static_cast<const CUgraphExec*>(cb->functionParams);
+    std::uint32_t exec = 0;
+    if (changed != nullptr && cuptiGetGraphExecId(changed, &exec) == CUPTI_SUCCESS)
+      plans_.changed(exec, cb->functionName != nullptr ? cb->functionName : "a driver call");
   }
 
   void on_context_destroy(CUcontext context) {
@@ -251,8 +274,7 @@ class Injection {
     KernelLaunch& launch = m.launch;
     launch.mangled_name = site->graph ? "" : (cb->symbolName != nullptr ? cb->symbolName : "");
     launch.demangled_name = demangled;
-    for (std::size_t i = 0; i < t_nvtx.size(); ++i)
-      launch.nvtx_range += (i == 0 ? "" : " / ") + t_nvtx[i];
+    launch.nvtx_range = NvtxRanges::current();
     launch.grid = site->grid;
     launch.block = site->block;
     launch.dynamic_shared_bytes = site->dynamic_shared;
@@ -283,6 +305,15 @@ class Injection {
                     ? "a CUDA graph launch is never kernel-replayed (--replay launch): kernel "
                       "time only; --replay batch counts it as one range"
                     : kGraphNotReplayed;
+      }
+      // A graph's kernel nodes, counted in replays of their own before it runs.
+      if (site->graph && !m.timing_only && rows_.counts_nodes()) {
+        if (batches_.takes(session))
+          replay_nodes(session, m.launch, site->stream, exec_id);
+        else
+          rows_.nodes_not_replayed(m.launch.index,
+                                   "nodes are counted alone in a batch (--replay batch, one-pass "
+                                   "counter sets)");
       }
       // The module's load (lazy by default) before the flush and the range: not the kernel's.
       if (site->function != nullptr) load_function(driver_, site->function);
@@ -476,6 +507,87 @@ class Injection {
     batches_.end_range(*session, std::move(batched));
   }
 
+  // Replays the nodes of executable graph `exec` alone on `stream`, before graph launch `launch`
+  // runs, each kernel node (that --kernel-regex passes) a range of the batch, between a save and
+  // a restore of the context's device memory (node_replay.hpp). Called with the hand-over's
+  // lock held.
+  void replay_nodes(Session& session, const KernelLaunch& launch, CUstream stream,
+                    std::uint32_t exec) {
+    if (!replay_broken_.empty()) {
+      rows_.nodes_not_replayed(launch.index, replay_broken_);
+      return;
+    }
+    const std::shared_ptr<const ReplayPlan> plan = plans_.find(exec);
+    if (!plan->why.empty()) {
+      rows_.nodes_not_replayed(launch.index, plan->why);
+      return;
+    }
+    Clock::time_point t = Clock::now();
+    std::unique_ptr<Checkpoint> saved;
+    try {
+      synchronize_context(driver_);
+      saved = std::make_unique<Checkpoint>(session.context);
+    } catch (const std::exception& error) {
+      rows_.nodes_not_replayed(launch.index,
+                               std::string("device memory not saved: ") + error.what());
+      return;
+    }
+    recorder_.add_phase("checkpoint", seconds_since(t));
+    std::string stopped;  // why the replays stopped before the last node
+    for (const ReplayNode& node : plan->nodes) {
+      std::optional<NodeOrigin> origin;
+      const bool count = node.kind == ReplayNode::Kind::kKernel &&
+                         (!regex_ || !(origin = catalog_.origin(node.node_id)) ||
+                          origin->kernel.empty() || std::regex_search(origin->kernel, *regex_));
+      if (!count) {
+        if (const CUresult r = replay_node(driver_, node, stream); r != CUDA_SUCCESS) {
+          stopped = driver_.describe("a node's replay", r);
+          break;
+        }
+        continue;
+      }
+      try {
+        if (options_.cache == CacheControl::kCold && session.flush) {
+          t = Clock::now();
+          session.flush->run(stream);
+          recorder_.add_phase("flush", seconds_since(t));
+        }
+        BatchedLaunch b;
+        b.launch = launch;
+        b.replayed_node = node.node_id;
+        b.range = batches_.begin_range(session);
+        b.window_start = KernelActivity::now_ns();
+        b.result = replay_node(driver_, node, stream);
+        if (b.result != CUDA_SUCCESS) {
+          b.error = driver_.describe("a kernel node's replay (cuLaunchKernelEx)", b.result);
+          stopped = b.error;
+        }
+        batches_.end_range(session, std::move(b));
+      } catch (const std::exception& error) {
+        stopped = error.what();
+      }
+      if (!stopped.empty()) break;
+    }
+    t = Clock::now();
+    try {
+      synchronize_context(driver_);
+      saved->restore();
+      synchronize_context(driver_);
+    } catch (const std::exception& error) {
+      // The program's memory may now hold a replay's writes: no graph is replayed again.
+      replay_broken_ =
+          std::string("an earlier restore of the device memory failed: ") + error.what();
+      recorder_.record(error_record(
+          ProfileErrorKind::kInternal,
+          "the device memory could not be restored after replaying the nodes of a CUDA graph "
+          "(the program's results may differ from a run without profile; use --graph-nodes "
+          "timed): " +
+              std::string(error.what())));
+    }
+    recorder_.add_phase("restore", seconds_since(t));
+    if (!stopped.empty()) rows_.nodes_not_replayed(launch.index, "the replays stopped: " + stopped);
+  }
+
   // Starts a pass for this launch alone (auto range, kernel replay); an open batch ends first.
   // Throws gpu::ProfilerError.
   void start_pass(Session& session) {
@@ -510,6 +622,8 @@ class Injection {
   std::int64_t profiled_ = 0;
   Recorder recorder_;
   GraphCatalog catalog_;
+  ReplayPlans plans_;
+  std::string replay_broken_;  // set when a restore failed: graphs are replayed no more
   GraphRows graphs_;
   LaunchRows rows_;
   BatchRecorder batches_;
@@ -525,7 +639,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
   try {
     switch (domain) {
       case CUPTI_CB_DOMAIN_NVTX:
-        g_injection->on_nvtx(id, static_cast<const CUpti_NvtxData*>(data));
+        NvtxRanges::on_callback(id, static_cast<const CUpti_NvtxData*>(data));
         break;
       case CUPTI_CB_DOMAIN_RESOURCE: {
         const auto* resource = static_cast<const CUpti_ResourceData*>(data);
@@ -540,7 +654,11 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
       }
       case CUPTI_CB_DOMAIN_DRIVER_API: {
         const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-        if (cb->callbackSite == CUPTI_API_ENTER)
+        if (one_of(id, kInstantiateCallbacks)) {
+          if (cb->callbackSite == CUPTI_API_EXIT) g_injection->on_instantiated(cb);
+        } else if (one_of(id, kExecChangeCallbacks)) {
+          if (cb->callbackSite == CUPTI_API_ENTER) g_injection->on_exec_changed(cb);
+        } else if (cb->callbackSite == CUPTI_API_ENTER)
           g_injection->on_launch_enter(id, cb);
         else
           g_injection->on_launch_exit(cb);
@@ -641,6 +759,13 @@ bool start() {
       g_injection->fail(ProfileErrorKind::kInternal, cupti_error("cuptiEnableCallback", r));
       return false;
     }
+  // Graph instantiation and changes to executable graphs: for --graph-nodes counted alone.
+  if (options.graph_nodes == GraphNodes::kCounted) {
+    for (CUpti_CallbackId id : kInstantiateCallbacks)
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    for (CUpti_CallbackId id : kExecChangeCallbacks)
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  }
   for (CUpti_CallbackId id :
        {CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
         CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING,

@@ -46,7 +46,26 @@ void LaunchRows::record_timed_graph(const KernelLaunch& launch, double seconds,
   GraphParent parent;
   parent.counters[quantity::kGpuTime] = seconds;
   parent.message = why;
+  node_counters_.erase(launch.index);
+  not_replayed_.erase(launch.index);
   graphs_.record(launch, activity, std::move(parent), why);
+}
+
+void LaunchRows::keep_node_counters(const Session& session, std::int64_t index, std::uint64_t node,
+                                    const gpu::RangeValues* range, const std::string& why) {
+  NodeCounters& kept = node_counters_[index][node];
+  if (range == nullptr) {
+    kept.why = why;
+  } else if (!session.catalogued) {
+    kept.why = "no metric catalogue for chip " + session.chip;
+  } else {
+    kept.counters = combine_metrics(session.chip, set_, session.metrics, range->values);
+    if (kept.counters.empty()) kept.why = "the range profiler returned no counter values";
+  }
+}
+
+void LaunchRows::nodes_not_replayed(std::int64_t index, const std::string& why) {
+  not_replayed_[index] = why;
 }
 
 void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launch,
@@ -90,12 +109,22 @@ void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launc
     return;
   }
   if (launch.graph && graph_nodes()) {
-    // The whole graph in one range (a batch): its counters on the parent, its nodes timed.
+    // The whole graph in one range (a batch): its counters on the parent; its nodes counted in
+    // replays of their own, or timed.
     GraphParent parent{RowStatus::kOk,
                        "a CUDA graph launch, counted as one range (the whole graph's bytes)",
                        std::move(counters)};
-    graphs_.record(launch, activity, std::move(parent),
-                   "a kernel node, timed: its graph launch was counted as one range");
+    std::string note = "a kernel node, timed: its graph launch was counted as one range";
+    if (auto why = not_replayed_.find(launch.index); why != not_replayed_.end()) {
+      note += "; not replayed alone: " + why->second;
+      not_replayed_.erase(why);
+    }
+    std::map<std::uint64_t, NodeCounters> counted;
+    if (auto kept = node_counters_.find(launch.index); kept != node_counters_.end()) {
+      counted = std::move(kept->second);
+      node_counters_.erase(kept);
+    }
+    graphs_.record(launch, activity, std::move(parent), note, counted);
     return;
   }
   if (launch.graph) message = "a CUDA graph launch, measured as a whole (--graph-nodes off)";

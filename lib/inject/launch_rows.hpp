@@ -85,8 +85,17 @@ class LaunchRows {
                       const std::optional<LaunchGpuTime>& time, std::string& message, Around around,
                       bool from_submission) const;
 
-  // True when graph launches get node rows (--graph-nodes timed).
+  // True when graph launches get node rows (--graph-nodes counted or timed).
   bool graph_nodes() const { return graph_nodes_ != GraphNodes::kOff; }
+  // True when graph launches' kernel nodes are replayed and counted (--graph-nodes counted).
+  bool counts_nodes() const { return graph_nodes_ == GraphNodes::kCounted; }
+
+  // The range of a kernel node's replay (node_replay.hpp; nullptr: lost, see `why`), kept for
+  // the rows of graph launch `index`, which are written after it.
+  void keep_node_counters(const Session& session, std::int64_t index, std::uint64_t node,
+                          const gpu::RangeValues* range, const std::string& why);
+  // The nodes of graph launch `index` were not replayed: its kernel nodes' rows say `why`.
+  void nodes_not_replayed(std::int64_t index, const std::string& why);
 
  private:
   const Driver& driver_;
@@ -95,6 +104,10 @@ class LaunchRows {
   std::string no_activity_;  // why kernel activity records are unavailable; empty: they work
   GraphRows& graphs_;
   GraphNodes graph_nodes_;
+  // By graph launch index, until its rows are written: its replayed nodes' counters, or why
+  // its nodes were not replayed.
+  std::map<std::int64_t, std::map<std::uint64_t, NodeCounters>> node_counters_;
+  std::map<std::int64_t, std::string> not_replayed_;
 };
 
 // The GPU time of a launch from its activity records (nullopt without any).

@@ -29,6 +29,9 @@ struct BatchedLaunch {
   std::uint32_t correlation = 0;   // of its driver call: its kernels' activity records
   std::uint64_t window_start = 0;  // CUPTI timestamps between which only its kernels ran
   std::uint64_t window_end = 0;
+  // Non-zero: the range is a replay of this kernel node of graph launch launch.index
+  // (node_replay.hpp), whose counters go to that launch's rows, not to a row of its own.
+  std::uint64_t replayed_node = 0;
 };
 
 // The flush buffer and event pair (the context's), and the counters, open only while this

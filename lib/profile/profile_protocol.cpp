@@ -112,11 +112,19 @@ std::map<std::string, std::string> to_environment(const ProfileOptions& options)
 }
 
 std::string_view to_string(GraphNodes mode) {
-  return mode == GraphNodes::kOff ? "off" : "timed";
+  switch (mode) {
+    case GraphNodes::kCounted:
+      return "counted";
+    case GraphNodes::kTimed:
+      return "timed";
+    case GraphNodes::kOff:
+      break;
+  }
+  return "off";
 }
 
 std::optional<GraphNodes> parse_graph_nodes(std::string_view text) {
-  for (GraphNodes mode : {GraphNodes::kTimed, GraphNodes::kOff})
+  for (GraphNodes mode : {GraphNodes::kCounted, GraphNodes::kTimed, GraphNodes::kOff})
     if (text == to_string(mode)) return mode;
   return std::nullopt;
 }
@@ -151,7 +159,7 @@ ProfileOptions options_from_environment() {
     const std::optional<GraphNodes> mode = parse_graph_nodes(nodes);
     if (!mode)
       throw InputError(std::string(profile_env::kGraphNodes) + "=" + nodes +
-                       ": must be timed or off");
+                       ": must be counted, timed or off");
     options.graph_nodes = *mode;
   }
   if (const char* regex = std::getenv(profile_env::kKernelRegex)) options.kernel_regex = regex;
@@ -241,9 +249,9 @@ std::string end_record(std::int64_t launches, std::int64_t profiled,
 }
 
 std::string describe_phases(const std::map<std::string, double>& phases) {
-  static const char* const kOrder[] = {"wait",     "open",   "flush",  "start",    "sync",
-                                       "push",     "kernel", "pop",    "stop",     "decode",
-                                       "evaluate", "record", "events", "activity", "close"};
+  static const char* const kOrder[] = {
+      "wait", "open",    "plan", "checkpoint", "flush",    "start",  "sync",   "push",     "kernel",
+      "pop",  "restore", "stop", "decode",     "evaluate", "record", "events", "activity", "close"};
   std::string out;
   double total = 0;
   for (const char* phase : kOrder)

@@ -39,14 +39,16 @@ enum class CacheControl { kCold, kWarm };
 enum class ReplayMode { kBatch, kPerLaunch };
 
 // What a CUDA graph launch becomes (--graph-nodes).
-//   kTimed (the default): a row per node (kernel, memcpy, memset) with its time from the
-//     activity records; the graph launch's row is their parent, counted as one range in a batch
-//     (the whole graph's bytes), else timed.
-//   kOff: the graph launch is one row, as kTimed's parent, and its nodes have none.
-// Nodes are not counted one by one: a pass of CUPTI 13.0's range profiler in auto range mode
-// (one range per kernel) failed on graph launches on the H200 (cuptiRangeProfilerStart or Stop:
-// CUPTI_ERROR_UNKNOWN), and kernel replay of graph launches broke a PyTorch program's replay.
-enum class GraphNodes { kTimed, kOff };
+//   kCounted (the default): a row per node (kernel, memcpy, memset) with its time from the
+//     activity records (as the graph ran it), and each kernel node's counters from a replay of
+//     the node alone before the launch, the device memory saved and restored around the
+//     replays (node_replay.hpp in lib/inject). Needs --replay batch and a one-pass set; a graph
+//     that cannot be replayed has its nodes timed, and their rows say why.
+//   kTimed: the same rows without the replays: the nodes timed only.
+//   kOff: the graph launch is one row, as the others' parent, and its nodes have none.
+// In every mode the graph launch's row is the nodes' parent, counted as one range in a batch
+// (the whole graph's bytes), else timed.
+enum class GraphNodes { kCounted, kTimed, kOff };
 std::string_view to_string(GraphNodes mode);
 std::optional<GraphNodes> parse_graph_nodes(std::string_view text);
 
@@ -57,7 +59,7 @@ struct ProfileOptions {
   std::int64_t launch_skip = 0;    // matching launches skipped first
   std::int64_t launch_count = -1;  // matching launches profiled after those; -1: all
   ReplayMode replay = ReplayMode::kBatch;
-  GraphNodes graph_nodes = GraphNodes::kTimed;
+  GraphNodes graph_nodes = GraphNodes::kCounted;
 };
 
 // name=value pairs for the child's environment.

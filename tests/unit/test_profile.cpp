@@ -218,11 +218,13 @@ TEST_CASE("profile options travel through the environment") {
   CHECK(back.replay == ReplayMode::kPerLaunch);
   CHECK(back.graph_nodes == GraphNodes::kOff);
   CHECK(ProfileOptions{}.replay == ReplayMode::kBatch);  // the defaults
-  CHECK(ProfileOptions{}.graph_nodes == GraphNodes::kTimed);
-  ::setenv(profile_env::kGraphNodes, "counted", 1);
+  CHECK(ProfileOptions{}.graph_nodes == GraphNodes::kCounted);
+  ::setenv(profile_env::kGraphNodes, "count", 1);
   CHECK_THROWS_WITH_AS(options_from_environment(),
-                       "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES=counted: must be timed or off",
+                       "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES=count: must be counted, timed or off",
                        InputError);
+  ::setenv(profile_env::kGraphNodes, "counted", 1);
+  CHECK(options_from_environment().graph_nodes == GraphNodes::kCounted);
   ::setenv(profile_env::kGraphNodes, "timed", 1);
   CHECK(options_from_environment().graph_nodes == GraphNodes::kTimed);
   ::setenv(profile_env::kReplay, "auto", 1);
