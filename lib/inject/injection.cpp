@@ -20,8 +20,7 @@
 // A CUDA graph launch gets a row per node (graph_rows.hpp) unless --graph-nodes is off: the
 // launch is one range of a batch (or timed with events), its nodes timed by their activity
 // records. With --graph-nodes counted, its nodes are first replayed alone, each kernel a range
-// of the batch, between a save and a restore of the device memory (node_replay.hpp; what each
-// node needs is read when its graph is instantiated). The launch
+// of the batch, between a save and a restore of the device memory (graph_counter.hpp). The launch
 // is never kernel-replayed: that made a PyTorch program's graph replay fail ("an illegal
 // instruction was encountered") on the H200. The resource callbacks of graph nodes carry each
 // node's NVTX ranges from its capture to its replays (graph_catalog.hpp).
@@ -54,15 +53,14 @@
 
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/batch_recorder.hpp"
-#include "lib/inject/checkpoint.hpp"
 #include "lib/inject/counter_handover.hpp"
 #include "lib/inject/driver.hpp"
 #include "lib/inject/graph_catalog.hpp"
+#include "lib/inject/graph_counter.hpp"
 #include "lib/inject/graph_rows.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/launch_rows.hpp"
 #include "lib/inject/launch_site.hpp"
-#include "lib/inject/node_replay.hpp"
 #include "lib/inject/nvtx_ranges.hpp"
 #include "lib/inject/record_file.hpp"
 #include "lib/inject/recorder.hpp"
@@ -123,37 +121,6 @@ std::optional<std::regex> compile_regex(const std::string& pattern) {
 
 void on_exit_read_batch();  // the batch reader's exit handler (after the class)
 
-// The driver calls that instantiate an executable graph (their parameters begin with the
-// executable graph's address and the graph), and those that change one after its
-// instantiation (their parameters begin with the executable graph).
-struct InstantiateParams {
-  CUgraphExec* exec;
-  CUgraph graph;
-};
-constexpr CUpti_CallbackId kInstantiateCallbacks[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz};
-constexpr CUpti_CallbackId kExecChangeCallbacks[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled};
-
-bool one_of(CUpti_CallbackId id, const auto& ids) {
-  return std::find(std::begin(ids), std::end(ids), id) != std::end(ids);
-}
-
 // Per thread: our own driver calls re-enter the callback; the launch measured.
 thread_local bool t_inside = false;
 thread_local std::optional<Measuring> t_measuring;
@@ -175,6 +142,8 @@ class Injection {
         rows_(driver, recorder_, options_.counter_set, std::move(no_activity), graphs_,
               options_.graph_nodes),
         batches_(driver, recorder_, rows_, options_.replay, on_exit_read_batch),
+        graph_counter_(driver, recorder_, batches_, rows_, catalog_, regex_ ? &*regex_ : nullptr,
+                       options_.cache),
         handover_(driver, recorder_, batches_, options_.counter_set, options_.cache,
                   std::move(run_dir), launch_mutex_) {}
 
@@ -214,28 +183,13 @@ class Injection {
     }
   }
 
-  // An executable graph instantiated (the driver call's exit): what replaying its nodes alone
-  // needs is read now, while the graph it came from exists.
+  // Graph instantiations and changes to executable graphs (--graph-nodes counted).
   void on_instantiated(const CUpti_CallbackData* cb) {
-    if (!active_.load() || !rows_.counts_nodes() || launch_result(cb) != CUDA_SUCCESS) return;
-    const auto* p = static_cast<const InstantiateParams*>(cb->functionParams);
-    std::uint32_t exec = 0;
-    if (p->exec == nullptr || *p->exec == nullptr || p->graph == nullptr ||
-        cuptiGetGraphExecId(*p->exec, &exec) != CUPTI_SUCCESS)
-      return;
-    const Clock::time_point t = Clock::now();
-    plans_.add(exec, plan_replay(driver_, p->graph, [this](std::uint64_t node) {
-                 return catalog_.latest_clone(node);
-               }));
-    recorder_.add_phase("plan", seconds_since(t));
+    if (active_.load() && rows_.counts_nodes() && launch_result(cb) == CUDA_SUCCESS)
+      graph_counter_.instantiated(cb->functionParams);
   }
-
-  // An executable graph changed after its instantiation: its plan no longer holds.
   void on_exec_changed(const CUpti_CallbackData* cb) {
-    const CUgraphExec changed = *static_cast<const CUgraphExec*>(cb->functionParams);
-    std::uint32_t exec = 0;
-    if (changed != nullptr && cuptiGetGraphExecId(changed, &exec) == CUPTI_SUCCESS)
-      plans_.changed(exec, cb->functionName != nullptr ? cb->functionName : "a driver call");
+    graph_counter_.changed(cb->functionParams, cb->functionName);
   }
 
   void on_context_destroy(CUcontext context) {
@@ -309,7 +263,7 @@ class Injection {
       // A graph's kernel nodes, counted in replays of their own before it runs.
       if (site->graph && !m.timing_only && rows_.counts_nodes()) {
         if (batches_.takes(session))
-          replay_nodes(session, m.launch, site->stream, exec_id);
+          graph_counter_.count(session, m.launch, site->stream, exec_id);
         else
           rows_.nodes_not_replayed(m.launch.index,
                                    "nodes are counted alone in a batch (--replay batch, one-pass "
@@ -507,87 +461,6 @@ class Injection {
     batches_.end_range(*session, std::move(batched));
   }
 
-  // Replays the nodes of executable graph `exec` alone on `stream`, before graph launch `launch`
-  // runs, each kernel node (that --kernel-regex passes) a range of the batch, between a save and
-  // a restore of the context's device memory (node_replay.hpp). Called with the hand-over's
-  // lock held.
-  void replay_nodes(Session& session, const KernelLaunch& launch, CUstream stream,
-                    std::uint32_t exec) {
-    if (!replay_broken_.empty()) {
-      rows_.nodes_not_replayed(launch.index, replay_broken_);
-      return;
-    }
-    const std::shared_ptr<const ReplayPlan> plan = plans_.find(exec);
-    if (!plan->why.empty()) {
-      rows_.nodes_not_replayed(launch.index, plan->why);
-      return;
-    }
-    Clock::time_point t = Clock::now();
-    std::unique_ptr<Checkpoint> saved;
-    try {
-      synchronize_context(driver_);
-      saved = std::make_unique<Checkpoint>(session.context);
-    } catch (const std::exception& error) {
-      rows_.nodes_not_replayed(launch.index,
-                               std::string("device memory not saved: ") + error.what());
-      return;
-    }
-    recorder_.add_phase("checkpoint", seconds_since(t));
-    std::string stopped;  // why the replays stopped before the last node
-    for (const ReplayNode& node : plan->nodes) {
-      std::optional<NodeOrigin> origin;
-      const bool count = node.kind == ReplayNode::Kind::kKernel &&
-                         (!regex_ || !(origin = catalog_.origin(node.node_id)) ||
-                          origin->kernel.empty() || std::regex_search(origin->kernel, *regex_));
-      if (!count) {
-        if (const CUresult r = replay_node(driver_, node, stream); r != CUDA_SUCCESS) {
-          stopped = driver_.describe("a node's replay", r);
-          break;
-        }
-        continue;
-      }
-      try {
-        if (options_.cache == CacheControl::kCold && session.flush) {
-          t = Clock::now();
-          session.flush->run(stream);
-          recorder_.add_phase("flush", seconds_since(t));
-        }
-        BatchedLaunch b;
-        b.launch = launch;
-        b.replayed_node = node.node_id;
-        b.range = batches_.begin_range(session);
-        b.window_start = KernelActivity::now_ns();
-        b.result = replay_node(driver_, node, stream);
-        if (b.result != CUDA_SUCCESS) {
-          b.error = driver_.describe("a kernel node's replay (cuLaunchKernelEx)", b.result);
-          stopped = b.error;
-        }
-        batches_.end_range(session, std::move(b));
-      } catch (const std::exception& error) {
-        stopped = error.what();
-      }
-      if (!stopped.empty()) break;
-    }
-    t = Clock::now();
-    try {
-      synchronize_context(driver_);
-      saved->restore();
-      synchronize_context(driver_);
-    } catch (const std::exception& error) {
-      // The program's memory may now hold a replay's writes: no graph is replayed again.
-      replay_broken_ =
-          std::string("an earlier restore of the device memory failed: ") + error.what();
-      recorder_.record(error_record(
-          ProfileErrorKind::kInternal,
-          "the device memory could not be restored after replaying the nodes of a CUDA graph "
-          "(the program's results may differ from a run without profile; use --graph-nodes "
-          "timed): " +
-              std::string(error.what())));
-    }
-    recorder_.add_phase("restore", seconds_since(t));
-    if (!stopped.empty()) rows_.nodes_not_replayed(launch.index, "the replays stopped: " + stopped);
-  }
-
   // Starts a pass for this launch alone (auto range, kernel replay); an open batch ends first.
   // Throws gpu::ProfilerError.
   void start_pass(Session& session) {
@@ -622,11 +495,10 @@ class Injection {
   std::int64_t profiled_ = 0;
   Recorder recorder_;
   GraphCatalog catalog_;
-  ReplayPlans plans_;
-  std::string replay_broken_;  // set when a restore failed: graphs are replayed no more
   GraphRows graphs_;
   LaunchRows rows_;
   BatchRecorder batches_;
+  GraphCounter graph_counter_;
   CounterHandover handover_;
 };
 
@@ -654,9 +526,9 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
       }
       case CUPTI_CB_DOMAIN_DRIVER_API: {
         const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-        if (one_of(id, kInstantiateCallbacks)) {
+        if (GraphCounter::instantiates(id)) {
           if (cb->callbackSite == CUPTI_API_EXIT) g_injection->on_instantiated(cb);
-        } else if (one_of(id, kExecChangeCallbacks)) {
+        } else if (GraphCounter::changes_exec(id)) {
           if (cb->callbackSite == CUPTI_API_ENTER) g_injection->on_exec_changed(cb);
         } else if (cb->callbackSite == CUPTI_API_ENTER)
           g_injection->on_launch_enter(id, cb);
@@ -761,9 +633,7 @@ bool start() {
     }
   // Graph instantiation and changes to executable graphs: for --graph-nodes counted alone.
   if (options.graph_nodes == GraphNodes::kCounted) {
-    for (CUpti_CallbackId id : kInstantiateCallbacks)
-      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
-    for (CUpti_CallbackId id : kExecChangeCallbacks)
+    for (CUpti_CallbackId id : GraphCounter::callbacks())
       cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   }
   for (CUpti_CallbackId id :

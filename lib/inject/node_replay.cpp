@@ -1,7 +1,5 @@
 #include "lib/inject/node_replay.hpp"
 
-#include <cupti.h>
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -172,7 +170,7 @@ bool read_kernel(const Driver& driver, CUgraphNode node, ReplayNode& out, std::s
 }  // namespace
 
 ReplayPlan plan_replay(const Driver& driver, CUgraph graph,
-                       const std::function<std::uint64_t(std::uint64_t)>& clone_of) {
+                       const std::function<std::uint64_t(CUgraphNode)>& clone_of) {
   if (driver.graph_get_nodes == nullptr || driver.graph_get_edges == nullptr ||
       driver.graph_node_get_type == nullptr || driver.graph_kernel_node_get_params == nullptr ||
       driver.graph_kernel_node_get_attribute == nullptr ||
@@ -198,11 +196,9 @@ ReplayPlan plan_replay(const Driver& driver, CUgraph graph,
       return refused(std::string("the graph holds a ") + type_name(type) +
                      " node, which cannot run alone");
     ReplayNode r;
-    std::uint64_t id = 0;
-    r.node_id = cuptiGetGraphNodeId(node, &id) == CUPTI_SUCCESS ? clone_of(id) : 0;
+    r.node_id = clone_of(node);
     if (r.node_id == 0)
-      return refused("the instantiation's clone of node " + std::to_string(id) +
-                     " was not reported by CUPTI");
+      return refused("the instantiation's clone of a node was not reported by CUPTI");
     if (type == CU_GRAPH_NODE_TYPE_KERNEL) {
       if (!read_kernel(driver, node, r, &why)) return refused(why);
     } else if (type == CU_GRAPH_NODE_TYPE_MEMCPY) {

@@ -58,9 +58,9 @@ struct ReplayPlan {
 };
 
 // Reads graph `graph`, just instantiated; `clone_of` gives the id of the executable graph's
-// clone of a node of `graph` by the node's id (GraphCatalog::latest_clone; 0: unknown).
+// clone of a node of `graph` (GraphCatalog::latest_clone; 0: unknown).
 ReplayPlan plan_replay(const Driver& driver, CUgraph graph,
-                       const std::function<std::uint64_t(std::uint64_t)>& clone_of);
+                       const std::function<std::uint64_t(CUgraphNode)>& clone_of);
 
 // Enqueues node `node` on `stream`; the driver's result.
 CUresult replay_node(const Driver& driver, const ReplayNode& node, CUstream stream);
