@@ -157,6 +157,35 @@ TEST_CASE("summary: a compiled model's graphs, recorded on the H200, summarised 
   CHECK(named == nodes);
 }
 
+TEST_CASE("summary: a compiled model's counted graph nodes are judged on their own roofs") {
+  // profile --graph-nodes counted of the GPT block on the H200: every kernel node has the
+  // counters of its replay, so cuBLAS's GEMM nodes land on the wgmma roof, not on a blend.
+  const Report report =
+      read_report_file(std::string(ROOFLINE_COUNTED_GRAPH_REPORTS_DIR) + "/gpt_counted.json");
+  std::size_t counted = 0;
+  for (const Row& row : report.rows)
+    if (row.launch && row.launch->is_graph_node() && row.launch->node_kind == "kernel") {
+      CAPTURE(row.kernel);
+      CHECK(row.status == RowStatus::kOk);
+      CHECK(row.counters.at(quantity::kL2) > 0);
+      counted += 1;
+    }
+  CHECK(counted == 226);
+  const Summary summary = summarize(report, GroupBy::kFunctor);
+  CHECK(summary.graph_node_rows == 252);
+  bool gemm = false;
+  for (const KernelGroup& g : summary.groups) {
+    CHECK(g.key.find("graph") == std::string::npos);
+    if (g.key.rfind("nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_bias", 0) == 0) {
+      gemm = true;
+      CHECK(g.binding == "tensor FP16 (wgmma)");
+      CHECK(g.fraction_of_bound > 0.5);
+      CHECK(g.fraction_of_bound < 1.0);
+    }
+  }
+  CHECK(gemm);
+}
+
 TEST_CASE("show: a saved report prints the same rows as the command that wrote it") {
   for (const char* name : {"head.json", "base.json", "head_a100.json", "head_low_clock.json",
                            "head_improved.json", "model.json"}) {
