@@ -299,7 +299,7 @@ TEST_CASE("node replay: a graph that cannot run node by node says why") {
   }
 }
 
-TEST_CASE("node replay: plans by executable graph; a graph changed after instantiation has none") {
+TEST_CASE("node replay: plans by executable graph, none for a graph changed after instantiation") {
   ReplayPlans plans;
   CHECK(plans.find(7)->why == "the executable graph's instantiation was not seen");
   make_graph({CU_GRAPH_NODE_TYPE_MEMCPY});
