@@ -14,6 +14,9 @@
 // Regime: memory-bound. The GEMMs are tensor-core work (and cuBLAS's Q K^T with k = d is
 // itself bandwidth-limited by its N x N output), while the softmax moves 4·B·H·N² bytes for
 // O(B·H·N²) FLOPs; at large N the S/P traffic dominates and the kernel sits on the DRAM roof.
+#include <dlfcn.h>
+
+#include <string>
 #include <unordered_map>
 
 #include <cublas_v2.h>
@@ -27,6 +30,43 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // cuBLAS plumbing
 
+// cuBLAS is opened when standard attention first runs, not linked: libcublasLt maps 540 MB, so
+// every command (show, model, specs: no GPU work) paid for it at start, and none could start
+// under a 512 MiB address-space limit. nullptr when the library cannot be opened.
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  // cublasGemmStridedBatchedEx, 32-bit sizes (the header overloads it with 64-bit ones in C++).
+  cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                         const void*, const void*, cudaDataType, int, long long, const void*,
+                         cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                         long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+};
+
+const Cublas* cublas() {
+  static const Cublas* const loaded = []() -> const Cublas* {
+    const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void* library = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+    Dl_info cudart{};  // else beside the CUDA runtime this program loaded
+    if (library == nullptr && dladdr(reinterpret_cast<void*>(&cudaGetDevice), &cudart) != 0 &&
+        cudart.dli_fname != nullptr) {
+      const std::string path = cudart.dli_fname;
+      const std::size_t slash = path.rfind('/');
+      if (slash != std::string::npos)
+        library = dlopen((path.substr(0, slash + 1) + soname).c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (library == nullptr) return nullptr;
+    static Cublas api;
+    api.create = reinterpret_cast<decltype(api.create)>(dlsym(library, "cublasCreate_v2"));
+    api.set_stream =
+        reinterpret_cast<decltype(api.set_stream)>(dlsym(library, "cublasSetStream_v2"));
+    api.gemm = reinterpret_cast<decltype(api.gemm)>(dlsym(library, "cublasGemmStridedBatchedEx"));
+    if (api.create == nullptr || api.set_stream == nullptr || api.gemm == nullptr) return nullptr;
+    return &api;
+  }();
+  return loaded;
+}
+
 // One handle per (host thread, device): cuBLAS handles are not thread-safe and are bound to the
 // device that was current when they were created. They are created on first use and never
 // destroyed, because at thread exit the CUDA runtime may already be shut down.
@@ -37,8 +77,12 @@ cublasHandle_t cublas_handle(cudaError_t* error) {
   if (*error != cudaSuccess) return nullptr;
   auto found = handles.find(device);
   if (found != handles.end()) return found->second;
+  if (cublas() == nullptr) {
+    *error = cudaErrorSharedObjectInitFailed;  // libcublas could not be opened
+    return nullptr;
+  }
   cublasHandle_t handle = nullptr;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+  if (cublas()->create(&handle) != CUBLAS_STATUS_SUCCESS) {
     *error = cudaErrorUnknown;
     return nullptr;
   }
@@ -72,10 +116,10 @@ struct Gemm {
 cudaError_t run_gemm(cublasHandle_t handle, const Gemm& g, float alpha, int batch,
                      cudaDataType_t type) {
   const float beta = 0.f;
-  return to_cuda_error(cublasGemmStridedBatchedEx(
-      handle, g.trans_a, g.trans_b, g.m, g.n, g.k, &alpha, g.a, type, g.lda, g.stride_a, g.b, type,
-      g.ldb, g.stride_b, &beta, g.c, type, g.ldc, g.stride_c, batch, CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT));
+  return to_cuda_error(cublas()->gemm(handle, g.trans_a, g.trans_b, g.m, g.n, g.k, &alpha, g.a,
+                                      type, g.lda, g.stride_a, g.b, type, g.ldb, g.stride_b, &beta,
+                                      g.c, type, g.ldc, g.stride_c, batch, CUBLAS_COMPUTE_32F,
+                                      CUBLAS_GEMM_DEFAULT));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -385,7 +429,7 @@ cudaError_t standard_forward(const AttentionShape& shape, const AttentionBuffers
   cudaError_t status = cudaSuccess;
   cublasHandle_t handle = cublas_handle(&status);
   ROOFLINE_RETURN_IF_ERROR(status);
-  ROOFLINE_RETURN_IF_ERROR(to_cuda_error(cublasSetStream(handle, stream)));
+  ROOFLINE_RETURN_IF_ERROR(to_cuda_error(cublas()->set_stream(handle, stream)));
   const Views v = make_views(shape, buffers.workspace);
 
   // Row-major S[q][k] is column-major S^T (N_k x N_q) = K · Q^T: A = K (stored d x N_k, so
@@ -411,7 +455,7 @@ cudaError_t standard_backward(const AttentionShape& shape, const AttentionBuffer
   cudaError_t status = cudaSuccess;
   cublasHandle_t handle = cublas_handle(&status);
   ROOFLINE_RETURN_IF_ERROR(status);
-  ROOFLINE_RETURN_IF_ERROR(to_cuda_error(cublasSetStream(handle, stream)));
+  ROOFLINE_RETURN_IF_ERROR(to_cuda_error(cublas()->set_stream(handle, stream)));
   const Views v = make_views(shape, buffers.workspace);
 
   // dV^T (d x N_k) = dO^T (d x N_q) · P (N_q x N_k): P is stored as P^T column-major.

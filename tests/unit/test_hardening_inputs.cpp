@@ -232,7 +232,7 @@ TEST_CASE("hardening: BF16 on a GPU without BF16 is unsupported, not judged") {
 
 TEST_CASE("hardening: out of memory while reading JSON is exit 2 and one line, not an abort") {
   // An 80 MB calibration and a report with a 4,000,000-element member (a tree of about 700 MB),
-  // read under a 1 GiB address-space cap: the half-built tree's teardown allocated and aborted
+  // read under a 512 MiB address-space cap: the half-built tree's teardown allocated and aborted
   // (exit 134) before.
   if (!fs::exists("/usr/bin/prlimit")) {
     MESSAGE("SKIP: /usr/bin/prlimit not installed");
@@ -252,7 +252,7 @@ TEST_CASE("hardening: out of memory while reading JSON is exit 2 and one line, n
         std::vector<std::string>{"show", big}}) {
     CAPTURE(args);
     app::SpawnOptions options;
-    options.argv = {"/usr/bin/prlimit", "--as=1073741824", ROOFLINE_BINARY};
+    options.argv = {"/usr/bin/prlimit", "--as=536870912", ROOFLINE_BINARY};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.stdout_path = "/dev/null";
     options.stderr_path = dir.path / "err.txt";
@@ -263,6 +263,30 @@ TEST_CASE("hardening: out of memory while reading JSON is exit 2 and one line, n
     CHECK(status.code() == 2);
     CHECK(lines_of(err) == 1);
     CHECK(err.find("not enough memory to read " + big) != std::string::npos);
+  }
+}
+
+TEST_CASE("hardening: the commands that need no GPU start under a 512 MiB address-space cap") {
+  // cuBLAS (libcublasLt maps 540 MB) was linked into the binary: no command could start.
+  if (!fs::exists("/usr/bin/prlimit")) {
+    MESSAGE("SKIP: /usr/bin/prlimit not installed");
+    return;
+  }
+  TempDir dir;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"specs", "list"},
+        std::vector<std::string>{"model", "--gpu", "h100", "--seq", "1024"},
+        std::vector<std::string>{"show", kBase}}) {
+    CAPTURE(args);
+    app::SpawnOptions options;
+    options.argv = {"/usr/bin/prlimit", "--as=536870912", ROOFLINE_BINARY};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.stdout_path = "/dev/null";
+    options.stderr_path = dir.path / "err.txt";
+    app::ChildProcess tool(options);
+    const app::ChildStatus status = tool.wait();
+    CAPTURE(read_text(dir.path / "err.txt"));
+    CHECK(status.code() == 0);
   }
 }
 
