@@ -76,7 +76,14 @@ int interrupted(int signal) {
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args) {
+namespace {
+
+// Thrown when a parse-only run (parse_cli) has parsed and checked every option: before the
+// command's callback, which would run it. (Replacing the callbacks would free the options they
+// own while CLI11 still writes into them.)
+struct ParsedOnly {};
+
+int cli(const std::vector<std::string>& args, bool run) {
   CLI::App root("cuflash-roofline: where your attention kernels stand on the roofline",
                 "cuflash-roofline");
   // Before the subcommands: they inherit the formatter (and would inherit a footer, set last).
@@ -115,10 +122,16 @@ int run_cli(const std::vector<std::string>& args) {
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(parsed.rbegin(), parsed.rend());
   try {
-    root.parse_complete_callback([&global] { setup_logging(global); });
+    // CLI11 calls it once every option is parsed and checked, before any command's callback.
+    root.parse_complete_callback([&global, run] {
+      setup_logging(global);
+      if (!run) throw ParsedOnly{};
+    });
     root.parse(reversed);
     if (const int signal = take_pending_signal()) return interrupted(signal);
     return checked_stdout(exit_code);
+  } catch (const ParsedOnly&) {
+    return 0;
   } catch (const Interrupted& e) {
     return interrupted(e.signal());
   } catch (const CLI::CallForHelp& e) {
@@ -167,6 +180,16 @@ int run_cli(const std::vector<std::string>& args) {
     std::cerr << "internal error: " << one_line(e.what()) << "\n";
     return static_cast<int>(ExitCode::kInternal);
   }
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args) {
+  return cli(args, true);
+}
+
+int parse_cli(const std::vector<std::string>& args) {
+  return cli(args, false);
 }
 
 }  // namespace roofline::app

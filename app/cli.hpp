@@ -10,4 +10,8 @@ namespace roofline::app {
 // one-line error to stderr. Returns the documented exit code.
 int run_cli(const std::vector<std::string>& args);
 
+// Parses `args` as run_cli does (every option's check, `profile`'s `--`, the exit code and the
+// one-line error of a usage error), but runs no command: the fuzz target of the command line.
+int parse_cli(const std::vector<std::string>& args);
+
 }  // namespace roofline::app

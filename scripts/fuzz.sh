@@ -8,8 +8,10 @@
 # test "every fuzz finding ..." (test_hardening.cpp) replays it from then on.
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-#   targets: spec_reader report_reader compare writers merge output_paths options (default: all)
-# Seeds: gpu_specs/ (spec_reader), a few paths (output_paths) and option values (options),
+#   targets: spec_reader report_reader compare writers merge output_paths options command_line
+#   show_options (default: all)
+# Seeds: gpu_specs/ (spec_reader), a few paths (output_paths), option values (options), command
+# lines (command_line) and show options (show_options),
 # tests/data/reports/ (the others).
 # Exit: 0 no finding, 1 a finding (or a failed build), 77 clang++ has no libFuzzer.
 # Builds with $FUZZ_BUILD_JOBS jobs (default: all cores).
@@ -19,7 +21,8 @@ seconds="${1:-20}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(spec_reader report_reader compare writers merge output_paths options)
+  targets=(spec_reader report_reader compare writers merge output_paths options command_line
+    show_options)
 fi
 
 probe="$(mktemp -d)"
@@ -68,6 +71,17 @@ for target in "${targets[@]}"; do
       printf '(flash|v2)_fwd.*' >"$seeds/3"
       printf '18446744073709551615' >"$seeds/4"
       printf -- '-1' >"$seeds/5" ;;
+    command_line)
+      printf 'profile\n--json\np.json\n--export\ngbench=b.json\n--\n./prog\n--batch\n64' >"$seeds/1"
+      printf 'show\nr.json\n--top\n5\n--kernel-regex\nflash' >"$seeds/2"
+      printf 'run\n--gpu\na100\n--seq\n8192\n--pass\nfwd,bwd' >"$seeds/3"
+      printf 'compare\nb.json\nh.json\n--threshold\n4\n--process-noise\n0.5' >"$seeds/4"
+      printf 'model\n--gpu\nh100\n--seq\n1024,2048\n--head-dim\n64' >"$seeds/5" ;;
+    show_options)
+      printf -- '--top\n5' >"$seeds/1"
+      printf -- '--group-by\nnvtx\n--view\nsummary' >"$seeds/2"
+      printf -- '--kernel-regex\nflash\n--columns\nkernel,time\n--wide' >"$seeds/3"
+      printf -- '--sort\ngain\n--view\nboth\n--flops\npipe' >"$seeds/4" ;;
     *) cp tests/data/reports/*.json "$seeds/" ;;
   esac
   if [ -d "tests/data/fuzz/$target" ]; then cp "tests/data/fuzz/$target"/* "$seeds/" 2>/dev/null || true; fi

@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <regex>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli.hpp"
 #include "app/fanout.hpp"
 #include "app/options.hpp"
 #include "lib/core/base/errors.hpp"
@@ -311,6 +313,77 @@ void options(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+namespace {
+
+// The input's lines as arguments: at most 24, of at most 256 bytes each.
+std::vector<std::string> arguments_of(const std::uint8_t* data, std::size_t size) {
+  std::vector<std::string> args;
+  std::string_view text = text_of(data, std::min<std::size_t>(size, 8192));
+  while (!text.empty() && args.size() < 24) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    args.emplace_back(text.substr(0, std::min<std::size_t>(end, 256)));
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return args;
+}
+
+// std::cout and std::cerr swallowed while it lives (the command line's help and errors).
+class Quiet {
+ public:
+  Quiet() : out_(std::cout.rdbuf(&null_)), err_(std::cerr.rdbuf(&null_)) {}
+  ~Quiet() {
+    std::cout.rdbuf(out_);
+    std::cerr.rdbuf(err_);
+  }
+  Quiet(const Quiet&) = delete;
+  Quiet& operator=(const Quiet&) = delete;
+
+ private:
+  struct Null : std::streambuf {
+    int overflow(int c) override { return c; }
+  } null_;
+  std::streambuf* out_;
+  std::streambuf* err_;
+};
+
+void expect_usage_codes(const char* target, const std::vector<std::string>& args, int code) {
+  if (code == 0 || code == 2) return;
+  std::string line;
+  for (const std::string& a : args) line += " [" + a + "]";
+  finding(std::string(target) + ": exit " + std::to_string(code) + " for" + line);
+}
+
+}  // namespace
+
+void command_line(const std::uint8_t* data, std::size_t size) {
+  const std::vector<std::string> args = arguments_of(data, size);
+  const Quiet quiet;
+  const int code = app::parse_cli(args);
+  expect_usage_codes("command_line", args, code);
+  const auto dash = std::find(args.begin(), args.end(), "--");
+  if (dash == args.end() || std::find(args.begin(), dash, "profile") == dash) return;
+  std::vector<std::string> plain(args.begin(), dash + 1);
+  plain.push_back("program");
+  if (app::parse_cli(plain) != code)
+    finding("command_line: the program's arguments after `--` changed the parse (exit " +
+            std::to_string(code) + ")");
+}
+
+void show_options(const std::uint8_t* data, std::size_t size) {
+  const std::vector<std::string> options = arguments_of(data, size);
+  for (const std::string& o : options) {
+    // No file written or read beyond the fixture: no output, spec or path argument, no stdin.
+    if (o == "-" || o.find('/') != std::string::npos) return;
+    for (const char* skipped : {"--json", "--csv", "--markdown", "--export", "--svg", "--spec",
+                                "--calibration", "-o", "--output"})
+      if (o.rfind(skipped, 0) == 0) return;
+  }
+  std::vector<std::string> args{"show", std::string(ROOFLINE_FUZZ_DATA_DIR) + "/reports/base.json"};
+  args.insert(args.end(), options.begin(), options.end());
+  const Quiet quiet;
+  expect_usage_codes("show_options", args, app::run_cli(args));
+}
+
 Target find_target(std::string_view name) {
   if (name == "spec_reader") return spec_reader;
   if (name == "report_reader") return report_reader;
@@ -319,6 +392,8 @@ Target find_target(std::string_view name) {
   if (name == "merge") return merge;
   if (name == "output_paths") return output_paths;
   if (name == "options") return options;
+  if (name == "command_line") return command_line;
+  if (name == "show_options") return show_options;
   return nullptr;
 }
 

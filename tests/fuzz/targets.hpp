@@ -36,6 +36,14 @@ void output_paths(const std::uint8_t* data, std::size_t size);
 // kernel name ends).
 void options(const std::uint8_t* data, std::size_t size);
 
+// Lines as a command line (one argument a line), parsed but not run (app::parse_cli): exit 0
+// or 2 only, and with `profile ... -- PROGRAM ARGS` the program's arguments never change the
+// outcome (with or without --export or any other multi-value option before the `--`).
+void command_line(const std::uint8_t* data, std::size_t size);
+// Lines as `show`'s options on the recorded base.json, run (app::run_cli) with the output to
+// stdout only: exit 0 or 2. Inputs naming an output, a spec or a path are skipped.
+void show_options(const std::uint8_t* data, std::size_t size);
+
 // By name ("spec_reader", ...); nullptr when unknown.
 using Target = void (*)(const std::uint8_t*, std::size_t);
 Target find_target(std::string_view name);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli.hpp"
 #include "app/process.hpp"
 #include "tests/unit/helpers.hpp"
 
@@ -313,4 +314,22 @@ TEST_CASE("hardening: a link to /dev/stdout and /proc/PID/fd/1 are written throu
     CHECK(text.rfind("an earlier line\n{", 0) == 0);
     CHECK(fs::is_symlink(link));
   }
+}
+
+TEST_CASE("parse_cli: every option checked, `--` kept apart, and nothing run") {
+  // The fuzz target of the command line parses what run_cli parses, without running it.
+  TempDir dir;
+  const std::string report = (dir.path / "p.json").string();
+  CHECK(app::parse_cli({"profile", "--json", report, "--export",
+                        "gbench=" + (dir.path / "b.json").string(), "--", "./prog", "--batch",
+                        "64"}) == 0);
+  CHECK(app::parse_cli({"profile", "--json", report, "--", "./prog", "--batch", "64"}) == 0);
+  CHECK(!fs::exists(report));  // not run
+  CHECK(app::parse_cli({"show", report, "--top", "0x10"}) == 2);
+  // A pattern is checked when show runs (the show_options fuzz target runs it).
+  CHECK(app::parse_cli({"show", report, "--kernel-regex", std::string(5000, '(')}) == 0);
+  CHECK(cli({"show", kBase, "--kernel-regex", std::string(5000, '(')}).code == 2);
+  CHECK(app::parse_cli({"model", "--gpu", "h100", "--seq", "1024", "--json", report}) == 0);
+  CHECK(!fs::exists(report));
+  CHECK(app::parse_cli({"rnu"}) == 2);
 }
