@@ -5,7 +5,8 @@
 // graph launches of the driver API (which the runtime goes through too), NVTX range push/pop,
 // graph resources and context destruction. A launch chosen by the filters is measured on its
 // own, under a process-wide lock held from the launch's entry callback to its exit callback,
-// after the instruction-cache and L2 flushes on the launch's stream (--cache cold, cache_flush.hpp), in one of two ways:
+// after the instruction-cache and L2 flushes on the launch's stream (--cache cold,
+// cache_flush.hpp), in one of two ways:
 //   - batch (--replay batch, the default, with one-pass counter sets): a user range in a
 //     user-replay pass that stays open across launches (batch_recorder.hpp).
 //   - per launch (--replay launch, and multi-pass sets): the range profiler in auto range +
