@@ -1,6 +1,9 @@
 // Test helpers: temporary directories, file text, capturing stdout/stderr of run_cli.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <filesystem>
@@ -87,6 +90,15 @@ inline CliResult cli(const std::vector<std::string>& args) {
   CaptureStreams capture;
   const int code = app::run_cli(args);
   return {code, capture.out.str(), capture.err.str()};
+}
+
+// Exit 2, exactly one line on stderr, "error: " first, `needle` inside.
+inline void expect_input_error(const CliResult& r, const std::string& needle) {
+  CAPTURE(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.rfind("error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find(needle) != std::string::npos);
 }
 
 }  // namespace roofline

@@ -42,15 +42,6 @@ json h100_spec() {
   return load_json(fs::path(ROOFLINE_TEST_SPECS_DIR) / "h100-sxm5.json");
 }
 
-// Exit 2, exactly one line on stderr, "error: " first, `needle` inside.
-void expect_input_error(const CliResult& r, const std::string& needle) {
-  CAPTURE(r.err);
-  CHECK(r.code == 2);
-  CHECK(r.err.rfind("error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(needle) != std::string::npos);
-}
-
 // `j` dumped with the number 123456.5 replaced by `raw` (JSON that nlohmann would not write).
 std::string with_raw_number(const json& j, const std::string& raw) {
   std::string text = j.dump(1);

@@ -19,6 +19,17 @@ namespace {
 
 const fs::path kReports = fs::path(ROOFLINE_TEST_DATA_DIR) / "reports";
 const std::string kBase = (kReports / "base.json").string();
+
+// The tool with `args` under a 512 MiB address-space cap (prlimit --as), stderr into `err`.
+app::ChildStatus run_capped(const std::vector<std::string>& args, const fs::path& err) {
+  app::SpawnOptions options;
+  options.argv = {"/usr/bin/prlimit", "--as=536870912", ROOFLINE_BINARY};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  options.stdout_path = "/dev/null";
+  options.stderr_path = err;
+  app::ChildProcess tool(options);
+  return tool.wait();
+}
 const std::string kHead = (kReports / "head_improved.json").string();
 
 std::size_t lines_of(const std::string& text) {
@@ -252,13 +263,7 @@ TEST_CASE("hardening: out of memory while reading JSON is exit 2 and one line, n
                                  "--calibration", big},
         std::vector<std::string>{"show", big}}) {
     CAPTURE(args);
-    app::SpawnOptions options;
-    options.argv = {"/usr/bin/prlimit", "--as=536870912", ROOFLINE_BINARY};
-    options.argv.insert(options.argv.end(), args.begin(), args.end());
-    options.stdout_path = "/dev/null";
-    options.stderr_path = dir.path / "err.txt";
-    app::ChildProcess tool(options);
-    const app::ChildStatus status = tool.wait();
+    const app::ChildStatus status = run_capped(args, dir.path / "err.txt");
     const std::string err = read_text(dir.path / "err.txt");
     CAPTURE(err);
     CHECK(status.code() == 2);
@@ -279,13 +284,7 @@ TEST_CASE("hardening: the commands that need no GPU start under a 512 MiB addres
         std::vector<std::string>{"model", "--gpu", "h100", "--seq", "1024"},
         std::vector<std::string>{"show", kBase}}) {
     CAPTURE(args);
-    app::SpawnOptions options;
-    options.argv = {"/usr/bin/prlimit", "--as=536870912", ROOFLINE_BINARY};
-    options.argv.insert(options.argv.end(), args.begin(), args.end());
-    options.stdout_path = "/dev/null";
-    options.stderr_path = dir.path / "err.txt";
-    app::ChildProcess tool(options);
-    const app::ChildStatus status = tool.wait();
+    const app::ChildStatus status = run_capped(args, dir.path / "err.txt");
     CAPTURE(read_text(dir.path / "err.txt"));
     CHECK(status.code() == 0);
   }

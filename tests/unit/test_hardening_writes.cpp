@@ -24,15 +24,6 @@ namespace {
 
 const fs::path kReports = fs::path(ROOFLINE_TEST_DATA_DIR) / "reports";
 
-// Exit 2, exactly one line on stderr, "error: " first, `needle` inside.
-void expect_input_error(const CliResult& r, const std::string& needle) {
-  CAPTURE(r.err);
-  CHECK(r.code == 2);
-  CHECK(r.err.rfind("error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK(r.err.find(needle) != std::string::npos);
-}
-
 }  // namespace
 
 TEST_CASE("hardening: compare and plot refuse NaN limits and outputs that are inputs") {
