@@ -80,4 +80,18 @@ constexpr const KernelInfo* find_in_catalog(std::string_view name) {
   return nullptr;
 }
 
+// Each kernel file checks its own tiles against the table with these (static_assert), so that
+// the model's tiles cannot drift from the code's: true when kernel `name`'s forward (backward)
+// tiles at `head_dim` are `block_q` rows of Q by `block_kv` rows of K/V.
+constexpr bool forward_tiles_are(std::string_view name, int head_dim, int block_q, int block_kv) {
+  const KernelInfo* info = find_in_catalog(name);
+  return info != nullptr && info->tiles(head_dim).fwd_block_q == block_q &&
+         info->tiles(head_dim).fwd_block_kv == block_kv;
+}
+constexpr bool backward_tiles_are(std::string_view name, int head_dim, int block_q, int block_kv) {
+  const KernelInfo* info = find_in_catalog(name);
+  return info != nullptr && info->tiles(head_dim).bwd_block_q == block_q &&
+         info->tiles(head_dim).bwd_block_kv == block_kv;
+}
+
 }  // namespace roofline::kernels

@@ -20,6 +20,7 @@
 // ceilings is the point of the comparison.
 #include <cfloat>
 
+#include "kernels/catalog.hpp"
 #include "kernels/common.cuh"
 #include "kernels/launchers.hpp"
 
@@ -561,4 +562,16 @@ cudaError_t flash_v1_backward(const AttentionShape& shape, const AttentionBuffer
                       : dispatch_dim<false, false>(shape, p, stream);
 }
 
+}  // namespace roofline::kernels
+
+// The analytic model's tiles (catalog.hpp) are this file's own.
+namespace roofline::kernels {
+namespace {
+static_assert(forward_tiles_are("flash-v1", 32, kTile, kTile) &&
+              forward_tiles_are("flash-v1", 64, kTile, kTile) &&
+              forward_tiles_are("flash-v1", 128, kTile, kTile) &&
+              backward_tiles_are("flash-v1", 32, kTile, kTile) &&
+              backward_tiles_are("flash-v1", 64, kTile, kTile) &&
+              backward_tiles_are("flash-v1", 128, kTile, kTile));
+}  // namespace
 }  // namespace roofline::kernels

@@ -20,6 +20,7 @@
 // the model's 2.5× forward FLOPs), with the dQ atomics to L2 as the main extra cost.
 #include <cfloat>
 
+#include "kernels/catalog.hpp"
 #include "kernels/flash_v2.cuh"
 #include "kernels/launchers.hpp"
 
@@ -441,4 +442,14 @@ cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffer
                                  static_cast<std::size_t>(rows) * shape.head_dim, stream);
 }
 
+}  // namespace roofline::kernels
+
+// The analytic model's tiles (catalog.hpp) are this file's own.
+namespace roofline::kernels {
+namespace {
+static_assert(backward_tiles_are("flash-v2", 32, BwdConfig<32>::kBlockQ, BwdConfig<32>::kBlockKv));
+static_assert(backward_tiles_are("flash-v2", 64, BwdConfig<64>::kBlockQ, BwdConfig<64>::kBlockKv));
+static_assert(backward_tiles_are("flash-v2", 128, BwdConfig<128>::kBlockQ,
+                                 BwdConfig<128>::kBlockKv));
+}  // namespace
 }  // namespace roofline::kernels

@@ -22,6 +22,7 @@
 // the softmax on the special-function unit as the main tax.
 #include <cfloat>
 
+#include "kernels/catalog.hpp"
 #include "kernels/flash_v2.cuh"
 #include "kernels/launchers.hpp"
 
@@ -345,4 +346,14 @@ cudaError_t flash_v2_forward(const AttentionShape& shape, const AttentionBuffers
              : launch_forward_for_type<__half>(shape, buffers, stream);
 }
 
+}  // namespace roofline::kernels
+
+// The analytic model's tiles (catalog.hpp) are this file's own.
+namespace roofline::kernels {
+namespace {
+static_assert(forward_tiles_are("flash-v2", 32, FwdConfig<32>::kBlockQ, FwdConfig<32>::kBlockKv));
+static_assert(forward_tiles_are("flash-v2", 64, FwdConfig<64>::kBlockQ, FwdConfig<64>::kBlockKv));
+static_assert(forward_tiles_are("flash-v2", 128, FwdConfig<128>::kBlockQ,
+                                FwdConfig<128>::kBlockKv));
+}  // namespace
 }  // namespace roofline::kernels

@@ -74,6 +74,7 @@
 
 #include <cuda.h>
 
+#include "kernels/catalog.hpp"
 #include "kernels/common.cuh"
 #include "kernels/hopper/sm90.cuh"
 #include "kernels/hopper/tensor_map.hpp"
@@ -1025,4 +1026,17 @@ cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffer
              : launch_v3_backward_for_type<__half>(shape, buffers, stream);
 }
 
+}  // namespace roofline::kernels
+
+// The analytic model's tiles (catalog.hpp) are this file's own.
+namespace roofline::kernels {
+namespace {
+// (the model takes a warpgroup's 64-query half of a d = 64 stage as its tile)
+static_assert(backward_tiles_are("flash-v3", 64,
+                                 V3BwdConfig<64>::kBlockQ / V3BwdConfig<64>::kQHalves,
+                                 kV3BwdBlockKv));
+static_assert(backward_tiles_are("flash-v3", 128,
+                                 V3BwdConfig<128>::kBlockQ / V3BwdConfig<128>::kQHalves,
+                                 kV3BwdBlockKv));
+}  // namespace
 }  // namespace roofline::kernels

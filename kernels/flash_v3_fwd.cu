@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "kernels/catalog.hpp"
 #include "kernels/common.cuh"
 #include "kernels/hopper/sm90.cuh"
 #include "kernels/hopper/tensor_map.hpp"
@@ -615,4 +616,14 @@ cudaError_t flash_v3_forward(const AttentionShape& shape, const AttentionBuffers
   }
 }
 
+}  // namespace roofline::kernels
+
+// The analytic model's tiles (catalog.hpp) are this file's own.
+namespace roofline::kernels {
+namespace {
+static_assert(forward_tiles_are("flash-v3", 64, V3FwdConfig<64>::kBlockQ,
+                                V3FwdConfig<64>::kBlockKv));
+static_assert(forward_tiles_are("flash-v3", 128, V3FwdConfig<128>::kBlockQ,
+                                V3FwdConfig<128>::kBlockKv));
+}  // namespace
 }  // namespace roofline::kernels

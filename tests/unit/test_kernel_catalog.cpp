@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/attention.hpp"
+#include "kernels/catalog.hpp"
 #include "lib/core/model/model.hpp"
 
 using namespace roofline;
@@ -28,6 +29,18 @@ TEST_CASE("kernel catalogue: the model has every catalogue kernel, in order, wit
     CHECK(kernels::find_kernel(models[i].name) == &kernels[i]);
   }
   CHECK(kernels::find_kernel("flash-v9") == nullptr);
+}
+
+TEST_CASE("kernel catalogue: the checks the kernel files assert their tiles with") {
+  // Each flash kernel file static_asserts its own tiles with these; they must be able to fail.
+  using kernels::backward_tiles_are;
+  using kernels::forward_tiles_are;
+  static_assert(forward_tiles_are("flash-v2", 128, 128, 32));
+  static_assert(!forward_tiles_are("flash-v2", 128, 128, 64));
+  static_assert(backward_tiles_are("flash-v3", 128, 80, 128));
+  static_assert(!backward_tiles_are("flash-v3", 64, 128, 128));
+  CHECK(!forward_tiles_are("flash-v9", 64, 64, 64));
+  CHECK(forward_tiles_are("flash-v1", 32, 64, 64));
 }
 
 TEST_CASE("kernel catalogue: the dispatch knows every catalogue kernel by name") {
