@@ -63,6 +63,10 @@ const KernelInfo* find_kernel(std::string_view name);
 // Empty when the shape is valid, otherwise one sentence saying what is wrong.
 std::string validate_shape(const AttentionShape& shape);
 
+// Whether the `standard` kernel's cuBLAS can be opened (it is opened on first use, not linked:
+// standard_attention.cu). Opens it; needs no GPU.
+bool cublas_available();
+
 // Bytes of device workspace the kernel needs for this shape (fwd and bwd share one workspace;
 // for `standard` this holds S and P, and dP/dS in backward).
 std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape);

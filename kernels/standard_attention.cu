@@ -482,4 +482,8 @@ cudaError_t standard_backward(const AttentionShape& shape, const AttentionBuffer
   return run_gemm(handle, grad_k, v.scale, v.batch, v.type);
 }
 
+bool cublas_available() {
+  return cublas() != nullptr;
+}
+
 }  // namespace roofline::kernels

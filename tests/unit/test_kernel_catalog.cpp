@@ -43,6 +43,13 @@ TEST_CASE("kernel catalogue: the checks the kernel files assert their tiles with
   CHECK(forward_tiles_are("flash-v1", 32, 64, 64));
 }
 
+TEST_CASE("kernel catalogue: standard attention's cuBLAS opens where the binary runs") {
+  // Not linked (its 540 MB of mappings kept every command from starting under a 512 MiB
+  // address-space cap): opened by its soname through the binary's run path, or beside the CUDA
+  // runtime, when `standard` first runs. No GPU needed to open it.
+  CHECK(kernels::cublas_available());
+}
+
 TEST_CASE("kernel catalogue: the dispatch knows every catalogue kernel by name") {
   kernels::AttentionShape shape;
   shape.seq_len = 4096;
