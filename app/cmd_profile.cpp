@@ -20,6 +20,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/input.hpp"
 #include "lib/core/base/output.hpp"
+#include "lib/core/domain/spec_choice.hpp"
 #include "lib/profile/profile_protocol.hpp"
 
 namespace roofline::app {
@@ -130,13 +131,13 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   }
   if (rows > 0 && with_device != nullptr) {
     const DeviceInfo& device = *with_device->device;
-    const GpuSpec* own = registry.find_for_device(device.name);
-    const GpuSpec* spec = options.gpu.empty() ? own : &registry.find(options.gpu);
-    if (spec == nullptr)
-      throw InputError("no spec file names \"" + device.name +
-                       "\": pass --gpu NAME or --spec FILE to judge its kernels");
+    // No spec derived here: the device's properties are the record's, not CUDA's.
+    const SpecChoice choice = choose_judging_spec(
+        registry, device.name,
+        options.gpu.empty() ? std::nullopt : std::optional<std::string>(options.gpu), nullptr);
+    const GpuSpec* spec = &choice.spec;
     report.context.device = device;
-    report.context.projection = own == nullptr || own->key != spec->key;
+    report.context.projection = choice.projection;
     report.context.metrics = with_device->metrics;
     report.context.counter_passes = with_device->counter_passes;
     report.context.counters =

@@ -11,6 +11,7 @@
 #include "app/fanout.hpp"
 #include "app/temp_dir.hpp"
 #include "lib/core/base/errors.hpp"
+#include "lib/core/domain/spec_choice.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/partition.hpp"
 #include "lib/gpu/device.hpp"
@@ -124,9 +125,10 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
   spdlog::debug("workers started {:.2f} s after this process", seconds_since_process_start());
 
   if (host_spec != nullptr && visible) {
-    choice.measured = *host_spec;
-    choice.spec = options.gpu.empty() ? *host_spec : registry.find(options.gpu);
-    choice.projection = choice.spec.key != host_spec->key;
+    // The host's GPU has a spec file: the rule needs no CUDA (nothing to derive).
+    std::optional<std::string> requested;
+    if (!options.gpu.empty()) requested = options.gpu;
+    choice = choose_judging_spec(registry, *host_name, requested, nullptr);
   } else if (visible) {
     try {
       ask_cuda();

@@ -118,23 +118,8 @@ DeviceInfo detect_device(int ordinal) {
 
 SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, int ordinal,
                        const std::optional<std::string>& requested) {
-  const GpuSpec* own = registry.find_for_device(device.name);
-  SpecChoice choice;
-  choice.measured = own != nullptr ? *own : derived_spec(device, ordinal);
-  if (requested) {
-    choice.spec = registry.find(*requested);
-    choice.projection = own == nullptr || own->key != choice.spec.key;
-    if (choice.projection)
-      choice.note = "projection: measured on " + device.name + ", judged against " +
-                    choice.spec.name + " peaks";
-    return choice;
-  }
-  choice.spec = choice.measured;
-  if (own != nullptr) return choice;
-  choice.note = "no spec file names \"" + device.name +
-                "\": judged against peaks derived from its properties (approximate); pass "
-                "--spec FILE (or --gpu NAME) for a reviewed spec";
-  return choice;
+  return choose_judging_spec(registry, device.name, requested,
+                             [&] { return derived_spec(device, ordinal); });
 }
 
 std::optional<std::string> host_gpu_name() {

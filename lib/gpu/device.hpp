@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/domain/spec_choice.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline::gpu {
@@ -18,14 +19,9 @@ int device_count();
 // there is no driver or no such device; never touches CUPTI.
 DeviceInfo detect_device(int ordinal);
 
-// The spec judging this device: the user's choice when given, else the spec file whose
-// device_names match, else one derived from the device's properties (approximate, labelled so).
-struct SpecChoice {
-  GpuSpec spec;
-  bool projection = false;  // judged against another GPU than the one measured
-  GpuSpec measured;         // the device's own spec (derived when no file names it)
-  std::string note;         // what to tell the user (empty when nothing to say)
-};
+// The spec judging device `ordinal` (choose_judging_spec, spec_choice.hpp): without a spec file
+// for it, one derived from its properties.
+using SpecChoice = roofline::SpecChoice;
 SpecChoice choose_spec(const SpecRegistry& registry, const DeviceInfo& device, int ordinal,
                        const std::optional<std::string>& requested);
 

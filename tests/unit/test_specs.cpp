@@ -7,6 +7,7 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/domain/spec_choice.hpp"
 #include "lib/core/model/roofline.hpp"
 #include "tests/unit/helpers.hpp"
 
@@ -88,6 +89,40 @@ TEST_CASE("specs: device names map to spec files") {
   CHECK(registry.find_for_device("NVIDIA H200")->key == "h200-sxm");
   CHECK(registry.find_for_device("NVIDIA A100-SXM4-80GB")->key == "a100-sxm4-80gb");
   CHECK(registry.find_for_device("Some Other GPU") == nullptr);
+}
+
+TEST_CASE("specs: one rule chooses the judging spec for run, run --devices, calibrate, profile") {
+  const SpecRegistry registry = shipped();
+  int derived = 0;
+  const auto derive = [&derived] {
+    ++derived;
+    return shipped().find("a100");
+  };
+  // A device with a spec file: its own, nothing derived.
+  SpecChoice own = choose_judging_spec(registry, "NVIDIA H200", std::nullopt, derive);
+  CHECK(own.spec.key == registry.find("h200").key);
+  CHECK(own.measured.key == own.spec.key);
+  CHECK(!own.projection);
+  CHECK(own.note.empty());
+  CHECK(derived == 0);
+  // --gpu another: a projection, measured on the device's own spec.
+  SpecChoice projected = choose_judging_spec(registry, "NVIDIA H200", "a100", nullptr);
+  CHECK(projected.projection);
+  CHECK(projected.spec.key == registry.find("a100").key);
+  CHECK(projected.measured.key == registry.find("h200").key);
+  CHECK(projected.note.find("projection: measured on NVIDIA H200") == 0);
+  // No spec file: derived where the command can (run, calibrate), refused where it cannot
+  // (profile judges a device record).
+  SpecChoice unknown = choose_judging_spec(registry, "NVIDIA Future GPU", std::nullopt, derive);
+  CHECK(derived == 1);
+  CHECK(!unknown.projection);
+  CHECK(unknown.note.find("approximate") != std::string::npos);
+  CHECK_THROWS_WITH_AS(
+      choose_judging_spec(registry, "NVIDIA Future GPU", std::nullopt, nullptr),
+      "no spec file names \"NVIDIA Future GPU\": pass --gpu NAME or --spec FILE to judge its "
+      "kernels",
+      InputError);
+  CHECK(choose_judging_spec(registry, "NVIDIA Future GPU", "h100", nullptr).projection);
 }
 
 TEST_CASE("specs: a mistyped GPU gets the names it is near") {
