@@ -16,6 +16,7 @@
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/summary.hpp"
@@ -346,6 +347,28 @@ TEST_CASE("table width: chart arrows carry compare's verdicts") {
   const std::vector<Report> models = {fixture("model.json"), fixture("model.json")};
   const Chart model_chart = build_chart(models, {});
   CHECK(model_chart.arrow_note.find("arrows without a verdict") == 0);
+}
+
+TEST_CASE("table width: a profiled program's table counts its FLOPs on the kernels' pipes") {
+  // No row is an attention workload: the FlashAttention convention has nothing to count, and
+  // the header says which FLOPs the figures are (it said "FlashAttention convention" before).
+  Report report;
+  report.context.command = "profile";
+  report.specs = {shipped_spec("h200")};
+  report.rows = {profiled_row("ampere_sgemm", {64, 8, 1}, {256, 1, 1},
+                              {{quantity::kDramRead, 4e7}, {quantity::kTensorMmaSync, 6e10}},
+                              2e-4)};
+  const std::string table = render_table(report, {});
+  CHECK(table.find("FLOPs: executed on the kernel's own pipe") != std::string::npos);
+  CHECK(table.find("no row is an attention workload") != std::string::npos);
+  CHECK(table.find("FlashAttention count") == std::string::npos);  // no stand-in footnote
+  // With one attention workload among them the convention applies, stand-ins footnoted.
+  Row attention = report.rows.front();
+  attention.launch->workload_known = true;  // an NVTX range named its workload
+  attention.workload.seq_len = 4096;
+  attention.workload.head_dim = 64;
+  report.rows.push_back(attention);
+  CHECK(render_table(report, {}).find("FLOPs: FlashAttention convention") != std::string::npos);
 }
 
 TEST_CASE("table width: compare's and show's summary tables fit 80 and 120 columns") {

@@ -122,14 +122,25 @@ std::string render_table(const Report& report, const TableOptions& options) {
   else
     say("analytic model only: no GPU was used; time is the roofline floor");
   if (!c.counters.empty()) say("counters: " + c.counters);
-  const bool algorithmic = options.flops == FlopConvention::kAlgorithmic;
+  // The FlashAttention convention counts attention workloads; a table with none (a profiled
+  // program's kernels) counts every FLOP on the kernel's own pipe, and says so.
+  const FlopConvention flops =
+      options.flops == FlopConvention::kAlgorithmic && !report.rows.empty() &&
+              std::none_of(report.rows.begin(), report.rows.end(), has_workload)
+          ? FlopConvention::kPipe
+          : options.flops;
+  const bool algorithmic = flops == FlopConvention::kAlgorithmic;
   say(algorithmic
           ? "FLOPs: FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward "
             "2.5×) in GFLOP, TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = "
             "TFLOP/s ÷ bound (--flops pipe: the FLOPs the kernel's pipe executed)"
-          : "FLOPs: executed on the kernel's own pipe (counted, else the model's) in GFLOP, "
-            "TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = TFLOP/s ÷ bound "
-            "(--flops algorithmic: the FlashAttention convention)");
+          : std::string("FLOPs: executed on the kernel's own pipe (counted, else the model's) in "
+                        "GFLOP, TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = "
+                        "TFLOP/s ÷ bound ") +
+                (flops != options.flops
+                     ? "(no row is an attention workload, which the FlashAttention convention "
+                       "counts)"
+                     : "(--flops algorithmic: the FlashAttention convention)"));
 
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> short_regimes;  // per row, for a narrow table
@@ -169,12 +180,12 @@ std::string render_table(const Report& report, const TableOptions& options) {
       continue;
     }
     // One convention for every FLOP figure of the row: the roofs (pipe FLOPs) scaled into it.
-    const ViewFlops view = view_flops(row, a, options.flops);
+    const ViewFlops view = view_flops(row, a, flops);
     any_stand_in = any_stand_in || view.pipe_stand_in;
     const double view_rate = view.flops / a.time_seconds;
     // The view's FLOPs at the time floor: TFLOP/s ÷ this is the time floor ÷ the time.
     const double bound = view.flops / a.time_floor_seconds;
-    const bool counted_flops = options.flops == FlopConvention::kPipe || view.pipe_stand_in;
+    const bool counted_flops = flops == FlopConvention::kPipe || view.pipe_stand_in;
     // A launch judged on bytes alone has no FLOP figure to print.
     auto flop_cell = [&](std::string text) { return a.bandwidth_only ? std::string("-") : text; };
     const double intensity = a.dram->intensity * view.scale;
