@@ -371,6 +371,24 @@ TEST_CASE("table width: a profiled program's table counts its FLOPs on the kerne
   CHECK(render_table(report, {}).find("FLOPs: FlashAttention convention") != std::string::npos);
 }
 
+TEST_CASE("table width: rows judged against several GPUs get a table each, headed by its GPU") {
+  // One table of rows for two GPUs did not say which GPU a row was for.
+  const CliResult r = cli({"model", "--gpu", "h200,a100", "--seq", "1024", "--kernel", "flash-v2",
+                           "--head-dim", "64", "--pass", "fwd"});
+  REQUIRE(r.code == 0);
+  const std::size_t h200 = r.out.find("judged against NVIDIA H200 SXM 141GB [h200-sxm]\n");
+  const std::size_t a100 = r.out.find("judged against NVIDIA A100 SXM4 80GB [a100-sxm4-80gb]\n");
+  REQUIRE(h200 != std::string::npos);
+  REQUIRE(a100 != std::string::npos);
+  CHECK(h200 < a100);
+  // Each table holds its GPU's two rows (causal and full): 132 SMs above, 108 below.
+  const std::string first = r.out.substr(h200, a100 - h200), second = r.out.substr(a100);
+  CHECK(first.find("on 132 SMs") != std::string::npos);
+  CHECK(first.find("on 108 SMs") == std::string::npos);
+  CHECK(second.find("on 108 SMs") != std::string::npos);
+  CHECK(second.find("on 132 SMs") == std::string::npos);
+}
+
 TEST_CASE("table width: compare's and show's summary tables fit 80 and 120 columns") {
   const Comparison comparison =
       compare_reports(fixture("base.json"), fixture("head.json"), {}, "base.json", "head.json");

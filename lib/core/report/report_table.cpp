@@ -99,6 +99,24 @@ std::string render_table(const Report& report, const TableOptions& options) {
     }
     return out;
   }
+  // Rows judged against several GPUs (model --gpu h200,a100): one table per GPU, in the order
+  // of its first row, each headed by the spec it judges against.
+  std::vector<std::string> keys;
+  for (const Row& row : report.rows)
+    if (std::find(keys.begin(), keys.end(), row.spec_key) == keys.end())
+      keys.push_back(row.spec_key);
+  if (keys.size() > 1) {
+    std::string out;
+    for (const std::string& key : keys) {
+      Report part = report;
+      part.rows.clear();
+      for (const Row& row : report.rows)
+        if (row.spec_key == key) part.rows.push_back(row);
+      if (!out.empty()) out += "\n";
+      out += render_table(part, options);
+    }
+    return out;
+  }
   std::ostringstream out;
   const std::size_t width = options.max_width;
   // Every line outside the table is wrapped to the width (none without one).
