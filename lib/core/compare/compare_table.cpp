@@ -63,6 +63,15 @@ std::string render_compare_table(const Comparison& c, const TableFit& fit) {
       if (!cells[r][kNote].empty())
         say("note: " + kernel_cell(c.rows[r]) + " " + c.rows[r].workload.label() + ": " +
             cells[r][kNote]);
+  // A regressed row's "!" keeps its reason when the bytes/FLOPs column is left out or cut.
+  constexpr std::size_t kQuantities = 8;
+  const bool quantities_whole = !table.cut && std::find(table.shown.begin(), table.shown.end(),
+                                                        kQuantities) != table.shown.end();
+  if (!quantities_whole)
+    for (std::size_t r = 0; r < c.rows.size(); ++r)
+      if (c.rows[r].regressed && cells[r][kQuantities] != "-" && cells[r][kQuantities] != "=")
+        say("bytes/FLOPs: " + kernel_cell(c.rows[r]) + " " + c.rows[r].workload.label() + ": " +
+            cells[r][kQuantities]);
   for (const UnmatchedRow& row : c.only_base)
     say("only in base: " + row_name(row.kernel, row.workload) + " [" + row.spec_key + "]");
   for (const UnmatchedRow& row : c.only_head)
