@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/terminal_width.hpp"
 #include "lib/core/base/text.hpp"
 
 namespace roofline::app {
@@ -43,14 +44,39 @@ std::string names_of(const std::set<CLI::Option*>& options) {
 }
 
 constexpr std::size_t kNameColumn = 32;  // options and their values
-constexpr std::size_t kHelpWidth = 100;  // descriptions wrap before this column
+
+// Descriptions wrap before this column: the terminal's width, from 60 to 100 columns (100
+// without a terminal).
+std::size_t help_width() {
+  const std::size_t columns = terminal_columns();
+  return columns == 0 ? 100 : std::clamp<std::size_t>(columns, 60, 100);
+}
 
 // `text` with newlines between words so that no line passes `width` columns (a longer word
 // stands alone on its line).
 std::string wrapped(const std::string& text, std::size_t width) {
+  // A word wider than the line (a list of column keys) breaks after its commas.
+  std::vector<std::string> words;
+  for (const std::string& word : split(text, ' ')) {
+    if (display_width(word) <= width || word.find(',') == std::string::npos) {
+      words.push_back(word);
+      continue;
+    }
+    std::string piece;
+    for (const std::string& part : split(word, ',')) {
+      const std::string next = piece.empty() ? part : piece + "," + part;
+      if (!piece.empty() && display_width(next) + 1 > width) {
+        words.push_back(piece + ",");
+        piece = part;
+      } else {
+        piece = next;
+      }
+    }
+    if (!piece.empty()) words.push_back(piece);
+  }
   std::string out;
   std::size_t line = 0;
-  for (const std::string& word : split(text, ' ')) {
+  for (const std::string& word : words) {
     if (word.empty()) continue;
     const std::size_t length = display_width(word);
     if (line > 0 && line + 1 + length > width) {
@@ -66,6 +92,48 @@ std::string wrapped(const std::string& text, std::size_t width) {
   return out;
 }
 
+// `text` (a description or a footer, hand-broken for 100 columns) fitted to `width`: the lines
+// of a paragraph joined and wrapped again; an indented line (an item of a list) wrapped under
+// its own text, after its term when it has one ("  failed   the head row ..."); example
+// command lines ("  cuflash-roofline ...") kept whole, to be copied.
+std::string reflow(const std::string& text, std::size_t width) {
+  std::string out, paragraph;
+  auto flush = [&] {
+    if (!paragraph.empty()) out += wrapped(paragraph, width) + "\n";
+    paragraph.clear();
+  };
+  for (const std::string& line : split(text, '\n')) {
+    if (line.empty()) {
+      flush();
+      out += "\n";
+      continue;
+    }
+    if (line.front() != ' ') {
+      paragraph += (paragraph.empty() ? "" : " ") + line;
+      continue;
+    }
+    flush();
+    if (display_width(line) <= width || line.rfind("  cuflash-roofline ", 0) == 0) {
+      out += line + "\n";
+      continue;
+    }
+    const std::size_t lead = line.find_first_not_of(' ');
+    const std::size_t gap = line.find("  ", lead);
+    const std::size_t body =
+        gap == std::string::npos ? std::string::npos : line.find_first_not_of(' ', gap);
+    const std::size_t indent = body != std::string::npos && body < width / 2 ? body : lead + 2;
+    const std::size_t first = body != std::string::npos && body < width / 2 ? body : lead;
+    std::string wrapped_text = wrapped(line.substr(first), width - indent);
+    for (std::size_t at = 0; (at = wrapped_text.find('\n', at)) != std::string::npos; at += indent)
+      wrapped_text.insert(++at, std::string(indent, ' '));
+    out += line.substr(0, first) + wrapped_text + "\n";
+  }
+  flush();
+  // split() gives a last empty piece for a text that ends in a newline: one newline, not two.
+  if (!text.empty() && text.back() != '\n' && !out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 class HelpFormatter : public CLI::Formatter {
  public:
   // CLI11 puts two blank lines between option groups: one is enough.
@@ -76,10 +144,18 @@ class HelpFormatter : public CLI::Formatter {
     return text;
   }
 
+  std::string make_description(const CLI::App* app) const override {
+    return reflow(CLI::Formatter::make_description(app), help_width());
+  }
+
+  std::string make_footer(const CLI::App* app) const override {
+    return reflow(CLI::Formatter::make_footer(app), help_width());
+  }
+
   std::string make_subcommand(const CLI::App* sub) const override {
     std::ostringstream out;
     CLI::detail::format_help(out, sub->get_name(),
-                             wrapped(sub->get_description(), kHelpWidth - kNameColumn),
+                             wrapped(sub->get_description(), help_width() - kNameColumn),
                              column_width_);
     return out.str();
   }
@@ -101,7 +177,7 @@ class HelpFormatter : public CLI::Formatter {
     if (const std::string names = names_of(opt->get_needs()); !names.empty())
       notes.push_back("needs " + names);
     if (!notes.empty()) text += (text.empty() ? "(" : " (") + join(notes, "; ") + ")";
-    return wrapped(text, kHelpWidth - kNameColumn);
+    return wrapped(text, help_width() - kNameColumn);
   }
 
   std::string make_option_usage(const CLI::Option* opt) const override {
@@ -135,10 +211,19 @@ void set_command_help(CLI::App& sub, const std::vector<std::string>& examples,
   out << "Exit codes:\n";
   std::size_t width = 0;
   for (const ExitLine& line : exit_codes) width = std::max(width, line.first.size());
-  for (const ExitLine& line : exit_codes)
-    out << "  " << pad(line.first, width, false) << "  " << line.second << "\n";
-  out << "\nEvery command also takes -q (errors only), -v (more log; -vv trace), --spec FILE and "
-         "--specs-dir DIR,\nbefore or after its name.";
+  // Each meaning wrapped to the terminal, its continuation lines under its first.
+  const std::string indent(2 + width + 2, ' ');
+  for (const ExitLine& line : exit_codes) {
+    std::string text = wrapped(line.second, help_width() - indent.size());
+    for (std::size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += indent.size())
+      text.insert(++at, indent);
+    out << "  " << pad(line.first, width, false) << "  " << text << "\n";
+  }
+  out << "\n"
+      << wrapped(
+             "Every command also takes -q (errors only), -v (more log; -vv trace), --spec "
+             "FILE and --specs-dir DIR, before or after its name.",
+             help_width());
   sub.footer(out.str());
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -175,6 +176,23 @@ TEST_CASE("cli: help screens in plain words, with each command's examples and ex
   CHECK(root.find("Exit codes (each command's --help lists those it returns):") !=
         std::string::npos);
   CHECK(root.find("Every command:") != std::string::npos);
+}
+
+TEST_CASE("cli: help screens fit an 80-column terminal, example command lines apart") {
+  // They were wrapped at 100 columns whatever the terminal (150-column lines at 80).
+  setenv("COLUMNS", "80", 1);
+  for (const char* command : {"show", "profile", "run", "compare", "model", "merge", "plot"}) {
+    CAPTURE(command);
+    const CliResult r = cli({command, "--help"});
+    REQUIRE(r.code == 0);
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("  cuflash-roofline ", 0) == 0) continue;  // an example, kept whole
+      CAPTURE(line);
+      CHECK(display_width(line) <= 80);
+    }
+  }
+  unsetenv("COLUMNS");
 }
 
 TEST_CASE("cli: -q and -v anywhere on the line") {
