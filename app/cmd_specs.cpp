@@ -6,7 +6,9 @@
 
 #include "app/commands.hpp"
 #include "app/help.hpp"
+#include "app/terminal_width.hpp"
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/table_layout.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/roofline.hpp"
 
@@ -28,8 +30,14 @@ std::string best_tensor(const GpuSpec& spec, const ComputeCeiling** out) {
 
 int run_list(const GlobalOptions& global) {
   const SpecRegistry registry = global.specs.load();
-  print("%-16s %-30s %-6s %-4s %5s %10s %12s %14s\n", "key", "name", "chip", "CC", "SMs",
-        "DRAM GB/s", "FP16 TFLOP/s", "ridge FLOP/B");
+  // Fitted to the terminal: the key and the peaks are the last to go, the name is cut first.
+  static const std::vector<TableColumn> columns = {
+      {"key", "key", false, 0, 0},          {"name", "name", false, 3, 14, 9},
+      {"chip", "chip", false, 6, 0},        {"cc", "CC", false, 5, 0},
+      {"sms", "SMs", true, 4, 0},           {"dram", "DRAM GB/s", true, 0, 0},
+      {"fp16", "FP16 TFLOP/s", true, 0, 0}, {"ridge", "ridge FLOP/B", true, 2, 0},
+  };
+  std::vector<std::vector<std::string>> rows;
   for (const GpuSpec& spec : registry.all()) {
     const ComputeCeiling* tensor = nullptr;
     const std::string peak = best_tensor(spec, &tensor);
@@ -38,12 +46,20 @@ int run_list(const GlobalOptions& global) {
                : std::nan("");
     // A spec file's text is printed escaped (one_line): no control character reaches the
     // terminal.
-    print("%-16s %-30s %-6s %-4s %5d %10.0f %12s %14s\n", one_line(spec.key).c_str(),
-          one_line(spec.name).c_str(), one_line(spec.chip).c_str(),
-          one_line(spec.compute_capability).c_str(), spec.sm_count, spec.dram().bandwidth_gbps,
-          peak.c_str(), format_fixed(ridge, 1).c_str());
+    rows.push_back({one_line(spec.key), one_line(spec.name), one_line(spec.chip),
+                    one_line(spec.compute_capability), std::to_string(spec.sm_count),
+                    format_fixed(spec.dram().bandwidth_gbps, 0), peak, format_fixed(ridge, 1)});
   }
-  print("FP16 TFLOP/s: best dense tensor FP16 ceiling; ridge: that ceiling over DRAM bandwidth.\n");
+  const std::size_t width = terminal_columns();
+  const FittedTable table = fit_table(columns, rows, {width, {}});
+  std::string footer =
+      "FP16 TFLOP/s: best dense tensor FP16 ceiling; ridge: that ceiling over "
+      "DRAM bandwidth.";
+  if (!table.left_out.empty() || table.cut)
+    footer += std::string(" Fitted to ") + std::to_string(width) + " columns" +
+              (table.left_out.empty() ? "" : " (left out: " + join(table.left_out, ", ") + ")") +
+              (table.cut ? ", names cut (…)" : "") + ": `specs show KEY` has everything.";
+  std::cout << table.text << wrap_words(footer, width);
   return 0;
 }
 

@@ -178,7 +178,7 @@ TEST_CASE("cli: help screens in plain words, with each command's examples and ex
   CHECK(root.find("Every command:") != std::string::npos);
 }
 
-TEST_CASE("cli: help screens fit an 80-column terminal, example command lines apart") {
+TEST_CASE("cli: help screens and specs list fit an 80-column terminal, examples apart") {
   // They were wrapped at 100 columns whatever the terminal (150-column lines at 80).
   setenv("COLUMNS", "80", 1);
   for (const char* command : {"show", "profile", "run", "compare", "model", "merge", "plot"}) {
@@ -192,6 +192,16 @@ TEST_CASE("cli: help screens fit an 80-column terminal, example command lines ap
       CHECK(display_width(line) <= 80);
     }
   }
+  // specs list too (104 columns before): the name cut, the peaks kept.
+  const CliResult specs = cli({"specs", "list"});
+  REQUIRE(specs.code == 0);
+  std::istringstream lines(specs.out);
+  for (std::string line; std::getline(lines, line);) {
+    CAPTURE(line);
+    CHECK(display_width(line) <= 80);
+  }
+  CHECK(specs.out.find("FP16 TFLOP/s") != std::string::npos);
+  CHECK(specs.out.find("h200-sxm") != std::string::npos);
   unsetenv("COLUMNS");
 }
 
