@@ -5,6 +5,7 @@
 
 #include "app/commands.hpp"
 #include "app/help.hpp"
+#include "app/terminal_width.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 
@@ -48,14 +49,24 @@ int run_metrics(const MetricsOptions& options) {
   }
   std::cout << "counter set " << to_string(set) << " on " << options.chip << " (" << metrics.size()
             << " hardware metrics):\n";
+  const std::size_t width = terminal_columns();
   for (const CounterQuantity& q : counter_quantities()) {
     const auto terms = metric_terms(options.chip, q.id, set);
     if (terms.empty()) continue;
     std::vector<std::string> parts;
     for (const MetricTerm& term : terms)
       parts.push_back((term.factor == 1 ? "" : factor_text(term.factor) + " × ") + term.metric);
-    std::cout << "  " << q.id << " [" << q.unit << "] = " << join(parts, " + ") << "\n      "
-              << q.meaning << "\n";
+    // Fitted to the terminal: a sum too wide for one line gets a line a term.
+    const std::string line = "  " + q.id + " [" + q.unit + "] = " + join(parts, " + ");
+    if (width == 0 || display_width(line) <= width) {
+      std::cout << line << "\n";
+    } else {
+      std::cout << "  " << q.id << " [" << q.unit << "] =\n";
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        std::cout << "      " << (i == 0 ? "" : "+ ") << parts[i] << "\n";
+    }
+    const std::string meaning = "      " + q.meaning;
+    std::cout << (width == 0 ? meaning + "\n" : wrap_words(meaning, width, "      "));
   }
   return 0;
 }

@@ -178,7 +178,7 @@ TEST_CASE("cli: help screens in plain words, with each command's examples and ex
   CHECK(root.find("Every command:") != std::string::npos);
 }
 
-TEST_CASE("cli: help screens and specs list fit an 80-column terminal, examples apart") {
+TEST_CASE("cli: help, specs list and metrics fit an 80-column terminal, examples apart") {
   // They were wrapped at 100 columns whatever the terminal (150-column lines at 80).
   setenv("COLUMNS", "80", 1);
   for (const char* command : {"show", "profile", "run", "compare", "model", "merge", "plot"}) {
@@ -202,6 +202,16 @@ TEST_CASE("cli: help screens and specs list fit an 80-column terminal, examples 
   }
   CHECK(specs.out.find("FP16 TFLOP/s") != std::string::npos);
   CHECK(specs.out.find("h200-sxm") != std::string::npos);
+  // metrics too (161 columns before): a wide sum a term a line.
+  const CliResult metrics = cli({"metrics", "--chip", "GH100"});
+  REQUIRE(metrics.code == 0);
+  std::istringstream metric_lines(metrics.out);
+  for (std::string line; std::getline(metric_lines, line);) {
+    CAPTURE(line);
+    CHECK(display_width(line) <= 80);
+  }
+  CHECK(metrics.out.find("+ sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum") !=
+        std::string::npos);
   unsetenv("COLUMNS");
 }
 
