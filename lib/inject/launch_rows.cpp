@@ -187,8 +187,8 @@ void LaunchRows::apply_gpu_time(std::map<std::string, double>& counters,
   // A kernel cannot outlast what was measured around it: if it seems to, one source is wrong.
   if (around_seconds > 0 && time->seconds > around_seconds * 1.05 + 2e-6)
     note("the kernel's activity time (" + format_fixed(time->seconds * 1e6, 1) +
-         " us) exceeds the time measured around it (" + format_fixed(around_seconds * 1e6, 1) +
-         " us)");
+         " µs) exceeds the time measured around it (" + format_fixed(around_seconds * 1e6, 1) +
+         " µs)");
 }
 
 }  // namespace roofline::inject

@@ -131,7 +131,7 @@ TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, over
   for (const KernelGroup& g : summary.groups) CHECK(g.key.find("graph") == std::string::npos);
   const std::string text = render_summary(summary, 0);
   CHECK(text.find("2 of the launches are nodes of 1 CUDA graph launch,") != std::string::npos);
-  CHECK(text.find("GPU busy 550 us with these kernels; 50.0 us (8.3%) of their time ran beside "
+  CHECK(text.find("GPU busy 550 µs with these kernels; 50.0 µs (8.3%) of their time ran beside "
                   "another's") != std::string::npos);
 }
 

@@ -95,7 +95,7 @@ class BandwidthPanel {
       line(x(lo), y(lo / t), x(hi), y(hi / t),
            " class=\"iso-time\" stroke=\"#b0b0b0\" stroke-dasharray=\"1 3\"");
       const std::string label = t < 1e-6   ? number_text(t * 1e9, 3) + " ns"
-                                : t < 1e-3 ? number_text(t * 1e6, 3) + " us"
+                                : t < 1e-3 ? number_text(t * 1e6, 3) + " µs"
                                 : t < 1    ? number_text(t * 1e3, 3) + " ms"
                                            : number_text(t, 3) + " s";
       text(x(hi) - 4, y(hi / t) + 12, label, 10, "fill=\"#8a8a8a\"", Anchor::kEnd);
