@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
@@ -42,7 +43,11 @@ constexpr const char* kRootFooter =
 
 void setup_logging(const GlobalOptions& global) {
   spdlog::drop("cuflash-roofline");  // run_cli may run many times in one process (tests)
-  auto logger = spdlog::stderr_color_mt("cuflash-roofline");
+  // Coloured levels on a terminal, none under NO_COLOR (no-color.org).
+  const char* no_color = std::getenv("NO_COLOR");
+  auto logger = spdlog::stderr_color_mt("cuflash-roofline", no_color != nullptr && *no_color != '\0'
+                                                                ? spdlog::color_mode::never
+                                                                : spdlog::color_mode::automatic);
   logger->set_pattern("%^%l%$: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(global.quiet            ? spdlog::level::err

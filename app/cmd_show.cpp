@@ -151,7 +151,7 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
     if (writes_stdout(output.path)) return 0;
   const TableFit fit = options.table.fit();
   TableOptions table;
-  table.color = stdout_is_tty();
+  table.color = colour_wanted();
   table.max_width = fit.max_width;
   table.columns = fit.columns;
   table.flops = options.table.convention();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 
@@ -262,7 +263,7 @@ void OutputOptions::emit(const Report& report) const {
   if (!writes_stdout(json_path) && !writes_stdout(csv_path) && !export_to_stdout) {
     const TableFit fit = table.fit();
     TableOptions options;
-    options.color = stdout_is_tty();
+    options.color = colour_wanted();
     options.max_width = fit.max_width;
     options.columns = fit.columns;
     options.flops = table.convention();
@@ -328,6 +329,11 @@ bool stderr_is_tty() {
 }
 bool stdout_is_tty() {
   return isatty(STDOUT_FILENO) == 1;
+}
+
+bool colour_wanted() {
+  const char* no_color = std::getenv("NO_COLOR");
+  return stdout_is_tty() && (no_color == nullptr || *no_color == '\0');
 }
 
 std::string display_path(const std::string& path) {

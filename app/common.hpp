@@ -91,6 +91,8 @@ extern const CLI::Validator kNonEmptyPath;
 
 bool stderr_is_tty();
 bool stdout_is_tty();
+// ANSI colours on stdout: a terminal, and NO_COLOR unset or empty (no-color.org).
+bool colour_wanted();
 
 // A report's path as the outputs show it: relative to the working directory when given as an
 // absolute path inside it (a CI runner's /home/runner/work/repo/repo/base.json reads as
