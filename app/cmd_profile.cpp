@@ -253,8 +253,9 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
        "profile --kernel-regex gemm --launch-count 20 --counter-set full -- ./app"},
       {kExitOk,
        {"2",
-        "usage or input error, or the program failed or launched no kernel; "
-        "nothing written"},
+        "usage or input error, or the program launched no kernel: nothing written; the "
+        "program failed (exit status or signal in the message): the launches profiled "
+        "before it failed are written"},
        kExitNoGpu,
        kExitInternal,
        kExitSignal});
