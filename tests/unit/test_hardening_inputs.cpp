@@ -69,10 +69,7 @@ TEST_CASE("hardening: integers in decimal digits only, percentages finite") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);
-    const CliResult r = cli(c.args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find(c.message) != std::string::npos);
-    CHECK(lines_of(r.err) == 1);
+    expect_input_error(cli(c.args), c.message);
   }
 }
 
@@ -195,10 +192,7 @@ TEST_CASE("hardening: no output replaces a spec or lands in a spec folder") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);
-    const CliResult r = cli(c.args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find(c.message) != std::string::npos);
-    CHECK(lines_of(r.err) == 1);
+    expect_input_error(cli(c.args), c.message);
   }
   CHECK(read_text(spec) == before);
   CHECK_FALSE(fs::exists(dir.path / "specs" / "new.json"));
