@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/core/chart/chart.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/summary.hpp"
@@ -184,6 +185,10 @@ TEST_CASE("summary: a compiled model's counted graph nodes are judged on their o
     }
   }
   CHECK(gemm);
+  // The chart counts each node once: no point for the graph launches that hold them.
+  const Chart chart = build_chart({report}, {});
+  CHECK(std::find(chart.kernels.begin(), chart.kernels.end(), "CUDA graph") == chart.kernels.end());
+  CHECK(chart.kernels.size() > 10);
 }
 
 TEST_CASE("show: a saved report prints the same rows as the command that wrote it") {

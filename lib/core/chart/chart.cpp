@@ -14,6 +14,7 @@
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/merge.hpp"
+#include "lib/core/report/summary.hpp"
 
 namespace roofline {
 namespace {
@@ -146,6 +147,9 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
       const std::string note = describe_source(report.context_of(row));
       if (std::find(panel.notes.begin(), panel.notes.end(), note) == panel.notes.end())
         panel.notes.push_back(note);
+      // A CUDA graph launch whose nodes have rows of their own: its time and bytes are theirs,
+      // charted once, by node (as the summary counts them).
+      if (is_graph_parent(row)) continue;
       const RowAnalysis a = analyze(row, report);
       if (!a.has_verdict) continue;
       if (a.ceiling != nullptr && positive(a.ceiling->peak_tflops * 1e12) &&
