@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/report.hpp"
 #include "lib/inject/launch_site.hpp"
@@ -58,6 +59,34 @@ KernelLaunch node_launch(const KernelLaunch& parent, const KernelExecution& e, i
       origin && !origin->nvtx_range.empty())
     node.nvtx_range = origin->nvtx_range;
   return node;
+}
+
+// Time inside a graph launch when none of its nodes ran (nodes in start order): the GPU waiting
+// between dependent nodes, which no node's own time holds. The largest gap and the position of
+// the node after it are kept for the parent's message.
+struct Idle {
+  double seconds = 0;
+  double largest = 0;
+  std::size_t before = 0;  // the node after the largest gap
+};
+
+Idle idle_between(const std::vector<KernelExecution>& nodes) {
+  Idle idle;
+  std::uint64_t busy_until = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const KernelExecution& e = nodes[i];
+    if (e.end_ns <= e.start_ns) continue;
+    if (busy_until != 0 && e.start_ns > busy_until) {
+      const double gap = seconds_between(busy_until, e.start_ns);
+      idle.seconds += gap;
+      if (gap > idle.largest) {
+        idle.largest = gap;
+        idle.before = i;
+      }
+    }
+    busy_until = std::max(busy_until, e.end_ns);
+  }
+  return idle;
 }
 
 }  // namespace
@@ -139,12 +168,18 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
     counters[quantity::kKernelExecution] = node_seconds;
     counters[quantity::kKernelCount] = static_cast<double>(kernel_nodes);
     counters[quantity::kGpuTime] = seconds_between(first, last);
+    const Idle idle = idle_between(nodes);
+    counters[quantity::kGraphIdle] = idle.seconds;
     note(std::to_string(kernel_nodes) + " kernel node" + (kernel_nodes == 1 ? "" : "s") +
          (nodes.size() > kernel_nodes
               ? " and " + std::to_string(nodes.size() - kernel_nodes) + " other"
               : std::string()) +
          (written > 0 ? ", " + std::to_string(written) + " in rows of their own" : std::string()) +
          "; time: from the first node's start to the last one's end");
+    if (idle.seconds > 0)
+      note("no node ran for " + format_fixed(idle.seconds * 1e6, 1) +
+           " µs of it (the largest gap " + format_fixed(idle.largest * 1e6, 1) +
+           " µs, before node " + std::to_string(idle.before) + ")");
   } else {
     note(activity ? "no kernel node in its activity records"
                   : "CUPTI gave no activity record for its nodes: time measured around it");

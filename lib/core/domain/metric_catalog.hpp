@@ -65,6 +65,8 @@ inline constexpr const char* kGpuTime = "gpu_time_seconds";
 inline constexpr const char* kRangeTime = "range_time_seconds";
 inline constexpr const char* kKernelCount = "kernel_count";
 inline constexpr const char* kKernelExecution = "kernel_execution_seconds";
+// A graph launch's time (first node's start to last node's end) when none of its nodes ran.
+inline constexpr const char* kGraphIdle = "graph_idle_seconds";
 inline constexpr const char* kSmClock = "sm_clock_hz";
 inline constexpr const char* kDramClock = "dram_clock_hz";
 inline constexpr const char* kL2Clock = "l2_clock_hz";

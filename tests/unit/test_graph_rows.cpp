@@ -1,0 +1,93 @@
+// The rows of a graph launch from its activity records (graph_rows.hpp), written to a record
+// file and read back: a row per node, and the parent's time split into its nodes and the time
+// when none of them ran.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/inject/graph_catalog.hpp"
+#include "lib/inject/graph_rows.hpp"
+#include "lib/inject/record_file.hpp"
+#include "lib/inject/recorder.hpp"
+
+namespace roofline::inject {
+namespace {
+
+KernelExecution execution(ExecutionKind kind, std::uint64_t node, double start_us, double end_us) {
+  KernelExecution e;
+  e.kind = kind;
+  e.graph_node = node;
+  e.start_ns = static_cast<std::uint64_t>(1e6 + start_us * 1e3);
+  e.end_ns = static_cast<std::uint64_t>(1e6 + end_us * 1e3);
+  e.name = kind == ExecutionKind::kKernel ? "_Z6kernel" + std::to_string(node) + "v" : "";
+  return e;
+}
+
+// The record lines GraphRows wrote for `activity`.
+std::vector<nlohmann::json> rows_of(const LaunchActivity& activity) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("graph_rows_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    Recorder recorder(std::make_unique<RecordFile>(dir.string(), 1));
+    GraphCatalog catalog;
+    GraphRows rows(recorder, catalog, nullptr);
+    KernelLaunch launch;
+    launch.graph = true;
+    launch.index = 7;
+    rows.record(launch, activity, GraphParent{}, "timed");
+  }
+  std::vector<nlohmann::json> out;
+  std::ifstream in(dir / "1.jsonl");
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("graph rows: the parent's time is its nodes' and the gaps when none ran") {
+  LaunchActivity activity;
+  // A kernel, a memset after it, a gap of 39 µs, then two kernels that overlap.
+  activity.executions = {
+      execution(ExecutionKind::kKernel, 1, 0, 10), execution(ExecutionKind::kMemset, 2, 10.5, 11),
+      execution(ExecutionKind::kKernel, 3, 50, 60), execution(ExecutionKind::kKernel, 4, 55, 70)};
+  const std::vector<nlohmann::json> rows = rows_of(activity);
+  REQUIRE(rows.size() == 5);
+  const nlohmann::json& parent = rows[0];
+  CHECK(parent["launch"]["graph"] == true);
+  const nlohmann::json& c = parent["counters"];
+  CHECK(c["gpu_time_seconds"].get<double>() == doctest::Approx(70e-6));
+  // Kernel nodes' execution summed (the overlap counted twice), the memset apart.
+  CHECK(c["kernel_execution_seconds"].get<double>() == doctest::Approx(35e-6));
+  CHECK(c["kernel_count"].get<double>() == 3);
+  // Idle: 0.5 µs before the memset and 39 µs before the third node; none inside the overlap.
+  CHECK(c["graph_idle_seconds"].get<double>() == doctest::Approx(39.5e-6));
+  const std::string message = parent["message"];
+  CHECK(message.find("no node ran for 39.5 µs of it (the largest gap 39.0 µs, before node 2)") !=
+        std::string::npos);
+  // Node rows: their own execution time, in start order.
+  CHECK(rows[1]["counters"]["gpu_time_seconds"].get<double>() == doctest::Approx(10e-6));
+  CHECK(rows[2]["launch"]["node_kind"] == "memset");
+  CHECK(rows[4]["counters"]["gpu_time_seconds"].get<double>() == doctest::Approx(15e-6));
+}
+
+TEST_CASE("graph rows: nodes back to back leave no idle time") {
+  LaunchActivity activity;
+  activity.executions = {execution(ExecutionKind::kKernel, 1, 0, 10),
+                         execution(ExecutionKind::kKernel, 2, 10, 20)};
+  const std::vector<nlohmann::json> rows = rows_of(activity);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0]["counters"]["graph_idle_seconds"].get<double>() == 0.0);
+  CHECK(rows[0]["message"].get<std::string>().find("no node ran") == std::string::npos);
+}
+
+}  // namespace roofline::inject
