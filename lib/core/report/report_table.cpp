@@ -66,11 +66,12 @@ std::string short_regime(const RowAnalysis& a) {
 const std::vector<TableColumn>& report_table_columns() {
   // Priority: what a narrow terminal keeps longest is where the row stands (time, rate, how
   // close to its bound, and on which roof); the inputs of those figures (bytes, intensity,
-  // ridge distance) and the XU roof go first. The regime is cut before the bound goes, the
-  // kernel and workload only when nothing else is left to leave out.
+  // ridge distance) and the XU roof go first. The regime is cut before the bound goes. The
+  // kernel and workload cells (a profiled launch's: its demangled name; its grid, block and
+  // index) are cut before `of bound`, time and TFLOP/s go, so that those numbers stay.
   static const std::vector<TableColumn> columns = {
-      {"kernel", "kernel", false, 0, 10},
-      {"workload", "workload", false, 0, 16},
+      {"kernel", "kernel", false, 0, 24, 2},
+      {"workload", "workload", false, 0, 16, 2},
       {"time", "time", true, 1, 0},
       {"gflop", "GFLOP", true, 8, 0},
       {"tflops", "TFLOP/s", true, 1, 0},
