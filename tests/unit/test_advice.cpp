@@ -114,3 +114,39 @@ TEST_CASE("advice: an exp-bound row is told fewer exponentials, bounded by the n
   CHECK(v.estimated_speedup > 1);
   CHECK(v.brief().rfind("fewer exp ≤×", 0) == 0);
 }
+
+TEST_CASE("advice: no gain goes below the GPU's launch floor") {
+  // A 2.1 µs launch moving 22 KB: its bytes take 5 ns at DRAM's peak, but no kernel on the H200
+  // takes less than its measured launch floor (1.12 µs).
+  REQUIRE(h200().launch_floor_us == doctest::Approx(1.12));
+  Row row = profiled_row("fill", {1, 1, 1}, {128, 1, 1},
+                         {{quantity::kDramRead, 22272}, {quantity::kDramWrite, 0}}, 2.1e-6);
+  Advice v = advice_of(row);
+  CHECK(v.lever == Lever::kLatency);
+  CHECK(v.estimated_speedup == doctest::Approx(2.1 / 1.12));
+  CHECK(v.target_time_seconds == doctest::Approx(1.12e-6));
+  CHECK(v.gain_to_roof == doctest::Approx(2.1 / 1.12));
+  CHECK(v.evidence.find("no kernel takes less than 1.12 µs on") != std::string::npos);
+  // A spec without a measured floor assumes 1 µs, and says so.
+  GpuSpec unmeasured = h200();
+  unmeasured.launch_floor_us = 0;
+  const std::optional<Advice> assumed = advise(row, analyze(row, unmeasured), unmeasured);
+  REQUIRE(assumed);
+  CHECK(assumed->estimated_speedup == doctest::Approx(2.1));
+  CHECK(assumed->evidence.find("assumed") != std::string::npos);
+}
+
+TEST_CASE("advice: a long launch that moves almost nothing and computes nothing waits") {
+  // XLA's autotuner DelayKernel: spins for milliseconds; no lever on bytes shortens it.
+  Row row = profiled_row("DelayKernel", {1, 1, 1}, {32, 1, 1},
+                         {{quantity::kDramRead, 4096}, {quantity::kDramWrite, 0}}, 12e-3);
+  const Advice v = advice_of(row);
+  CHECK(v.lever == Lever::kLatency);
+  CHECK(v.estimated_speedup == doctest::Approx(1.0));
+  CHECK(v.evidence.find("it waits") != std::string::npos);
+  CHECK(v.action.find("no roof applies") != std::string::npos);
+  // The same bytes in 15 µs: a short, latency-bound launch, its gain bounded by the floor.
+  row.timing = Timing{{15e-6}, 0, 0};
+  const Advice short_launch = advice_of(row);
+  CHECK(short_launch.estimated_speedup == doctest::Approx(15 / 1.12));
+}

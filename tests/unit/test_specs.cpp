@@ -47,7 +47,8 @@ TEST_CASE("specs: every shipped file loads, with sources and the ceilings the to
     CHECK(spec.dram().bandwidth_gbps > 0);
     CHECK(spec.ceiling(ComputePath::kTensorFp16) != nullptr);
     CHECK(spec.ceiling(ComputePath::kFp32) != nullptr);
-    CHECK(spec.sources.size() == 8);  // six identity figures, the XU and shared-memory rates
+    // Six identity figures, the XU and shared-memory rates, and the launch floor where measured.
+    CHECK(spec.sources.size() == (spec.launch_floor_us > 0 ? 9u : 8u));
     for (const ComputeCeiling& c : spec.compute) CHECK_FALSE(c.source.empty());
     for (const MemoryLevelSpec& m : spec.memory) CHECK_FALSE(m.source.empty());
   }
@@ -243,4 +244,20 @@ TEST_CASE("specs: a spec survives a JSON round trip") {
     CHECK(again.memory.size() == spec.memory.size());
     CHECK(to_json(again) == to_json(spec));
   }
+}
+
+TEST_CASE("specs: a launch floor needs its source and a sane value") {
+  const nlohmann::json spec = to_json(shipped_spec("h200"));
+  CHECK(parse_gpu_spec(spec, "h200-sxm.json").launch_floor_us == doctest::Approx(1.12));
+  nlohmann::json no_source = spec;
+  no_source["sources"].erase("launch_floor_us");
+  CHECK_THROWS_WITH_AS(parse_gpu_spec(no_source, "x.json"), doctest::Contains("launch_floor_us"),
+                       InputError);
+  nlohmann::json zero = spec;
+  zero["launch_floor_us"] = 0;
+  CHECK_THROWS_AS(parse_gpu_spec(zero, "x.json"), InputError);
+  nlohmann::json absent = spec;
+  absent.erase("launch_floor_us");
+  absent["sources"].erase("launch_floor_us");
+  CHECK(parse_gpu_spec(absent, "x.json").launch_floor_us == 0);
 }

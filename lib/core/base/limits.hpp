@@ -37,6 +37,8 @@ inline constexpr Bound kClockMhz{"clocks", 100, 1e4, "MHz"};
 inline constexpr Bound kTdpWatts{"board power", 1, 1e5, "W"};
 // Per-SM, per-clock rates of a spec: MUFU results (XU pipe) and shared-memory bytes.
 inline constexpr Bound kPerSmPerClock{"per-SM rates", 0.5, 1e4, "per clock and SM"};
+// The shortest kernel time of a GPU (launch_floor_us).
+inline constexpr Bound kLaunchFloorUs{"launch floors", 0.05, 100, "µs"};
 inline constexpr std::int64_t kMaxSmCount = 10000;
 inline constexpr std::int64_t kMinL2Bytes = 1024;
 inline constexpr std::int64_t kMaxL2Bytes = std::int64_t{1} << 34;      // 16 GiB

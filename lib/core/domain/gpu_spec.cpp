@@ -22,6 +22,7 @@ constexpr const char* kIdentityNumbers[] = {"sm_count",       "boost_clock_mhz",
 // Optional figures: when a spec gives one, `sources` must name its source.
 constexpr const char* kPerSmNumbers[] = {"xu_exp2_per_clock_per_sm",
                                          "shared_bytes_per_clock_per_sm"};
+constexpr const char* kLaunchFloor = "launch_floor_us";
 
 double at_clock(double per_clock_per_sm, int sms, double clock_hz, double boost_mhz) {
   const double clock = clock_hz > 0 ? clock_hz : boost_mhz * 1e6;
@@ -207,11 +208,12 @@ const ComputeCeiling* GpuSpec::ceiling(ComputePath path, TensorInstruction instr
 GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   const JsonReader read(origin);
   if (!root.is_object()) read.fail("(top level)", "must be a JSON object");
-  read.only_keys(root, "",
-                 {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
-                  "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes",
-                  "tdp_watts", "xu_exp2_per_clock_per_sm", "shared_bytes_per_clock_per_sm",
-                  "sources", "memory_levels", "compute_ceilings", "calibrated_from", "sm_limits"});
+  read.only_keys(
+      root, "",
+      {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
+       "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes", "tdp_watts",
+       "xu_exp2_per_clock_per_sm", "shared_bytes_per_clock_per_sm", "launch_floor_us", "sources",
+       "memory_levels", "compute_ceilings", "calibrated_from", "sm_limits"});
   GpuSpec spec;
   spec.key = std::filesystem::path(origin).stem().string();
   spec.file = origin;
@@ -257,7 +259,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     const auto is_key = [&](const char* name) { return key == name; };
     const bool known =
         std::any_of(std::begin(kIdentityNumbers), std::end(kIdentityNumbers), is_key) ||
-        (std::any_of(std::begin(kPerSmNumbers), std::end(kPerSmNumbers), is_key) &&
+        ((std::any_of(std::begin(kPerSmNumbers), std::end(kPerSmNumbers), is_key) ||
+          key == kLaunchFloor) &&
          root.contains(key));
     if (!known) read.fail(key_path("sources", key), "unknown key");
   }
@@ -270,6 +273,10 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     (std::string_view(key) == kPerSmNumbers[0] ? spec.xu_exp2_per_clock_per_sm
                                                : spec.shared_bytes_per_clock_per_sm) = value;
     spec.sources[key] = read.string(sources, "sources", key);
+  }
+  if (root.contains(kLaunchFloor)) {
+    spec.launch_floor_us = read.number(root, "", kLaunchFloor, kLaunchFloorUs);
+    spec.sources[kLaunchFloor] = read.string(sources, "sources", kLaunchFloor);
   }
 
   const json& levels = read.member(root, "", "memory_levels");
@@ -343,6 +350,7 @@ json to_json(const GpuSpec& spec) {
     root["xu_exp2_per_clock_per_sm"] = spec.xu_exp2_per_clock_per_sm;
   if (spec.shared_bytes_per_clock_per_sm > 0)
     root["shared_bytes_per_clock_per_sm"] = spec.shared_bytes_per_clock_per_sm;
+  if (spec.launch_floor_us > 0) root[kLaunchFloor] = spec.launch_floor_us;
   root["sources"] = spec.sources;
   root["memory_levels"] = json::array();
   for (const MemoryLevelSpec& level : spec.memory)

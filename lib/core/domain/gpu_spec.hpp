@@ -94,6 +94,11 @@ struct GpuSpec {
   // "shared_bytes_per_clock_per_sm", optional; when present, `sources` names their source.
   double xu_exp2_per_clock_per_sm = 0;
   double shared_bytes_per_clock_per_sm = 0;
+  // The launch floor: the shortest time a kernel takes on this GPU from its submission to its
+  // end (a one-CTA kernel that does nothing much), in µs; no kernel's time, and so no gain, goes
+  // below it. JSON "launch_floor_us", optional (0: not measured); `sources` names the
+  // measurement when present.
+  double launch_floor_us = 0;
   std::map<std::string, std::string> sources;  // identity figure key -> source
   std::vector<MemoryLevelSpec> memory;
   std::vector<ComputeCeiling> compute;

@@ -23,12 +23,31 @@ constexpr double kAtRoof = 0.8;
 // Below this time a launch far from its roof is held by launch overhead and ramp-up (a kernel
 // needs several microseconds to fill the GPU), not by its access pattern.
 constexpr double kShortLaunch = 5e-6;
+// The launch floor of a GPU whose spec has no measured one (launch_floor_us): no kernel's time,
+// and so no lever's target, goes below it. 1 µs is under what was measured on the H200 (1.12 µs,
+// gpu_specs/h200-sxm.json), so that an assumed floor never hides a gain a measured one allows.
+constexpr double kAssumedLaunchFloor = 1e-6;
+// A launch this long that keeps its busiest level below kWaitingShare of its bandwidth, and
+// computes nothing the counters see, is waiting (on a flag, a clock, the host), not moving bytes.
+constexpr double kWaitingTime = 100e-6;
+constexpr double kWaitingShare = 1e-3;
 
 const KernelModel* bundled_model(const Row& row) {
   if (row.launch.has_value()) return nullptr;
   for (const KernelModel& model : kernel_models())
     if (model.name == row.kernel) return &model;
   return nullptr;
+}
+
+// The shortest time a kernel takes on the GPU of `spec`, and whether it was measured there.
+double launch_floor_seconds(const GpuSpec& spec) {
+  return spec.launch_floor_us > 0 ? spec.launch_floor_us * 1e-6 : kAssumedLaunchFloor;
+}
+
+std::string launch_floor_text(const GpuSpec& spec) {
+  return "no kernel takes less than " + format_fixed(launch_floor_seconds(spec) * 1e6, 2) +
+         " µs on " + spec.name +
+         (spec.launch_floor_us > 0 ? "" : " (assumed: its spec has no measured launch floor)");
 }
 
 double seconds(double amount, double rate) {
@@ -109,7 +128,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   Advice v;
   v.roof = a.binding;
   v.of_roof = a.fraction_of_bound;
-  v.gain_to_roof = a.time_seconds / a.time_floor_seconds;
+  const double launch_floor = launch_floor_seconds(spec);
+  v.gain_to_roof = a.time_seconds / std::max(a.time_floor_seconds, launch_floor);
   const KernelModel* model = bundled_model(row);
 
   // The roofs, lowest first, and the one above the binding roof.
@@ -228,12 +248,22 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
         max_finite({bytes_floor, seconds(a.flops, peak * busy)}));
   if (found.empty()) {
     // No specific lever: how far from its roof the row is says what kind of work is left.
+    const bool computes = !a.bandwidth_only && a.flops > 0;
     if (a.time_seconds < kShortLaunch && a.fraction_of_bound < kBandwidthLever)
       add(Lever::kLatency,
           "a launch of " + format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
               format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
-              ": at this size the launch and the ramp-up dominate",
+              ": at this size the launch and the ramp-up dominate (" + launch_floor_text(spec) +
+              ")",
           "fewer, larger launches: fuse it with its neighbours", a.time_floor_seconds);
+    else if (!computes && a.time_seconds >= kWaitingTime && a.fraction_of_bound < kWaitingShare)
+      // No roof applies: the time is spent waiting, and no lever on bytes or FLOPs shortens it.
+      add(Lever::kLatency,
+          format_fixed(a.time_seconds * 1e6, 0) + " µs at " +
+              format_fixed(100 * a.fraction_of_bound, 2) + "% of " + a.binding +
+              ", computing nothing the counters see: it waits (on a flag, a clock or the host)",
+          "find what it waits for (its warp stalls, the work it waits on): no roof applies",
+          a.time_seconds);
     else if (!a.compute_bound && a.fraction_of_bound < kBandwidthLever)
       add(Lever::kBandwidth,
           a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth",
@@ -255,6 +285,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   }
   for (LeverAdvice& l : found) {
     if (!(l.target_time_seconds > 0)) l.target_time_seconds = a.time_floor_seconds;
+    l.target_time_seconds = std::max(l.target_time_seconds, launch_floor);
     l.estimated_speedup = std::max(1.0, a.time_seconds / l.target_time_seconds);
   }
   const LeverAdvice& first = found.front();
