@@ -20,7 +20,8 @@ Our kernels (plain launches and kernel nodes, graph launches themselves left out
 with ncu's results in order; the nodes of one graph launch are paired with the launch's results
 by kernel name (parallel branches may run in another order). Printed:
   time: kernels >= 20 us within 5% of ncu's gpu__time_duration, below 20 us within 2 us + 10%
-  (graph nodes apart from plain launches);
+  (graph nodes apart from plain launches); counted nodes' replays alone (replay_time_seconds)
+  against the counters' reference (NCU_ALL.csv: ncu flushes the caches, as before a replay);
   DRAM and L2: within 2% (or within ncu's own run-to-run spread, with --ncu2) on kernels that
   move >= 10 MB; tensor FLOPs exact (rows with counters: plain launches);
   NVTX: the share of node time whose row names an NVTX range;
@@ -68,9 +69,11 @@ def our_kernels(path, graphs_only):
             continue
         if graphs_only and not kind:
             continue
+        replay = r.get("counters", {}).get("replay_time_seconds")
         out.append({"kernel": r["kernel"], "graph": launch["index"] if kind else None,
                     "q": ours_quantities(r), "range": launch.get("nvtx_range", ""),
-                    "status": r["status"]})
+                    "status": r["status"],
+                    "replay": replay if isinstance(replay, (int, float)) else NAN})
     return out
 
 
@@ -140,6 +143,7 @@ def main():
     cpairs = dict((id(o), q) for o, q in pair(ours, cref))
     index_of = {id(q): k for k, (_, q) in enumerate(cref)}
     time_ok = {"graph nodes": [0, 0], "plain launches": [0, 0]}
+    replay_ok = [0, 0]  # graph nodes' replays alone against the counters' reference
     judged = {kind: {"DRAM": [0, 0], "L2": [0, 0], "tensor": [0, 0]}
               for kind in ("graph nodes", "plain launches")}
     spread_used = 0
@@ -162,6 +166,10 @@ def main():
             total_time += t
             nvtx_time += t if o["range"] else 0
         ref = cpairs.get(id(o))
+        if ref is not None and not (math.isnan(o["replay"]) or math.isnan(ref[0])):
+            limit = 0.05 * ref[0] if ref[0] >= 20e-6 else 2e-6 + 0.10 * ref[0]
+            replay_ok[0] += abs(o["replay"] - ref[0]) <= limit
+            replay_ok[1] += 1
         for qi, name in ((1, "DRAM"), (2, "L2"), (3, "tensor")):
             x, y = mine[qi], ref[qi] if ref is not None else NAN
             if math.isnan(x) or math.isnan(y) or (x == 0 and y == 0):
@@ -191,6 +199,11 @@ def main():
         if n:
             print(f"time, {kind}: {n_ok}/{n} within 5% (>= 20 us) or 2 us + 10% (< 20 us) of "
                   f"ncu's gpu__time_duration ({100 * n_ok / n:.1f}%)")
+    if replay_ok[1]:
+        print(f"time, graph nodes replayed alone (replay_time_seconds, after the cold flush): "
+              f"{replay_ok[0]}/{replay_ok[1]} within 5% or 2 us + 10% of ncu's "
+              f"gpu__time_duration in the counters' reference "
+              f"({100 * replay_ok[0] / replay_ok[1]:.1f}%)")
     print("counters (rows that have them; profiled with a cold cache unless --cache warm; ncu "
           + ("with --cache-control all" if opts["--counters"] else "as NCU.csv ran") + "):")
     for kind, by_name in judged.items():

@@ -97,7 +97,8 @@ void BatchRecorder::end(Session& session) {
           b.result != CUDA_SUCCESS || found == by_name.end() ? nullptr : found->second,
           b.result != CUDA_SUCCESS ? b.error
                                    : "the range profiler recorded "
-                                     "no range for its replay");
+                                     "no range for its replay",
+          b.window_start, b.window_end);
       continue;
     }
     if (b.result != CUDA_SUCCESS)

@@ -61,6 +61,22 @@ KernelLaunch node_launch(const KernelLaunch& parent, const KernelExecution& e, i
   return node;
 }
 
+// The time of node `e`'s replay alone: its record among the launch's replays, inside the
+// replay's window. The context was idle when it was submitted (synchronised before its range),
+// so from submission to end holds the GPU's launch processing, as for a launch in a batch.
+std::optional<double> replay_seconds(const std::optional<LaunchActivity>& activity,
+                                     const KernelExecution& e, const NodeCounters& counted) {
+  if (!activity || counted.window_end <= counted.window_start) return std::nullopt;
+  for (const KernelExecution& r : activity->replays) {
+    if (r.name != e.name || r.start_ns < counted.window_start || r.end_ns > counted.window_end ||
+        r.end_ns <= r.start_ns)
+      continue;
+    const bool submitted = r.submitted_ns >= counted.window_start && r.submitted_ns <= r.start_ns;
+    return seconds_between(submitted ? r.submitted_ns : r.start_ns, r.end_ns);
+  }
+  return std::nullopt;
+}
+
 // Time inside a graph launch when none of its nodes ran (nodes in start order): the GPU waiting
 // between dependent nodes, which no node's own time holds. The largest gap and the position of
 // the node after it are kept for the parent's message.
@@ -135,6 +151,8 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
           counters[quantity::kRangeTime] = t->second;
           counters.erase(t);
         }
+        if (const std::optional<double> replay = replay_seconds(activity, e, c->second))
+          counters[quantity::kReplayTime] = *replay;
       } else {
         message += "; not counted: " + c->second.why;
       }

@@ -6,12 +6,14 @@
 // parallel branches share the GPU), its id and place in the launch, and the NVTX ranges open
 // when it was captured (graph_catalog.hpp; the launch's own ranges when the capture had none).
 // A kernel node replayed alone before the launch (--graph-nodes counted, node_replay.hpp) has
-// the replay's counters, its time still the graph's; other nodes are timed only, and their rows
-// say why. The parent row keeps
+// the replay's counters, its time still the graph's, and the replay's own time (submission to
+// end, after the cold flush: as ncu times a node) as replay_time_seconds; other nodes are timed
+// only, and their rows say why. The parent row keeps
 // the launch's measure: its time (the span from its first node's start to its last node's end)
 // and, when the launch was one range of a batch, the whole graph's counters.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <regex>
@@ -37,6 +39,9 @@ struct GraphParent {
 struct NodeCounters {
   std::map<std::string, double> counters;
   std::string why;
+  // CUPTI timestamps around the replay: its kernel's activity record falls between them.
+  std::uint64_t window_start = 0;
+  std::uint64_t window_end = 0;
 };
 
 class GraphRows {

@@ -168,7 +168,10 @@ std::optional<LaunchActivity> KernelActivity::take(std::uint32_t correlation,
   if (auto it = by_correlation_.find(correlation); it != by_correlation_.end()) {
     LaunchActivity own;
     for (const KernelExecution& e : it->second)
-      if (belongs_to(e, kernel)) own.executions.push_back(e);
+      if (belongs_to(e, kernel))
+        own.executions.push_back(e);
+      else if (kernel.empty() && e.kind == ExecutionKind::kKernel)
+        own.replays.push_back(e);
     by_correlation_.erase(it);
     if (has_kernel(own)) return own;
   }

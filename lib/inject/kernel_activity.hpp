@@ -52,6 +52,9 @@ struct KernelExecution {
 struct LaunchActivity {
   std::vector<KernelExecution> executions;
   bool by_window = false;  // matched by the time window, not the correlation id
+  // A graph launch's kernel nodes replayed alone before it (--graph-nodes counted,
+  // node_replay.hpp): launched inside its callback, they carry its correlation id, and no node id.
+  std::vector<KernelExecution> replays;
 };
 
 // The GPU time of one launch: the sum of its kernels' durations, each kernel (each node of a

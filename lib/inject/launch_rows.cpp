@@ -52,8 +52,11 @@ void LaunchRows::record_timed_graph(const KernelLaunch& launch, double seconds,
 }
 
 void LaunchRows::keep_node_counters(const Session& session, std::int64_t index, std::uint64_t node,
-                                    const gpu::RangeValues* range, const std::string& why) {
+                                    const gpu::RangeValues* range, const std::string& why,
+                                    std::uint64_t window_start, std::uint64_t window_end) {
   NodeCounters& kept = node_counters_[index][node];
+  kept.window_start = window_start;
+  kept.window_end = window_end;
   if (range == nullptr) {
     kept.why = why;
   } else if (!session.catalogued) {

@@ -92,8 +92,10 @@ class LaunchRows {
 
   // The range of a kernel node's replay (node_replay.hpp; nullptr: lost, see `why`), kept for
   // the rows of graph launch `index`, which are written after it.
+  // `window_start`, `window_end`: CUPTI timestamps around the replay.
   void keep_node_counters(const Session& session, std::int64_t index, std::uint64_t node,
-                          const gpu::RangeValues* range, const std::string& why);
+                          const gpu::RangeValues* range, const std::string& why,
+                          std::uint64_t window_start = 0, std::uint64_t window_end = 0);
   // The nodes of graph launch `index` were not replayed: its kernel nodes' rows say `why`.
   void nodes_not_replayed(std::int64_t index, const std::string& why);
 

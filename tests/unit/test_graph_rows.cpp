@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,8 +32,9 @@ KernelExecution execution(ExecutionKind kind, std::uint64_t node, double start_u
   return e;
 }
 
-// The record lines GraphRows wrote for `activity`.
-std::vector<nlohmann::json> rows_of(const LaunchActivity& activity) {
+// The record lines GraphRows wrote for `activity` (`counted`: nodes replayed alone).
+std::vector<nlohmann::json> rows_of(const LaunchActivity& activity,
+                                    const std::map<std::uint64_t, NodeCounters>& counted = {}) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("graph_rows_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -43,7 +45,7 @@ std::vector<nlohmann::json> rows_of(const LaunchActivity& activity) {
     KernelLaunch launch;
     launch.graph = true;
     launch.index = 7;
-    rows.record(launch, activity, GraphParent{}, "timed");
+    rows.record(launch, activity, GraphParent{}, "timed", counted);
   }
   std::vector<nlohmann::json> out;
   std::ifstream in(dir / "1.jsonl");
@@ -88,6 +90,35 @@ TEST_CASE("graph rows: nodes back to back leave no idle time") {
   REQUIRE(rows.size() == 3);
   CHECK(rows[0]["counters"]["graph_idle_seconds"].get<double>() == 0.0);
   CHECK(rows[0]["message"].get<std::string>().find("no node ran") == std::string::npos);
+}
+
+TEST_CASE("graph rows: a counted node keeps the graph's time and its replay's time alone") {
+  LaunchActivity activity;
+  activity.executions = {execution(ExecutionKind::kKernel, 1, 100, 110),
+                         execution(ExecutionKind::kKernel, 2, 110.5, 120.5)};
+  // Node 1's replay ran before the launch, 12 µs from its submission; node 2's record lies
+  // outside its replay's window (another kernel of that name): no replay time.
+  KernelExecution replay = execution(ExecutionKind::kKernel, 0, 10, 21);
+  replay.name = activity.executions[0].name;
+  replay.submitted_ns = replay.start_ns - 1000;
+  KernelExecution stray = execution(ExecutionKind::kKernel, 0, 60, 70);
+  stray.name = activity.executions[1].name;
+  activity.replays = {replay, stray};
+  std::map<std::uint64_t, NodeCounters> counted;
+  counted[1].counters = {{"dram_read_bytes", 1e6}, {"gpu_time_seconds", 40e-6}};
+  counted[1].window_start = replay.start_ns - 2000;
+  counted[1].window_end = replay.end_ns + 2000;
+  counted[2].counters = {{"dram_read_bytes", 2e6}};
+  counted[2].window_start = static_cast<std::uint64_t>(1e6 + 30e3);
+  counted[2].window_end = static_cast<std::uint64_t>(1e6 + 50e3);
+  const std::vector<nlohmann::json> rows = rows_of(activity, counted);
+  REQUIRE(rows.size() == 3);
+  const nlohmann::json& first = rows[1]["counters"];
+  CHECK(rows[1]["status"] == "ok");
+  CHECK(first["gpu_time_seconds"].get<double>() == doctest::Approx(10e-6));  // as the graph ran
+  CHECK(first["replay_time_seconds"].get<double>() == doctest::Approx(12e-6));
+  CHECK(first["range_time_seconds"].get<double>() == doctest::Approx(40e-6));
+  CHECK_FALSE(rows[2]["counters"].contains("replay_time_seconds"));
 }
 
 }  // namespace roofline::inject

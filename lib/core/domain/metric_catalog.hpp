@@ -65,6 +65,9 @@ inline constexpr const char* kGpuTime = "gpu_time_seconds";
 inline constexpr const char* kRangeTime = "range_time_seconds";
 inline constexpr const char* kKernelCount = "kernel_count";
 inline constexpr const char* kKernelExecution = "kernel_execution_seconds";
+// A counted graph node's replay alone (its submission to its end, after the cold flush), beside
+// kGpuTime, its time as the graph ran it.
+inline constexpr const char* kReplayTime = "replay_time_seconds";
 // A graph launch's time (first node's start to last node's end) when none of its nodes ran.
 inline constexpr const char* kGraphIdle = "graph_idle_seconds";
 inline constexpr const char* kSmClock = "sm_clock_hz";
