@@ -86,6 +86,12 @@ TEST_CASE("advice: a profiled launch far below its bandwidth, and one at it") {
   Advice v = advice_of(row);
   CHECK(v.lever == Lever::kBandwidth);
   CHECK(v.estimated_speedup == doctest::Approx(1 / 0.3));
+  // At 70% the access pattern is still the lever (not latency): no threshold at 60% for a
+  // launch's advice to flip across between two runs or counter sets.
+  row.timing = Timing{{2e9 / 4800e9 / 0.7}, 0, 0};
+  v = advice_of(row);
+  CHECK(v.lever == Lever::kBandwidth);
+  CHECK(v.estimated_speedup == doctest::Approx(1 / 0.7));
   row.timing = Timing{{2e9 / 4800e9 / 0.9}, 0, 0};
   v = advice_of(row);
   CHECK(v.lever == Lever::kAtRoof);
@@ -149,4 +155,20 @@ TEST_CASE("advice: a long launch that moves almost nothing and computes nothing 
   row.timing = Timing{{15e-6}, 0, 0};
   const Advice short_launch = advice_of(row);
   CHECK(short_launch.estimated_speedup == doctest::Approx(15 / 1.12));
+}
+
+TEST_CASE("advice: flash-v2 is told wgmma under the default and the full counter set") {
+  Row row = bundled("flash-v2", 4, 16, 8192, 2e-3);
+  row.counters[quantity::kTensorMmaSync] = row.prediction.model_flops;
+  CHECK(advice_of(row).lever == Lever::kWgmma);
+  // --counter-set full adds the shared-memory wavefronts of mma.sync's operand loads: L1 (with
+  // shared memory) now binds, and on-chip reuse comes second, not first.
+  row.counters[quantity::kL1] = 1e9;
+  row.counters[quantity::kSharedWavefronts] = 5e8;
+  const RowAnalysis a = analyze(row, h200());
+  REQUIRE(a.binding == "L1");
+  const Advice v = advice_of(row);
+  CHECK(v.lever == Lever::kWgmma);
+  REQUIRE_FALSE(v.also.empty());
+  CHECK(v.also[0].lever == Lever::kOnChip);
 }

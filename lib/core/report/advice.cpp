@@ -16,7 +16,10 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // DRAM bytes above this many times the compulsory ones point to missing reuse.
 constexpr double kReuseFactor = 3.0;
-// Below this share of the binding level's bandwidth, the access pattern is the lever.
+// Below this share of the binding level's bandwidth, a short launch is held by its launch and
+// ramp-up. (A longer memory-bound launch below kAtRoof gets the bandwidth lever: a threshold
+// between it and the latency lever flipped the advice of kernels near it from one counter set,
+// or one run, to the next.)
 constexpr double kBandwidthLever = 0.6;
 // From this share of its roof on, a row is at its roof.
 constexpr double kAtRoof = 0.8;
@@ -216,7 +219,9 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
         max_finite({dram_floor, l2_floor, seconds(work, best_tensor->peak_tflops * 1e12 * busy)}));
   const ComputeCeiling* wgmma =
       a.ceiling != nullptr ? spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma) : nullptr;
-  if (!a.bandwidth_only && a.compute_bound && a.ceiling != nullptr &&
+  // Compute-bound, or bound by the on-chip traffic mma.sync's operand loads make (what the full
+  // counter set's shared-memory wavefronts show): the same lever under every counter set.
+  if (!a.bandwidth_only && (a.compute_bound || l1_binds) && a.ceiling != nullptr &&
       a.ceiling->instruction == TensorInstruction::kMmaSync && wgmma != nullptr &&
       wgmma->peak_tflops > a.ceiling->peak_tflops)
     // wgmma reads its operands from shared memory, past the L1 counters: DRAM and L2 remain.
@@ -264,7 +269,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
               ", computing nothing the counters see: it waits (on a flag, a clock or the host)",
           "find what it waits for (its warp stalls, the work it waits on): no roof applies",
           a.time_seconds);
-    else if (!a.compute_bound && a.fraction_of_bound < kBandwidthLever)
+    else if (!a.compute_bound && a.fraction_of_bound < kAtRoof)
       add(Lever::kBandwidth,
           a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth",
           "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by fusing "
