@@ -328,3 +328,40 @@ TEST_CASE("plot: the terminal chart is to scale") {
   CHECK_THROWS_WITH_AS(render_ascii_plot(report, 10, 5),
                        "the terminal chart needs at least 20 × 8 cells (got 10 × 5)", InputError);
 }
+
+TEST_CASE("plot: the bandwidth chart's labels never overprint each other or a marker") {
+  // The compiled GPT block profiled on the H200: 290 launches without counted FLOPs.
+  const Report report =
+      read_report_file(std::string(ROOFLINE_GRAPH_REPORTS_DIR) + "/gpt_timed.json");
+  const XmlElement root = parse_xml(render_svg({report}));
+  const auto panels = find_all(root, "g", "bandwidth-panel");
+  REQUIRE(panels.size() == 1);
+  const auto roofs = find_all(*panels[0], "g", "roofs");
+  REQUIRE(roofs.size() == 1);
+  std::vector<Box> boxes;
+  std::vector<bool> time_label;  // a line of equal time's (not a roof's)
+  for (const XmlElement& e : roofs[0]->children) {
+    if (e.name != "text") continue;
+    time_label.push_back(e.all_text().find("B/s") == std::string::npos);
+    const std::string anchor =
+        e.attributes.count("text-anchor") != 0 ? e.attr("text-anchor") : "start";
+    boxes.push_back(text_box(e.number("x"), e.number("y"), e.all_text(), e.number("font-size"),
+                             anchor == "end"      ? Anchor::kEnd
+                             : anchor == "middle" ? Anchor::kMiddle
+                                                  : Anchor::kStart));
+  }
+  REQUIRE(boxes.size() >= 4);  // two roofs and at least two lines of equal time
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK_FALSE(overlaps(boxes[i], boxes[j]));
+    }
+  // The markers, each at its translate(x,y).
+  for (const XmlElement* point : find_all(*panels[0], "g", "point")) {
+    const auto [mx, my] = translation(*point);
+    const Box marker{mx - 5, my - 5, mx + 5, my + 5};
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+      if (time_label[i]) CHECK_FALSE(overlaps(boxes[i], marker));
+  }
+}

@@ -17,6 +17,7 @@ constexpr double kTop = 70;  // below the panel's offset
 constexpr double kWidth = 620;
 constexpr double kHeight = 330;
 constexpr double kLegendLeft = kLeft + kWidth + 28;
+constexpr double kMarkerRadius = 6.5;  // marker_svg's shapes and their strokes
 
 class BandwidthPanel {
  public:
@@ -84,6 +85,26 @@ class BandwidthPanel {
 
   void draw_roofs() {
     out_ << "<g class=\"roofs\" font-size=\"11\">\n";
+    // The roofs' labels first, then each line of equal time's where no label is yet: at the
+    // line's upper end, else further down the line, else none (the line alone still says it).
+    LabelPlacer labels(Box{kLeft, top_, kLeft + kWidth, top_ + kHeight});
+    for (const MemoryRoof& roof : panel_.memory) {
+      const double gy = y(roof.bandwidth_bytes_per_second);
+      out_ << "<line class=\"roof memory\" data-level=\"" << to_string(roof.level) << "\" x1=\""
+           << px(kLeft) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(kLeft + kWidth) << "\" y2=\""
+           << px(gy) << "\"" << memory_stroke(roof) << "/>\n";
+      const std::string label = std::string(display_name(roof.level)) + " " +
+                                bandwidth_text(roof.bandwidth_bytes_per_second) +
+                                (roof.twin.empty() ? "" : " (" + roof.twin + ")");
+      text(kLeft + kWidth - 4, gy - 4, label, 11, "fill=\"#333333\"", Anchor::kEnd);
+      labels.take(text_box(kLeft + kWidth - 4, gy - 4, label, 11, Anchor::kEnd));
+    }
+    // The markers (drawn later, over the lines) are taken too: a label under one is unread.
+    for (const BandwidthPoint& p : panel_.bandwidth_points) {
+      const double mx = x(p.bytes), my = y(p.bytes_per_second);
+      labels.take(
+          Box{mx - kMarkerRadius, my - kMarkerRadius, mx + kMarkerRadius, my + kMarkerRadius});
+    }
     // Lines of equal time: y = bytes / t, one per decade of t that crosses the plot.
     for (int e = -7; e <= 1; ++e) {
       const double t = std::pow(10.0, e);
@@ -98,18 +119,15 @@ class BandwidthPanel {
                                 : t < 1e-3 ? number_text(t * 1e6, 3) + " µs"
                                 : t < 1    ? number_text(t * 1e3, 3) + " ms"
                                            : number_text(t, 3) + " s";
-      text(x(hi) - 4, y(hi / t) + 12, label, 10, "fill=\"#8a8a8a\"", Anchor::kEnd);
-    }
-    for (const MemoryRoof& roof : panel_.memory) {
-      const double gy = y(roof.bandwidth_bytes_per_second);
-      out_ << "<line class=\"roof memory\" data-level=\"" << to_string(roof.level) << "\" x1=\""
-           << px(kLeft) << "\" y1=\"" << px(gy) << "\" x2=\"" << px(kLeft + kWidth) << "\" y2=\""
-           << px(gy) << "\"" << memory_stroke(roof) << "/>\n";
-      text(kLeft + kWidth - 4, gy - 4,
-           std::string(display_name(roof.level)) + " " +
-               bandwidth_text(roof.bandwidth_bytes_per_second) +
-               (roof.twin.empty() ? "" : " (" + roof.twin + ")"),
-           11, "fill=\"#333333\"", Anchor::kEnd);
+      // Candidates from the upper end down the line, a tenth of the segment (in log) apart.
+      for (int step = 0; step <= 5; ++step) {
+        const double at = std::pow(10.0, std::log10(hi) - 0.1 * step * std::log10(hi / lo));
+        const Box box = text_box(x(at) - 4, y(at / t) + 12, label, 10, Anchor::kEnd);
+        if (box.x0 < kLeft || box.y1 > top_ + kHeight || !labels.is_free(box)) continue;
+        text(x(at) - 4, y(at / t) + 12, label, 10, "fill=\"#8a8a8a\"", Anchor::kEnd);
+        labels.take(box);
+        break;
+      }
     }
     out_ << "</g>\n";
   }
