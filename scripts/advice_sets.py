@@ -8,7 +8,9 @@ TOOL: the cuflash-roofline binary. REFERENCE.json: a report of the program under
 (e.g. --counter-set full); OTHER.json: reports of the same deterministic program under others
 (or in other runs). Launches pair by launch index and node position, and only when their kernel
 names agree. Prints, for each OTHER, how many launches got the reference's lever and the most
-common pairs that did not. Asserts nothing.
+common pairs that did not; and, for every report, how many launches' gains (recorded in the
+file, and as judged now) exceed the launch's time over the GPU's launch floor (the spec's
+launch_floor_us), which no kernel can beat. Asserts nothing.
 """
 import collections
 import json
@@ -18,13 +20,33 @@ import sys
 import tempfile
 
 
-def levers(tool, path):
-    """{(launch index, node position): (kernel, lever)} as the tool judges the report now."""
+def judged(tool, path):
+    """The report's rows as the tool judges them now."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "judged.json")
         subprocess.run([tool, "show", path, "--json", out, "-q"], check=True,
                        stdout=subprocess.DEVNULL)
-        rows = json.load(open(out))["rows"]
+        return json.load(open(out))
+
+
+def beyond_floor(report):
+    """(launches with advice, those whose gain exceeds time / launch floor)."""
+    floors = {key: spec.get("launch_floor_us") for key, spec in report.get("specs", {}).items()}
+    n = beyond = 0
+    for r in report["rows"]:
+        advice = (r.get("analysis") or {}).get("advice")
+        t = (r.get("counters") or {}).get("gpu_time_seconds")
+        floor = floors.get(r.get("spec")) or 1.0  # µs; the tool assumes 1 µs without one
+        if r["launch"].get("graph") or not advice or not isinstance(t, (int, float)) or t <= 0:
+            continue
+        n += 1
+        beyond += advice["estimated_speedup"] > max(1.0, t / (floor * 1e-6)) * 1.0001
+    return n, beyond
+
+
+def levers(tool, path):
+    """{(launch index, node position): (kernel, lever)} as the tool judges the report now."""
+    rows = judged(tool, path)["rows"]
     found = {}
     for r in rows:
         launch = r["launch"]
@@ -41,6 +63,11 @@ def main():
         print(__doc__)
         sys.exit(2)
     tool, reference, others = sys.argv[1], sys.argv[2], sys.argv[3:]
+    for path in [reference] + others:
+        n, recorded = beyond_floor(json.load(open(path)))
+        _, now = beyond_floor(judged(tool, path))
+        print(f"{os.path.basename(path)}: gains beyond time / launch floor: {recorded} of {n} "
+              f"launches as recorded, {now} as judged now")
     ref = levers(tool, reference)
     for path in others:
         other = levers(tool, path)
