@@ -28,23 +28,18 @@
 // dS^T = P^T ∘ (dP^T − D) when dP^T lands; issues dK += dS^T Q the same way; and writes dS^T
 // to shared memory (swizzled, two buffers) for dQ.
 //
-// dQ strategy: dQ = dS K over all 128 keys of the CTA, staged as FP32 in shared memory
-// (128-byte swizzled, columns permuted: dq_accum_column) and added to a padded FP32 workspace by
-// one thread with bulk tensor reductions (cp.reduce.async.bulk.tensor .add), then one
-// conversion kernel. Measured on the H200 against per-thread float2 atomics of the same tile,
-// same binary: 484 against 400 TFLOP/s at B4 H16 N16384 d128, 352 against 300 at B1 H8 N16384
-// d64 (NOTES.md "flash-v3 backward"). The consumer warpgroups meet at a named barrier for each
-// other's dS^T rows, so that each dQ element is added once per CTA (DqSplit): at d = 64 (128
-// queries a stage) each takes its own 64 queries; at d = 128 (80 queries, not a wgmma M) each
-// computes dQ^T = K^T dS^T for its own 64 of the d columns, with dS stored as [query][key] by
-// stmatrix .trans, and adds it, staged in its fragment order, with one non-tensor bulk reduction
-// into an accumulator kept in that order (flash_v3_bwd_convert_dq_fragments maps it back);
-// dK += dS^T Q is issued after dQ^T, so that the staging runs beside it. Against 64-query stages
-// with dQ by turns (one warpgroup the whole 64 x 128 tile, alternating), same binary (H200,
-// 2026-12-01): without a mask +1.6-2.3% at N 8192-16384 with dK still first, then +6-7.5% from
-// dK after dQ^T; causal +5.5-7% at N 8192-16384, +3% at N 3000, -2.5% at B8 H16 N1024. dK after
-// dQ by turns was 21-31% slower (the turns path was removed). Why not a separate dQ pass: it
-// recomputes S and dP (7 GEMMs instead of 5).
+// dQ: dQ = dS K over all 128 keys of the CTA, staged as FP32 in shared memory (128-byte
+// swizzled, columns permuted so that the staging has no bank conflicts: dq_accum_column) and
+// added to a padded FP32 workspace by one thread with bulk tensor reductions
+// (cp.reduce.async.bulk.tensor .add) instead of per-thread atomics; one conversion kernel
+// follows. The consumer warpgroups meet at a named barrier for each other's dS^T rows, so that
+// each dQ element is added once per CTA (DqSplit): at d = 64 (128 queries a stage) each takes
+// its own 64 queries; at d = 128 (80 queries, not a wgmma M) each computes dQ^T = K^T dS^T for
+// its own 64 of the d columns, with dS stored as [query][key] by stmatrix .trans, and adds it,
+// staged in its fragment order, with one non-tensor bulk reduction into an accumulator kept in
+// that order (flash_v3_bwd_convert_dq_fragments maps it back). dK += dS^T Q is issued after
+// dQ^T, so that the staging runs beside it. A separate dQ pass would recompute S and dP (seven
+// GEMMs instead of five).
 //
 // Causal: query tiles wholly before the key block are never loaded; a warpgroup whose 64 keys
 // all follow the tile's last query skips its four GEMMs and publishes zeros for dS^T; masks
@@ -53,22 +48,11 @@
 // d = 64 and 128 only: every tile here is built from 128-byte swizzled rows of 64 halves, and
 // d = 32 (64-byte rows) would need the 64-byte-swizzle variant of each operand layout.
 //
-// Regime: compute-bound on the wgmma tensor ceiling at large N; the elementwise softmax
-// gradient between the two GEMM pairs and the dQ staging and reductions are the extra costs.
-// What limits it now: ncu's source counters on the 80-query kernel before dK moved after dQ^T
-// (B1 H16 N16384 d128 full, H200, 2026-12-01, `v3_check.sh stalls`) put 10% of the warps'
-// stall samples (reason: barrier) on the wait for the dQ^T GEMM just after the first staging
-// barrier, when neither warpgroup had another GEMM in flight; the staging's proxy fence
-// and second barrier 6%; FFMA and MUFU.EX2 (the exponentials) 20%. Issuing dK after dQ^T, so
-// that the staging runs beside it, then gained 6-7.5%. The dQ reduction costs up to 4%: left out
-// (a timing experiment, dQ wrong) the kernel ran 3.5-4% faster. Two timing experiments found
-// nothing to gain: not waiting for the previous reduction to have read the staging, and the
-// dQ^T GEMM in two 40-query halves, the first staged while the second runs (within 1%).
-// Causal d = 128 at N 8192 (`run --counter-set full`, H200, 2026-12-01): with 64-query stages
-// (B4 H32) the roofline put it on the L1/shared-memory roof (shared wavefronts, wgmma's operand
-// reads included) at 47% of that bound; with 80 (B2 H16) it is compute-bound on the wgmma roof
-// at 56% (63% without a mask), wgmma's shared wavefronts per FLOP 7.6% fewer; its next lever,
-// as the tool reads it, is latency (the exposed waits above).
+// On the roofline: compute-bound on the wgmma tensor ceiling at large N (all five GEMMs there);
+// the elementwise softmax gradient between the two GEMM pairs (FFMA and MUFU.EX2) and the dQ
+// staging and reductions are what keeps it below the roof, and the warps' stalls sit at the
+// barriers around the dQ staging. The measurements behind each choice above, and the variants
+// that measured slower, are in NOTES.md ("flash-v3 backward") and docs/results.
 #include <algorithm>
 #include <cstdint>
 
@@ -278,9 +262,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       uint32_t ds_frag[kBlockQ / 16][4];
       if (active) {
         // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
-        // so that P is computed while dP is still on the tensor cores. Issuing the next step's
-        // S^T before this step's dQ tile is staged, to overlap the two, measured 8-10% slower at
-        // d = 128 with two or three stages (H200, 2026-12-01): see NOTES.md.
+        // so that P is computed while dP is still on the tensor cores. (The next step's S^T is
+        // not issued before this step's dQ staging: slower, NOTES.md.)
         float s[kBlockQ / 2];
         float dp[kBlockQ / 2];
         sm90::wgmma_fence();
@@ -307,8 +290,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         const float* drow =
             reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * (Cfg::kVecStride / 4);
         const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
-        // Reading the LSE and D slices into registers before the waits measured 2-6% slower
-        // (H200, 2026-12-01, same binary).
+        // The LSE and D slices are read after the waits (before them: slower, NOTES.md).
         sm90::wgmma_wait<1>();
         sm90::fence_registers(s);
 #pragma unroll
@@ -451,13 +433,12 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
               sm90::kmajor_desc(ds_tile + (kk % 4) * 32 + (kk / 4) * Cfg::kDsChunkBytes), kk > 0);
         }
         sm90::wgmma_commit();
-        // dK after dQ^T, so that dQ^T is staged while dK runs on the tensor cores: against dK
-        // first (both warpgroups staging with no GEMM in flight), same binary: +6-7.5% at N 8192
-        // and 16384, +5.5% at N 3000 (H200, 2026-12-01). Q, dO, LSE and D of the stage are
+        // dK after dQ^T, so that dQ^T is staged while dK runs on the tensor cores (with dK first,
+        // both warpgroups would stage with no GEMM in flight). Q, dO, LSE and D of the stage are
         // released once dK is done, after the reduction is issued. Issued on causal steps whose
         // dS^T is zero (!active) too: a wgmma behind a branch here, with the accumulator read
-        // before the wait for it, made ptxas serialise every wgmma of the kernel (warning
-        // C7514): 5-12% slower.
+        // before the wait for it, makes ptxas serialise every wgmma of the kernel (warning C7514,
+        // which toolkit.ptxas_keeps_wgmma_async catches).
         issue_dk();
         sm90::wgmma_wait<1>();
         sm90::fence_registers(dq);
@@ -487,9 +468,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       }
       // Query halves: dQ (this warpgroup's 64 queries x 64 columns) = dS K: A = dS^T read
       // M-major (one wgmma M of 64 queries), B = K read N-major. Issued before the staging buffer
-      // is known to be free: it reads only dS^T and K. Once dK (the group before it) is done, Q,
-      // dO, LSE and D of this stage are no longer read. Against issuing it after that wait, same
-      // binary: +1-3% (H200, 2026-12-01).
+      // is known to be free: it reads only dS^T and K, so it overlaps the wait. Once dK (the group
+      // before it) is done, Q, dO, LSE and D of this stage are no longer read.
       float dq[32];
       sm90::wgmma_fence();
 #pragma unroll
@@ -612,9 +592,8 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   // Persistent (V3BwdConfig::kPersistent): one CTA per SM (one fits) works through the items, so
   // that the loads of its next item run under the dK/dV stores of the last; otherwise one CTA
   // per item. Items in the order of V3BwdParams: a head's key
-  // blocks one after the other, the long causal ones (small kv0) first. Every head's longest
-  // blocks before any head's shorter ones instead measured 2-28% slower except at B16 H8 N1024
-  // causal (+4%) (H200, 2026-12-01, same binary, one CTA per item).
+  // blocks one after the other, the long causal ones (small kv0) first (every head's longest
+  // blocks before any head's shorter ones measured slower: NOTES.md).
   int sms = 0;
   ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
   V3BwdParams<T> launched = params;

@@ -313,8 +313,8 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
   // opens consumer c's turn, so one warpgroup's softmax runs under the other's GEMMs. The turns
   // run on across work items, so that consumer 0 can start its next item while consumer 1
   // finishes the last: consumer 1 opens consumer 0's first turn once, every turn hands over, and
-  // consumer 0 takes the last hand-over before it leaves. Against opening the turns anew for
-  // each item: +2-3.5% at d = 64 N 2048 (H200, 2026-12-01, same binary).
+  // consumer 0 takes the last hand-over before it leaves (opening the turns anew for each item
+  // would leave consumer 0 idle at every item's start).
   auto turn_begin = [&] {
     if constexpr (kPingPong) sm90::named_barrier_sync(3 + consumer, 256);
   };
@@ -507,11 +507,9 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   params.total_tiles = params.num_q_tiles * static_cast<int>(heads);
   int sms = 0;
   ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
-  // Measured against one CTA per item and, for the equal-length non-causal items, a static
-  // stride c, c + gridDim.x, ... (H200, 2026-12-01, same binary): 9-14% faster than one CTA per
-  // item at N 1024-3000, level at large N; the counter beat the stride by 3-4% at B1 H16
-  // N16384 d128 (SMs of one GPU do not run at one speed: the counter lets the fast ones take
-  // more items).
+  // Persistent: one CTA per SM, items taken from a counter rather than a static stride, since
+  // the SMs of one GPU do not run at one speed (the counter lets the fast ones take more items).
+  // NOTES.md ("flash-v3 forward") has the measurements against one CTA per item and the stride.
   const int ctas = std::min(params.total_tiles, sms);
   params.next_tile = nullptr;
   if (ctas < params.total_tiles) {
