@@ -42,7 +42,7 @@ const KernelModel* bundled_model(const Row& row) {
   return nullptr;
 }
 
-// The shortest time a kernel takes on the GPU of `spec`, and whether it was measured there.
+// The shortest time a kernel takes on the GPU of `spec` (its measured launch floor, else assumed).
 double launch_floor_seconds(const GpuSpec& spec) {
   return spec.launch_floor_us > 0 ? spec.launch_floor_us * 1e-6 : kAssumedLaunchFloor;
 }
