@@ -1,10 +1,12 @@
 // `cuflash-roofline model`: the analytic roofline of each workload on one or more GPU specs,
 // no device needed.
+#include <algorithm>
 #include <memory>
 
 #include "app/commands.hpp"
 #include "app/help.hpp"
 #include "lib/core/model/model.hpp"
+#include "lib/core/report/assemble.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline::app {
@@ -31,25 +33,24 @@ int run_model(const ModelOptions& options, const GlobalOptions& global) {
   report.context = make_context("model");
   report.context.command_line = global.command_line();
   report.context.counters = "none: analytic model";
+  std::vector<std::string> judged;  // spec keys, each once, in the order asked
   for (const std::string& gpu : options.gpus) {
     const GpuSpec& spec = registry.find(gpu);
-    const bool seen = std::any_of(report.specs.begin(), report.specs.end(),
-                                  [&](const GpuSpec& s) { return s.key == spec.key; });
-    if (!seen) report.specs.push_back(spec);
-  }
-  for (const GpuSpec& spec : report.specs)
+    if (std::find(judged.begin(), judged.end(), spec.key) != judged.end()) continue;
+    judged.push_back(spec.key);
+    std::vector<Row> rows;
     for (const Workload& workload : workloads)
       for (const std::string& kernel : kernels) {
         Row row;
         row.kernel = kernel;
         row.workload = workload;
-        row.spec_key = spec.key;
-        row.prediction = predict(find_kernel_model(kernel), workload, spec);
         row.message =
             unsupported_reason(find_kernel_model(kernel), workload, spec.compute_capability);
         if (!row.message.empty()) row.status = RowStatus::kUnsupported;
-        report.rows.push_back(std::move(row));
+        rows.push_back(std::move(row));
       }
+    add_rows(report, own_spec(spec), std::move(rows));
+  }
   options.ceilings.apply(report, calibrations);
   options.output.emit(report);
   return 0;

@@ -20,8 +20,8 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/input.hpp"
 #include "lib/core/base/output.hpp"
-#include "lib/core/domain/spec_choice.hpp"
 #include "lib/profile/profile_protocol.hpp"
+#include "lib/profile/profile_report.hpp"
 
 namespace roofline::app {
 namespace {
@@ -98,12 +98,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   throw_if_interrupted();
   const std::vector<ProcessRecords> processes = read_records(records_dir.path());
 
-  Report report;
-  report.context = make_context("profile");
-  report.context.command_line = global.command_line();
-  report.context.program_command = options.command;
   const ProcessRecords::Error* fatal = nullptr;
-  const ProcessRecords* with_device = nullptr;
   std::size_t rows = 0;
   for (const ProcessRecords& p : processes) {
     for (const ProcessRecords::Error& error : p.errors) {
@@ -126,43 +121,16 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
           "process {} ({}): {} kernel launches, {} profiled; time in the injection "
           "library: {}",
           p.process_id, p.process, p.launches, p.profiled, describe_phases(p.phases));
-    if (p.device && with_device == nullptr) with_device = &p;
     rows += p.rows.size();
   }
-  if (rows > 0 && with_device != nullptr) {
-    const DeviceInfo& device = *with_device->device;
-    // No spec derived here: the device's properties are the record's, not CUDA's.
-    const SpecChoice choice = choose_judging_spec(
-        registry, device.name,
-        options.gpu.empty() ? std::nullopt : std::optional<std::string>(options.gpu), nullptr);
-    const GpuSpec* spec = &choice.spec;
-    report.context.device = device;
-    report.context.projection = choice.projection;
-    report.context.metrics = with_device->metrics;
-    report.context.counter_passes = with_device->counter_passes;
-    report.context.counters =
-        "CUPTI range profiler in " + options.command.front() +
-        (options.replay == "batch" && with_device->counter_passes == 1
-             ? ": a user range around each kernel or graph launch, one "
-               "user-replay pass over many launches, "
-             : ": auto range (one range per kernel launch), kernel "
-               "replay, ") +
-        std::to_string(with_device->counter_passes) + " pass(es), counter set " +
-        with_device->counter_set + ", cache " + options.cache + "; graph nodes " +
-        options.graph_nodes +
-        (options.graph_nodes == "counted"
-             ? " (a row per node, timed by its activity record, each kernel node counted in a "
-               "replay of its own, device memory saved and restored)"
-         : options.graph_nodes == "timed" ? " (a row per node, timed by its activity record)"
-                                          : "");
-    report.specs.push_back(*spec);
-    for (const ProcessRecords& p : processes)
-      for (Row row : p.rows) {
-        row.spec_key = spec->key;
-        report.rows.push_back(std::move(row));
-      }
+  ProfileRun run;
+  run.command_line = global.command_line();
+  run.program_command = options.command;
+  run.options = profile;
+  if (!options.gpu.empty()) run.gpu = options.gpu;
+  if (const std::optional<Report> report = profile_report(processes, registry, run)) {
     throw_if_interrupted();  // a signal while the records were read: no report
-    options.output.emit(report);
+    options.output.emit(*report);
   }
 
   if (fatal != nullptr) {
@@ -240,7 +208,8 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->type_name("PATH")
       ->check(kNonEmpty);
   sub->add_option("--gpu", options->gpu,
-                  "Judge against this GPU's spec (default: the device's own)")
+                  "Judge against this GPU's spec (default: the device's own; another GPU projects "
+                  "each launch onto it, as run --gpu does)")
       ->type_name("NAME");
   options->output.add_to(*sub, true);
   options->output.add_export_to(*sub);

@@ -22,6 +22,7 @@
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/model.hpp"
+#include "lib/core/report/assemble.hpp"
 #include "lib/core/report/partition.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/device.hpp"
@@ -199,23 +200,10 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   report.context = make_context("run");
   report.context.command_line = global.command_line();
   report.context.device = result.device;
-  report.context.projection = choice.projection;
   report.context.counters = result.counters;
   report.context.metrics = result.metrics;
   report.context.counter_passes = result.counter_passes;
-  report.specs.push_back(choice.spec);
-  if (choice.projection) {
-    // The GPU measured on: what a projection scales from (analysis.hpp).
-    report.context.measured_spec = choice.measured.key;
-    if (choice.measured.key != choice.spec.key) report.specs.push_back(choice.measured);
-  }
-  for (Row& row : result.rows) {
-    row.spec_key = choice.spec.key;
-    // The model's DRAM bytes for the GPU the kernels ran on (its L2 and SMs): what the counters
-    // should see, and the base a projection scales from.
-    row.prediction = predict(find_kernel_model(row.kernel), row.workload, choice.measured);
-    report.rows.push_back(std::move(row));
-  }
+  add_rows(report, choice, std::move(result.rows));
   options.ceilings.apply(report, calibrations);
   options.output.emit(report);
   // Where a worker's time goes (run --devices compares a worker's wall time with its share).

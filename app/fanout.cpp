@@ -312,8 +312,8 @@ std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
 }
 
 Report gather_workers(const std::vector<WorkerJob>& jobs, std::vector<WorkerResult> results,
-                      const std::vector<Row>& sweep_rows, const std::string& spec_key,
-                      const GpuSpec& spec, const ReportContext& fallback) {
+                      const Report& skeleton) {
+  const std::vector<Row>& sweep_rows = skeleton.rows;
   std::vector<Report> reports;
   std::vector<std::string> names;
   for (std::size_t j = 0; j < jobs.size(); ++j)
@@ -323,13 +323,14 @@ Report gather_workers(const std::vector<WorkerJob>& jobs, std::vector<WorkerResu
     }
   Report gathered;
   if (reports.empty()) {
-    gathered.context = fallback;
+    gathered.context = skeleton.context;
   } else {
     gathered = merge_reports(reports, names);
   }
-  if (std::none_of(gathered.specs.begin(), gathered.specs.end(),
-                   [&](const GpuSpec& s) { return s.key == spec_key; }))
-    gathered.specs.push_back(spec);
+  for (const GpuSpec& spec : skeleton.specs)
+    if (std::none_of(gathered.specs.begin(), gathered.specs.end(),
+                     [&](const GpuSpec& s) { return s.key == spec.key; }))
+      gathered.specs.push_back(spec);
 
   // Sweep order: each row's sweep index, by kernel and workload (unique within a sweep).
   std::vector<std::pair<std::size_t, Row>> ordered;
@@ -344,7 +345,6 @@ Report gather_workers(const std::vector<WorkerJob>& jobs, std::vector<WorkerResu
     if (results[j].failure.empty()) continue;
     for (std::size_t point : jobs[j].points) {
       Row row = sweep_rows[point];
-      row.spec_key = spec_key;
       row.status = RowStatus::kError;
       row.message = "device " + std::to_string(jobs[j].device) + ": " + results[j].failure;
       row.origin.reset();

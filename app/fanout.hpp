@@ -95,11 +95,11 @@ std::vector<WorkerResult> run_workers(const std::vector<WorkerJob>& jobs,
                                       const std::vector<Row>& sweep_rows);
 
 // One report from the workers' reports: merged (merge_reports), rows in sweep order, and for
-// every point of a failed worker an `error` row (with the model's prediction from
-// `sweep_rows`, judged against `spec_key`) whose message says which device failed and why.
-// `fallback` is the context when no worker produced a report.
+// every point of a failed worker an `error` row (its row in `skeleton`: the sweep's rows as
+// add_rows judged them, one per sweep index) whose message says which device failed and why.
+// The report carries the skeleton's specs; its context is the skeleton's when no worker
+// produced a report.
 Report gather_workers(const std::vector<WorkerJob>& jobs, std::vector<WorkerResult> results,
-                      const std::vector<Row>& sweep_rows, const std::string& spec_key,
-                      const GpuSpec& spec, const ReportContext& fallback);
+                      const Report& skeleton);
 
 }  // namespace roofline::app

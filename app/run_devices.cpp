@@ -12,7 +12,7 @@
 #include "app/temp_dir.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/spec_choice.hpp"
-#include "lib/core/model/model.hpp"
+#include "lib/core/report/assemble.hpp"
 #include "lib/core/report/partition.hpp"
 #include "lib/gpu/device.hpp"
 
@@ -37,10 +37,10 @@ std::string visible_entry(int ordinal) {
 // This process does not initialise CUDA where it can help it: the workers start at once, and its
 // own exit, which comes after theirs, does not wait for the driver's teardown. The GPUs are named
 // and counted by the driver's /proc files (gpu::host_gpu_name, gpu::visible_gpu_count): the
-// split prices points on the spec of the host's GPU (else --gpu's, else kShardCostSpec; only
-// their ratios matter), ordinals are checked against the count, and the rows of a failed worker
-// are judged like the others. Only where the host's GPU has no spec file (or /proc says nothing)
-// does it ask CUDA, after the workers have started. The workers take turns to profile
+// split prices points on devices_cost_spec (partition.hpp), ordinals are checked against the count,
+// and the rows of a failed worker are judged like the others. Only where the host's GPU has no spec
+// file (or /proc says nothing) does it ask CUDA, after the workers have started. The workers take
+// turns to profile
 // (--counters-after-round): two processes collecting counters at once slow each other.
 int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
                 const SpecRegistry& registry, const std::vector<gpu::SweepPoint>& sweep,
@@ -59,9 +59,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
 
   const std::optional<std::string> host_name = gpu::host_gpu_name();
   const GpuSpec* host_spec = host_name ? registry.find_for_device(*host_name) : nullptr;
-  const GpuSpec& cost_spec =
-      host_spec != nullptr ? *host_spec
-                           : registry.find(options.gpu.empty() ? kShardCostSpec : options.gpu);
+  const GpuSpec& cost_spec = devices_cost_spec(registry, host_name, options.gpu);
   spdlog::debug("points priced on {}", cost_spec.key);
   std::vector<double> costs;
   for (std::size_t i : selected)
@@ -137,15 +135,23 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
       throw;
     }
   }
-  std::vector<Row> sweep_rows;
-  for (const gpu::SweepPoint& p : sweep) {
-    Row row;
-    row.kernel = p.kernel;
-    row.workload = p.workload;
-    row.spec_key = choice.spec.key;
-    row.prediction = predict(find_kernel_model(p.kernel), p.workload, choice.measured);
-    sweep_rows.push_back(std::move(row));
+  // The sweep's rows as the model gives them, judged as the workers' are: a failed worker's
+  // points keep these, marked as errors.
+  Report skeleton;
+  skeleton.context = make_context("run");
+  skeleton.context.device = first;
+  skeleton.context.counters = "none: every worker failed";
+  {
+    std::vector<Row> rows;
+    for (const gpu::SweepPoint& p : sweep) {
+      Row row;
+      row.kernel = p.kernel;
+      row.workload = p.workload;
+      rows.push_back(std::move(row));
+    }
+    add_rows(skeleton, choice, std::move(rows));
   }
+  const std::vector<Row>& sweep_rows = skeleton.rows;
   std::vector<WorkerResult> results = pool.wait(sweep_rows);  // throws Interrupted
   spdlog::debug("workers done {:.2f} s after this process", seconds_since_process_start());
   for (const WorkerJob& job : jobs)
@@ -166,12 +172,7 @@ int run_devices(const RunCommandOptions& options, const GlobalOptions& global,
                         : static_cast<int>(ExitCode::kInternal);
     }
   }
-  ReportContext fallback = make_context("run");
-  fallback.device = first;
-  fallback.projection = choice.projection;
-  fallback.counters = "none: every worker failed";
-  Report report =
-      gather_workers(jobs, std::move(results), sweep_rows, choice.spec.key, choice.spec, fallback);
+  Report report = gather_workers(jobs, std::move(results), skeleton);
   // The command line that reproduces the report is this one, not a worker's.
   report.context.command_line = global.command_line();
   // The workers applied --ceilings / --calibration themselves.

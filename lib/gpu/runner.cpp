@@ -110,7 +110,6 @@ class SweepRunner {
     Row row;
     row.kernel = p.kernel;
     row.workload = p.workload;
-    row.prediction = predict(find_kernel_model(p.kernel), p.workload);
     if (std::string why =
             unsupported_reason(find_kernel_model(p.kernel), p.workload, compute_capability_);
         !why.empty()) {

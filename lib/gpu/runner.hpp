@@ -63,7 +63,7 @@ struct RunOptions {
 };
 
 struct RunResult {
-  std::vector<Row> rows;  // one per point, in order; spec_key left empty
+  std::vector<Row> rows;  // one per point, in order; no spec_key or prediction (add_rows)
   DeviceInfo device;      // with the chip name when counters ran
   std::string counters;   // provenance line for the report context
   std::vector<std::string> metrics;

@@ -126,8 +126,7 @@ TEST_CASE("fanout: a failing worker becomes error rows with its reason, the repo
   CHECK(results[1].exit_code == 3);
   CHECK(results[1].failure == "worker exited with code 3: error: no usable GPU (no CUDA device)");
 
-  const Report report =
-      gather_workers(jobs, std::move(results), sweep, "h100-sxm5", base.specs[0], base.context);
+  const Report report = gather_workers(jobs, std::move(results), base);
   REQUIRE(report.rows.size() == sweep.size());
   for (std::size_t i = 0; i < sweep.size(); ++i) {
     CAPTURE(i);
@@ -201,8 +200,7 @@ TEST_CASE("fanout: workers that cannot start, crash, or answer for other points"
   CHECK(results[1].failure == "worker exited with code 137");
   CHECK(results[2].failure.rfind("worker its report has " + sweep[12].kernel, 0) == 0);
   CHECK(results[3].failure.empty());
-  const Report report =
-      gather_workers(jobs, std::move(results), sweep, "h100-sxm5", base.specs[0], base.context);
+  const Report report = gather_workers(jobs, std::move(results), base);
   REQUIRE(report.rows.size() == 24);
   for (std::size_t i = 0; i < 12; ++i) CHECK(report.rows[i].status == RowStatus::kError);
   for (std::size_t i = 12; i < 24; ++i) CHECK(report.rows[i].status == sweep[i].status);
@@ -212,9 +210,9 @@ TEST_CASE("fanout: when every worker fails the report still has every point") {
   roofline::TempDir dir;
   const Report base = read_report_file(kReports + "base.json");
   const std::vector<WorkerJob> jobs = {failing(dir, 0, range(0, 24), 4, "internal error: boom")};
-  ReportContext fallback = make_context("run");
-  const Report report = gather_workers(jobs, run_workers(jobs, base.rows), base.rows, "h100-sxm5",
-                                       base.specs[0], fallback);
+  Report skeleton = base;
+  skeleton.context = make_context("run");
+  const Report report = gather_workers(jobs, run_workers(jobs, base.rows), skeleton);
   REQUIRE(report.rows.size() == 24);
   CHECK(report.specs.size() == 1);
   CHECK(report.rows[5].message == "device 0: worker exited with code 4: internal error: boom");

@@ -83,4 +83,11 @@ double estimated_point_seconds(const std::string& kernel, const Workload& worklo
   return std::max(launches, 1) * launch + kPointSetupSeconds;
 }
 
+const GpuSpec& devices_cost_spec(const SpecRegistry& registry,
+                                 const std::optional<std::string>& host_gpu,
+                                 const std::string& requested) {
+  if (const GpuSpec* own = host_gpu ? registry.find_for_device(*host_gpu) : nullptr) return *own;
+  return registry.find(requested.empty() ? kShardCostSpec : requested);
+}
+
 }  // namespace roofline

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,5 +54,12 @@ double typical_share_of_floor(const std::string& kernel);
 // The spec whose model costs split `--shard` sweeps: fixed, so that every machine of a fleet
 // computes the same partition whatever GPU it has.
 inline constexpr const char* kShardCostSpec = "h100-sxm5";
+
+// The spec whose model costs split `run --devices` over one host's GPUs (only the ratios of the
+// costs matter): the spec naming the host's GPU (`host_gpu`, the driver's name for it), else
+// the one asked for (--gpu), else kShardCostSpec.
+const GpuSpec& devices_cost_spec(const SpecRegistry& registry,
+                                 const std::optional<std::string>& host_gpu,
+                                 const std::string& requested);
 
 }  // namespace roofline
