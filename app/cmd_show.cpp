@@ -54,8 +54,9 @@ SummarySort sort_of(const std::string& text) {
   return SummarySort::kTime;  // time and share order alike
 }
 
-// The rows `regex` chooses (kernel or full name), in the order `sort` asks.
-void select_rows(Report& report, const std::optional<std::regex>& regex, const std::string& sort) {
+// The rows `regex` chooses (kernel or full name), judged, in the order `sort` asks.
+JudgedReport select_rows(Report report, const std::optional<std::regex>& regex,
+                         const std::string& sort) {
   if (regex) {
     auto kept = std::remove_if(report.rows.begin(), report.rows.end(), [&](const Row& row) {
       const std::string& full = row.launch ? row.launch->demangled_name : row.kernel;
@@ -63,24 +64,24 @@ void select_rows(Report& report, const std::optional<std::regex>& regex, const s
     });
     report.rows.erase(kept, report.rows.end());
   }
-  if (sort.empty() || sort == "launch") return;  // as written: launch order
-  std::vector<double> time(report.rows.size());
-  std::vector<double> gain(report.rows.size());
-  for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    const RowAnalysis a = analyze(report.rows[i], report);
+  JudgedReport judged(std::move(report));
+  if (sort.empty() || sort == "launch") return judged;  // as written: launch order
+  const std::size_t n = judged.rows().size();
+  std::vector<double> time(n);
+  std::vector<double> gain(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const RowAnalysis& a = judged.at(i);
     time[i] = a.has_verdict ? a.time_seconds : 0;
     gain[i] = a.has_verdict && std::isfinite(a.time_floor_seconds)
                   ? std::max(0.0, a.time_seconds - a.time_floor_seconds)
                   : 0;
   }
-  std::vector<std::size_t> order(report.rows.size());
+  std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   const std::vector<double>& key = sort == "gain" ? gain : time;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return key[a] > key[b]; });
-  std::vector<Row> rows;
-  for (std::size_t i : order) rows.push_back(std::move(report.rows[i]));
-  report.rows = std::move(rows);
+  return judged.select(order);
 }
 
 int run_show(const ShowOptions& options, const GlobalOptions& global) {
@@ -105,12 +106,13 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
                        " is not a regular expression: " + error.what());
     }
   }
-  std::vector<Report> reports;
+  std::vector<JudgedReport> reports;
   for (const std::string& path : options.reports) {
     // Each file is read once, and a report is parsed row by row (not as one JSON tree).
     const std::string text = read_json_input(path);
+    Report report;
     try {
-      reports.push_back(report_from_text(text, path));
+      report = report_from_text(text, path);
     } catch (const InputError&) {
       // A saved `compare --json` prints its rows as compare judged them (one file, no options).
       if (options.reports.size() != 1 ||
@@ -125,8 +127,8 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
       std::cout << render_compare_rows(document, display_path(path), options.table.fit());
       return 0;
     }
-    select_rows(reports.back(), regex, options.sort);
-    if (reports.back().rows.empty())
+    reports.push_back(select_rows(std::move(report), regex, options.sort));
+    if (reports.back().rows().empty())
       throw InputError(path +
                        (regex ? ": no row matches --kernel-regex" : ": the report has no rows"));
   }
@@ -156,8 +158,8 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
   table.columns = fit.columns;
   table.flops = options.table.convention();
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    const Report& report = reports[i];
-    const bool profiled = std::any_of(report.rows.begin(), report.rows.end(),
+    const JudgedReport& report = reports[i];
+    const bool profiled = std::any_of(report.rows().begin(), report.rows().end(),
                                       [](const Row& row) { return row.launch.has_value(); });
     const std::string view = options.view.empty() ? (profiled ? "both" : "table") : options.view;
     if (reports.size() > 1) std::cout << (i > 0 ? "\n" : "") << options.reports[i] << ":\n";

@@ -247,16 +247,17 @@ void OutputOptions::check(const std::vector<std::string>& inputs, const SpecOpti
 void OutputOptions::emit(const Report& report) const {
   // Everything rendered first, then written together (output.hpp): all or nothing.
   OutputSet outputs;
-  if (!json_path.empty()) outputs.add(json_path, render_json(report));
-  if (!csv_path.empty()) outputs.add(csv_path, render_csv(report));
+  const JudgedReport judged(report);  // every verdict made once, read by every writer
+  if (!json_path.empty()) outputs.add(json_path, render_json(judged));
+  if (!csv_path.empty()) outputs.add(csv_path, render_csv(judged));
   if (!svg_path.empty()) {
     PlotOptions plot;
     plot.flops = table.convention();
-    outputs.add(svg_path, render_svg(std::vector<Report>{report}, plot));
+    outputs.add(svg_path, render_svg(std::vector<JudgedReport>{judged}, plot));
   }
   bool export_to_stdout = false;
   for (const ExportTarget& target : export_targets(exports)) {
-    outputs.add(target.path, render_export(target, report));
+    outputs.add(target.path, render_export(target, judged));
     export_to_stdout = export_to_stdout || writes_stdout(target.path);
   }
   // The table only where stdout gets no report (so that it never follows one on a pipe).
@@ -270,14 +271,14 @@ void OutputOptions::emit(const Report& report) const {
     std::string text;
     if (summary_top > 0 && report.rows.size() > 1)
       text =
-          render_summary(summarize(report, GroupBy::kFunctor), summary_top, fit.max_width) + "\n";
-    text += render_table(report, options);
-    if (ascii_plot) text += "\n" + render_ascii_plot(report, 72, 22, options.flops, fit.max_width);
+          render_summary(summarize(judged, GroupBy::kFunctor), summary_top, fit.max_width) + "\n";
+    text += render_table(judged, options);
+    if (ascii_plot) text += "\n" + render_ascii_plot(judged, 72, 22, options.flops, fit.max_width);
     outputs.add("-", std::move(text));
   }
   outputs.commit();
   // Once per cause, with the rows it concerns, on stderr (silenced by -q).
-  for (const ReportNote& warning : report_warnings(report)) spdlog::warn("{}", describe(warning));
+  for (const ReportNote& warning : report_warnings(judged)) spdlog::warn("{}", describe(warning));
 }
 
 void CeilingOptions::add_to(CLI::App& app, bool keep_recorded_choice) {

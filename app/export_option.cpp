@@ -71,7 +71,7 @@ std::vector<OutputPath> export_paths(const std::vector<ExportTarget>& targets) {
   return paths;
 }
 
-std::string render_export(const ExportTarget& target, const Report& report) {
+std::string render_export(const ExportTarget& target, const JudgedReport& report) {
   return target.format == "gbench" ? render_gbench_json(report) : render_bmf_json(report);
 }
 

@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "lib/core/base/output.hpp"
-#include "lib/core/report/report.hpp"
+#include "lib/core/report/judged_report.hpp"
 
 namespace roofline::app {
 
@@ -27,6 +27,6 @@ std::vector<ExportTarget> export_targets(const std::vector<std::string>& values)
 std::vector<OutputPath> export_paths(const std::vector<ExportTarget>& targets);
 
 // The text of `report` in the target's format (InputError when it has no timed row).
-std::string render_export(const ExportTarget& target, const Report& report);
+std::string render_export(const ExportTarget& target, const JudgedReport& report);
 
 }  // namespace roofline::app

@@ -35,11 +35,11 @@ TEST_CASE("analysis: model-only standard attention on A100 is memory-bound on DR
   const RowAnalysis a = analyze(row, spec("a100"));
   CHECK(a.has_verdict);
   CHECK(a.time_source == Source::kModel);
-  CHECK(a.dram->bytes_source == Source::kModel);
+  CHECK(a.dram()->bytes_source == Source::kModel);
   // AI = (4·N²·d + 5·N²) / (4·N·d·2 + 4·N²·2) per head, about d/2 for N ≫ d.
   const double n = 16384, d = 64;
   const double ai = (4 * n * n * d + 5 * n * n) / (8 * n * d + 8 * n * n);
-  CHECK(a.dram->intensity == doctest::Approx(ai));
+  CHECK(a.dram()->intensity == doctest::Approx(ai));
   CHECK_FALSE(a.compute_bound);
   CHECK(a.regime == "memory-bound (DRAM)");
   CHECK(a.ridge_factor == doctest::Approx(ai / (312e12 / 2039e9)));
@@ -71,10 +71,10 @@ TEST_CASE("analysis: measured flash-v2 on H200 judged on the mma.sync ceiling") 
   CHECK(a.peak_at_measured_clock == doctest::Approx(713.7e12 * 1800 / 1980));
   CHECK(a.compute_utilisation_measured_clock == doctest::Approx(500e12 / (713.7e12 * 1800 / 1980)));
   REQUIRE(a.levels.size() == 2);
-  CHECK(a.dram->bytes == 1.0e9);
-  CHECK(a.dram->intensity == doctest::Approx(1000));
-  CHECK(a.dram->achieved_bytes_per_second == doctest::Approx(500e9));
-  CHECK(a.dram->bandwidth_utilisation == doctest::Approx(500.0 / 4800));
+  CHECK(a.dram()->bytes == 1.0e9);
+  CHECK(a.dram()->intensity == doctest::Approx(1000));
+  CHECK(a.dram()->achieved_bytes_per_second == doctest::Approx(500e9));
+  CHECK(a.dram()->bandwidth_utilisation == doctest::Approx(500.0 / 4800));
   CHECK(a.levels[1].level == MemoryLevel::kL2);
   CHECK(a.levels[1].intensity == doctest::Approx(250));
   // L2 has no spec bandwidth on H200: no slope, no verdict from it.

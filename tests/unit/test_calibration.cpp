@@ -278,7 +278,7 @@ TEST_CASE("calibration: --ceilings judges rows against the chosen roofs, both em
   const RowAnalysis sheet = analyze(judged_by_spec.rows[0], judged_by_spec.spec_for(row));
   const RowAnalysis measured = analyze(judged.rows[0], judged.spec_for(judged.rows[0]));
   CHECK_FALSE(measured.compute_bound);
-  CHECK(measured.dram->peak_bandwidth_bytes_per_second == doctest::Approx(4000e9));
+  CHECK(measured.dram()->peak_bandwidth_bytes_per_second == doctest::Approx(4000e9));
   CHECK(measured.time_floor_seconds / sheet.time_floor_seconds ==
         doctest::Approx(4800.0 / 4000.0).epsilon(1e-9));
 

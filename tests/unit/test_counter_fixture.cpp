@@ -67,8 +67,8 @@ TEST_CASE("counter fixture: the analysis of the recorded counters") {
     REQUIRE(a.ceiling != nullptr);
     const double dram =
         row.counters.at(quantity::kDramRead) + row.counters.at(quantity::kDramWrite);
-    CHECK(a.dram->bytes == dram);
-    CHECK(a.dram->intensity == doctest::Approx(a.flops / dram));
+    CHECK(a.dram()->bytes == dram);
+    CHECK(a.dram()->intensity == doctest::Approx(a.flops / dram));
     CHECK(a.levels.size() == 3);  // DRAM, L2, L1 all counted
     if (row.kernel == "flash-v2") {
       // mma.sync on the tensor pipe; counted FLOPs within the model's tile count, and exactly

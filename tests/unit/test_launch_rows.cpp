@@ -117,7 +117,7 @@ TEST_CASE("launch rows: counted FLOPs judge them, missing FLOPs are said") {
   CHECK(a.flops == doctest::Approx(6e10));
   CHECK(a.flops_source == Source::kMeasured);
   REQUIRE(a.ceiling != nullptr);
-  CHECK(a.dram->bytes == doctest::Approx(5e7));
+  CHECK(a.dram()->bytes == doctest::Approx(5e7));
 
   Row uncounted = report.rows[0];
   uncounted.counters.erase(quantity::kTensorMmaSync);
@@ -151,11 +151,11 @@ TEST_CASE("launch rows: warnings once per cause with their count, fixed properti
   report.rows.push_back(timed);
   timed.message = "another process kept the counters for more than 12 s: kernel time only";
   report.rows.push_back(timed);
-  const std::vector<ReportNote> warnings = report_warnings(report);
+  const std::vector<ReportNote> warnings = report_warnings(JudgedReport(report));
   REQUIRE(warnings.size() == 1);  // the two messages differ only in a number
   CHECK(warnings[0].rows == 2);
   CHECK(describe(warnings[0]).find("(2 rows, the first: ") != std::string::npos);
-  const std::vector<ReportNote> footnotes = report_footnotes(report);
+  const std::vector<ReportNote> footnotes = report_footnotes(JudgedReport(report));
   REQUIRE(footnotes.size() == 1);
   CHECK(footnotes[0].rows == 4);
   const std::string table = render_table(report, {});
@@ -209,8 +209,9 @@ TEST_CASE("launch rows: plot labels points with the launch index") {
 
 TEST_CASE("launch rows: a launch without counted FLOPs is drawn on the bandwidth chart") {
   Report report = launch_report();
-  report.rows[1].counters.erase(quantity::kTensorMmaSync);  // #9: bytes alone
-  const Chart chart = build_chart({report}, {});
+  report.rows[1].counters.erase(quantity::kTensorMmaSync);          // #9: bytes alone
+  const std::vector<JudgedReport> judged = {JudgedReport(report)};  // the chart points in
+  const Chart chart = build_chart(judged, {});
   REQUIRE(chart.panels.size() == 1);
   const ChartPanel& panel = chart.panels[0];
   for (const ChartPoint& p : panel.points) CHECK(p.row == 0);  // only #3 on the roofline

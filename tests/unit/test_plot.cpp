@@ -315,7 +315,7 @@ TEST_CASE("plot: the terminal chart is to scale") {
     // At the table's FLOP/s (FlashAttention convention), the intensity scaled alike.
     const double scale = view_flops(r, a, FlopConvention::kAlgorithmic).scale;
     const std::string& cell =
-        cells[row(a.algorithmic_flops_per_second)][col(a.dram->intensity * scale)];
+        cells[row(a.algorithmic_flops_per_second)][col(a.dram()->intensity * scale)];
     CAPTURE(r.workload.label());
     CHECK((cell == "C" || cell == "*"));
   }

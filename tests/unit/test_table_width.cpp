@@ -297,7 +297,8 @@ TEST_CASE("table width: the chart plots the table's FLOP/s") {
   for (FlopConvention convention : {FlopConvention::kAlgorithmic, FlopConvention::kPipe}) {
     PlotOptions plot;
     plot.flops = convention;
-    const Chart chart = build_chart(reports, plot);
+    const std::vector<JudgedReport> judged = {JudgedReport(reports[0])};  // the chart points in
+    const Chart chart = build_chart(judged, plot);
     for (const ChartPoint& p : chart.panels.at(0).points) {
       if (p.level != MemoryLevel::kDram) continue;
       const RowAnalysis a = analyze(reports[0].rows[p.row], reports[0]);
@@ -311,7 +312,8 @@ TEST_CASE("table width: the chart plots the table's FLOP/s") {
 TEST_CASE("table width: chart arrows carry compare's verdicts") {
   const std::vector<Report> reports = {fixture("base.json"), fixture("head.json")};
   const Comparison comparison = compare_reports(reports[0], reports[1], {}, "base", "head");
-  const Chart chart = build_chart(reports, {});
+  const std::vector<JudgedReport> judged = {JudgedReport(reports[0]), JudgedReport(reports[1])};
+  const Chart chart = build_chart(judged, {});
   CHECK(chart.arrow_note.empty());
   std::size_t arrows = 0, same = 0;
   for (const ChartPanel& panel : chart.panels)
@@ -345,7 +347,9 @@ TEST_CASE("table width: chart arrows carry compare's verdicts") {
   }
   // Model reports have no timing samples: compare cannot judge them, and the chart says so.
   const std::vector<Report> models = {fixture("model.json"), fixture("model.json")};
-  const Chart model_chart = build_chart(models, {});
+  const std::vector<JudgedReport> judged_models = {JudgedReport(models[0]),
+                                                   JudgedReport(models[1])};
+  const Chart model_chart = build_chart(judged_models, {});
   CHECK(model_chart.arrow_note.find("arrows without a verdict") == 0);
 }
 

@@ -29,8 +29,20 @@ constexpr long kMaxExpRoofs = 4;
 
 // The spec sheet of a calibrated spec, or the calibrated twin of a sheet, in the report that
 // carries `spec`; nullptr when there is none.
-const GpuSpec* twin_of(const std::vector<Report>& reports, const GpuSpec& spec) {
-  for (const Report& report : reports) {
+// The judged reports a chart draws, read as reports.
+class Reports {
+ public:
+  explicit Reports(const std::vector<JudgedReport>& judged) : judged_(judged) {}
+  const Report& operator[](std::size_t i) const { return judged_[i].report(); }
+  std::size_t size() const { return judged_.size(); }
+
+ private:
+  const std::vector<JudgedReport>& judged_;
+};
+
+const GpuSpec* twin_of(const Reports& reports, const GpuSpec& spec) {
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    const Report& report = reports[r];
     const bool holds = std::any_of(report.specs.begin(), report.specs.end(),
                                    [&](const GpuSpec& s) { return &s == &spec; });
     if (!holds) continue;
@@ -78,7 +90,8 @@ int decade_step(double lo, double hi, int max_ticks) {
   return std::max(1, static_cast<int>(std::ceil(span / std::max(1, max_ticks))));
 }
 
-Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options) {
+Chart build_chart(const std::vector<JudgedReport>& judged, const PlotOptions& options) {
+  const Reports reports(judged);
   Chart chart;
   chart.report_count = reports.size();
   chart.kernel_pair = !options.kernel_base.empty() || !options.kernel_head.empty();
@@ -150,7 +163,7 @@ Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options
       // A CUDA graph launch whose nodes have rows of their own: its time and bytes are theirs,
       // charted once, by node (as the summary counts them).
       if (is_graph_parent(row)) continue;
-      const RowAnalysis a = analyze(row, report);
+      const RowAnalysis& a = judged[r].at(i);
       if (!a.has_verdict) continue;
       if (a.ceiling != nullptr && positive(a.ceiling->peak_tflops * 1e12) &&
           judged_ids[panel_of[r][i]].insert(a.ceiling->id()).second)

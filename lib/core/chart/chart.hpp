@@ -15,6 +15,7 @@
 
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/report/flop_convention.hpp"
+#include "lib/core/report/judged_report.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -141,6 +142,6 @@ struct Chart {
 
 // The chart of `reports`: a pure function of its inputs. The chart points into `reports` (specs),
 // which must outlive it. Throws InputError when a row names a spec its report does not embed.
-Chart build_chart(const std::vector<Report>& reports, const PlotOptions& options);
+Chart build_chart(const std::vector<JudgedReport>& reports, const PlotOptions& options);
 
 }  // namespace roofline

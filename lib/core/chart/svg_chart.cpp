@@ -12,6 +12,12 @@ std::string render_svg(const std::vector<Report>& reports) {
 }
 
 std::string render_svg(const std::vector<Report>& reports, const PlotOptions& options) {
+  std::vector<JudgedReport> judged;
+  for (const Report& report : reports) judged.emplace_back(report);
+  return render_svg(judged, options);
+}
+
+std::string render_svg(const std::vector<JudgedReport>& reports, const PlotOptions& options) {
   const Chart chart = build_chart(reports, options);
   // Each panel's roofline, and below it the bandwidth chart of its rows without FLOPs.
   // A panel is taller than kPanelHeight when its legend needs it (many roofs, kernels or

@@ -25,5 +25,7 @@ namespace roofline {
 std::string render_svg(const std::vector<Report>& reports);
 // Same, with options. Throws InputError when a kernel of `options` names no rows.
 std::string render_svg(const std::vector<Report>& reports, const PlotOptions& options);
+// Same, from reports judged already.
+std::string render_svg(const std::vector<JudgedReport>& reports, const PlotOptions& options);
 
 }  // namespace roofline

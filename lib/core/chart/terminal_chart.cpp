@@ -272,13 +272,18 @@ void escape_texts(Chart& chart) {
 
 std::string render_ascii_plot(const Report& report, int width, int height, FlopConvention flops,
                               std::size_t max_width) {
+  return render_ascii_plot(JudgedReport(report), width, height, flops, max_width);
+}
+
+std::string render_ascii_plot(const JudgedReport& report, int width, int height,
+                              FlopConvention flops, std::size_t max_width) {
   // The plot narrows to the terminal (its axis labels beside it), down to the 20 cells it needs.
   if (max_width > 0)
     width = std::min(width, std::max(20, static_cast<int>(max_width) - kLabelWidth - 1));
   if (width < 20 || height < 8)
     throw InputError("the terminal chart needs at least 20 × 8 cells (got " +
                      std::to_string(width) + " × " + std::to_string(height) + ")");
-  const std::vector<Report> reports = {report};  // the chart points into these
+  const std::vector<JudgedReport> reports = {report};  // the chart points into these
   PlotOptions options;
   options.flops = flops;
   Chart chart = build_chart(reports, options);

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "lib/core/report/flop_convention.hpp"
-#include "lib/core/report/report.hpp"
+#include "lib/core/report/judged_report.hpp"
 
 namespace roofline {
 
@@ -14,6 +14,9 @@ namespace roofline {
 // `max_width`: the terminal's columns (0: no limit); the plot narrows to fit beside its axis
 // labels (never below 20 cells) and the text lines wrap.
 std::string render_ascii_plot(const Report& report, int width, int height,
+                              FlopConvention flops = FlopConvention::kAlgorithmic,
+                              std::size_t max_width = 0);
+std::string render_ascii_plot(const JudgedReport& report, int width, int height,
                               FlopConvention flops = FlopConvention::kAlgorithmic,
                               std::size_t max_width = 0);
 

@@ -20,7 +20,7 @@ nlohmann::ordered_json metric(double value, double lower, double upper, bool bou
 
 }  // namespace
 
-std::string render_bmf_json(const Report& report) {
+std::string render_bmf_json(const JudgedReport& report) {
   using json = nlohmann::ordered_json;
   json root = json::object();
   for (const ExportRow& row : export_rows(report)) {

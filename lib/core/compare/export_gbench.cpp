@@ -9,9 +9,10 @@
 
 namespace roofline {
 
-std::string render_gbench_json(const Report& report) {
+std::string render_gbench_json(const JudgedReport& judged) {
+  const Report& report = judged.report();
   using json = nlohmann::ordered_json;
-  const std::vector<ExportRow> rows = export_rows(report);
+  const std::vector<ExportRow> rows = export_rows(judged);
   const ReportContext& c = report.context;
   // The host's CPU (num_cpus, mhz_per_cpu, load_avg) is not recorded: the times are the GPU's.
   json context = {{"date", c.time_utc},

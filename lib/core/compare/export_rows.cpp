@@ -18,12 +18,12 @@ void add(ExportRow& out, const char* name, double value) {
 
 }  // namespace
 
-std::vector<ExportRow> export_rows(const Report& report) {
+std::vector<ExportRow> export_rows(const JudgedReport& report) {
   std::vector<ExportRow> out;
   std::map<std::string, int> seen;
-  for (const Row& row : report.rows) {
+  for (const Row& row : report.rows()) {
     if (!row.timing || row.timing->samples_seconds.empty()) continue;
-    const RowAnalysis a = analyze(row, report);
+    const RowAnalysis& a = report.of(row);
     if (!a.has_verdict) continue;
     ExportRow e;
     e.name = row.kernel + " " + row_label(row) + " [" + row.spec_key + "]";
@@ -45,7 +45,7 @@ std::vector<ExportRow> export_rows(const Report& report) {
     // Rates at the exported time (the table's are at the median; the two differ by the
     // rounds' skew only).
     e.flops = a.bandwidth_only ? 0 : a.flops;
-    e.dram_bytes = a.dram != nullptr ? a.dram->bytes : 0;
+    e.dram_bytes = a.dram() != nullptr ? a.dram()->bytes : 0;
     e.fraction_of_bound = a.time_floor_seconds > 0 ? a.time_floor_seconds / e.seconds : 0;
     if (e.flops > 0) {
       add(e, "flops", e.flops);
@@ -58,9 +58,9 @@ std::vector<ExportRow> export_rows(const Report& report) {
     if (e.dram_bytes > 0) {
       add(e, "dram_bytes", e.dram_bytes);
       add(e, "dram_bytes_per_second", e.dram_bytes / e.seconds);
-      if (a.dram->peak_bandwidth_bytes_per_second > 0)
+      if (a.dram()->peak_bandwidth_bytes_per_second > 0)
         add(e, "dram_utilisation",
-            e.dram_bytes / e.seconds / a.dram->peak_bandwidth_bytes_per_second);
+            e.dram_bytes / e.seconds / a.dram()->peak_bandwidth_bytes_per_second);
       if (e.flops > 0) add(e, "dram_intensity_flops_per_byte", e.flops / e.dram_bytes);
     }
     if (a.attainable_flops_per_second > 0 && !a.bandwidth_only)

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "lib/core/report/report.hpp"
+#include "lib/core/report/judged_report.hpp"
 
 namespace roofline {
 
@@ -42,12 +42,12 @@ struct ExportRow {
 
 // The rows of `report` that were timed and judged, in report order. Throws InputError when
 // there is none (an analytic model report, or every row failed): an export would be empty.
-std::vector<ExportRow> export_rows(const Report& report);
+std::vector<ExportRow> export_rows(const JudgedReport& report);
 
 // Google Benchmark-compatible JSON: {"context": {...}, "benchmarks": [...]}.
-std::string render_gbench_json(const Report& report);
+std::string render_gbench_json(const JudgedReport& report);
 // Bencher Metric Format JSON: {"<benchmark>": {"<measure>": {"value", "lower_value",
 // "upper_value"}}}.
-std::string render_bmf_json(const Report& report);
+std::string render_bmf_json(const JudgedReport& report);
 
 }  // namespace roofline

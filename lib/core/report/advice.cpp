@@ -183,7 +183,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
                                       : ComputePath::kTensorFp16;
   const ComputeCeiling* best_tensor = spec.ceiling(tensor_path);  // highest peak of the path
   const double peak = a.peak_flops_per_second;
-  const double dram_bw = a.dram != nullptr ? a.dram->peak_bandwidth_bytes_per_second : kNaN;
+  const double dram_bw = a.dram() != nullptr ? a.dram()->peak_bandwidth_bytes_per_second : kNaN;
   const double compulsory = row.prediction.compulsory_dram_bytes;
   // On-chip reuse is a lever of kernels that compute (a copy's L1 traffic is its bytes).
   const bool l1_binds = a.binding == "L1" && l1 != nullptr && !l1->partial && !a.bandwidth_only;
@@ -202,8 +202,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
         max_finite({bytes_floor, seconds(a.flops, peak)}));
   if (model != nullptr && model->family == KernelFamily::kStandard)
     add(Lever::kFusion,
-        "DRAM moves " + times(a.dram->bytes / compulsory) + " the compulsory bytes (" +
-            format_si(a.dram->bytes) + "B against " + format_si(compulsory) +
+        "DRAM moves " + times(a.dram()->bytes / compulsory) + " the compulsory bytes (" +
+            format_si(a.dram()->bytes) + "B against " + format_si(compulsory) +
             "B): S and P go through DRAM between its kernels",
         "one fused kernel (FlashAttention) keeps them on chip",
         max_finite(
@@ -237,7 +237,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
         max_finite({seconds(compulsory, dram_bw), l2_floor, l1_floor, seconds(a.flops, peak)}));
   if (l1_binds)
     add(Lever::kOnChip,
-        "L1 moves " + times(l1->bytes / a.dram->bytes) + " the DRAM bytes, at " +
+        "L1 moves " + times(l1->bytes / a.dram()->bytes) + " the DRAM bytes, at " +
             format_fixed(100 * l1->bandwidth_utilisation, 0) + "% of its bandwidth",
         "fewer on-chip reads per FLOP: operands kept in registers, larger MMA tiles",
         max_finite({dram_floor, l2_floor, seconds(a.flops, peak)}));

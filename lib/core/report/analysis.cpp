@@ -1,6 +1,7 @@
 #include "lib/core/report/analysis.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -13,6 +14,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kSharedWavefrontBytes = 128;  // one data-pipe cycle of an SM
+
+std::atomic<std::size_t> verdicts{0};  // calls of analyze(row, report)
 
 double counter(const Row& row, const char* id) {
   auto it = row.counters.find(id);
@@ -253,8 +256,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     level.bandwidth_utilisation =
         level.achieved_bytes_per_second / level.peak_bandwidth_bytes_per_second;
   }
-  a.dram = &a.levels.front();
-  a.ridge_factor = a.dram->ridge_factor;
+  a.ridge_factor = a.dram()->ridge_factor;
 
   // The binding roof is the lowest of the compute ceiling and every level's slope.
   a.attainable_flops_per_second = a.peak_flops_per_second;
@@ -321,9 +323,9 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
 
   a.flops_vs_model =
       std::isnan(a.total_counted_flops) ? kNaN : a.total_counted_flops / row.prediction.model_flops;
-  if (a.dram->bytes_source == Source::kMeasured) {
-    a.dram_bytes_vs_model = a.dram->bytes / row.prediction.model_dram_bytes;
-    a.dram_bytes_vs_compulsory = a.dram->bytes / row.prediction.compulsory_dram_bytes;
+  if (a.dram()->bytes_source == Source::kMeasured) {
+    a.dram_bytes_vs_model = a.dram()->bytes / row.prediction.model_dram_bytes;
+    a.dram_bytes_vs_compulsory = a.dram()->bytes / row.prediction.compulsory_dram_bytes;
   } else {
     a.dram_bytes_vs_model = kNaN;
     a.dram_bytes_vs_compulsory = kNaN;
@@ -422,7 +424,12 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
 
 }  // namespace
 
+std::size_t verdicts_made() {
+  return verdicts;
+}
+
 RowAnalysis analyze(const Row& row, const Report& report) {
+  ++verdicts;
   const GpuSpec& spec = report.spec_for(row);
   const ReportContext& context = report.context_of(row);  // its own, in a merged report
   const bool projection = context.projection;

@@ -56,7 +56,8 @@ struct RowAnalysis {
   double compute_utilisation_measured_clock = 0;
 
   std::vector<LevelAnalysis> levels;  // levels with bytes, DRAM first
-  const LevelAnalysis* dram = nullptr;
+  // The DRAM level (every analysed row has one); null before the levels are filled in.
+  const LevelAnalysis* dram() const { return levels.empty() ? nullptr : &levels.front(); }
 
   // The exponential unit as a roof in FLOP units (analysis_exp.hpp); it binds when lowest.
   ExpRoofAnalysis exp;
@@ -112,5 +113,9 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection = false
 //   - a pipe the target lacks (wgmma on an A100) falls back to the target's ceiling for the
 //     path, and the note says which and at what cost.
 RowAnalysis analyze(const Row& row, const Report& report);
+
+// How many times analyze(row, report) has run in this process: a test holds a command to one
+// verdict per row (JudgedReport).
+std::size_t verdicts_made();
 
 }  // namespace roofline

@@ -171,28 +171,4 @@ Report merge_reports(const std::vector<Report>& reports, const std::vector<std::
   return merged;
 }
 
-std::vector<Report> split_by_origin(const Report& report) {
-  if (report.origins.empty()) return {report};
-  std::vector<Report> parts;
-  std::map<std::optional<std::size_t>, std::size_t> part_of;
-  for (const Row& row : report.rows) {
-    auto [it, fresh] = part_of.emplace(row.origin, parts.size());
-    if (fresh) {
-      Report part;
-      part.schema_version = report.schema_version;
-      part.context = report.context_of(row);
-      parts.push_back(std::move(part));
-    }
-    Report& part = parts[it->second];
-    Row copy = row;
-    copy.origin.reset();
-    const GpuSpec& spec = report.spec_for(row);
-    bool carried = false;
-    for (const GpuSpec& s : part.specs) carried = carried || s.key == spec.key;
-    if (!carried) part.specs.push_back(spec);
-    part.rows.push_back(std::move(copy));
-  }
-  return parts;
-}
-
 }  // namespace roofline

@@ -30,11 +30,6 @@ Report merge_reports(const std::vector<Report>& reports, const std::vector<std::
 // Whether two contexts describe the same place (see above).
 bool same_place(const ReportContext& a, const ReportContext& b);
 
-// A report with origins as one report per distinct context, in order of first appearance; each
-// part carries that context, the specs its rows use, and its rows without origin. A report
-// without origins comes back whole.
-std::vector<Report> split_by_origin(const Report& report);
-
 // The name of the device a row was measured on; "" for analytic-model rows.
 std::string device_name_of(const Report& report, const Row& row);
 

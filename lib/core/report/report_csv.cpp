@@ -122,15 +122,15 @@ const Column kColumns[] = {
     {"compute_utilisation", "`tflops_per_s` ÷ `peak_tflops` (a fraction, not a percentage)",
      [](C c) { return csv_number(c.a.compute_utilisation); }},
     {"dram_bytes", "DRAM bytes read and written: counted, else the cache-aware model's",
-     [](C c) { return csv_number(c.a.dram->bytes); }},
+     [](C c) { return csv_number(c.a.dram()->bytes); }},
     {"dram_bytes_source", "where `dram_bytes` comes from: `measured`, `model` or `projected`",
-     [](C c) { return std::string(to_string(c.a.dram->bytes_source)); }},
+     [](C c) { return std::string(to_string(c.a.dram()->bytes_source)); }},
     {"dram_gbps", "`dram_bytes` ÷ `time_s`, in 10⁹ B/s",
-     [](C c) { return csv_number(c.a.dram->achieved_bytes_per_second / 1e9); }},
+     [](C c) { return csv_number(c.a.dram()->achieved_bytes_per_second / 1e9); }},
     {"dram_bandwidth_utilisation", "`dram_gbps` ÷ the spec's DRAM bandwidth (a fraction)",
-     [](C c) { return csv_number(c.a.dram->bandwidth_utilisation); }},
+     [](C c) { return csv_number(c.a.dram()->bandwidth_utilisation); }},
     {"dram_intensity", "`flops` ÷ `dram_bytes`, in FLOP/byte",
-     [](C c) { return csv_number(c.a.dram->intensity); }},
+     [](C c) { return csv_number(c.a.dram()->intensity); }},
     {"l2_bytes", "L2 bytes the SMs asked for (empty without an L2 level)",
      [](C c) { return Cell::level(c.l2, &LevelAnalysis::bytes); }},
     {"l2_intensity", "`flops` ÷ `l2_bytes`, in FLOP/byte",
@@ -263,12 +263,17 @@ std::string render_csv_column_reference() {
 }
 
 std::string render_csv(const Report& report) {
+  return render_csv(JudgedReport(report));
+}
+
+std::string render_csv(const JudgedReport& judged) {
+  const Report& report = judged.report();
   std::ostringstream out;
   out << join(csv_columns(), ",") << "\n";
   for (const Row& row : report.rows) {
     const ReportContext& context = report.context_of(row);
-    const RowAnalysis a = analyze(row, report);
-    const std::optional<Advice> advice = advise(row, a, report.spec_for(row));
+    const RowAnalysis& a = judged.of(row);
+    const std::optional<Advice>& advice = judged.advice_of(row);
     const Cell cell{row,
                     a,
                     context,

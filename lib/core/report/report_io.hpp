@@ -14,6 +14,7 @@
 
 #include "lib/core/base/table_layout.hpp"
 #include "lib/core/report/flop_convention.hpp"
+#include "lib/core/report/judged_report.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -27,12 +28,17 @@ struct TableOptions {
   FlopConvention flops = FlopConvention::kAlgorithmic;  // of every FLOP figure (--flops)
 };
 
+// Each writer reads the verdicts of a judged report; the Report forms judge it first.
+std::string render_json(const JudgedReport& report);
 std::string render_json(const Report& report);
+std::string render_csv(const JudgedReport& report);
 std::string render_csv(const Report& report);
+std::string render_table(const JudgedReport& report, const TableOptions& options = {});
 std::string render_table(const Report& report, const TableOptions& options = {});
 // The terminal table's columns: keys for --columns, headers, and which go first to fit a width.
 const std::vector<TableColumn>& report_table_columns();
 
+nlohmann::json report_to_json(const JudgedReport& report);
 nlohmann::json report_to_json(const Report& report);
 // Throws InputError naming `origin` for anything it cannot read: another schema version,
 // missing keys, wrong types.

@@ -115,12 +115,21 @@ json report_head_json(const Report& report) {
 }  // namespace
 
 json report_to_json(const Report& report) {
-  json root = report_head_json(report);
-  for (const Row& row : report.rows) root["rows"].push_back(row_json(row, report));
+  return report_to_json(JudgedReport(report));
+}
+
+json report_to_json(const JudgedReport& judged) {
+  json root = report_head_json(judged.report());
+  for (const Row& row : judged.rows()) root["rows"].push_back(row_json(row, judged));
   return root;
 }
 
 std::string render_json(const Report& report) {
+  return render_json(JudgedReport(report));
+}
+
+std::string render_json(const JudgedReport& judged) {
+  const Report& report = judged.report();
   // The text of report_to_json(report).dump(2), with the JSON tree of one row at a time in
   // memory rather than the whole report's (about 20 bytes of tree per byte of text). Invalid
   // UTF-8 (a host or device name) becomes U+FFFD rather than an exception.
@@ -133,7 +142,7 @@ std::string render_json(const Report& report) {
   const std::size_t at = head.find(empty_rows);
   std::string out = head.substr(0, at) + "\n  \"rows\": [";
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    std::string row = dump(row_json(report.rows[i], report));
+    std::string row = dump(row_json(report.rows[i], judged));
     out += i == 0 ? "\n    " : ",\n    ";
     // Each line of the row four more spaces in (JSON strings hold no raw newline).
     for (std::size_t from = 0, to; from < row.size(); from = to + 1) {

@@ -3,8 +3,6 @@
 #include <cctype>
 #include <map>
 
-#include "lib/core/report/analysis.hpp"
-
 namespace roofline {
 namespace {
 
@@ -40,10 +38,10 @@ class Gathering {
 
 }  // namespace
 
-std::vector<ReportNote> report_warnings(const Report& report) {
+std::vector<ReportNote> report_warnings(const JudgedReport& report) {
   Gathering g;
-  for (const Row& row : report.rows) {
-    const RowAnalysis a = analyze(row, report);
+  for (const Row& row : report.rows()) {
+    const RowAnalysis& a = report.of(row);
     for (const std::string& warning : a.warnings) g.add(warning, row);
     if (row.status == RowStatus::kCountersUnavailable && !row.message.empty())
       g.add(row.message, row);
@@ -51,10 +49,10 @@ std::vector<ReportNote> report_warnings(const Report& report) {
   return g.take();
 }
 
-std::vector<ReportNote> report_footnotes(const Report& report) {
+std::vector<ReportNote> report_footnotes(const JudgedReport& report) {
   Gathering g;
-  for (const Row& row : report.rows) {
-    const RowAnalysis a = analyze(row, report);
+  for (const Row& row : report.rows()) {
+    const RowAnalysis& a = report.of(row);
     if (!a.has_verdict) continue;
     for (const std::string& footnote : a.footnotes) g.add(footnote, row);
   }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/report/report.hpp"
+#include "lib/core/report/judged_report.hpp"
 
 namespace roofline {
 
@@ -22,8 +22,8 @@ struct ReportNote {
 
 // In the order of their first row. Texts that differ only in their numbers ("179.1 us") are one
 // cause.
-std::vector<ReportNote> report_warnings(const Report& report);
-std::vector<ReportNote> report_footnotes(const Report& report);
+std::vector<ReportNote> report_warnings(const JudgedReport& report);
+std::vector<ReportNote> report_footnotes(const JudgedReport& report);
 
 // "text (3 rows, the first: kernel B1 H8 N1024 d64 full fwd)", or "text (kernel ...)" for one.
 std::string describe(const ReportNote& note);

@@ -10,7 +10,6 @@
 #include "lib/core/report/advice.hpp"
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/flop_convention.hpp"
-#include "lib/core/report/merge.hpp"
 #include "lib/core/report/report_io.hpp"
 #include "lib/core/report/report_notes.hpp"
 
@@ -91,30 +90,34 @@ const std::vector<TableColumn>& report_table_columns() {
 }
 
 std::string render_table(const Report& report, const TableOptions& options) {
-  if (!report.origins.empty()) {
-    // Rows from several devices or hosts: one table per context, in order of first appearance.
-    std::string out;
-    for (const Report& part : split_by_origin(report)) {
-      if (!out.empty()) out += "\n";
-      out += render_table(part, options);
+  return render_table(JudgedReport(report), options);
+}
+
+std::string render_table(const JudgedReport& judged, const TableOptions& options) {
+  const Report& report = judged.report();
+  // Rows from several devices or hosts (one table per context), or judged against several GPUs
+  // (model --gpu h200,a100: one table per GPU, headed by the spec it judges against): a table
+  // per part, in the order of its first row.
+  const bool by_origin = !report.origins.empty();
+  std::vector<std::vector<std::size_t>> parts;
+  std::vector<std::string> part_keys;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const Row& row = report.rows[i];
+    const std::string key =
+        by_origin ? (row.origin ? std::to_string(*row.origin) : "-") : row.spec_key;
+    const auto at = std::find(part_keys.begin(), part_keys.end(), key);
+    if (at == part_keys.end()) {
+      part_keys.push_back(key);
+      parts.push_back({i});
+    } else {
+      parts[static_cast<std::size_t>(at - part_keys.begin())].push_back(i);
     }
-    return out;
   }
-  // Rows judged against several GPUs (model --gpu h200,a100): one table per GPU, in the order
-  // of its first row, each headed by the spec it judges against.
-  std::vector<std::string> keys;
-  for (const Row& row : report.rows)
-    if (std::find(keys.begin(), keys.end(), row.spec_key) == keys.end())
-      keys.push_back(row.spec_key);
-  if (keys.size() > 1) {
+  if (by_origin || parts.size() > 1) {
     std::string out;
-    for (const std::string& key : keys) {
-      Report part = report;
-      part.rows.clear();
-      for (const Row& row : report.rows)
-        if (row.spec_key == key) part.rows.push_back(row);
+    for (const std::vector<std::size_t>& part : parts) {
       if (!out.empty()) out += "\n";
-      out += render_table(part, options);
+      out += render_table(judged.part(part), options);
     }
     return out;
   }
@@ -169,7 +172,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
   bool any_projected = false;
   bool any_stand_in = false;
   for (const Row& row : report.rows) {
-    const RowAnalysis a = analyze(row, report);
+    const RowAnalysis& a = judged.of(row);
     const std::string workload = row_label(row);
     auto mark = [&](Source s) {
       if (s == Source::kModel) any_model = true;
@@ -207,9 +210,9 @@ std::string render_table(const Report& report, const TableOptions& options) {
     const bool counted_flops = flops == FlopConvention::kPipe || view.pipe_stand_in;
     // A launch judged on bytes alone has no FLOP figure to print.
     auto flop_cell = [&](std::string text) { return a.bandwidth_only ? std::string("-") : text; };
-    const double intensity = a.dram->intensity * view.scale;
+    const double intensity = a.dram()->intensity * view.scale;
     const double ms = a.time_seconds * 1e3;
-    const std::optional<Advice> advice = advise(row, a, report.spec_for(row));
+    const std::optional<Advice>& advice = judged.advice_of(row);
     short_regimes.push_back(short_regime(a));
     rows.push_back({
         row.kernel,
@@ -217,10 +220,10 @@ std::string render_table(const Report& report, const TableOptions& options) {
         format_fixed(ms, ms < 1 ? 3 : 2) + " ms" + mark(a.time_source),
         flop_cell(format_fixed(view.flops / 1e9, 2) + (counted_flops ? mark(a.flops_source) : "")),
         flop_cell(format_fixed(view_rate / 1e12, 1) + mark(a.time_source)),
-        bytes_text(a.dram->bytes) + mark(a.dram->bytes_source),
-        format_fixed(a.dram->achieved_bytes_per_second / 1e9, 0),
-        format_fixed(100 * a.dram->bandwidth_utilisation, 0) + "%",
-        flop_cell(format_fixed(intensity, intensity < 10 ? 2 : 0) + mark(a.dram->bytes_source)),
+        bytes_text(a.dram()->bytes) + mark(a.dram()->bytes_source),
+        format_fixed(a.dram()->achieved_bytes_per_second / 1e9, 0),
+        format_fixed(100 * a.dram()->bandwidth_utilisation, 0) + "%",
+        flop_cell(format_fixed(intensity, intensity < 10 ? 2 : 0) + mark(a.dram()->bytes_source)),
         a.ceiling ? a.ceiling->label() : "-",
         a.regime,
         flop_cell(describe_ridge_factor(a.ridge_factor)),
@@ -288,7 +291,7 @@ std::string render_table(const Report& report, const TableOptions& options) {
     say("~ projected: counted on the GPU measured, placed on this spec's roofs (docs/model.md, "
         "projection)");
   // Warnings go to stderr (report_warnings); fixed properties are footnotes, once per cause.
-  for (const ReportNote& note : report_footnotes(report)) say("note: " + describe(note));
+  for (const ReportNote& note : report_footnotes(judged)) say("note: " + describe(note));
   for (const std::string& note : notes) say("note: " + note);
   return out.str();
 }

@@ -60,7 +60,7 @@ json terms_json(const std::vector<ModelTerm>& terms, const char* unit) {
   return out;
 }
 
-json analysis_json(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
+json analysis_json(const RowAnalysis& a, const std::optional<Advice>& advice) {
   json out;
   out["has_verdict"] = a.has_verdict;
   out["projected"] = a.projected;
@@ -156,7 +156,7 @@ json analysis_json(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
   out["flops_vs_model"] = json_number(a.flops_vs_model);
   out["dram_bytes_vs_model"] = json_number(a.dram_bytes_vs_model);
   out["dram_bytes_vs_compulsory"] = json_number(a.dram_bytes_vs_compulsory);
-  if (const std::optional<Advice> advice = advise(row, a, spec)) {
+  if (advice) {
     const Advice& v = *advice;
     out["advice"] = {{"roof", v.roof},
                      {"of_roof", json_number(v.of_roof)},
@@ -200,7 +200,7 @@ std::vector<ModelTerm> read_terms(const JsonReader& r, const json& model, const 
 
 }  // namespace
 
-json row_json(const Row& row, const Report& report) {
+json row_json(const Row& row, const JudgedReport& judged) {
   json r;
   r["kernel"] = row.kernel;
   r["workload"] = has_workload(row) ? workload_json(row.workload) : json(nullptr);
@@ -261,7 +261,7 @@ json row_json(const Row& row, const Report& report) {
     r["verification"] = nullptr;
   }
   if (row.origin) r["origin"] = *row.origin;
-  r["analysis"] = analysis_json(row, analyze(row, report), report.spec_for(row));
+  r["analysis"] = analysis_json(judged.of(row), judged.advice_of(row));
   return r;
 }
 

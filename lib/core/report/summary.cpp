@@ -154,6 +154,11 @@ double union_seconds(std::vector<std::pair<std::int64_t, std::int64_t>> interval
 }  // namespace
 
 Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
+  return summarize(JudgedReport(report), by, sort);
+}
+
+Summary summarize(const JudgedReport& judged, GroupBy by, SummarySort sort) {
+  const Report& report = judged.report();
   Summary summary;
   std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
   struct Gathered {
@@ -173,7 +178,7 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
       ++summary.graph_launches;
       continue;
     }
-    const RowAnalysis a = analyze(row, report);
+    const RowAnalysis& a = judged.at(i);
     if (!a.has_verdict || a.time_source == Source::kModel || !(a.time_seconds > 0)) {
       ++summary.left_out;
       continue;
@@ -205,7 +210,7 @@ Summary summarize(const Report& report, GroupBy by, SummarySort sort) {
     }
     g.times.push_back(a.time_seconds);
     g.time_by_binding[a.binding] += a.time_seconds;
-    if (const std::optional<Advice> advice = advise(row, a, report.spec_for(row))) {
+    if (const std::optional<Advice>& advice = judged.advice_at(i)) {
       const std::string lever = to_string(advice->lever);
       g.time_by_lever[lever] += a.time_seconds;
       auto& longest = g.longest_by_lever[lever];

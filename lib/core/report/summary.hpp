@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/report/judged_report.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -74,6 +75,7 @@ std::string group_key(const Row& row, GroupBy by);
 // gives "AbsFunctor".
 std::string functor_of(const std::string& demangled);
 
+Summary summarize(const JudgedReport& report, GroupBy by, SummarySort sort = SummarySort::kTime);
 Summary summarize(const Report& report, GroupBy by, SummarySort sort = SummarySort::kTime);
 
 // True for a CUDA graph launch whose nodes are rows of their own (summaries count the nodes).

@@ -1,0 +1,60 @@
+#include "lib/core/report/judged_report.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+namespace roofline {
+JudgedReport::JudgedReport(Report report) : report_(std::move(report)) {
+  analyses_.reserve(report_.rows.size());
+  advice_.reserve(report_.rows.size());
+  for (const Row& row : report_.rows) {
+    analyses_.push_back(analyze(row, report_));
+    advice_.push_back(advise(row, analyses_.back(), report_.spec_for(row)));
+  }
+}
+
+JudgedReport::JudgedReport(Report report, const JudgedReport& from,
+                           const std::vector<std::size_t>& indices)
+    : report_(std::move(report)) {
+  for (std::size_t i : indices) {
+    analyses_.push_back(from.analyses_.at(i));
+    advice_.push_back(from.advice_.at(i));
+  }
+}
+
+std::size_t JudgedReport::index_of(const Row& row) const {
+  const Row* first = report_.rows.data();
+  if (&row < first || &row >= first + report_.rows.size())
+    throw std::logic_error("JudgedReport: the row is not one of the report's");
+  return static_cast<std::size_t>(&row - first);
+}
+
+const RowAnalysis& JudgedReport::of(const Row& row) const {
+  return analyses_[index_of(row)];
+}
+
+const std::optional<Advice>& JudgedReport::advice_of(const Row& row) const {
+  return advice_[index_of(row)];
+}
+
+JudgedReport JudgedReport::part(const std::vector<std::size_t>& indices) const {
+  Report part;
+  part.schema_version = report_.schema_version;
+  part.specs = report_.specs;
+  part.context = indices.empty() ? report_.context : report_.context_of(report_.rows[indices[0]]);
+  for (std::size_t i : indices) {
+    Row row = report_.rows.at(i);
+    row.origin.reset();
+    part.rows.push_back(std::move(row));
+  }
+  return JudgedReport(std::move(part), *this, indices);
+}
+
+JudgedReport JudgedReport::select(const std::vector<std::size_t>& indices) const {
+  Report selected = report_;
+  selected.rows.clear();
+  for (std::size_t i : indices) selected.rows.push_back(report_.rows.at(i));
+  return JudgedReport(std::move(selected), *this, indices);
+}
+
+}  // namespace roofline
