@@ -61,6 +61,21 @@ TEST_CASE("judged report: parts and selections carry their rows' verdicts") {
   // The verdict of a row as the report judges it, nothing else.
   for (std::size_t i = 0; i < report.rows.size(); ++i)
     CHECK(judged.at(i).regime == analyze(report.rows[i], report).regime);
+  // A verdict's ceiling is one of its own report's, in a copy, a selection and a part alike (a
+  // selection outlives the report it was taken from: show --sort).
+  const auto owns = [](const JudgedReport& j, std::size_t i) {
+    const ComputeCeiling* c = j.at(i).ceiling;
+    REQUIRE(c != nullptr);
+    for (const GpuSpec& spec : j.report().specs)
+      if (c >= spec.compute.data() && c < spec.compute.data() + spec.compute.size()) return true;
+    return false;
+  };
+  const JudgedReport copy = judged;  // NOLINT(performance-unnecessary-copy-initialization)
+  CHECK(owns(judged, 0));
+  CHECK(owns(copy, 0));
+  CHECK(owns(sorted, 0));
+  CHECK(owns(part, 1));
+  CHECK(copy.at(0).ceiling != judged.at(0).ceiling);
   // A row of another report has no verdict here.
   CHECK_THROWS_AS(judged.of(report.rows[0]), std::logic_error);
 }

@@ -20,6 +20,36 @@ JudgedReport::JudgedReport(Report report, const JudgedReport& from,
     analyses_.push_back(from.analyses_.at(i));
     advice_.push_back(from.advice_.at(i));
   }
+  point_into_own_specs(from.report_);
+}
+
+JudgedReport::JudgedReport(const JudgedReport& other)
+    : report_(other.report_), analyses_(other.analyses_), advice_(other.advice_) {
+  point_into_own_specs(other.report_);
+}
+
+JudgedReport& JudgedReport::operator=(const JudgedReport& other) {
+  if (this != &other) {
+    report_ = other.report_;
+    analyses_ = other.analyses_;
+    advice_ = other.advice_;
+    point_into_own_specs(other.report_);
+  }
+  return *this;
+}
+
+// The analyses were copied from a report `from` whose specs this report holds copies of, in the
+// same order: each ceiling pointer moves to the same ceiling of this report's spec.
+void JudgedReport::point_into_own_specs(const Report& from) {
+  for (RowAnalysis& a : analyses_) {
+    if (a.ceiling == nullptr) continue;
+    for (std::size_t s = 0; s < from.specs.size() && s < report_.specs.size(); ++s) {
+      const std::vector<ComputeCeiling>& theirs = from.specs[s].compute;
+      if (a.ceiling < theirs.data() || a.ceiling >= theirs.data() + theirs.size()) continue;
+      a.ceiling = &report_.specs[s].compute.at(static_cast<std::size_t>(a.ceiling - theirs.data()));
+      break;
+    }
+  }
 }
 
 std::size_t JudgedReport::index_of(const Row& row) const {

@@ -16,6 +16,11 @@ class JudgedReport {
  public:
   // Judges every row of `report` (kept, as given).
   explicit JudgedReport(Report report);
+  // A verdict points into its report's specs (RowAnalysis::ceiling): a copy points into its own.
+  JudgedReport(const JudgedReport& other);
+  JudgedReport& operator=(const JudgedReport& other);
+  JudgedReport(JudgedReport&&) noexcept = default;
+  JudgedReport& operator=(JudgedReport&&) noexcept = default;
 
   const Report& report() const { return report_; }
   const std::vector<Row>& rows() const { return report_.rows; }
@@ -37,6 +42,7 @@ class JudgedReport {
  private:
   JudgedReport(Report report, const JudgedReport& from, const std::vector<std::size_t>& indices);
   std::size_t index_of(const Row& row) const;
+  void point_into_own_specs(const Report& from);
 
   Report report_;
   std::vector<RowAnalysis> analyses_;
