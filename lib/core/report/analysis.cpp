@@ -8,12 +8,12 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/roofline.hpp"
+#include "lib/core/report/roof.hpp"
 
 namespace roofline {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kSharedWavefrontBytes = 128;  // one data-pipe cycle of an SM
 
 std::atomic<std::size_t> verdicts{0};  // calls of analyze(row, report)
 
@@ -147,150 +147,29 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
              ? ", the spec's roofs are at " + format_fixed(a.ceiling->clock_mhz, 0) + " MHz"
              : std::string()));
 
-  // Bytes per level: counted where the counters have them, else the model's DRAM bytes.
-  struct LevelBytes {
-    MemoryLevel level;
-    double bytes;
-    Source source;
-  };
-  std::vector<LevelBytes> level_bytes;
-  const double dram_read = counter(row, quantity::kDramRead);
-  const double dram_write = counter(row, quantity::kDramWrite);
-  if (!std::isnan(dram_read) && !std::isnan(dram_write))
-    level_bytes.push_back({MemoryLevel::kDram, dram_read + dram_write, Source::kMeasured});
-  else
-    level_bytes.push_back({MemoryLevel::kDram, row.prediction.model_dram_bytes, Source::kModel});
-  if (double l2 = counter(row, quantity::kL2); !std::isnan(l2))
-    level_bytes.push_back({MemoryLevel::kL2, l2, Source::kMeasured});
-  // Shared-memory wavefronts of every operation (full set) join the L1 level: L1 and shared
-  // memory share one 128-byte data pipe, and wgmma's operand reads are in the count.
-  const double shared_wavefronts = counter(row, quantity::kSharedWavefronts);
-  const double gmma_wavefronts = counter(row, quantity::kSharedWavefrontsGmma);
-  const bool shared_counted = std::isfinite(shared_wavefronts);
-  if (double l1 = counter(row, quantity::kL1); !std::isnan(l1))
-    level_bytes.push_back({MemoryLevel::kL1,
-                           l1 + (shared_counted ? kSharedWavefrontBytes * shared_wavefronts : 0),
-                           Source::kMeasured});
-  else if (row.prediction.model_l1_bytes > 0)
-    level_bytes.push_back({MemoryLevel::kL1, row.prediction.model_l1_bytes, Source::kModel});
-  // wgmma reads its operands from shared memory and TMA fills it, past the accesses that L1's
-  // counters (and the model's L1 terms) see. Without counters, only on a GPU that has wgmma
-  // (elsewhere cuBLAS runs mma.sync, whose loads the model's L1 terms include).
-  const bool l1_partial =
-      !shared_counted && choice.instruction == TensorInstruction::kWgmma &&
-      (choice.source == Source::kMeasured ||
-       (a.ceiling != nullptr && a.ceiling->instruction == TensorInstruction::kWgmma));
-
   // Time: the median of the timed runs, else the model's floor (computed below).
   const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();
   a.time_source = timed ? Source::kMeasured : Source::kModel;
 
+  // Every roof places the row (its floor raises the time floor), rates it once the time is
+  // known, and binds where it is lower than the bound so far (roof.hpp).
+  const RoofInputs in{row, spec, model, choice.instruction, choice.source, timed, projection};
   a.time_floor_seconds = seconds_at(a.flops, a.peak_flops_per_second);
-  for (const LevelBytes& lb : level_bytes) {
-    LevelAnalysis level;
-    level.level = lb.level;
-    level.bytes = lb.bytes;
-    level.bytes_source = lb.source;
-    level.intensity = arithmetic_intensity(a.flops, lb.bytes);
-    const MemoryLevelSpec* level_spec = spec.level(lb.level);
-    level.peak_bandwidth_bytes_per_second = level_spec ? level_spec->bandwidth_gbps * 1e9 : kNaN;
-    if (level_spec == nullptr && lb.level == MemoryLevel::kL1 && spec.shared_bytes_per_second() > 0)
-      level.peak_bandwidth_bytes_per_second = spec.shared_bytes_per_second();
-    level.ridge = ridge_point(a.peak_flops_per_second, level.peak_bandwidth_bytes_per_second);
-    level.ridge_factor = ridge_factor(level.intensity, level.ridge);
-    level.attainable_flops_per_second = attainable_flops_per_second(
-        level.intensity, level.peak_bandwidth_bytes_per_second, a.peak_flops_per_second);
-    level.time_floor_seconds = seconds_at(lb.bytes, level.peak_bandwidth_bytes_per_second);
-    level.partial = lb.level == MemoryLevel::kL1 && l1_partial;
-    if (level.partial)
-      a.footnotes.push_back(
-          "L1 bytes leave out wgmma's operand reads from shared memory and TMA copies: the L1 "
-          "intensity is an upper bound, not a verdict");
-    // A partial level's bytes are still a lower bound on its traffic, so its floor holds.
-    if (!std::isnan(level.time_floor_seconds))
-      a.time_floor_seconds = std::isnan(a.time_floor_seconds)
-                                 ? level.time_floor_seconds
-                                 : std::max(a.time_floor_seconds, level.time_floor_seconds);
-    a.levels.push_back(level);
-  }
-  if (shared_counted && gmma_wavefronts > 0)
-    a.footnotes.push_back(
-        "L1/shared bytes: L1TEX global and local accesses + 128 B per shared-memory wavefront "
-        "(wgmma operand reads included; TMA writes into shared memory are not LSU wavefronts)");
-
-  // The exponential unit: a floor of its own, and a roof in FLOP units.
-  // (A launch judged on bytes alone has no FLOPs: no roof, only its counts.)
-  a.exp = analyze_exp_roof(row, spec, a.flops, a.measured_clock_hz);
-  if (a.exp.present)
-    a.time_floor_seconds = std::isnan(a.time_floor_seconds)
-                               ? a.exp.time_floor_seconds
-                               : std::max(a.time_floor_seconds, a.exp.time_floor_seconds);
-
-  // The tail effect: the compute ceiling at the share of the chip the grid can keep busy.
-  a.tail_roof_flops_per_second = kNaN;
-  if (!a.bandwidth_only && a.ceiling != nullptr) {
-    std::optional<LaunchGrid> grid;
-    if (row.launch.has_value())
-      grid = launch_grid(*row.launch, spec);
-    else if (model != nullptr)
-      grid = bundled_grid(*model, row.workload);
-    if (grid) a.tail = tail_effect(*grid, spec.sm_count);
-    if (a.tail && a.tail->efficiency > 0 && a.tail->efficiency < 1) {
-      a.tail_roof_flops_per_second = a.peak_flops_per_second * a.tail->efficiency;
-      const double floor = seconds_at(a.flops, a.tail_roof_flops_per_second);
-      if (floor > a.time_floor_seconds) a.time_floor_seconds = floor;
-    }
-  }
+  for (const auto& roof : roofs()) roof->place(in, a);
 
   a.time_seconds = timed ? row.timing->median_seconds() : a.time_floor_seconds;
   a.flops_per_second = a.flops / a.time_seconds;
-  if (a.exp.present) {
-    a.exp.achieved_per_second = a.exp.exponentials / a.time_seconds;
-    a.exp.utilisation = a.exp.achieved_per_second / a.exp.rate_per_second;
-  }
   a.algorithmic_flops_per_second = a.algorithmic_flops / a.time_seconds;
   a.compute_utilisation = a.flops_per_second / a.peak_flops_per_second;
   a.compute_utilisation_measured_clock = a.flops_per_second / a.peak_at_measured_clock;
-  for (LevelAnalysis& level : a.levels) {
-    level.achieved_bytes_per_second = level.bytes / a.time_seconds;
-    level.bandwidth_utilisation =
-        level.achieved_bytes_per_second / level.peak_bandwidth_bytes_per_second;
-  }
-  a.ridge_factor = a.dram()->ridge_factor;
+  for (const auto& roof : roofs()) roof->rate(a);
 
-  // The binding roof is the lowest of the compute ceiling and every level's slope.
+  // The compute ceiling bounds first; each roof lower than it takes the bound.
   a.attainable_flops_per_second = a.peak_flops_per_second;
   a.compute_bound = true;
   a.binding = a.ceiling ? a.ceiling->label() : "no ceiling";
-  for (const LevelAnalysis& level : a.levels) {
-    if (std::isnan(level.attainable_flops_per_second) || level.partial) continue;
-    if (level.attainable_flops_per_second < a.attainable_flops_per_second * (1 - 1e-12)) {
-      a.attainable_flops_per_second = level.attainable_flops_per_second;
-      a.compute_bound = false;
-      a.binding = display_name(level.level);
-    }
-  }
-  a.regime = (a.compute_bound ? "compute-bound (" : "memory-bound (") + a.binding + ")";
-  if (std::isfinite(a.tail_roof_flops_per_second) &&
-      a.tail_roof_flops_per_second < a.attainable_flops_per_second) {
-    a.attainable_flops_per_second = a.tail_roof_flops_per_second;
-    if (a.tail->efficiency < kTailBindsBelow) {
-      a.tail_bound = true;
-      a.compute_bound = true;
-      a.binding = "tail";
-      a.regime = "tail-bound: " + a.tail->brief();
-    }
-  }
-  // The exponential unit, per SM like the tail: its roof is lower still when it binds.
-  if (a.exp.present &&
-      !(a.exp.roof_flops_per_second >= a.attainable_flops_per_second * (1 - 1e-12))) {
-    a.attainable_flops_per_second = a.exp.roof_flops_per_second;
-    a.compute_bound = false;
-    a.exp_bound = true;
-    a.tail_bound = false;
-    a.binding = kExpBinding;
-    a.regime = exp_regime();
-  }
+  a.regime = "compute-bound (" + a.binding + ")";
+  for (const auto& roof : roofs()) roof->bind(a);
   a.fraction_of_bound = a.time_floor_seconds / a.time_seconds;
   if (a.bandwidth_only) {
     // The level whose counted bytes take longest at its peak bounds the launch.
@@ -335,14 +214,7 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
     a.warnings.push_back(spec.key + " has no ceiling for " + std::string(to_string(choice.path)));
   if (timed && !projection && a.flops_per_second > a.peak_flops_per_second * 1.02)
     a.warnings.push_back("above the compute roof: FLOPs or peak are wrong (units? sparse peak?)");
-  if (timed && !projection && a.exp.present &&
-      a.exp.achieved_per_second > a.exp.rate_per_second * 1.02)
-    a.warnings.push_back("above the XU roof: exponentials or the spec's XU rate are wrong");
-  for (const LevelAnalysis& level : a.levels)
-    if (timed && !projection &&
-        level.achieved_bytes_per_second > level.peak_bandwidth_bytes_per_second * 1.02)
-      a.warnings.push_back(std::string("above the ") + std::string(display_name(level.level)) +
-                           " roof: bytes or bandwidth are wrong");
+  for (const auto& roof : roofs()) roof->check(in, a);
   return a;
 }
 
