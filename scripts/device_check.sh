@@ -11,6 +11,8 @@
 #   and a speed table of BF16 against FP16 at large shapes (target: within 3%).
 #   and, only when named: advice (the advice and the tail roof judged on measured pairs)
 #   and, named only: xu (issue 23's acceptance: `build xu`, ~3 min)
+#   and, named only: sets (the bundled kernels at three held-out shapes, FP16 and BF16, under
+#   both counter sets: the same lever, counted exponentials against the model; ~40 s)
 #   and, named only: clocks (the SM clock `run` samples while it times, against ncu's cycles of
 #   the same kernel over our time; ~1 min)
 #
@@ -225,6 +227,26 @@ if has advice; then
   note "advice and tail roof: $(elapsed "$t") s"
   cat "$out/advice.txt" >>"$summary"
   "$tool" show --view table "$out/advice_d128.json" >"$out/advice_d128_table.txt" 2>&1
+fi
+
+if has sets; then
+  t=$(seconds)
+  mkdir -p "$out/sets"
+  i=0
+  for shape in "--batch 2 --heads 8 --seq 3000 --head-dim 64" \
+    "--batch 1 --heads 16 --seq 1536 --head-dim 128" "--batch 4 --heads 4 --seq 5000 --head-dim 128"; do
+    i=$((i + 1))
+    for dt in fp16 bf16; do
+      for set in roofline full; do
+        # shellcheck disable=SC2086
+        "$tool" run $shape --dtype "$dt" --pass fwd,bwd --reps 3 --rounds 1 --warmup 1 \
+          --counter-set "$set" --json "$out/sets/s${i}_${dt}_${set}.json" \
+          >"$out/sets/s${i}_${dt}_${set}.txt" 2>&1 || note "sets: shape $i $dt $set: rc=$?"
+      done
+    done
+  done
+  python3 scripts/counter_sets_check.py "$tool" "$out/sets" | tee -a "$summary"
+  note "sets: $(elapsed "$t") s"
 fi
 
 if has xu; then
