@@ -22,14 +22,19 @@
 namespace roofline {
 
 #ifdef ROOFLINE_TEST_SPECS_DIR
-// A spec of gpu_specs/ by name or alias ("h200"), loaded once (unit tests: they define where).
-inline const GpuSpec& shipped_spec(const char* name) {
+// The specs of gpu_specs/ (unit tests: they define where), loaded once.
+inline const SpecRegistry& shipped_registry() {
   static const SpecRegistry registry = [] {
     SpecRegistry r;
     r.add_directory(ROOFLINE_TEST_SPECS_DIR);
     return r;
   }();
-  return registry.find(name);
+  return registry;
+}
+
+// A spec of gpu_specs/ by name or alias ("h200").
+inline const GpuSpec& shipped_spec(const char* name) {
+  return shipped_registry().find(name);
 }
 #endif
 

@@ -9,16 +9,11 @@
 #include "lib/core/report/analysis.hpp"
 #include "lib/core/report/assemble.hpp"
 #include "lib/profile/profile_report.hpp"
+#include "tests/unit/helpers.hpp"
 
 using namespace roofline;
 
 namespace {
-
-SpecRegistry shipped() {
-  SpecRegistry registry;
-  registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
-  return registry;
-}
 
 Row bundled_row(const std::string& kernel) {
   Row row;
@@ -51,7 +46,7 @@ Row launch_row() {
 }  // namespace
 
 TEST_CASE("add_rows: a projection carries both specs and predicts for the GPU measured") {
-  const SpecRegistry registry = shipped();
+  const SpecRegistry& registry = shipped_registry();
   const SpecChoice choice = choose_judging_spec(registry, "NVIDIA H200", "a100", nullptr);
   REQUIRE(choice.projection);
   Report report;
@@ -79,7 +74,7 @@ TEST_CASE("add_rows: a projection carries both specs and predicts for the GPU me
 }
 
 TEST_CASE("add_rows: a spec judged on its own, once however many parts use it") {
-  const SpecRegistry registry = shipped();
+  const SpecRegistry& registry = shipped_registry();
   Report report;
   add_rows(report, own_spec(registry.find("h100")), {bundled_row("flash-v3")});
   add_rows(report, own_spec(registry.find("h100")), {bundled_row("flash-v1")});
@@ -93,7 +88,7 @@ TEST_CASE("add_rows: a spec judged on its own, once however many parts use it") 
 }
 
 TEST_CASE("profile_report: records become a report through add_rows, --gpu a projection") {
-  const SpecRegistry registry = shipped();
+  const SpecRegistry& registry = shipped_registry();
   ProcessRecords parent;
   parent.process_id = 10;
   parent.process = "python3";
