@@ -81,7 +81,10 @@ void add_walk(ExpPrediction& p, const TileWalk& t, const Workload& w, const std:
 // The standard kernel's row softmax (kernels/standard_attention.cu): rows of N % 8 == 0 up to
 // 32768 are cached in registers, threads × vectors × 8 elements per row, every one through
 // __expf (masked ones are −inf); others stream, with an exp per valid element in the sum pass
-// and again in the write pass.
+// and again in the write pass. A causal row also finds its query index, row % N, and the SASS
+// of that integer division (rows below 2^32) issues three instructions on the XU pipe per
+// thread: I2F.U32.RP, MUFU.RCP and F2I.U32.TRUNC (cuobjdump -sass of the softmax kernels, CUDA
+// 13.0, sm_90); the counters count them with the exponentials.
 void add_standard(ExpPrediction& p, const Workload& w) {
   if (w.pass == Pass::kBackward) {
     p.terms.push_back({"softmax backward reads P", "0", 0});
@@ -110,12 +113,18 @@ void add_standard(ExpPrediction& p, const Workload& w) {
         rows * capacity);
     add(p, "softmax: 1/Σ per thread (MUFU.RCP)",
         "B·H·N·" + std::to_string(shape->threads) + " threads per row", rows * shape->threads);
+    if (w.causal)
+      add(p, "causal: the row's query index, row % N (I2F, MUFU.RCP, F2I per thread)",
+          "3·B·H·N·" + std::to_string(shape->threads), 3 * rows * shape->threads);
     return;
   }
   const double valid = w.causal ? static_cast<double>(n + 1) / 2 : static_cast<double>(n);
   add(p, "softmax (streaming): __expf in the sum pass and the write pass",
       w.causal ? "2·B·H·N·(N+1)/2" : "2·B·H·N²", 2 * rows * valid);
   add(p, "softmax: 1/Σ per thread (MUFU.RCP)", "B·H·N·256", rows * 256);
+  if (w.causal)
+    add(p, "causal: the row's query index, row % N (I2F, MUFU.RCP, F2I per thread)", "3·B·H·N·256",
+        3 * rows * 256);
 }
 
 }  // namespace
