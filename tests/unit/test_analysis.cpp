@@ -106,11 +106,12 @@ TEST_CASE("analysis: without counters, the clock sampled while timed is the meas
   const std::string note =
       "timed at the board's power cap: the SM clock's median while timed 1530 MHz (NVML, sampled "
       "every ms), the spec's roofs are at 1980 MHz";
-  CHECK(std::count(a.footnotes.begin(), a.footnotes.end(), note) == 1);
+  const RowNote clock{NoteKind::kClockLimited, "power cap spec clock", note};
+  CHECK(std::count(a.footnotes.begin(), a.footnotes.end(), clock) == 1);
   // No limit, or an unknown one: no footnote; older reports fall back to before and after.
   row.timing->clock_limit = "none";
   const RowAnalysis calm = analyze(row, spec("h200"));
-  CHECK(std::count(calm.footnotes.begin(), calm.footnotes.end(), note) == 0);
+  CHECK(std::count(calm.footnotes.begin(), calm.footnotes.end(), clock) == 0);
   row.timing->sm_clock_timed_mhz = 0;
   row.timing->sm_clock_before_mhz = 1900;
   row.timing->sm_clock_after_mhz = 1700;
@@ -134,8 +135,10 @@ TEST_CASE("analysis: wgmma FLOPs pick the wgmma ceiling, a point above its roof 
   CHECK(a.path_note == "counters: 100% of FLOPs on wgmma");
   // 2e11 FLOPs in 0.1 ms is 2000 TFLOP/s: above the 989 roof.
   REQUIRE(a.warnings.size() == 2);
-  CHECK(a.warnings[0].rfind("above the compute roof", 0) == 0);
-  CHECK(a.warnings[1] == "above the DRAM roof: bytes or bandwidth are wrong");
+  CHECK(a.warnings[0].kind == NoteKind::kAboveComputeRoof);
+  CHECK(a.warnings[0].text.rfind("above the compute roof", 0) == 0);
+  CHECK(a.warnings[1] == RowNote{NoteKind::kAboveLevelRoof, "DRAM",
+                                 "above the DRAM roof: bytes or bandwidth are wrong"});
   // In a projection the same point is expected to be off the other GPU's roof.
   CHECK(analyze(row, spec("h100"), true).warnings.empty());
 }

@@ -374,8 +374,8 @@ TEST_CASE("analysis: a wgmma row's L1 level is partial and never decides the reg
     CAPTURE(counted.kernel + " " + counted.workload.label());
     CHECK(a.binding != "L1");
     bool noted = false;
-    for (const std::string& footnote : a.footnotes)  // a fixed property: not a warning
-      noted = noted || footnote.find("L1 bytes leave out wgmma's operand reads") == 0;
+    for (const RowNote& footnote : a.footnotes)  // a fixed property: not a warning
+      noted = noted || footnote.kind == NoteKind::kL1Partial;
     CHECK(noted);
     ++wgmma_rows;
   }

@@ -210,8 +210,9 @@ TEST_CASE("exp roof: counted XU instructions replace the model's exponentials") 
   row.timing = Timing{{1e-5}, 0, 0};
   const RowAnalysis fast = analyze(row, h200);
   bool warned = false;
-  for (const std::string& w : fast.warnings)
-    warned = warned || w.find("XU roof") != std::string::npos;
+  for (const RowNote& w : fast.warnings)
+    warned =
+        warned || (w.kind == NoteKind::kAboveXuRoof && w.text.find("XU roof") != std::string::npos);
   CHECK(warned);
 }
 

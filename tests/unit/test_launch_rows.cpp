@@ -127,8 +127,9 @@ TEST_CASE("launch rows: counted FLOPs judge them, missing FLOPs are said") {
   CHECK(b.ceiling == nullptr);
   CHECK(b.warnings.empty());
   REQUIRE(b.footnotes.size() == 1);
-  CHECK(b.footnotes[0].find("judged on bytes alone") != std::string::npos);
-  CHECK(b.footnotes[0].find("--counter-set full") != std::string::npos);
+  CHECK(b.footnotes[0].kind == NoteKind::kBytesOnly);
+  CHECK(b.footnotes[0].text.find("judged on bytes alone") != std::string::npos);
+  CHECK(b.footnotes[0].text.find("--counter-set full") != std::string::npos);
   // 5e7 DRAM bytes in 200 us: 250 GB/s of the H200's 4800 (5%); 3e8 L2 bytes bind if the spec
   // has an L2 bandwidth, else DRAM does.
   CHECK(b.regime.rfind("memory-bound: ", 0) == 0);

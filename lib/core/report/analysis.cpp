@@ -111,8 +111,10 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   if (!a.bandwidth_only && a.ceiling == nullptr && choice.instruction != TensorInstruction::kNone) {
     a.ceiling = spec.ceiling(choice.path);
     if (a.ceiling != nullptr)
-      a.warnings.push_back("spec has no " + std::string(to_string(choice.instruction)) +
-                           " ceiling; judged against " + a.ceiling->label());
+      a.warnings.push_back({NoteKind::kNoInstructionCeiling,
+                            std::string(to_string(choice.instruction)) + " " + a.ceiling->id(),
+                            "spec has no " + std::string(to_string(choice.instruction)) +
+                                " ceiling; judged against " + a.ceiling->label()});
   }
 
   const double mma = counter(row, quantity::kTensorMmaSync);
@@ -122,9 +124,11 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   if (a.bandwidth_only)
     a.footnotes.push_back(
         std::isnan(fp32) || std::isnan(fp16)
-            ? "judged on bytes alone: the default counter set counts tensor FLOPs only "
-              "(--counter-set full adds CUDA-core FLOPs, and TF32 tensor FLOPs)"
-            : "judged on bytes alone: no FLOPs counted on any pipe");
+            ? RowNote{NoteKind::kBytesOnly, "set",
+                      "judged on bytes alone: the default counter set counts tensor FLOPs only "
+                      "(--counter-set full adds CUDA-core FLOPs, and TF32 tensor FLOPs)"}
+            : RowNote{NoteKind::kBytesOnly, "none",
+                      "judged on bytes alone: no FLOPs counted on any pipe"});
   a.total_counted_flops =
       (std::isnan(mma) && std::isnan(wgmma) && std::isnan(fp32) && std::isnan(fp16))
           ? kNaN
@@ -141,11 +145,14 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   if (row.timing && row.timing->sm_clock_timed_mhz > 0 && !row.timing->clock_limit.empty() &&
       row.timing->clock_limit != "none")
     a.footnotes.push_back(
-        "timed at the board's " + row.timing->clock_limit + ": the SM clock's median while timed " +
-        format_fixed(row.timing->sm_clock_timed_mhz, 0) + " MHz (NVML, sampled every ms)" +
-        (a.ceiling && a.ceiling->clock_mhz > 0
-             ? ", the spec's roofs are at " + format_fixed(a.ceiling->clock_mhz, 0) + " MHz"
-             : std::string()));
+        {NoteKind::kClockLimited,
+         row.timing->clock_limit + (a.ceiling && a.ceiling->clock_mhz > 0 ? " spec clock" : ""),
+         "timed at the board's " + row.timing->clock_limit +
+             ": the SM clock's median while timed " +
+             format_fixed(row.timing->sm_clock_timed_mhz, 0) + " MHz (NVML, sampled every ms)" +
+             (a.ceiling && a.ceiling->clock_mhz > 0
+                  ? ", the spec's roofs are at " + format_fixed(a.ceiling->clock_mhz, 0) + " MHz"
+                  : std::string())});
 
   // Time: the median of the timed runs, else the model's floor (computed below).
   const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();
@@ -211,9 +218,12 @@ RowAnalysis analyze(const Row& row, const GpuSpec& spec, bool projection) {
   }
 
   if (a.ceiling == nullptr && !a.bandwidth_only)
-    a.warnings.push_back(spec.key + " has no ceiling for " + std::string(to_string(choice.path)));
+    a.warnings.push_back({NoteKind::kNoCeiling,
+                          spec.key + " " + std::string(to_string(choice.path)),
+                          spec.key + " has no ceiling for " + std::string(to_string(choice.path))});
   if (timed && !projection && a.flops_per_second > a.peak_flops_per_second * 1.02)
-    a.warnings.push_back("above the compute roof: FLOPs or peak are wrong (units? sparse peak?)");
+    a.warnings.push_back({NoteKind::kAboveComputeRoof, "",
+                          "above the compute roof: FLOPs or peak are wrong (units? sparse peak?)"});
   for (const auto& roof : roofs()) roof->check(in, a);
   return a;
 }

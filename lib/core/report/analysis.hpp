@@ -8,6 +8,7 @@
 #include "lib/core/model/tail_effect.hpp"
 #include "lib/core/report/analysis_exp.hpp"
 #include "lib/core/report/report.hpp"
+#include "lib/core/report/row_note.hpp"
 
 namespace roofline {
 
@@ -85,11 +86,11 @@ struct RowAnalysis {
   double dram_bytes_vs_model = 0;  // counted DRAM / model DRAM bytes
   double dram_bytes_vs_compulsory = 0;
 
-  std::vector<std::string> warnings;
+  std::vector<RowNote> warnings;
   // Fixed properties of the kernel or the counter set that qualify the row without being a
   // problem (an L1 level that wgmma's operand reads bypass; FLOPs the set does not count):
   // footnotes of a table, not warnings.
-  std::vector<std::string> footnotes;
+  std::vector<RowNote> footnotes;
 
   // Projection (analyze(row, report) on a report measured on another GPU): time, rates and
   // re-estimated DRAM bytes are `projected`; the note says how.

@@ -2,13 +2,14 @@
 
 #include <cctype>
 #include <map>
+#include <utility>
 
 namespace roofline {
 namespace {
 
-// The cause of a note: its text with every number replaced, so that rows that differ only in
-// their measurements share it.
-std::string cause_of(const std::string& text) {
+// A row's own message (a record of `profile`, free text) as a subject: its words without its
+// numbers, so that "kept the counters for more than 10 s" and "... 12 s" are one cause.
+std::string without_numbers(const std::string& text) {
   std::string out;
   bool in_number = false;
   for (char c : text) {
@@ -21,18 +22,19 @@ std::string cause_of(const std::string& text) {
   return out;
 }
 
+// Notes of one kind and subject are one cause, whatever their numbers.
 class Gathering {
  public:
-  void add(const std::string& text, const Row& row) {
-    const std::string cause = cause_of(text);
-    auto [it, inserted] = index_.try_emplace(cause, notes_.size());
-    if (inserted) notes_.push_back({text, 0, row.kernel + " " + row_label(row)});
+  void add(const RowNote& note, const Row& row) {
+    auto [it, inserted] =
+        index_.try_emplace(std::make_pair(note.kind, note.subject), notes_.size());
+    if (inserted) notes_.push_back({note.text, 0, row.kernel + " " + row_label(row)});
     ++notes_[it->second].rows;
   }
   std::vector<ReportNote> take() { return std::move(notes_); }
 
  private:
-  std::map<std::string, std::size_t> index_;
+  std::map<std::pair<NoteKind, std::string>, std::size_t> index_;
   std::vector<ReportNote> notes_;
 };
 
@@ -42,9 +44,9 @@ std::vector<ReportNote> report_warnings(const JudgedReport& report) {
   Gathering g;
   for (const Row& row : report.rows()) {
     const RowAnalysis& a = report.of(row);
-    for (const std::string& warning : a.warnings) g.add(warning, row);
+    for (const RowNote& warning : a.warnings) g.add(warning, row);
     if (row.status == RowStatus::kCountersUnavailable && !row.message.empty())
-      g.add(row.message, row);
+      g.add({NoteKind::kCountersUnavailable, without_numbers(row.message), row.message}, row);
   }
   return g.take();
 }
@@ -54,7 +56,7 @@ std::vector<ReportNote> report_footnotes(const JudgedReport& report) {
   for (const Row& row : report.rows()) {
     const RowAnalysis& a = report.of(row);
     if (!a.has_verdict) continue;
-    for (const std::string& footnote : a.footnotes) g.add(footnote, row);
+    for (const RowNote& footnote : a.footnotes) g.add(footnote, row);
   }
   return g.take();
 }

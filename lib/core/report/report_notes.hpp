@@ -20,8 +20,9 @@ struct ReportNote {
   std::string first_row;  // "kernel workload" of the first of them
 };
 
-// In the order of their first row. Texts that differ only in their numbers ("179.1 us") are one
-// cause.
+// In the order of their first row. Notes of one kind and subject (row_note.hpp) are one cause,
+// whatever their numbers ("179.1 us"); a row without counters is its message's cause, its
+// numbers left out.
 std::vector<ReportNote> report_warnings(const JudgedReport& report);
 std::vector<ReportNote> report_footnotes(const JudgedReport& report);
 

@@ -40,7 +40,8 @@ class ExpUnit final : public Roof {
   void check(const RoofInputs& in, RowAnalysis& a) const override {
     if (in.timed && !in.projection && a.exp.present &&
         a.exp.achieved_per_second > a.exp.rate_per_second * 1.02)
-      a.warnings.push_back("above the XU roof: exponentials or the spec's XU rate are wrong");
+      a.warnings.push_back({NoteKind::kAboveXuRoof, "",
+                            "above the XU roof: exponentials or the spec's XU rate are wrong"});
   }
 };
 

@@ -74,8 +74,9 @@ class MemoryLevels final : public Roof {
       level.partial = lb.level == MemoryLevel::kL1 && l1_partial;
       if (level.partial)
         a.footnotes.push_back(
-            "L1 bytes leave out wgmma's operand reads from shared memory and TMA copies: the L1 "
-            "intensity is an upper bound, not a verdict");
+            {NoteKind::kL1Partial, "",
+             "L1 bytes leave out wgmma's operand reads from shared memory and TMA copies: the L1 "
+             "intensity is an upper bound, not a verdict"});
       // A partial level's bytes are still a lower bound on its traffic, so its floor holds.
       if (!std::isnan(level.time_floor_seconds))
         a.time_floor_seconds = std::isnan(a.time_floor_seconds)
@@ -85,8 +86,9 @@ class MemoryLevels final : public Roof {
     }
     if (shared_counted && gmma_wavefronts > 0)
       a.footnotes.push_back(
-          "L1/shared bytes: L1TEX global and local accesses + 128 B per shared-memory wavefront "
-          "(wgmma operand reads included; TMA writes into shared memory are not LSU wavefronts)");
+          {NoteKind::kSharedWavefronts, "",
+           "L1/shared bytes: L1TEX global and local accesses + 128 B per shared-memory wavefront "
+           "(wgmma operand reads included; TMA writes into shared memory are not LSU wavefronts)"});
   }
 
   void rate(RowAnalysis& a) const override {
@@ -115,8 +117,9 @@ class MemoryLevels final : public Roof {
     for (const LevelAnalysis& level : a.levels)
       if (in.timed && !in.projection &&
           level.achieved_bytes_per_second > level.peak_bandwidth_bytes_per_second * 1.02)
-        a.warnings.push_back(std::string("above the ") + std::string(display_name(level.level)) +
-                             " roof: bytes or bandwidth are wrong");
+        a.warnings.push_back({NoteKind::kAboveLevelRoof, std::string(display_name(level.level)),
+                              std::string("above the ") + std::string(display_name(level.level)) +
+                                  " roof: bytes or bandwidth are wrong"});
   }
 };
 

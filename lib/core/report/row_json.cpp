@@ -179,8 +179,10 @@ json analysis_json(const RowAnalysis& a, const std::optional<Advice>& advice) {
   } else {
     out["advice"] = nullptr;
   }
-  out["warnings"] = a.warnings;
-  out["footnotes"] = a.footnotes;
+  out["warnings"] = json::array();
+  for (const RowNote& note : a.warnings) out["warnings"].push_back(note.text);
+  out["footnotes"] = json::array();
+  for (const RowNote& note : a.footnotes) out["footnotes"].push_back(note.text);
   return out;
 }
 
