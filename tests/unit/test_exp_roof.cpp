@@ -102,14 +102,18 @@ TEST_CASE("exp model: backward recomputes P on every tile pair computed") {
   CHECK(exps("flash-v2", 256, 64, false, Pass::kBackward) == 65536);
   // Warps of 16 keys skip query tiles wholly before their keys.
   CHECK(exps("flash-v2", 256, 64, true, Pass::kBackward) == 640 * 64);
-  // flash-v3 adds its prepare and dQ-convert kernels' conversions: 9/8 per element of N×d.
-  // At d = 128 its stages are 80 queries: 256 keys over 320 padded queries.
-  CHECK(exps("flash-v3", 256, 128, false, Pass::kBackward) == 256 * 320 + 9 * 256 * 128 / 8);
-  CHECK(exps("flash-v3", 256, 64, false, Pass::kBackward) == 65536 + 9 * 256 * 64 / 8);
+  // flash-v3 adds the integer divisions of its prepare kernel (3 per thread, d/8 threads per
+  // padded row) and its dQ conversion (d = 128: 3 per thread, 256 threads per 80-query stage;
+  // d = 64: 6 per 8-element vector). At d = 128 its stages are 80 queries: 256 keys over 320
+  // padded queries.
+  const double prep_convert_d128 = 3 * 320 * 128 / 8 + 3 * 256 * 320 / 80;
+  CHECK(exps("flash-v3", 256, 128, false, Pass::kBackward) == 256 * 320 + prep_convert_d128);
+  CHECK(exps("flash-v3", 256, 64, false, Pass::kBackward) ==
+        65536 + 3 * 256 * 64 / 8 + 6 * 256 * 64 / 8);
   // Causal: key block 0 takes all four query tiles with both warpgroups; key block 1 starts at
   // tile 1 (queries 80-159), where its second warpgroup (keys 192-255) is idle: 13 warpgroup
   // tiles of 64 x 80.
-  CHECK(exps("flash-v3", 256, 128, true, Pass::kBackward) == 13 * 64 * 80 + 9 * 256 * 128 / 8);
+  CHECK(exps("flash-v3", 256, 128, true, Pass::kBackward) == 13 * 64 * 80 + prep_convert_d128);
   // flash-v1 recomputes P in both of its backward kernels.
   CHECK(exps("flash-v1", 128, 64, false, Pass::kBackward) == 2 * 16384);
   CHECK(exps("flash-v1", 128, 64, false, Pass::kForward) == 16384 + 16 * 256 + 16 * 128);

@@ -1,6 +1,7 @@
 #include "lib/core/model/exp_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "lib/core/base/text.hpp"
@@ -180,14 +181,26 @@ ExpPrediction predict_exponentials(const KernelModel& kernel, const Workload& w)
     t.reciprocal_per_row = 4;
   }
   add_walk(p, t, w, fwd ? "P = exp2(S − m) per score" : "P = exp2(S − LSE) recomputed");
-  if (kernel.name == "flash-v3" && !fwd && w.dtype == DType::kFp16)
-    // Not exponentials (FP16; BF16's conversions are not measured yet): the conversions its prepare
-    // kernel (O and dO to FP32, 3/8 per element) and its dQ conversion (FP32 to FP16, 3/4 per
-    // element) issue on the XU pipe. Counted by ncu per kernel on the H200 (2026-12-01: 49,152 and
-    // 98,304 warp instructions at B2 H8 N4096 d64, twice that at d128), in the same range as the
-    // main kernel's.
-    add(p, "prepare and dQ-convert kernels: conversions on the XU pipe", "9/8·B·H·N·d",
-        9.0 / 8.0 * static_cast<double>(w.batch) * w.heads * w.seq_len * w.head_dim);
+  if (kernel.name == "flash-v3" && !fwd) {
+    // Not exponentials: the integer divisions of its prepare and dQ-convert kernels, three XU
+    // instructions each (I2F, MUFU.RCP, F2I; SASS of flash_v3_bwd.cu, CUDA 13.0, sm_90), counted
+    // in the same range as the main kernel's, the same in FP16 and BF16 (ncu per kernel on the
+    // H200, 2026-12-02: 38,400 and 7,680 warp instructions at B1 H16 N1536 d128). The prepare
+    // kernel runs d/8 threads per padded row, one division each (the row's head); the dQ
+    // conversion, at d = 128, 256 threads per 80-query stage, one division each; at d = 64, two
+    // per 8-element vector (its row and head).
+    const double heads = static_cast<double>(w.batch) * w.heads;
+    const int block_q = std::max(1, tiles.bwd_block_q);
+    const double padded = std::ceil(static_cast<double>(w.seq_len) / block_q) * block_q;
+    add(p, "prepare kernel: a division per thread (3 XU instructions)", "3·B·H·N_pad·d/8",
+        3 * heads * padded * w.head_dim / 8);
+    if (w.head_dim == 128)
+      add(p, "dQ conversion: a division per thread (3 XU instructions)",
+          "3·256·B·H·N_pad/" + std::to_string(block_q), 3 * 256 * heads * padded / block_q);
+    else
+      add(p, "dQ conversion: two divisions per 8-element vector (6 XU instructions)", "6·B·H·N·d/8",
+          6 * heads * w.seq_len * w.head_dim / 8);
+  }
   return p;
 }
 
