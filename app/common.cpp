@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <span>
 
 #include <spdlog/spdlog.h>
 
@@ -253,7 +254,7 @@ void OutputOptions::emit(const Report& report) const {
   if (!svg_path.empty()) {
     PlotOptions plot;
     plot.flops = table.convention();
-    outputs.add(svg_path, render_svg(std::vector<JudgedReport>{judged}, plot));
+    outputs.add(svg_path, render_svg(std::span(&judged, 1), plot));
   }
   bool export_to_stdout = false;
   for (const ExportTarget& target : export_targets(exports)) {

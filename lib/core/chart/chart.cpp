@@ -32,12 +32,12 @@ constexpr long kMaxExpRoofs = 4;
 // The judged reports a chart draws, read as reports.
 class Reports {
  public:
-  explicit Reports(const std::vector<JudgedReport>& judged) : judged_(judged) {}
+  explicit Reports(std::span<const JudgedReport> judged) : judged_(judged) {}
   const Report& operator[](std::size_t i) const { return judged_[i].report(); }
   std::size_t size() const { return judged_.size(); }
 
  private:
-  const std::vector<JudgedReport>& judged_;
+  std::span<const JudgedReport> judged_;
 };
 
 const GpuSpec* twin_of(const Reports& reports, const GpuSpec& spec) {
@@ -90,7 +90,7 @@ int decade_step(double lo, double hi, int max_ticks) {
   return std::max(1, static_cast<int>(std::ceil(span / std::max(1, max_ticks))));
 }
 
-Chart build_chart(const std::vector<JudgedReport>& judged, const PlotOptions& options) {
+Chart build_chart(std::span<const JudgedReport> judged, const PlotOptions& options) {
   const Reports reports(judged);
   Chart chart;
   chart.report_count = reports.size();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <optional>
+#include <span>
 
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/report/flop_convention.hpp"
@@ -142,6 +143,6 @@ struct Chart {
 
 // The chart of `reports`: a pure function of its inputs. The chart points into `reports` (specs),
 // which must outlive it. Throws InputError when a row names a spec its report does not embed.
-Chart build_chart(const std::vector<JudgedReport>& reports, const PlotOptions& options);
+Chart build_chart(std::span<const JudgedReport> reports, const PlotOptions& options);
 
 }  // namespace roofline

@@ -17,7 +17,7 @@ std::string render_svg(const std::vector<Report>& reports, const PlotOptions& op
   return render_svg(judged, options);
 }
 
-std::string render_svg(const std::vector<JudgedReport>& reports, const PlotOptions& options) {
+std::string render_svg(std::span<const JudgedReport> reports, const PlotOptions& options) {
   const Chart chart = build_chart(reports, options);
   // Each panel's roofline, and below it the bandwidth chart of its rows without FLOPs.
   // A panel is taller than kPanelHeight when its legend needs it (many roofs, kernels or

@@ -9,6 +9,7 @@
 // attributes in SI units (data-ai FLOP/byte, data-flops FLOP/s, data-bandwidth bytes/s).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,6 @@ std::string render_svg(const std::vector<Report>& reports);
 // Same, with options. Throws InputError when a kernel of `options` names no rows.
 std::string render_svg(const std::vector<Report>& reports, const PlotOptions& options);
 // Same, from reports judged already.
-std::string render_svg(const std::vector<JudgedReport>& reports, const PlotOptions& options);
+std::string render_svg(std::span<const JudgedReport> reports, const PlotOptions& options);
 
 }  // namespace roofline

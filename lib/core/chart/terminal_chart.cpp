@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "lib/core/base/errors.hpp"
@@ -283,10 +284,9 @@ std::string render_ascii_plot(const JudgedReport& report, int width, int height,
   if (width < 20 || height < 8)
     throw InputError("the terminal chart needs at least 20 × 8 cells (got " +
                      std::to_string(width) + " × " + std::to_string(height) + ")");
-  const std::vector<JudgedReport> reports = {report};  // the chart points into these
   PlotOptions options;
   options.flops = flops;
-  Chart chart = build_chart(reports, options);
+  Chart chart = build_chart(std::span(&report, 1), options);
   escape_texts(chart);
   if (chart.panels.empty()) return "no rows to plot\n";
   std::string out;

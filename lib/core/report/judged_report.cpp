@@ -81,8 +81,11 @@ JudgedReport JudgedReport::part(const std::vector<std::size_t>& indices) const {
 }
 
 JudgedReport JudgedReport::select(const std::vector<std::size_t>& indices) const {
-  Report selected = report_;
-  selected.rows.clear();
+  Report selected;  // everything but the rows, which are chosen below
+  selected.schema_version = report_.schema_version;
+  selected.context = report_.context;
+  selected.specs = report_.specs;
+  selected.origins = report_.origins;
   for (std::size_t i : indices) selected.rows.push_back(report_.rows.at(i));
   return JudgedReport(std::move(selected), *this, indices);
 }
