@@ -17,7 +17,7 @@
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/compare/device_compare.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
 
 namespace roofline::app {
 namespace {

@@ -15,7 +15,8 @@
 #include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/report/merge.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
 
 namespace roofline::app {
 namespace {

@@ -6,8 +6,8 @@
 #include "app/commands.hpp"
 #include "app/help.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/assemble.hpp"
 #include "lib/core/report/report.hpp"
+#include "lib/core/verdict/assemble.hpp"
 
 namespace roofline::app {
 namespace {

@@ -12,7 +12,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/chart/terminal_chart.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
 
 namespace roofline::app {
 namespace {

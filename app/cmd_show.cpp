@@ -19,10 +19,11 @@
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare_rows.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/report_io.hpp"
-#include "lib/core/report/summary.hpp"
-#include "lib/core/report/summary_markdown.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/writers/report_writers.hpp"
+#include "lib/core/writers/summary.hpp"
+#include "lib/core/writers/summary_markdown.hpp"
 
 namespace roofline::app {
 namespace {

@@ -17,9 +17,9 @@
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/calibration.hpp"
-#include "lib/core/report/report_io.hpp"
-#include "lib/core/report/report_notes.hpp"
-#include "lib/core/report/summary.hpp"
+#include "lib/core/verdict/report_notes.hpp"
+#include "lib/core/writers/report_writers.hpp"
+#include "lib/core/writers/summary.hpp"
 
 namespace roofline::app {
 

@@ -6,7 +6,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/suggest.hpp"
 #include "lib/core/base/text.hpp"
-#include "lib/core/compare/exports.hpp"
+#include "lib/core/writers/exports.hpp"
 
 namespace roofline::app {
 namespace {

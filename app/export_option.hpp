@@ -1,5 +1,5 @@
 // --export FORMAT=PATH (repeatable): the report in a format that CI dashboards ingest
-// (lib/core/compare/exports.hpp, docs/ci-exports.md). `run`, `profile` and `show` take it.
+// (lib/core/writers/exports.hpp, docs/ci-exports.md). `run`, `profile` and `show` take it.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "lib/core/base/output.hpp"
-#include "lib/core/report/judged_report.hpp"
+#include "lib/core/verdict/judged_report.hpp"
 
 namespace roofline::app {
 

@@ -12,8 +12,8 @@
 #include "app/temp_dir.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/spec_choice.hpp"
-#include "lib/core/report/assemble.hpp"
-#include "lib/core/report/partition.hpp"
+#include "lib/core/verdict/assemble.hpp"
+#include "lib/core/verdict/partition.hpp"
 #include "lib/gpu/device.hpp"
 
 namespace roofline::app {

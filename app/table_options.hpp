@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "lib/core/base/table_layout.hpp"
-#include "lib/core/report/flop_convention.hpp"
+#include "lib/core/verdict/flop_convention.hpp"
 
 namespace roofline::app {
 

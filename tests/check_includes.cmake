@@ -5,8 +5,8 @@
 #     only the plain catalogue (kernels/catalog.hpp, itself free of CUDA headers);
 #   - lib/ includes nothing from app/;
 #   - lib/core's feature folders include only themselves and the folders before them, in the
-#     order base, domain, model, report, compare, chart (lib/core/CMakeLists.txt says what each
-#     holds), and nothing from lib/profile.
+#     order base, domain, model, report, verdict, compare, writers, chart (lib/core/CMakeLists.txt
+#     says what each holds), and nothing from lib/profile.
 # Usage: cmake -DSOURCE_DIR=<repository root> -P check_includes.cmake
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_includes: SOURCE_DIR not set")
@@ -56,7 +56,7 @@ file(GLOB_RECURSE lib_sources "${SOURCE_DIR}/lib/*.cpp" "${SOURCE_DIR}/lib/*.hpp
      "${SOURCE_DIR}/lib/*.cu")
 check_files("${lib_sources}" "${include}\"app/" "" "" "lib/ never includes app/")
 
-set(core_order base domain model report compare chart)
+set(core_order base domain model report verdict compare writers chart)
 set(later "${core_order}")
 foreach(folder IN LISTS core_order)
   list(REMOVE_AT later 0)

@@ -1,7 +1,7 @@
 #include "lib/profile/profile_report.hpp"
 
 #include "lib/core/domain/spec_choice.hpp"
-#include "lib/core/report/assemble.hpp"
+#include "lib/core/verdict/assemble.hpp"
 
 namespace roofline {
 namespace {

@@ -1,4 +1,5 @@
 #include "tests/fuzz/targets.hpp"
+#include "lib/core/report/report_read.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,8 +25,8 @@
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/merge.hpp"
-#include "lib/core/report/partition.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/verdict/partition.hpp"
+#include "lib/core/writers/report_writers.hpp"
 
 #ifndef ROOFLINE_FUZZ_DATA_DIR
 #error "ROOFLINE_FUZZ_DATA_DIR must name tests/data"

@@ -13,7 +13,7 @@
 
 #include "lib/core/base/output.hpp"
 #include "lib/core/chart/svg_chart.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
 
 namespace {
 

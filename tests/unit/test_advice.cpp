@@ -1,4 +1,4 @@
-// What to try next (lib/core/report/advice.hpp): the lever each kind of row gets, its evidence
+// What to try next (lib/core/verdict/advice.hpp): the lever each kind of row gets, its evidence
 // and the upper bound on the gain.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/advice.hpp"
+#include "lib/core/verdict/advice.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "lib/core/domain/metric_catalog.hpp"
-#include "lib/core/report/analysis.hpp"
+#include "lib/core/verdict/analysis.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

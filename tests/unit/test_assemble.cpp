@@ -1,4 +1,4 @@
-// add_rows (lib/core/report/assemble.hpp), the one place where run, run --devices, profile and
+// add_rows (lib/core/verdict/assemble.hpp), the one place where run, run --devices, profile and
 // model attach the judging spec and the analytic model to their rows; and profile_report
 // (lib/profile), which reaches it from the record files of a profiled program.
 #include <doctest/doctest.h>
@@ -6,8 +6,8 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/spec_choice.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/assemble.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/verdict/assemble.hpp"
 #include "lib/profile/profile_report.hpp"
 #include "tests/unit/helpers.hpp"
 

@@ -10,9 +10,10 @@
 #include "lib/core/compare/row_match.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
 #include "lib/core/report/verification.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -12,8 +12,8 @@
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/cache_model.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
 
 using namespace roofline;
 

@@ -14,7 +14,8 @@
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

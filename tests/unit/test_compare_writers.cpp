@@ -14,7 +14,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "lib/core/base/errors.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
 #include "lib/gpu/counter_data_file.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "tests/unit/helpers.hpp"

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;
@@ -20,7 +20,7 @@ namespace {
 
 const std::filesystem::path kColumnsDoc = std::filesystem::path(ROOFLINE_DOCS_DIR) / "columns.md";
 const std::string kBegin =
-    "<!-- csv-columns:begin (generated from lib/core/report/report_csv.cpp) -->\n";
+    "<!-- csv-columns:begin (generated from lib/core/writers/report_csv.cpp) -->\n";
 const std::string kEnd = "<!-- csv-columns:end -->";
 
 }  // namespace

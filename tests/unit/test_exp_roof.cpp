@@ -11,7 +11,7 @@
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/exp_model.hpp"
 #include "lib/core/model/exp_roof.hpp"
-#include "lib/core/report/analysis.hpp"
+#include "lib/core/verdict/analysis.hpp"
 
 using namespace roofline;
 

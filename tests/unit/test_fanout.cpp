@@ -9,7 +9,8 @@
 
 #include "app/fanout.hpp"
 #include "lib/core/base/errors.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -14,7 +14,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/noise_model.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
 
 using namespace roofline;
 

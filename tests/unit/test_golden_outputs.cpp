@@ -16,7 +16,8 @@
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/report/calibration.hpp"
 #include "lib/core/report/merge.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "lib/profile/profile_protocol.hpp"
 #include "tests/unit/helpers.hpp"
 

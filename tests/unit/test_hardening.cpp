@@ -20,7 +20,8 @@
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "tests/fuzz/targets.hpp"
 #include "tests/unit/helpers.hpp"
 

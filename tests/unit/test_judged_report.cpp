@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/judged_report.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/verdict/judged_report.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -11,9 +11,10 @@
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/compare/row_match.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/report_io.hpp"
-#include "lib/core/report/report_notes.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/verdict/report_notes.hpp"
+#include "lib/core/writers/report_writers.hpp"
 
 using namespace roofline;
 using nlohmann::json;

@@ -14,7 +14,8 @@
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/compare/device_compare.hpp"
 #include "lib/core/report/merge.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

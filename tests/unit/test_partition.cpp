@@ -9,7 +9,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/partition.hpp"
+#include "lib/core/verdict/partition.hpp"
 
 using namespace roofline;
 

@@ -21,9 +21,9 @@
 #include "lib/core/chart/svg_labels.hpp"
 #include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/flop_convention.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/verdict/flop_convention.hpp"
 #include "tests/unit/helpers.hpp"
 #include "tests/unit/plot_test_support.hpp"
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
 
 using namespace roofline;
 

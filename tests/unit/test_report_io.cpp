@@ -7,7 +7,8 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
-#include "lib/core/report/report_io.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -5,8 +5,9 @@
 
 #include "lib/core/chart/chart.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
-#include "lib/core/report/report_io.hpp"
-#include "lib/core/report/summary.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/writers/report_writers.hpp"
+#include "lib/core/writers/summary.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

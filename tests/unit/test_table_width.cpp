@@ -17,9 +17,10 @@
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/compare_writers.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/report_io.hpp"
-#include "lib/core/report/summary.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/writers/report_writers.hpp"
+#include "lib/core/writers/summary.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

@@ -7,7 +7,7 @@
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/model/tail_effect.hpp"
-#include "lib/core/report/analysis.hpp"
+#include "lib/core/verdict/analysis.hpp"
 #include "tests/unit/helpers.hpp"
 
 using namespace roofline;

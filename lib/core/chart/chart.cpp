@@ -11,10 +11,10 @@
 #include "lib/core/chart/chart_labels.hpp"
 #include "lib/core/compare/compare.hpp"
 #include "lib/core/compare/row_match.hpp"
-#include "lib/core/report/analysis.hpp"
-#include "lib/core/report/flop_convention.hpp"
 #include "lib/core/report/merge.hpp"
-#include "lib/core/report/summary.hpp"
+#include "lib/core/verdict/analysis.hpp"
+#include "lib/core/verdict/flop_convention.hpp"
+#include "lib/core/writers/summary.hpp"
 
 namespace roofline {
 namespace {

@@ -15,9 +15,9 @@
 #include <span>
 
 #include "lib/core/compare/compare.hpp"
-#include "lib/core/report/flop_convention.hpp"
-#include "lib/core/report/judged_report.hpp"
 #include "lib/core/report/report.hpp"
+#include "lib/core/verdict/flop_convention.hpp"
+#include "lib/core/verdict/judged_report.hpp"
 
 namespace roofline {
 

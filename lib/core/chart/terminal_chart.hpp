@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <string>
 
-#include "lib/core/report/flop_convention.hpp"
-#include "lib/core/report/judged_report.hpp"
+#include "lib/core/verdict/flop_convention.hpp"
+#include "lib/core/verdict/judged_report.hpp"
 
 namespace roofline {
 

@@ -6,8 +6,8 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/row_match.hpp"
-#include "lib/core/report/analysis.hpp"
 #include "lib/core/report/merge.hpp"
+#include "lib/core/verdict/analysis.hpp"
 
 namespace roofline {
 namespace {

@@ -1,0 +1,306 @@
+#include "lib/core/verdict/advice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "lib/core/base/text.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/verdict/analysis_exp.hpp"
+
+namespace roofline {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// DRAM bytes above this many times the compulsory ones point to missing reuse.
+constexpr double kReuseFactor = 3.0;
+// Below this share of the binding level's bandwidth, a short launch is held by its launch and
+// ramp-up. (A longer memory-bound launch below kAtRoof gets the bandwidth lever: a threshold
+// between it and the latency lever flipped the advice of kernels near it from one counter set,
+// or one run, to the next.)
+constexpr double kBandwidthLever = 0.6;
+// From this share of its roof on, a row is at its roof.
+constexpr double kAtRoof = 0.8;
+// Below this time a launch far from its roof is held by launch overhead and ramp-up (a kernel
+// needs several microseconds to fill the GPU), not by its access pattern.
+constexpr double kShortLaunch = 5e-6;
+// The launch floor of a GPU whose spec has no measured one (launch_floor_us): no kernel's time,
+// and so no lever's target, goes below it. 1 µs is under what was measured on the H200 (1.12 µs,
+// gpu_specs/h200-sxm.json), so that an assumed floor never hides a gain a measured one allows.
+constexpr double kAssumedLaunchFloor = 1e-6;
+// A launch this long that keeps its busiest level below kWaitingShare of its bandwidth, and
+// computes nothing the counters see, is waiting (on a flag, a clock, the host), not moving bytes.
+constexpr double kWaitingTime = 100e-6;
+constexpr double kWaitingShare = 1e-3;
+
+const KernelModel* bundled_model(const Row& row) {
+  if (row.launch.has_value()) return nullptr;
+  for (const KernelModel& model : kernel_models())
+    if (model.name == row.kernel) return &model;
+  return nullptr;
+}
+
+// The shortest time a kernel takes on the GPU of `spec` (its measured launch floor, else assumed).
+double launch_floor_seconds(const GpuSpec& spec) {
+  return spec.launch_floor_us > 0 ? spec.launch_floor_us * 1e-6 : kAssumedLaunchFloor;
+}
+
+std::string launch_floor_text(const GpuSpec& spec) {
+  return "no kernel takes less than " + format_fixed(launch_floor_seconds(spec) * 1e6, 2) +
+         " µs on " + spec.name +
+         (spec.launch_floor_us > 0 ? "" : " (assumed: its spec has no measured launch floor)");
+}
+
+double seconds(double amount, double rate) {
+  return rate > 0 && std::isfinite(rate) && std::isfinite(amount) ? amount / rate : kNaN;
+}
+
+double max_finite(std::initializer_list<double> values) {
+  double out = kNaN;
+  for (double v : values)
+    if (std::isfinite(v)) out = std::isfinite(out) ? std::max(out, v) : v;
+  return out;
+}
+
+std::string times(double factor) {
+  return "×" + format_fixed(factor, factor < 10 ? 2 : 1);
+}
+
+std::string tflops(double rate) {
+  return format_fixed(rate / 1e12, 1) + " TFLOP/s";
+}
+
+struct Roof {
+  std::string label;
+  double rate;  // FLOP/s; for rows without FLOPs, 1 / time floor
+};
+
+}  // namespace
+
+const char* to_string(Lever lever) {
+  switch (lever) {
+    case Lever::kTail:
+      return "more CTAs";
+    case Lever::kFusion:
+      return "fusion";
+    case Lever::kReuse:
+      return "reuse";
+    case Lever::kTensorCores:
+      return "tensor cores";
+    case Lever::kWgmma:
+      return "wgmma";
+    case Lever::kOnChip:
+      return "on-chip reuse";
+    case Lever::kExp:
+      return "fewer exp";
+    case Lever::kBandwidth:
+      return "bandwidth";
+    case Lever::kAtRoof:
+      return "at roof";
+    case Lever::kLatency:
+      return "latency";
+  }
+  return "latency";
+}
+
+std::string Advice::line() const {
+  std::string out = std::string(to_string(lever)) + ": " + evidence;
+  if (!action.empty()) out += "; " + action;
+  if (std::isfinite(estimated_speedup) && estimated_speedup > 1.005)
+    out += "; up to " + times(estimated_speedup);
+  for (const LeverAdvice& l : also) {
+    out += ". Also " + std::string(to_string(l.lever)) + ": " + l.evidence;
+    if (std::isfinite(l.estimated_speedup) && l.estimated_speedup > 1.005)
+      out += "; up to " + times(l.estimated_speedup);
+  }
+  return out;
+}
+
+std::string Advice::brief() const {
+  std::string out = to_string(lever);
+  if (std::isfinite(estimated_speedup) && estimated_speedup > 1.005)
+    out += " ≤" + times(estimated_speedup);
+  for (const LeverAdvice& l : also) out += ", " + std::string(to_string(l.lever));
+  return out;
+}
+
+std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
+  if (!a.has_verdict || !(a.time_seconds > 0) || !(a.time_floor_seconds > 0)) return std::nullopt;
+  Advice v;
+  v.roof = a.binding;
+  v.of_roof = a.fraction_of_bound;
+  const double launch_floor = launch_floor_seconds(spec);
+  v.gain_to_roof = a.time_seconds / std::max(a.time_floor_seconds, launch_floor);
+  const KernelModel* model = bundled_model(row);
+
+  // The roofs, lowest first, and the one above the binding roof.
+  std::vector<Roof> roofs;
+  if (!a.bandwidth_only) {
+    if (a.ceiling != nullptr) roofs.push_back({a.ceiling->label(), a.peak_flops_per_second});
+    if (std::isfinite(a.tail_roof_flops_per_second))
+      roofs.push_back({"tail", a.tail_roof_flops_per_second});
+    for (const LevelAnalysis& level : a.levels)
+      if (!level.partial && std::isfinite(level.attainable_flops_per_second))
+        roofs.push_back(
+            {std::string(display_name(level.level)), level.attainable_flops_per_second});
+    if (a.exp.present && std::isfinite(a.exp.roof_flops_per_second))
+      roofs.push_back({kExpBinding, a.exp.roof_flops_per_second});
+  } else {
+    for (const LevelAnalysis& level : a.levels)
+      if (!level.partial && level.time_floor_seconds > 0)
+        roofs.push_back({std::string(display_name(level.level)), 1 / level.time_floor_seconds});
+  }
+  std::sort(roofs.begin(), roofs.end(),
+            [](const Roof& x, const Roof& y) { return x.rate < y.rate; });
+  v.next_roof_ratio = kNaN;
+  for (const Roof& roof : roofs)
+    if (roof.label != v.roof && !roofs.empty() && roof.rate > roofs.front().rate * (1 + 1e-9)) {
+      v.next_roof = roof.label;
+      v.next_roof_ratio = roof.rate / roofs.front().rate;
+      break;
+    }
+
+  // Floors the levers leave in place.
+  double dram_floor = kNaN, l2_floor = kNaN, l1_floor = kNaN;
+  const LevelAnalysis* l1 = nullptr;
+  for (const LevelAnalysis& level : a.levels) {
+    if (level.level == MemoryLevel::kDram) dram_floor = level.time_floor_seconds;
+    if (level.level == MemoryLevel::kL2) l2_floor = level.time_floor_seconds;
+    if (level.level == MemoryLevel::kL1) {
+      l1_floor = level.time_floor_seconds;
+      l1 = &level;
+    }
+  }
+  const double bytes_floor = max_finite({dram_floor, l2_floor, l1_floor});
+  // The least work of the operation: what any kernel of it computes at least.
+  const double work = model != nullptr && a.algorithmic_flops > 0 && std::isfinite(a.flops)
+                          ? std::min(a.flops, a.algorithmic_flops)
+                          : a.flops;
+  const ComputePath tensor_path = a.ceiling != nullptr && is_tensor(a.ceiling->path)
+                                      ? a.ceiling->path
+                                      : ComputePath::kTensorFp16;
+  const ComputeCeiling* best_tensor = spec.ceiling(tensor_path);  // highest peak of the path
+  const double peak = a.peak_flops_per_second;
+  const double dram_bw = a.dram() != nullptr ? a.dram()->peak_bandwidth_bytes_per_second : kNaN;
+  const double compulsory = row.prediction.compulsory_dram_bytes;
+  // On-chip reuse is a lever of kernels that compute (a copy's L1 traffic is its bytes).
+  const bool l1_binds = a.binding == "L1" && l1 != nullptr && !l1->partial && !a.bandwidth_only;
+
+  // Every lever the numbers point to, in order of priority; the first is the row's.
+  std::vector<LeverAdvice> found;
+  const auto add = [&](Lever lever, std::string evidence, std::string action, double target) {
+    found.push_back({lever, std::move(evidence), std::move(action), target, 0});
+  };
+  // A lever that changes the pipe keeps the grid: the tail still scales its roof.
+  const double busy =
+      a.tail && a.tail->efficiency > 0 && a.tail->efficiency < 1 ? a.tail->efficiency : 1.0;
+  if (a.tail_bound)
+    add(Lever::kTail, a.tail->describe(),
+        "more CTAs: smaller tiles, split the keys (split-KV) or a persistent schedule",
+        max_finite({bytes_floor, seconds(a.flops, peak)}));
+  if (model != nullptr && model->family == KernelFamily::kStandard)
+    add(Lever::kFusion,
+        "DRAM moves " + times(a.dram()->bytes / compulsory) + " the compulsory bytes (" +
+            format_si(a.dram()->bytes) + "B against " + format_si(compulsory) +
+            "B): S and P go through DRAM between its kernels",
+        "one fused kernel (FlashAttention) keeps them on chip",
+        max_finite(
+            {seconds(compulsory, dram_bw),
+             seconds(work, best_tensor != nullptr ? best_tensor->peak_tflops * 1e12 : peak)}));
+  if (!a.bandwidth_only && a.ceiling != nullptr && !is_tensor(a.ceiling->path) &&
+      model != nullptr && best_tensor != nullptr)
+    add(Lever::kTensorCores,
+        "its FLOPs run on " + a.ceiling->label() + " (" + tflops(peak) + "); " +
+            best_tensor->label() + " peaks at " + tflops(best_tensor->peak_tflops * 1e12) + " (" +
+            times(best_tensor->peak_tflops * 1e12 / peak) + ")",
+        "the matrix products on tensor cores",
+        max_finite({dram_floor, l2_floor, seconds(work, best_tensor->peak_tflops * 1e12 * busy)}));
+  const ComputeCeiling* wgmma =
+      a.ceiling != nullptr ? spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma) : nullptr;
+  // Compute-bound, or bound by the on-chip traffic mma.sync's operand loads make (what the full
+  // counter set's shared-memory wavefronts show): the same lever under every counter set.
+  if (!a.bandwidth_only && (a.compute_bound || l1_binds) && a.ceiling != nullptr &&
+      a.ceiling->instruction == TensorInstruction::kMmaSync && wgmma != nullptr &&
+      wgmma->peak_tflops > a.ceiling->peak_tflops)
+    // wgmma reads its operands from shared memory, past the L1 counters: DRAM and L2 remain.
+    add(Lever::kWgmma,
+        "mma.sync's roof is " + tflops(peak) + ", wgmma's " + tflops(wgmma->peak_tflops * 1e12) +
+            " (" + times(wgmma->peak_tflops * 1e12 / peak) + ")",
+        "warpgroup MMA (wgmma) fed by TMA",
+        max_finite({dram_floor, l2_floor, seconds(work, wgmma->peak_tflops * 1e12 * busy)}));
+  if (a.binding == "DRAM" && model != nullptr && model->family == KernelFamily::kFlash &&
+      a.dram_bytes_vs_compulsory > kReuseFactor)
+    add(Lever::kReuse, "DRAM moves " + times(a.dram_bytes_vs_compulsory) + " the compulsory bytes",
+        "larger tiles or an L2-friendly order, so that K and V are read once",
+        max_finite({seconds(compulsory, dram_bw), l2_floor, l1_floor, seconds(a.flops, peak)}));
+  if (l1_binds)
+    add(Lever::kOnChip,
+        "L1 moves " + times(l1->bytes / a.dram()->bytes) + " the DRAM bytes, at " +
+            format_fixed(100 * l1->bandwidth_utilisation, 0) + "% of its bandwidth",
+        "fewer on-chip reads per FLOP: operands kept in registers, larger MMA tiles",
+        max_finite({dram_floor, l2_floor, seconds(a.flops, peak)}));
+  if (a.exp_bound && a.exp.present)
+    // The floor without the exponential roof: the pipe's and the memory levels'.
+    add(Lever::kExp,
+        "the exponential unit binds: " + format_si(a.exp.exponentials) + " exp2 at " +
+            format_fixed(a.exp.flops_per_exponential, 0) + " FLOPs each, a roof of " +
+            tflops(a.exp.roof_flops_per_second) + " under the " + tflops(peak) + " of " +
+            (a.ceiling != nullptr ? a.ceiling->label() : std::string("the pipe")),
+        "fewer MUFU exponentials per FLOP: part of them as a polynomial on the FMA pipe, or "
+        "the softmax of one tile overlapped with the other's matrix products",
+        max_finite({bytes_floor, seconds(a.flops, peak * busy)}));
+  if (found.empty()) {
+    // No specific lever: how far from its roof the row is says what kind of work is left.
+    const bool computes = !a.bandwidth_only && a.flops > 0;
+    if (a.time_seconds < kShortLaunch && a.fraction_of_bound < kBandwidthLever)
+      add(Lever::kLatency,
+          "a launch of " + format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
+              format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
+              ": at this size the launch and the ramp-up dominate (" + launch_floor_text(spec) +
+              ")",
+          "fewer, larger launches: fuse it with its neighbours", a.time_floor_seconds);
+    else if (!computes && a.time_seconds >= kWaitingTime && a.fraction_of_bound < kWaitingShare)
+      // No roof applies: the time is spent waiting, and no lever on bytes or FLOPs shortens it.
+      add(Lever::kLatency,
+          format_fixed(a.time_seconds * 1e6, 0) + " µs at " +
+              format_fixed(100 * a.fraction_of_bound, 2) + "% of " + a.binding +
+              ", computing nothing the counters see: it waits (on a flag, a clock or the host)",
+          "find what it waits for (its warp stalls, the work it waits on): no roof applies",
+          a.time_seconds);
+    else if (!a.compute_bound && a.fraction_of_bound < kAtRoof)
+      add(Lever::kBandwidth,
+          a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth",
+          "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by fusing "
+          "with its neighbours",
+          a.time_floor_seconds);
+    else if (a.fraction_of_bound >= kAtRoof)
+      add(Lever::kAtRoof, "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding,
+          v.next_roof.empty() ? "only less work helps"
+                              : "only less work or a higher roof helps (next: " + v.next_roof +
+                                    ", " + times(v.next_roof_ratio) + ")",
+          a.time_floor_seconds);
+    else
+      add(Lever::kLatency,
+          "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
+              ", and no counter points elsewhere",
+          "latency, occupancy or synchronisation: sample the warp stalls (ncu --set full)",
+          a.time_floor_seconds);
+  }
+  for (LeverAdvice& l : found) {
+    if (!(l.target_time_seconds > 0)) l.target_time_seconds = a.time_floor_seconds;
+    l.target_time_seconds = std::max(l.target_time_seconds, launch_floor);
+    l.estimated_speedup = std::max(1.0, a.time_seconds / l.target_time_seconds);
+  }
+  const LeverAdvice& first = found.front();
+  v.lever = first.lever;
+  v.evidence = first.evidence;
+  v.action = first.action;
+  v.target_time_seconds = first.target_time_seconds;
+  v.estimated_speedup = first.estimated_speedup;
+  v.also.assign(found.begin() + 1, found.end());
+  return v;
+}
+
+}  // namespace roofline

@@ -1,0 +1,71 @@
+#include "lib/core/writers/summary_markdown.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "lib/core/base/text.hpp"
+
+namespace roofline {
+namespace {
+
+// A cell's text with the characters that would end or break a Markdown table cell escaped.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : one_line(text)) {
+    if (c == '|' || c == '`' || c == '*' || c == '_' || c == '<' || c == '>') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string seconds_text(double s) {
+  if (s >= 1) return format_fixed(s, 2) + " s";
+  if (s >= 1e-3) return format_fixed(s * 1e3, s >= 0.1 ? 1 : 2) + " ms";
+  return format_fixed(s * 1e6, s >= 1e-4 ? 0 : 1) + " µs";
+}
+
+}  // namespace
+
+std::string render_summary_markdown(const Summary& summary, std::size_t top,
+                                    const std::string& source) {
+  std::ostringstream out;
+  out << "### Where the time goes: " << cell(source) << "\n\n"
+      << summary.rows << " launches, " << seconds_text(summary.total_seconds)
+      << " of kernel time in " << summary.groups.size() << " groups";
+  if (summary.left_out > 0) out << " (" << summary.left_out << " rows without a measured time)";
+  out << ".\n\n"
+      << "| time % | total | launches | median | bound by | of roof | try next | kernel |\n"
+      << "| ---: | ---: | ---: | ---: | --- | ---: | --- | --- |\n";
+  const std::size_t shown = top == 0 ? summary.groups.size() : std::min(top, summary.groups.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const KernelGroup& g = summary.groups[i];
+    out << "| " << format_fixed(100 * g.share, 1) << "% | " << seconds_text(g.total_seconds)
+        << " | " << g.launches << " | " << seconds_text(g.median_seconds) << " | "
+        << cell(g.binding) << " | "
+        << (std::isfinite(g.fraction_of_bound) ? format_fixed(100 * g.fraction_of_bound, 0) + "%"
+                                               : std::string("-"))
+        << " | "
+        << (g.lever.empty() ? std::string("-")
+                            : cell(g.lever) + " ≤×" + format_fixed(g.lever_speedup, 2))
+        << " | " << cell(g.key) << " |\n";
+  }
+  if (shown < summary.groups.size())
+    out << "\nand " << summary.groups.size() - shown << " more groups.\n";
+  const std::vector<const KernelGroup*> advised = groups_to_advise(summary, top);
+  if (!advised.empty()) {
+    out << "\n**What to try next** (upper bounds: each group at the roof its lever opens)\n\n";
+    for (const KernelGroup* group : advised) {
+      const KernelGroup& g = *group;
+      out << "- **" << cell(g.key) << "** (" << format_fixed(100 * g.share, 1)
+          << "% of the time): " << cell(g.advice) << ". These " << g.launches
+          << (g.launches == 1 ? " launch" : " launches") << " up to ×"
+          << format_fixed(g.lever_speedup, 2) << ", the program up to ×"
+          << format_fixed(g.program_speedup, 3) << ".\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace roofline
