@@ -6,7 +6,8 @@
 #     program must print what it prints alone);
 #   - under `ncu --clock-control none --cache-control all --metrics LIST` (LIST: our own
 #     metric list), the reference for agreement and for cost;
-#   - scripts/profile_vs_ncu.py: launch by launch, time, DRAM, L2 and tensor FLOPs.
+#   - scripts/profile_vs_ncu.py: launch by launch, time, DRAM, L2 and tensor FLOPs;
+#   - scripts/summary_vs_ncu.py: each kernel group's share of the time, ours beside ncu's.
 #
 #   scripts/profile_programs.sh [build] [test] [gputests] [gate] [mlp] [train] [modes]
 #                               [ncu-variants]
@@ -158,6 +159,11 @@ program() {
     # The whole table goes to the summary; the acceptance lines to the terminal too.
     cat "$out/${name}_vs_ncu.txt" >>"$summary"
     grep -vE "^ *[0-9]+ " "$out/${name}_vs_ncu.txt"
+    # Where the time goes, by kernel group: the summary's shares with ncu's times beside ours.
+    python3 scripts/summary_vs_ncu.py "$tool" "$out/${name}_default.json" "$out/${name}_ncu.csv" \
+      >"$out/${name}_summary_vs_ncu.txt" 2>&1
+    note "== $name: show --view summary with our times and with ncu's (summary_vs_ncu.py) =="
+    cat "$out/${name}_summary_vs_ncu.txt" | tee -a "$summary"
   else
     note "$name: no ncu on this machine"
   fi

@@ -8,6 +8,10 @@
 #   quickbench (not in the default) after quick
 #   pairs (not in the default): flash-v3 and cuDNN row by row, one right after the other
 #     (V3_PAIRS, V3_PAIR_ROUNDS, V3_PAIR_SETTLE; see the stage)
+#   power (not in the default): scripts/power_trace.py on V3_POWER_ROWS (default
+#     "1:16:128:16384:full:fwd:fp16 1:16:128:16384:full:bwd:fp16"): the SM clock, board power and
+#     clock-event reasons while flash-v3 and PyTorch's cuDNN and flash SDPA run under sustained
+#     load (where each settles at the power cap)
 #   stalls (not in the default): ncu's source counters on one flash-v3 row (V3_STALLS_SHAPE
 #     "B:H:D:N", default 1:16:128:16384; V3_STALLS_PASS fwd or bwd, default bwd; V3_STALLS_MASK
 #     --causal or --no-causal, default --no-causal), summarised per SASS instruction by
@@ -378,6 +382,19 @@ if has stalls; then
   {
     echo "== ncu source counters of $stalls_kernel (scripts/ncu_source_stalls.py; stalls.txt has all)"
     tail -n +2 "$out/stalls.txt" | head -60
+  } >>"$tables"
+fi
+
+if has power; then
+  t=$(seconds)
+  # shellcheck disable=SC2086
+  timeout 300 python3 scripts/power_trace.py "$tool" \
+    ${V3_POWER_ROWS:-1:16:128:16384:full:fwd:fp16 1:16:128:16384:full:bwd:fp16} \
+    >"$out/power.txt" 2>&1
+  note "power trace (power_trace.py): rc=$? in $(elapsed "$t" 1) s"
+  {
+    echo "== flash-v3 and PyTorch's SDPA under sustained load (scripts/power_trace.py)"
+    cat "$out/power.txt"
   } >>"$tables"
 fi
 
