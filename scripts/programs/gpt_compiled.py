@@ -7,7 +7,12 @@ backward graphs), started cold as a user starts it. Each model call is inside an
 ("infer i", "train i"), and the program is deterministic: it prints one checksum line of every
 output, which profiling must leave bit-identical.
 
-    python3 scripts/programs/gpt_compiled.py [--infer 8] [--train 3] [--no-compile]
+    python3 scripts/programs/gpt_compiled.py [--infer 8] [--train 3] [--no-compile] [--probe]
+
+--probe launches, after each model call, a kernel that reads 256 MiB and stores nothing
+(`probe_read_only`): whatever DRAM writes a profiler counts during it are write-backs of lines
+left dirty in L2 before it, i.e. what the profiler's cache flush before that kernel left behind.
+It changes no output and no checksum.
 """
 import argparse
 import hashlib
@@ -62,6 +67,25 @@ class Gpt(torch.nn.Module):
         return self.norm(x)
 
 
+def storeless_probe(device, mebibytes=256):
+    """A launcher of a Triton kernel that reads MEBIBYTES of zeros and stores nothing (its one
+    store is masked by `sum != sum`, false for zeros)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def probe_read_only(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        total = tl.sum(tl.load(x_ptr + offsets, mask=offsets < n, other=0.0))
+        tl.store(out_ptr, total, mask=total != total)
+
+    x = torch.zeros(mebibytes * 2**20 // 4, device=device, dtype=torch.float32)
+    out = torch.zeros(1, device=device)
+    block = 4096
+    grid = (triton.cdiv(x.numel(), block),)
+    return lambda: probe_read_only[grid](x, out, x.numel(), BLOCK=block)
+
+
 def digest(hash_, tensor):
     hash_.update(tensor.detach().float().cpu().numpy().tobytes())
 
@@ -76,12 +100,15 @@ def main():
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--no-compile", action="store_true", help="eager, for comparison")
+    parser.add_argument("--probe", action="store_true",
+                        help="a storeless 256 MiB read after each model call")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.use_deterministic_algorithms(True)
     device = torch.device("cuda")
     model = Gpt(args.layers, args.width, args.heads).to(device).half()
     run = model if args.no_compile else torch.compile(model, mode="reduce-overhead")
+    probe = storeless_probe(device) if args.probe else (lambda: None)
     hash_ = hashlib.sha256()
     inputs = [torch.randn(args.batch, args.seq, args.width, device=device, dtype=torch.float16)
               for _ in range(4)]
@@ -92,6 +119,7 @@ def main():
             y = run(inputs[i % len(inputs)])
             digest(hash_, y)
             torch.cuda.nvtx.range_pop()
+            probe()
     # Training: forward and backward graphs of the same module, SGD on the parameters.
     model.train()
     train = model if args.no_compile else torch.compile(model, mode="reduce-overhead")
@@ -105,6 +133,7 @@ def main():
         optimizer.step()
         digest(hash_, loss)
         torch.cuda.nvtx.range_pop()
+        probe()
     torch.cuda.synchronize()
     for p in model.parameters():
         digest(hash_, p)
