@@ -25,7 +25,7 @@
 //     wgmma (warning C7513). Ping-pong (d = 64): the consumers take turns to issue their
 //     GEMMs, handing over through named barriers, so one warpgroup's softmax runs under the
 //     other's GEMMs; at d = 128 it measured slower and the two consumers run unsynchronised
-//     (NOTES.md "flash-v3 forward" has the A/B).
+//     (docs/results/2026-12-02-h200-flash-v3-forward-tuning.md has the A/B).
 //   - epilogue: O is normalised, rounded to the element type, written into the consumer's rows
 //     of an O tile of its own (so that the next item's Q can load meanwhile) in the same
 //     swizzle, and stored by TMA, which clips rows past N; the LSE (natural log of the softmax
@@ -509,7 +509,8 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
   // Persistent: one CTA per SM, items taken from a counter rather than a static stride, since
   // the SMs of one GPU do not run at one speed (the counter lets the fast ones take more items).
-  // NOTES.md ("flash-v3 forward") has the measurements against one CTA per item and the stride.
+  // docs/results/2026-12-02-h200-flash-v3-forward-tuning.md has the measurements against one CTA
+  // per item and the stride.
   const int ctas = std::min(params.total_tiles, sms);
   params.next_tile = nullptr;
   if (ctas < params.total_tiles) {

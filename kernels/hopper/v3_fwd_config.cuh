@@ -21,8 +21,9 @@ struct V3FwdConfig {
   static constexpr int kColBlocks = kHeadDim / 64;  // 64-column (128-byte) blocks per row
   static constexpr int kProducerRegisters = 24;
   // Ping-pong between the consumers (file header): on for d = 64 only. At d = 128 it measured
-  // 5% slower non-causal (NOTES.md "flash-v3 forward") and, once the mask left the inner tiles
-  // (kPeelLastTile), 2-3.5% slower causal too (H200, 2026-12-01, same binary).
+  // 5% slower non-causal (docs/results/2026-12-02-h200-flash-v3-forward-tuning.md) and, once the
+  // mask left the inner tiles (kPeelLastTile), 2-3.5% slower causal too (H200, 2026-12-01, same
+  // binary).
   static constexpr bool kPingPong = kHeadDim == 64;
   // Whether an item's key tiles before its last are built without the mask code (only the last
   // tile crosses the diagonal or the end of the keys). Without it ptxas predicated the mask onto
