@@ -60,16 +60,47 @@ TEST_CASE("advice: an mma.sync kernel on Hopper is told wgmma, with the roofs' r
   CHECK(v.brief().rfind("wgmma ≤×", 0) == 0);
 }
 
-TEST_CASE("advice: a grid below one wave asks for more CTAs first, and names wgmma too") {
+TEST_CASE("advice: a grid below one wave asks for more CTAs first when the tail is what is left") {
+  // flash-v2 B1 H2 N1024: 16 CTAs on 132 SMs. Just below the tail roof, the idle SMs are the gap.
   Row row = bundled("flash-v2", 1, 2, 1024, 50e-6);
   row.counters[quantity::kTensorMmaSync] = row.prediction.model_flops;
-  const Advice v = advice_of(row);
+  const RowAnalysis a = analyze(row, h200());
+  REQUIRE(a.tail_bound);
+  const double busy = a.tail->efficiency;
+  row.timing = Timing{{a.time_floor_seconds / 0.9}, 0, 0};  // at 90% of the tail roof
+  Advice v = advice_of(row);
   CHECK(v.lever == Lever::kTail);
   REQUIRE(v.also.size() == 1);
   CHECK(v.also[0].lever == Lever::kWgmma);
-  // Pulling the tail lever alone opens more than changing the pipe under the same grid.
-  CHECK(v.estimated_speedup > v.also[0].estimated_speedup);
   CHECK(v.line().find("Also wgmma") != std::string::npos);
+  // More CTAs fill the idle SMs and nothing else: at most 1/busy.
+  CHECK(v.estimated_speedup <= doctest::Approx(1 / busy));
+
+  // Far below the tail roof (at half the grid's busy share of it), the tail is not what keeps it
+  // slow: the pipe's lever leads, the tail follows, its gain still at most 1/busy.
+  row.timing = Timing{{a.time_floor_seconds / (busy / 2)}, 0, 0};
+  v = advice_of(row);
+  CHECK(v.lever == Lever::kWgmma);
+  REQUIRE(v.also.size() == 1);
+  CHECK(v.also[0].lever == Lever::kTail);
+  CHECK(v.also[0].estimated_speedup <= doctest::Approx(1 / busy));
+}
+
+TEST_CASE(
+    "advice: the tail never decides the lever alone: the same lever with and without the "
+    "shared-memory count") {
+  // flash-v1 far below a 95%-busy tail roof is an FP32 kernel first (tensor cores), as the full
+  // set's L1-bound verdict of it says too.
+  Row row = bundled("flash-v1", 2, 8, 3000, 0);
+  const RowAnalysis probe = analyze(row, h200());
+  row.timing = Timing{{probe.time_floor_seconds / 0.3}, 0, 0};
+  const RowAnalysis a = analyze(row, h200());
+  REQUIRE(a.tail_bound);
+  REQUIRE(a.tail->efficiency > 0.3);
+  const Advice v = advice_of(row);
+  CHECK(v.lever == Lever::kTensorCores);
+  CHECK(std::any_of(v.also.begin(), v.also.end(),
+                    [](const LeverAdvice& l) { return l.lever == Lever::kTail; }));
 }
 
 TEST_CASE("advice: FP32 CUDA-core attention is told tensor cores") {
@@ -171,4 +202,34 @@ TEST_CASE("advice: flash-v2 is told wgmma under the default and the full counter
   CHECK(v.lever == Lever::kWgmma);
   REQUIRE_FALSE(v.also.empty());
   CHECK(v.also[0].lever == Lever::kOnChip);
+}
+
+TEST_CASE(
+    "advice: a wgmma kernel whose L1 binds by a little, far below it, is told latency under "
+    "both sets") {
+  // flash-v3 on wgmma at 30% of its roof: the default set sees no other roof (latency).
+  Row row = bundled("flash-v3", 2, 8, 4096, 0);
+  row.counters[quantity::kTensorWgmma] = row.prediction.model_flops;
+  const double compute_floor = row.prediction.model_flops / 989.4e12;
+  row.timing = Timing{{compute_floor / 0.3}, 0, 0};
+  const Advice plain = advice_of(row);
+  CHECK(plain.lever == Lever::kLatency);
+  // The full set's shared-memory wavefronts put L1's roof 7% under wgmma's: L1 binds, at 32% of
+  // it. The gap below it (x3) is not L1's (its roof is a few % under the next): the levers of
+  // the roof behind it lead, as without the count, and on-chip reuse follows.
+  row.counters[quantity::kL1] = 0;
+  row.counters[quantity::kSharedWavefronts] =
+      1.07 * compute_floor * h200().shared_bytes_per_second() / 128;
+  REQUIRE(analyze(row, h200()).binding == "L1");
+  Advice v = advice_of(row);
+  CHECK(v.lever == Lever::kLatency);
+  REQUIRE_FALSE(v.also.empty());
+  CHECK(v.also.back().lever == Lever::kOnChip);
+  // L1's roof half the compute roof, the kernel at 90% of it: on-chip reuse is what is left.
+  row.counters[quantity::kSharedWavefronts] =
+      2 * compute_floor * h200().shared_bytes_per_second() / 128;
+  row.timing = Timing{{2 * compute_floor / 0.9}, 0, 0};
+  v = advice_of(row);
+  INFO(v.line());
+  CHECK(v.lever == Lever::kOnChip);
 }

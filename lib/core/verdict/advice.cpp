@@ -187,6 +187,18 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   const double compulsory = row.prediction.compulsory_dram_bytes;
   // On-chip reuse is a lever of kernels that compute (a copy's L1 traffic is its bytes).
   const bool l1_binds = a.binding == "L1" && l1 != nullptr && !l1->partial && !a.bandwidth_only;
+  // L1 (with the full set's shared-memory wavefronts) leads only where the kernel is closer to it
+  // than it is to the roof behind it; else that roof's levers lead and on-chip reuse follows.
+  // The default set, which has no shared-memory count, then gives the same first lever.
+  const bool l1_leads = l1_binds && !(a.fraction_of_bound * v.next_roof_ratio < 1);
+  // The roof the levers below speak of: the binding one, or the one behind an L1 that does not
+  // lead (its share: the kernel's rate over that roof).
+  const bool behind_l1 = l1_binds && !l1_leads && !v.next_roof.empty();
+  const std::string lead_roof = behind_l1 ? v.next_roof : a.binding;
+  const double lead_fraction =
+      behind_l1 ? a.fraction_of_bound / v.next_roof_ratio : a.fraction_of_bound;
+  const bool lead_compute_bound =
+      behind_l1 ? v.next_roof != "DRAM" && v.next_roof != "L2" : a.compute_bound;
 
   // Every lever the numbers point to, in order of priority; the first is the row's.
   std::vector<LeverAdvice> found;
@@ -196,10 +208,18 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   // A lever that changes the pipe keeps the grid: the tail still scales its roof.
   const double busy =
       a.tail && a.tail->efficiency > 0 && a.tail->efficiency < 1 ? a.tail->efficiency : 1.0;
-  if (a.tail_bound)
+  // The tail leads only where it costs more than the distance left below its roof (a kernel at
+  // 20% of a 79%-busy grid's roof is slow for other reasons): else the levers of the roof behind
+  // it lead, and the tail follows them. Either way every counter set gets the same first lever,
+  // since a roof that only the full set counts (shared memory) cannot push the tail first.
+  const bool tail_leads = a.tail_bound && !(a.fraction_of_bound < busy);
+  // More CTAs fill the idle SMs and nothing else: at most 1/busy, never past the roof behind.
+  const auto add_tail = [&] {
     add(Lever::kTail, a.tail->describe(),
         "more CTAs: smaller tiles, split the keys (split-KV) or a persistent schedule",
-        max_finite({bytes_floor, seconds(a.flops, peak)}));
+        max_finite({bytes_floor, seconds(a.flops, peak), a.time_seconds * busy}));
+  };
+  if (tail_leads) add_tail();
   if (model != nullptr && model->family == KernelFamily::kStandard)
     add(Lever::kFusion,
         "DRAM moves " + times(a.dram()->bytes / compulsory) + " the compulsory bytes (" +
@@ -235,12 +255,14 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
     add(Lever::kReuse, "DRAM moves " + times(a.dram_bytes_vs_compulsory) + " the compulsory bytes",
         "larger tiles or an L2-friendly order, so that K and V are read once",
         max_finite({seconds(compulsory, dram_bw), l2_floor, l1_floor, seconds(a.flops, peak)}));
-  if (l1_binds)
+  const auto add_on_chip = [&] {
     add(Lever::kOnChip,
         "L1 moves " + times(l1->bytes / a.dram()->bytes) + " the DRAM bytes, at " +
             format_fixed(100 * l1->bandwidth_utilisation, 0) + "% of its bandwidth",
         "fewer on-chip reads per FLOP: operands kept in registers, larger MMA tiles",
         max_finite({dram_floor, l2_floor, seconds(a.flops, peak)}));
+  };
+  if (l1_leads) add_on_chip();
   if (a.exp_bound && a.exp.present)
     // The floor without the exponential roof: the pipe's and the memory levels'.
     add(Lever::kExp,
@@ -254,40 +276,42 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   if (found.empty()) {
     // No specific lever: how far from its roof the row is says what kind of work is left.
     const bool computes = !a.bandwidth_only && a.flops > 0;
-    if (a.time_seconds < kShortLaunch && a.fraction_of_bound < kBandwidthLever)
+    if (a.time_seconds < kShortLaunch && lead_fraction < kBandwidthLever)
       add(Lever::kLatency,
           "a launch of " + format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
-              format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
+              format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
               ": at this size the launch and the ramp-up dominate (" + launch_floor_text(spec) +
               ")",
           "fewer, larger launches: fuse it with its neighbours", a.time_floor_seconds);
-    else if (!computes && a.time_seconds >= kWaitingTime && a.fraction_of_bound < kWaitingShare)
+    else if (!computes && a.time_seconds >= kWaitingTime && lead_fraction < kWaitingShare)
       // No roof applies: the time is spent waiting, and no lever on bytes or FLOPs shortens it.
       add(Lever::kLatency,
-          format_fixed(a.time_seconds * 1e6, 0) + " µs at " +
-              format_fixed(100 * a.fraction_of_bound, 2) + "% of " + a.binding +
+          format_fixed(a.time_seconds * 1e6, 0) + " µs at " + format_fixed(100 * lead_fraction, 2) +
+              "% of " + lead_roof +
               ", computing nothing the counters see: it waits (on a flag, a clock or the host)",
           "find what it waits for (its warp stalls, the work it waits on): no roof applies",
           a.time_seconds);
-    else if (!a.compute_bound && a.fraction_of_bound < kAtRoof)
+    else if (!lead_compute_bound && lead_fraction < kAtRoof)
       add(Lever::kBandwidth,
-          a.binding + " at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of its bandwidth",
+          lead_roof + " at " + format_fixed(100 * lead_fraction, 0) + "% of its bandwidth",
           "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by fusing "
           "with its neighbours",
           a.time_floor_seconds);
-    else if (a.fraction_of_bound >= kAtRoof)
-      add(Lever::kAtRoof, "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding,
+    else if (lead_fraction >= kAtRoof)
+      add(Lever::kAtRoof, "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof,
           v.next_roof.empty() ? "only less work helps"
                               : "only less work or a higher roof helps (next: " + v.next_roof +
                                     ", " + times(v.next_roof_ratio) + ")",
           a.time_floor_seconds);
     else
       add(Lever::kLatency,
-          "at " + format_fixed(100 * a.fraction_of_bound, 0) + "% of " + a.binding +
+          "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
               ", and no counter points elsewhere",
           "latency, occupancy or synchronisation: sample the warp stalls (ncu --set full)",
           a.time_floor_seconds);
   }
+  if (behind_l1) add_on_chip();
+  if (a.tail_bound && !tail_leads) add_tail();
   for (LeverAdvice& l : found) {
     if (!(l.target_time_seconds > 0)) l.target_time_seconds = a.time_floor_seconds;
     l.target_time_seconds = std::max(l.target_time_seconds, launch_floor);
