@@ -15,12 +15,12 @@
 // Main kernel: a work item is Bc = 128 keys of one head; 3 warpgroups. At d = 128 each CTA
 // takes one item; at d = 64 the CTAs are persistent (one per SM) and take items from a counter
 // in the workspace (V3BwdConfig::kPersistent), the next item's first query stages loading while
-// the last item's dK and dV are stored. Warpgroup 0 is the producer (its registers cut to 24
-// with setmaxnreg): one thread loads the item's K and V once and then, for every query tile of
-// Br rows (128 at d = 64, 80 at d = 128: v3_bwd_block_q), Q, dO (TMA, 128-byte swizzle) and the
-// LSE and D slices (TMA) into a two-stage ring guarded by full/empty mbarriers, which runs on
-// across a CTA's items. Warpgroups 1 and 2
-// (240 registers each) own 64 keys each and keep dK and dV (64 x d, FP32) in registers for the
+// the last item's dK and dV are stored. Warpgroup 0 is the producer (v3_bwd_producer.cuh; its
+// registers cut to 24 with setmaxnreg): one thread loads the item's K and V once and then, for
+// every query tile of Br rows (128 at d = 64, 80 at d = 128: v3_bwd_block_q), Q, dO (TMA,
+// 128-byte swizzle) and the LSE and D slices (TMA) into a two-stage ring guarded by full/empty
+// mbarriers, which runs on across a CTA's items. Warpgroups 1 and 2 (v3_bwd_consumer.cuh; 240
+// registers each) own 64 keys each and keep dK and dV (64 x d, FP32) in registers for the
 // whole loop. Per query tile each issues S^T = K_w Q^T and dP^T = V_w dO^T as two wgmma groups
 // (both operands from shared memory, K-major); computes P^T = exp2(S^T·scale·log2e −
 // LSE·log2e) while dP^T is still running; issues dV += P^T dO with P^T straight from the
@@ -28,9 +28,9 @@
 // dS^T = P^T ∘ (dP^T − D) when dP^T lands; issues dK += dS^T Q the same way; and writes dS^T
 // to shared memory (swizzled, two buffers) for dQ.
 //
-// dQ: dQ = dS K over all 128 keys of the CTA, staged as FP32 in shared memory (128-byte
-// swizzled, columns permuted so that the staging has no bank conflicts: dq_accum_column) and
-// added to a padded FP32 workspace by one thread with bulk tensor reductions
+// dQ (v3_bwd_dq.cuh): dQ = dS K over all 128 keys of the CTA, staged as FP32 in shared memory
+// (128-byte swizzled, columns permuted so that the staging has no bank conflicts: dq_accum_column)
+// and added to a padded FP32 workspace by one thread with bulk tensor reductions
 // (cp.reduce.async.bulk.tensor .add) instead of per-thread atomics; one conversion kernel
 // follows. The consumer warpgroups meet at a named barrier for each other's dS^T rows, so that
 // each dQ element is added once per CTA (DqSplit): at d = 64 (128 queries a stage) each takes
@@ -63,7 +63,10 @@
 #include "kernels/hopper/sm90.cuh"
 #include "kernels/hopper/tensor_map.hpp"
 #include "kernels/hopper/v3_bwd_config.cuh"
+#include "kernels/hopper/v3_bwd_consumer.cuh"
+#include "kernels/hopper/v3_bwd_dq.cuh"
 #include "kernels/hopper/v3_bwd_prepost.cuh"
+#include "kernels/hopper/v3_bwd_producer.cuh"
 #include "kernels/launchers.hpp"
 #include "kernels/mma.cuh"
 
@@ -72,8 +75,11 @@ namespace {
 
 // ---- the main kernel ----
 
-// How the consumer warpgroups share dQ: V3BwdConfig::kSplit. Over all 128 keys they meet at a
-// named barrier for each other's dS^T rows.
+// Warpgroup 0 produces (v3_bwd_producer.cuh); warpgroups 1 and 2 consume, 64 keys each: per
+// query stage the softmax gradient, dS^T and dK, per work item the dK and dV epilogue
+// (v3_bwd_consumer.cuh), and per query stage their share of dQ (v3_bwd_dq.cuh). How the consumer
+// warpgroups share dQ: V3BwdConfig::kSplit. Over all 128 keys they meet at a named barrier for
+// each other's dS^T rows.
 template <typename T, int kHeadDim, bool kCausal>
 __global__ void __launch_bounds__(kV3BwdThreads, 1)
     flash_v3_backward_kernel(const __grid_constant__ CUtensorMap map_q,
@@ -85,7 +91,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
                              const __grid_constant__ CUtensorMap map_dq, const V3BwdParams<T> p) {
 #ifdef ROOFLINE_V3BWD_DEVICE
   using Cfg = V3BwdConfig<kHeadDim>;
-  using sm90::Wgmma;
   constexpr int kBlockQ = Cfg::kBlockQ;
   constexpr DqSplit kSplit = Cfg::kSplit;
   constexpr bool kTransposed = Cfg::kTransposed;
@@ -108,17 +113,6 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
 
   const int n = p.seq_len;
   const int tid = threadIdx.x;
-  // Work item t: its key block and head, the first query tile and the number of query stages.
-  struct Item {
-    int kv0, head, first_q_tile, steps;
-  };
-  const auto item = [&](int t) {
-    const int head = t / p.num_kv_blocks;
-    const int kv0 = (t - head * p.num_kv_blocks) * kV3BwdBlockKv;
-    const int first_q_tile = kCausal ? kv0 / kBlockQ : 0;
-    return Item{kv0, head, first_q_tile, p.n_pad / kBlockQ - first_q_tile};
-  };
-
   if (tid == 0) {
     sm90::mbarrier_init(bar_kv, 1);
     sm90::mbarrier_init(bar_kv_empty, 2 * 128);  // every consumer thread releases K and V
@@ -131,76 +125,8 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   __syncthreads();
 
   if (tid < 128) {
-    // Producer warpgroup: one thread issues every copy; the other warps only give back their
-    // registers.
-    sm90::setmaxnreg_decrease<24>();
-    if (tid == 0) {
-      // Shared-space addresses from the one base register (the producer has 24 registers).
-      const uint32_t bars = base + Cfg::kOffBarriers;
-      constexpr uint32_t kKvFull = 0, kKvEmpty = 8, kFull = 16, kEmpty = kFull + 8 * kStages;
-      int loaded = 0;  // query stages loaded by this CTA so far, over all its work items
-      const auto load_stage = [&](int head, int q0) {
-        const int stage = loaded % kStages;
-        const int use = loaded / kStages;
-        ++loaded;
-        // Wait until both consumer warpgroups released this stage's previous use.
-        if (use > 0) sm90::mbarrier_wait(bars + kEmpty + 8 * stage, (use - 1) & 1);
-        const uint32_t full = bars + kFull + 8 * stage;
-        sm90::mbarrier_arrive_expect_tx(full, Cfg::kStageTxBytes);
-#pragma unroll
-        for (int c = 0; c < Cfg::kChunks; ++c) {
-          const uint32_t offset = stage * Cfg::kQTileBytes + c * Cfg::kQChunkBytes;
-          sm90::tma_load_3d(s_q + offset, &map_q, full, c * kChunkCols, q0, head);
-          sm90::tma_load_3d(s_do + offset, &map_do, full, c * kChunkCols, q0, head);
-        }
-        sm90::tma_load_3d(base + Cfg::kOffLse + stage * Cfg::kVecStride, &map_lse, full, q0, head,
-                          0);
-        sm90::tma_load_3d(base + Cfg::kOffDrow + stage * Cfg::kVecStride, &map_drow, full, q0, head,
-                          0);
-      };
-      const auto load_kv = [&](const Item& it) {
-        sm90::mbarrier_arrive_expect_tx(bars + kKvFull, Cfg::kKvTxBytes);
-#pragma unroll
-        for (int c = 0; c < Cfg::kChunks; ++c) {
-          sm90::tma_load_3d(s_k + c * Cfg::kKvChunkBytes, &map_k, bars + kKvFull, c * kChunkCols,
-                            it.kv0, it.head);
-          sm90::tma_load_3d(s_v + c * Cfg::kKvChunkBytes, &map_v, bars + kKvFull, c * kChunkCols,
-                            it.kv0, it.head);
-        }
-      };
-      if constexpr (!Cfg::kPersistent) {
-        const Item it = item(static_cast<int>(blockIdx.x));
-        load_kv(it);
-        for (int q0 = it.first_q_tile * kBlockQ; q0 < p.n_pad; q0 += kBlockQ) {
-          load_stage(it.head, q0);
-        }
-      }
-      for (int use = 0; Cfg::kPersistent; ++use) {
-        const int t = p.next_item != nullptr
-                          ? static_cast<int>(atomicAdd(p.next_item, 1u))
-                          : static_cast<int>(blockIdx.x) + use * static_cast<int>(gridDim.x);
-        if (t >= p.total_items) {
-          if (use > 0) sm90::mbarrier_wait(bars + kKvEmpty, (use - 1) & 1);
-          slots[use % 2] = -1;
-          // The consumers wake to the -1. The phase carries bytes like an item's (one K chunk of
-          // item 0, never read), as the forward's end marker does: the handoff that
-          // compute-sanitizer's racecheck ran clean with.
-          sm90::mbarrier_arrive_expect_tx(bars + kKvFull, Cfg::kKvChunkBytes);
-          sm90::tma_load_3d(s_k, &map_k, bars + kKvFull, 0, 0, 0);
-          break;
-        }
-        const Item it = item(t);
-        // The item's first query stages load while the consumers still work on the last item;
-        // its K and V once they have released the last item's.
-        int q0 = it.first_q_tile * kBlockQ;
-        const int q_early = min(p.n_pad, q0 + kStages * kBlockQ);
-        for (; q0 < q_early; q0 += kBlockQ) load_stage(it.head, q0);
-        if (use > 0) sm90::mbarrier_wait(bars + kKvEmpty, (use - 1) & 1);
-        slots[use % 2] = t;
-        load_kv(it);
-        for (; q0 < p.n_pad; q0 += kBlockQ) load_stage(it.head, q0);
-      }
-    }
+    v3_bwd_producer<T, kHeadDim, kCausal>(tid, base, slots, map_q, map_k, map_v, map_do, map_lse,
+                                          map_drow, p);
     return;
   }
 
@@ -218,10 +144,9 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
   // row and jump a 64-column block every 4 steps; MN-major ones advance 16 rows (2048 bytes).
   const uint32_t a_k = s_k + wg * 64 * kSwizzleRowBytes;  // this warpgroup's 64 K rows
   const uint32_t a_v = s_v + wg * 64 * kSwizzleRowBytes;
-  // dQ operands: all 128 dS^T rows (with split queries, this warpgroup's 64-query chunk of
-  // them) and all 128 K rows.
+  // The dQ GEMM's dS operand: all 128 dS^T rows (with split queries, this warpgroup's 64-query
+  // chunk of them); its K operand is all 128 K rows (s_k).
   const uint32_t dq_a = s_ds + (kSplit == DqSplit::kQueryHalves ? wg * Cfg::kDsChunkBytes : 0);
-  const uint32_t dq_b = s_k;
 
   // Query stages consumed by this CTA so far, over all its work items: the ring position, the
   // dS^T buffer and the dQ turn follow it.
@@ -236,7 +161,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       if (use > 0) break;
       sm90::mbarrier_wait(bar_kv, 0);
     }
-    const Item it = item(item_id);
+    const V3BwdItem it = v3_bwd_item<kHeadDim, kCausal>(p, item_id);
     const int head = it.head;
     const int wg_key0 = it.kv0 + 64 * wg;
     // The stage loop counts on done_steps, the CTA's stages so far; stage done_steps is query
@@ -261,95 +186,16 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       uint32_t p_frag[kBlockQ / 16][4];
       uint32_t ds_frag[kBlockQ / 16][4];
       if (active) {
-        // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
-        // so that P is computed while dP is still on the tensor cores. (The next step's S^T is
-        // not issued before this step's dQ staging: slower, NOTES.md.)
+        // The GEMM accumulators (these and dq below) are declared here and passed by reference:
+        // local to the inlined functions that fill them, they would get a lifetime per call, and
+        // the compiler would generate a different step loop from the one measured (NOTES.md).
         float s[kBlockQ / 2];
         float dp[kBlockQ / 2];
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-          const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-          const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-          Wgmma<kBlockQ, T>::template ss<0, 0>(s, sm90::kmajor_desc(a_k + k_off),
-                                               sm90::kmajor_desc(q_tile + q_off), kk > 0);
-        }
-        sm90::wgmma_commit();
-#pragma unroll
-        for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-          const uint32_t k_off = (kk % 4) * 32 + (kk / 4) * Cfg::kKvChunkBytes;
-          const uint32_t q_off = (kk % 4) * 32 + (kk / 4) * Cfg::kQChunkBytes;
-          Wgmma<kBlockQ, T>::template ss<0, 0>(dp, sm90::kmajor_desc(a_v + k_off),
-                                               sm90::kmajor_desc(do_tile + q_off), kk > 0);
-        }
-        sm90::wgmma_commit();
-
-        // P^T from the saved LSE. Column c of the tile is query q0 + c.
-        const float* lse =
-            reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * (Cfg::kVecStride / 4);
-        const float* drow =
-            reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * (Cfg::kVecStride / 4);
+        // Only the tiles that cross the diagonal or the key tail are masked.
         const bool needs_mask = (kCausal && q0 < wg_key0 + 63) || wg_key0 + 64 > n;
-        // The LSE and D slices are read after the waits (before them: slower, NOTES.md).
-        sm90::wgmma_wait<1>();
-        sm90::fence_registers(s);
-#pragma unroll
-        for (int j = 0; j < kBlockQ / 8; ++j) {
-          const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * tq);
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            s[4 * j + e] =
-                ptx::exp2_approx(fmaf(s[4 * j + e], p.scale_log2, (e % 2) ? -l.y : -l.x));
-          }
-        }
-        // The mask in a loop of its own, so that only the tiles that cross the diagonal or the key
-        // tail execute it (inside the loop above, ptxas predicated it onto every tile: ncu counted
-        // 1.7x the instructions per tile of the full mask at d = 64).
-        if (needs_mask) {
-#pragma unroll
-          for (int j = 0; j < kBlockQ / 8; ++j) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int key = wg_key0 + r0 + 8 * (e / 2);
-              const int query = q0 + 8 * j + 2 * tq + e % 2;
-              if (key >= n || (kCausal && key > query)) s[4 * j + e] = 0.f;
-            }
-          }
-        }
-        // Accumulator -> A fragment: the n8 blocks 2kk and 2kk+1 form the k16 slice kk.
-#pragma unroll
-        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            p_frag[kk][r] = pack2<T>(s[8 * kk + 2 * r], s[8 * kk + 2 * r + 1]);
-          }
-        }
-        // dV += P^T dO; dO is [query][d]: an N-major B operand.
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-          Wgmma<kHeadDim, T>::template rs<1>(
-              dv, p_frag[kk], sm90::mnmajor_desc(do_tile + kk * 2048, Cfg::kQChunkBytes), true);
-        }
-        sm90::wgmma_commit();
-
-        // dS^T = P^T (dP^T - D): dP^T's group completes before dV's (groups retire in order).
-        // P is taken from its 16-bit fragment (as dV uses it) so that the FP32 copy is dead here:
-        // at d = 128 both would not fit in 240 registers beside dK and dV.
-        sm90::wgmma_wait<1>();
-        sm90::fence_registers(dp);
-#pragma unroll
-        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            // Elements 8kk + 2r, +1 of the accumulator: query columns 16kk + 8(r/2) + 2tq, +1.
-            const float2 prob = unpack2<T>(p_frag[kk][r]);
-            const float2 dr =
-                *reinterpret_cast<const float2*>(drow + 16 * kk + 8 * (r / 2) + 2 * tq);
-            ds_frag[kk][r] = pack2<T>(prob.x * (dp[8 * kk + 2 * r] - dr.x),
-                                      prob.y * (dp[8 * kk + 2 * r + 1] - dr.y));
-          }
-        }
+        v3_bwd_softmax_grad<T, kHeadDim, kCausal>(s, dp, dv, p_frag, ds_frag, p, smem, a_k, a_v,
+                                                  q_tile, do_tile, stage, q0, wg_key0, n,
+                                                  needs_mask, r0, tq);
       } else {
 #pragma unroll
         for (int kk = 0; kk < kBlockQ / 16; ++kk) {
@@ -358,50 +204,12 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
         }
       }
 
-      // dS^T to shared memory (two buffers: Cfg::kDsBuffers says why).
-      // ds_frag[kk][r] holds row r0 + 8·(r % 2), queries 16·kk + 8·(r / 2) + 2·tq and + 1.
       const int ds_buffer = done_steps % Cfg::kDsBuffers;
-      unsigned char* ds_buf = smem + Cfg::kOffDs + ds_buffer * Cfg::kDsBytes;
-      if constexpr (kTransposed) {
-        // As dS, [query][key]: each k16 slice is four 8 x 8 blocks (keys +8 by r % 2, queries +8
-        // by r / 2) stored transposed by one stmatrix; lane 8r + x addresses query row x of
-        // block r, whose 8 keys are one 16-byte swizzle chunk (8 rows of a block: 8 chunks of one
-        // column, every bank once).
-        const int block = lane / 8;
-        const uint32_t ds_row =
-            sm90::smem_u32(ds_buf) + sm90::swizzled_offset(8 * (block / 2) + lane % 8,
-                                                           64 * wg + 16 * warp + 8 * (block % 2),
-                                                           Cfg::kDsChunkBytes);
-#pragma unroll
-        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-          sm90::stmatrix_x4_trans(ds_row + kk * 16 * kSwizzleRowBytes, ds_frag[kk]);
-        }
-      } else {
-        // As dS^T, [key][query] 128-byte swizzled rows in 64-query chunks.
-#pragma unroll
-        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const int row = 64 * wg + r0 + 8 * (r % 2);
-            const int col = 16 * kk + 8 * (r / 2) + 2 * tq;
-            *reinterpret_cast<uint32_t*>(
-                ds_buf + sm90::swizzled_offset(row, col, Cfg::kDsChunkBytes)) = ds_frag[kk][r];
-          }
-        }
-      }
-      sm90::fence_proxy_async();
+      v3_bwd_store_ds<kHeadDim>(ds_frag, smem + Cfg::kOffDs + ds_buffer * Cfg::kDsBytes, wg, warp,
+                                lane, r0, tq);
 
-      const auto issue_dk = [&] {
-        // dK += dS^T Q; Q is [query][d]: an N-major B operand.
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBlockQ / 16; ++kk) {
-          Wgmma<kHeadDim, T>::template rs<1>(
-              dk, ds_frag[kk], sm90::mnmajor_desc(q_tile + kk * 2048, Cfg::kQChunkBytes), true);
-        }
-        sm90::wgmma_commit();
-      };
-      // Transposed: after the dQ^T GEMM (below).
+      const auto issue_dk = [&] { v3_bwd_issue_dk<T, kHeadDim>(dk, ds_frag, q_tile); };
+      // Transposed: after the dQ^T GEMM (v3_bwd_dq_transposed says why).
       if (active && !kTransposed) issue_dk();
 
       // Every dS^T row that the dQ GEMM below reads has been written.
@@ -420,119 +228,19 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       };
       unsigned char* staging = smem + Cfg::kOffDqStage + wg * Cfg::kDqStageBytes;
       if constexpr (kTransposed) {
-        // dQ^T (this warpgroup's 64 columns x kBlockQ queries) = K^T dS^T: A = K read M-major
-        // (its 64-column block), B = dS read K-major. Issued before the staging buffer is known
-        // to be free: it reads only dS and K.
         float dq[kBlockQ / 2];
-        sm90::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
-          Wgmma<kBlockQ, T>::template ss<1, 0>(
-              dq,
-              sm90::mnmajor_desc(dq_b + wg * Cfg::kKvChunkBytes + kk * 2048, Cfg::kKvChunkBytes),
-              sm90::kmajor_desc(ds_tile + (kk % 4) * 32 + (kk / 4) * Cfg::kDsChunkBytes), kk > 0);
-        }
-        sm90::wgmma_commit();
-        // dK after dQ^T, so that dQ^T is staged while dK runs on the tensor cores (with dK first,
-        // both warpgroups would stage with no GEMM in flight). Q, dO, LSE and D of the stage are
-        // released once dK is done, after the reduction is issued. Issued on causal steps whose
-        // dS^T is zero (!active) too: a wgmma behind a branch here, with the accumulator read
-        // before the wait for it, makes ptxas serialise every wgmma of the kernel (warning C7514,
-        // which toolkit.ptxas_keeps_wgmma_async catches).
-        issue_dk();
-        sm90::wgmma_wait<1>();
-        sm90::fence_registers(dq);
-        // The previous reductions must have read the staging buffer.
-        if (t == 0) sm90::tma_store_wait_read();
-        sm90::named_barrier_sync(3 + wg, 128);
-        // Fragment order (dq_fragment): float4 j of thread t (columns r0, r0 + 8 x queries 8j +
-        // 2tq, + 1) at 16·(128·j + t): each quarter-warp's stores are 128 contiguous bytes.
-#pragma unroll
-        for (int j = 0; j < kBlockQ / 8; ++j) {
-          *reinterpret_cast<float4*>(staging + 16 * (128 * j + t)) =
-              make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
-        }
-        sm90::fence_proxy_async();
-        sm90::named_barrier_sync(3 + wg, 128);
-        if (t == 0) {
-          const std::size_t block =
-              (static_cast<std::size_t>(head) * (p.n_pad / kBlockQ) + q0 / kBlockQ) * 2 + wg;
-          sm90::bulk_reduce_add_f32(p.dq_accum + block * Cfg::kDqStageBytes / 4,
-                                    sm90::smem_u32(staging), Cfg::kDqStageBytes);
-          sm90::tma_store_commit();
-        }
-        sm90::wgmma_wait<0>();
-        fence_step_registers();
-        sm90::mbarrier_arrive(bar_empty + stage);
-        continue;
-      }
-      // Query halves: dQ (this warpgroup's 64 queries x 64 columns) = dS K: A = dS^T read
-      // M-major (one wgmma M of 64 queries), B = K read N-major. Issued before the staging buffer
-      // is known to be free: it reads only dS^T and K, so it overlaps the wait. Once dK (the group
-      // before it) is done, Q, dO, LSE and D of this stage are no longer read.
-      float dq[32];
-      sm90::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kV3BwdBlockKv / 16; ++kk) {
-        Wgmma<64, T>::template ss<1, 1>(
-            dq, sm90::mnmajor_desc(ds_tile + kk * 2048, Cfg::kDsChunkBytes),
-            sm90::mnmajor_desc(dq_b + kk * 2048, Cfg::kKvChunkBytes), kk > 0);
-      }
-      sm90::wgmma_commit();
-      sm90::wgmma_wait<1>();
-      fence_step_registers();
-      sm90::mbarrier_arrive(bar_empty + stage);
-      // The previous reductions must have read the staging buffer.
-      if (t == 0) sm90::tma_store_wait_read();
-      sm90::named_barrier_sync(3 + wg, 128);
-      sm90::wgmma_wait<0>();
-      sm90::fence_registers(dq);
-      // Staged as swizzled FP32 and added to the accumulator by one thread with two bulk tensor
-      // reductions (32 columns each).
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        // Column c of the block, stored at dq_accum_column(c), is half-column 2c of the shared
-        // swizzle helper.
-        const int col = dq_accum_column(8 * j + 2 * tq);
-        *reinterpret_cast<float2*>(staging + sm90::swizzled_offset(r0, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[4 * j], dq[4 * j + 1]);
-        *reinterpret_cast<float2*>(staging +
-                                   sm90::swizzled_offset(r0 + 8, 2 * col, Cfg::kDqBoxBytes)) =
-            make_float2(dq[4 * j + 2], dq[4 * j + 3]);
-      }
-      sm90::fence_proxy_async();
-      sm90::named_barrier_sync(3 + wg, 128);
-      if (t == 0) {
-        for (int box = 0; box < 2; ++box) {
-          sm90::tma_reduce_add_3d(&map_dq, staging + box * Cfg::kDqBoxBytes, 32 * box, dq_row0,
-                                  head);
-        }
-        sm90::tma_store_commit();
+        v3_bwd_dq_transposed<T, kHeadDim>(dq, p, s_k, ds_tile, staging, wg, t, head, q0,
+                                          bar_empty + stage, issue_dk, fence_step_registers);
+      } else {
+        float dq[32];
+        v3_bwd_dq_query_halves<T, kHeadDim>(dq, map_dq, s_k, ds_tile, staging, wg, t, r0, tq, head,
+                                            dq_row0, bar_empty + stage, fence_step_registers);
       }
     }
     // Every GEMM of this warpgroup on the item has completed: K and V can take the next item's.
     if constexpr (Cfg::kPersistent) sm90::mbarrier_arrive(bar_kv_empty);
 
-    // dK (scaled) and dV of this warpgroup's keys: rows wg_key0 + r0 (+ 8), pairs of columns.
-    // Addressed from one pointer per item with constant offsets: per-thread offsets that do not
-    // depend on the item would be hoisted out of the item loop and spill.
-    const std::size_t first =
-        (static_cast<std::size_t>(head) * n + wg_key0 + r0) * kHeadDim + 2 * tq;
-    T* const dk_out = p.d_k + first;
-    T* const dv_out = p.d_v + first;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (wg_key0 + r0 + 8 * h < n) {
-#pragma unroll
-        for (int j = 0; j < kHeadDim / 8; ++j) {
-          const int offset = 8 * h * kHeadDim + 8 * j;
-          *reinterpret_cast<uint32_t*>(dk_out + offset) =
-              pack2<T>(dk[4 * j + 2 * h] * p.scale, dk[4 * j + 2 * h + 1] * p.scale);
-          *reinterpret_cast<uint32_t*>(dv_out + offset) =
-              pack2<T>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
-        }
-      }
-    }
+    v3_bwd_store_dk_dv<T, kHeadDim>(dk, dv, p, head, wg_key0, n, r0, tq);
   }
   // The reductions must be done before the dQ conversion kernel reads the accumulator.
   if (t == 0) sm90::tma_store_wait_all();

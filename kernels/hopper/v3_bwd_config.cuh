@@ -1,7 +1,8 @@
 // flash-v3 backward's configuration: its tiles (v3_bwd_block_q), how the consumers share dQ
-// (DqSplit), its stages, register split and shared-memory layout per head dimension, and its
-// kernels' parameters. Included by flash_v3_bwd.cu alone (its anonymous namespace); the
-// catalogue's tiles are checked against it there.
+// (DqSplit), its stages, register split and shared-memory layout per head dimension, its
+// kernels' parameters and its work items (v3_bwd_item). Included by flash_v3_bwd.cu alone (its
+// anonymous namespace), also through its other v3_bwd_*.cuh headers; the catalogue's tiles are
+// checked against it there.
 #pragma once
 
 #include <cuda.h>
@@ -130,6 +131,19 @@ struct V3BwdParams {
   float scale;
   float scale_log2;
 };
+
+// Work item t: its key block and head, the first query tile and the number of query stages.
+struct V3BwdItem {
+  int kv0, head, first_q_tile, steps;
+};
+template <int kHeadDim, bool kCausal, typename T>
+__device__ __forceinline__ V3BwdItem v3_bwd_item(const V3BwdParams<T>& p, int t) {
+  constexpr int kBlockQ = v3_bwd_block_q(kHeadDim);
+  const int head = t / p.num_kv_blocks;
+  const int kv0 = (t - head * p.num_kv_blocks) * kV3BwdBlockKv;
+  const int first_q_tile = kCausal ? kv0 / kBlockQ : 0;
+  return V3BwdItem{kv0, head, first_q_tile, p.n_pad / kBlockQ - first_q_tile};
+}
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define ROOFLINE_V3BWD_DEVICE 1
