@@ -18,6 +18,8 @@
 // Regime: compute-bound on the FP32 CUDA-core ceiling at large N (its DRAM traffic is O(N·d)
 // per query tile, like flash-v2), and far below the tensor ceiling: the gap between the two
 // ceilings is the point of the comparison.
+// Where it lands today (regime, binding roof, share of it, advice), row by row:
+//   cuflash-roofline run --kernel flash-v1 --pass fwd,bwd --seq 16384 --counter-set full
 #include <cfloat>
 
 #include "kernels/catalog.hpp"

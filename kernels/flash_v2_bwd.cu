@@ -18,6 +18,8 @@
 //
 // Regime: compute-bound on the mma.sync tensor ceiling at large N (five GEMMs per tile pair;
 // the model's 2.5× forward FLOPs), with the dQ atomics to L2 as the main extra cost.
+// Where it lands today (regime, binding roof, share of it, advice), row by row:
+//   cuflash-roofline run --kernel flash-v2 --pass bwd --seq 16384 --counter-set full
 #include <cfloat>
 
 #include "kernels/catalog.hpp"

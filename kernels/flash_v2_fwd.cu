@@ -20,6 +20,8 @@
 // K/V, far right of the H200 ridge, so at large N it is compute-bound; the ceiling it should be
 // judged against is the mma.sync FP16 tensor rate (below the wgmma peak), with the exp2 work of
 // the softmax on the special-function unit as the main tax.
+// Where it lands today (regime, binding roof, share of it, advice), row by row:
+//   cuflash-roofline run --kernel flash-v2 --pass fwd --seq 16384 --counter-set full
 #include <cfloat>
 
 #include "kernels/catalog.hpp"

@@ -52,7 +52,9 @@
 // the elementwise softmax gradient between the two GEMM pairs (FFMA and MUFU.EX2) and the dQ
 // staging and reductions are what keeps it below the roof, and the warps' stalls sit at the
 // barriers around the dQ staging. The measurements behind each choice above, and the variants
-// that measured slower, are in NOTES.md ("flash-v3 backward") and docs/results.
+// that measured slower, are in docs/results/2026-12-02-h200-flash-v3-backward-tuning.md.
+// Where it lands today (regime, binding roof, share of it, advice), row by row:
+//   cuflash-roofline run --kernel flash-v3 --pass bwd --head-dim 128 --seq 16384 --counter-set full
 #include <algorithm>
 #include <cstdint>
 
@@ -188,7 +190,7 @@ __global__ void __launch_bounds__(kV3BwdThreads, 1)
       if (active) {
         // The GEMM accumulators (these and dq below) are declared here and passed by reference:
         // local to the inlined functions that fill them, they would get a lifetime per call, and
-        // the compiler would generate a different step loop from the one measured (NOTES.md).
+        // the compiler would generate a different step loop from the one measured.
         float s[kBlockQ / 2];
         float dp[kBlockQ / 2];
         // Only the tiles that cross the diagonal or the key tail are masked.
@@ -301,7 +303,8 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   // that the loads of its next item run under the dK/dV stores of the last; otherwise one CTA
   // per item. Items in the order of V3BwdParams: a head's key
   // blocks one after the other, the long causal ones (small kv0) first (every head's longest
-  // blocks before any head's shorter ones measured slower: NOTES.md).
+  // blocks before any head's shorter ones measured slower:
+  // docs/results/2026-12-02-h200-flash-v3-backward-tuning.md).
   int sms = 0;
   ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
   V3BwdParams<T> launched = params;

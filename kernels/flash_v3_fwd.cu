@@ -38,6 +38,8 @@
 // Regime: like flash-v2 the arithmetic intensity against DRAM is about Br·4·d FLOP per 4·d bytes
 // of K/V per tile, far right of the ridge: compute-bound, judged against the wgmma FP16 (or
 // BF16) peak. The exp2 of the softmax (multi-function unit) is the tax that the overlap hides.
+// Where it lands today (regime, binding roof, share of it, advice), row by row:
+//   cuflash-roofline run --kernel flash-v3 --pass fwd --head-dim 128 --seq 16384 --counter-set full
 //
 // Element type: the kernel is a template on T (__half or __nv_bfloat16); only the wgmma type
 // suffix, the tensor maps' element type and the packing of P and O depend on it.

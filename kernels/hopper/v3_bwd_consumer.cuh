@@ -40,7 +40,8 @@ __device__ __forceinline__ void v3_bwd_softmax_grad(
   constexpr int kBlockQ = Cfg::kBlockQ;
   // S^T = K_w Q^T and dP^T = V_w dO^T (64 keys x kBlockQ queries each), two commit groups
   // so that P is computed while dP is still on the tensor cores. (The next step's S^T is
-  // not issued before this step's dQ staging: slower, NOTES.md.)
+  // not issued before this step's dQ staging: slower: the backward's tuning record in
+  // docs/results.)
   sm90::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {
@@ -64,7 +65,8 @@ __device__ __forceinline__ void v3_bwd_softmax_grad(
       reinterpret_cast<const float*>(smem + Cfg::kOffLse) + stage * (Cfg::kVecStride / 4);
   const float* drow =
       reinterpret_cast<const float*>(smem + Cfg::kOffDrow) + stage * (Cfg::kVecStride / 4);
-  // The LSE and D slices are read after the waits (before them: slower, NOTES.md).
+  // The LSE and D slices are read after the waits (before them: slower; the backward's tuning
+  // record in docs/results).
   sm90::wgmma_wait<1>();
   sm90::fence_registers(s);
 #pragma unroll
