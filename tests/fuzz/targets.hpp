@@ -4,7 +4,7 @@
 // (another exception, a sanitizer report, a failed round trip, a hang) is a finding and aborts.
 //
 // The libFuzzer entry points (fuzz_*.cpp, ROOFLINE_ENABLE_FUZZ) and the unit test that replays
-// every input of tests/data/fuzz/ (test_fuzz_regressions.cpp) call the same functions.
+// every input of tests/data/fuzz/ (tests/unit/test_hardening.cpp) call the same functions.
 #pragma once
 
 #include <cstddef>

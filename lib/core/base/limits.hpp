@@ -20,7 +20,7 @@ struct Bound {
 // Files.
 inline constexpr std::size_t kMaxJsonDepth = 64;
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 30;  // 1 GiB
-// A report's error is that of the whole document's reader (report_io.hpp) up to this size;
+// A report's error is that of the whole document's reader (report/report_read.hpp) up to this size;
 // above it, the first met in reading order (the whole tree would take ~20x the text).
 inline constexpr std::size_t kMaxWholeParseBytes = std::size_t{16} << 20;  // 16 MiB
 // `plot` parses the whole report before it draws, and parsing the JSON text dominates its time:

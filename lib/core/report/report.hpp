@@ -16,12 +16,12 @@
 
 namespace roofline {
 
-// The `schema_version` of report JSON (report_io.hpp); readers refuse any other. Bump it when a
-// reader of the previous version would misread a report of the new one: a key removed or
-// renamed, a value whose meaning or unit changed, a key that readers must understand. Adding a
-// key that old readers may ignore does not bump it; this reader then takes the key as optional,
-// with the meaning it had before it existed (row_json.cpp's "Added with" notes). A bump keeps
-// tests/data/reports/schema_v2.json (a version this reader refuses) one above it.
+// The `schema_version` of report JSON (report_read.hpp, writers/report_writers.hpp); readers refuse
+// any other. Bump it when a reader of the previous version would misread a report of the new one: a
+// key removed or renamed, a value whose meaning or unit changed, a key that readers must
+// understand. Adding a key that old readers may ignore does not bump it; this reader then takes the
+// key as optional, with the meaning it had before it existed (row_json.cpp's "Added with" notes). A
+// bump keeps tests/data/reports/schema_v2.json (a version this reader refuses) one above it.
 inline constexpr int kReportSchemaVersion = 1;
 
 // Where a number came from.
