@@ -16,10 +16,7 @@ namespace roofline {
 namespace {
 
 using nlohmann::json;
-using row_fields::kModelNumbers;
-using row_fields::kVerificationNumbers;
-using row_fields::PredictionNumber;
-using row_fields::VerificationNumber;
+using namespace row_fields;  // the number tables shared with the other side
 
 std::vector<ModelTerm> read_terms(const JsonReader& r, const json& model, const std::string& where,
                                   const char* key, const char* unit, const Bound& bound) {

@@ -19,10 +19,7 @@ namespace roofline {
 namespace {
 
 using nlohmann::json;
-using row_fields::kModelNumbers;
-using row_fields::kVerificationNumbers;
-using row_fields::PredictionNumber;
-using row_fields::VerificationNumber;
+using namespace row_fields;  // the number tables shared with the other side
 
 json tagged(double value, Source source) {
   return {{"value", json_number(value)}, {"source", to_string(source)}};
