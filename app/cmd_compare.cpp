@@ -30,6 +30,8 @@ constexpr const char* kCompareNotes =
     "  ambiguous        it exceeds --threshold but not the noise\n"
     "  failed           the head row did not run correctly (incorrect, too large, error)\n"
     "Every row also gives the smallest change it could detect (80% power).\n"
+    "Two profiles are compared by group of launches (kernel, grid, block; graph nodes apart):\n"
+    "each launch one sample, with --launch-noise (or --launch-floor-us) per launch.\n"
     "Counted bytes and FLOPs: more than --tolerance plus both reports' noise is a regression,\n"
     "except on a row that is significantly faster (a note there; --fail-on-more-work: a\n"
     "regression too). DRAM writes are listed, not gated.";
@@ -39,6 +41,8 @@ struct CompareCliOptions {
   double tolerance_percent = 100 * kDefaultTolerance;
   double threshold_percent = 100 * kDefaultThreshold;
   double process_noise_percent = 100 * kDefaultProcessNoise;
+  double launch_noise_percent = 100 * kDefaultLaunchNoise;
+  double launch_floor_us = 1e6 * kDefaultLaunchFloorSeconds;
   bool allow_mismatch = false;
   std::string kernel_base;
   std::string kernel_head;
@@ -106,6 +110,8 @@ int run_compare(const CompareCliOptions& options, const GlobalOptions& global) {
   compare.tolerance = options.tolerance_percent / 100;
   compare.threshold = options.threshold_percent / 100;
   compare.noise.process_noise = options.process_noise_percent / 100;
+  compare.noise.launch_noise = options.launch_noise_percent / 100;
+  compare.noise.launch_floor_seconds = options.launch_floor_us * 1e-6;
   compare.allow_mismatch = options.allow_mismatch;
   compare.fail_on_more_work = options.fail_on_more_work;
   compare.kernel_base = options.kernel_base;
@@ -158,6 +164,19 @@ void setup_compare(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->transform(strip_percent_sign)
       ->check(kPercent)
       ->type_name("PCT")
+      ->capture_default_str();
+  sub->add_option("--launch-noise", options->launch_noise_percent,
+                  "Profiles: one launch's time noise between processes (relative standard "
+                  "deviation), in percent")
+      ->transform(strip_percent_sign)
+      ->check(kPercent)
+      ->type_name("PCT")
+      ->capture_default_str();
+  sub->add_option("--launch-floor-us", options->launch_floor_us,
+                  "Profiles: one launch's time noise in microseconds, where larger than "
+                  "--launch-noise")
+      ->check(kPercent)
+      ->type_name("US")
       ->capture_default_str();
   sub->add_flag("--fail-on-more-work", options->fail_on_more_work,
                 "More counted bytes or FLOPs is a regression even on a row that is "

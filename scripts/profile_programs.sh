@@ -9,7 +9,7 @@
 #   - scripts/profile_vs_ncu.py: launch by launch, time, DRAM, L2 and tensor FLOPs;
 #   - scripts/summary_vs_ncu.py: each kernel group's share of the time, ours beside ncu's.
 #
-#   scripts/profile_programs.sh [build] [test] [gputests] [gate] [mlp] [train] [modes]
+#   scripts/profile_programs.sh [build] [test] [gputests] [gate] [aa] [mlp] [train] [modes]
 #                               [ncu-variants]
 #
 # `gputests` runs every GPU test; `gate` the seed sweep against a report recorded before the
@@ -204,6 +204,30 @@ if has ncu-variants && [ -n "$ncu_bin" ]; then
     note "== ncu time-only ($cache) against ncu with our list =="
     grep -E "^ *[0-9]+ .*!|^(time|first)" "$out/mlp_ncu_time_$cache.txt" | head -14 | tee -a "$summary"
   done
+fi
+
+# aa: each of AA_PROGRAMS (NAME=ARGS, commas for spaces; default the MLP and the compiled GPT
+# block) under `profile` (default options) AA_RUNS times (default 3) in separate processes:
+# `compare` of profiles on unchanged code (false alarms) and on the same reports with every
+# launch made 5% and 10% slower (scripts/profile_compare_rates.py). The reports go to
+# $final/aa.tar.xz.
+if has aa; then
+  mkdir -p "$out/aa"
+  for spec in ${AA_PROGRAMS:-mlp=scripts/programs/mlp_block.py gpt=scripts/programs/gpt_compiled.py,--infer,3,--train,1}; do
+    name="${spec%%=*}"
+    args="${spec#*=}"
+    for i in $(seq 1 "${AA_RUNS:-3}"); do
+      t=$(seconds)
+      # shellcheck disable=SC2086
+      timeout "$(left 200)" "$tool" profile --json "$out/aa/${name}_$i.json" -- python3 ${args//,/ } \
+        >"$out/aa/${name}_$i.txt" 2>"$out/aa/${name}_$i.err"
+      note "aa: $name run $i under profile: rc=$? in $(elapsed "$t") s; $(checksum "$out/aa/${name}_$i.txt")"
+    done
+  done
+  python3 scripts/profile_compare_rates.py "$tool" "$out/aa" >"$out/aa_rates.txt" 2>&1
+  note "== compare of profiles, A/A and with the head made slower (profile_compare_rates.py) =="
+  tee -a "$summary" <"$out/aa_rates.txt"
+  (cd "$out" && tar -cJf "$final/aa.tar.xz" aa)
 fi
 
 has mlp && program mlp scripts/programs/mlp_block.py

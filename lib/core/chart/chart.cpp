@@ -230,6 +230,7 @@ Chart build_chart(std::span<const JudgedReport> judged, const PlotOptions& optio
       CompareOptions compare;
       compare.kernel_base = options.kernel_base;
       compare.kernel_head = options.kernel_head;
+      compare.group_launches = false;  // an arrow per launch, as matched above
       for (const RowComparison& row :
            compare_reports(reports[rb], reports[rh], compare, label_of(rb), label_of(rh)).rows)
         verdicts[{row.base_index, row.head_index}] = row.verdict;

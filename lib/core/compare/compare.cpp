@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/statistics.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare_format.hpp"
+#include "lib/core/compare/launch_groups.hpp"
 #include "lib/core/compare/noise_model.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 
@@ -132,13 +134,60 @@ void compare_quantities(const Row& base, const Row& head, const CompareOptions& 
 
 // ---- time ----
 
-TimeComparison compare_time(const Timing& base, const Timing& head, const CompareOptions& options) {
+// Two groups of profiled launches (launch_groups.hpp). With as many launches on each side, the
+// k-th launch of each is the same call of the program, so the test is on the launches' log
+// ratios (paired: launches of one group may differ in their inputs, and their ratios do not);
+// else on each side's mean log. Either way a side's variance is at least what each launch's
+// noise between processes gives (launch_noise, or the floor in seconds where larger).
+DifferenceTest launch_group_test(const Timing& base, const Timing& head, const NoiseModel& noise) {
+  const auto per_launch = [&](double seconds) {
+    const double floor = noise.launch_floor_seconds / seconds;
+    return noise.launch_noise * noise.launch_noise + floor * floor;
+  };
+  // The mean of `values` whose noise is at least `model_sum` summed over them.
+  const auto estimate = [](const std::vector<double>& values, double model_sum) {
+    Estimate e = mean_estimate(values);
+    const double n = static_cast<double>(values.size());
+    const double model = model_sum / (n * n);
+    if (!(e.variance >= model)) {
+      e.variance = model;
+      e.df = kInfiniteDf;
+    }
+    return e;
+  };
+  const double process = 2 * noise.process_noise * noise.process_noise;
+  const std::vector<double>& b = base.samples_seconds;
+  const std::vector<double>& h = head.samples_seconds;
+  if (b.size() == h.size()) {
+    std::vector<double> ratios;
+    double model = 0;
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      ratios.push_back(std::log(h[k]) - std::log(b[k]));
+      model += per_launch(b[k]) + per_launch(h[k]);
+    }
+    return difference_test(Estimate{0, 0, kInfiniteDf}, estimate(ratios, model), process);
+  }
+  const auto side = [&](const std::vector<double>& samples) {
+    std::vector<double> logs;
+    double model = 0;
+    for (double seconds : samples) {
+      logs.push_back(std::log(seconds));
+      model += per_launch(seconds);
+    }
+    return estimate(logs, model);
+  };
+  return difference_test(side(b), side(h), process);
+}
+
+TimeComparison compare_time(const Timing& base, const Timing& head, const CompareOptions& options,
+                            bool launch_groups) {
   TimeComparison t;
   t.base = time_side(base);
   t.head = time_side(head);
   const double floor = options.noise.process_noise;
   const DifferenceTest test =
-      difference_test(t.base.log_center, t.head.log_center, 2 * floor * floor);
+      launch_groups ? launch_group_test(base, head, options.noise)
+                    : difference_test(t.base.log_center, t.head.log_center, 2 * floor * floor);
   t.relative_change = std::expm1(test.difference);
   t.standard_error = test.standard_error;
   t.df = test.df;
@@ -235,10 +284,23 @@ double median_sm_clock_mhz(const Report& report) {
   return median(std::move(clocks));
 }
 
-Comparison compare_reports(const Report& base, const Report& head, const CompareOptions& options,
-                           const std::string& base_origin, const std::string& head_origin) {
-  if (base.rows.empty()) throw InputError(base_origin + ": the report has no rows");
-  if (head.rows.empty()) throw InputError(head_origin + ": the report has no rows");
+Comparison compare_reports(const Report& base_report, const Report& head_report,
+                           const CompareOptions& options, const std::string& base_origin,
+                           const std::string& head_origin) {
+  if (base_report.rows.empty()) throw InputError(base_origin + ": the report has no rows");
+  if (head_report.rows.empty()) throw InputError(head_origin + ": the report has no rows");
+  const bool grouped =
+      options.group_launches && is_launch_report(base_report) && is_launch_report(head_report);
+  std::optional<Report> base_groups, head_groups;
+  if (grouped) {
+    base_groups = group_launches(base_report);
+    head_groups = group_launches(head_report);
+  }
+  const Report& base = grouped ? *base_groups : base_report;
+  const Report& head = grouped ? *head_groups : head_report;
+  const auto point_of = [&](const Row& row) {
+    return grouped ? launch_group_label(row) : row_label(row);
+  };
 
   Comparison c;
   c.base_origin = base_origin;
@@ -282,6 +344,7 @@ Comparison compare_reports(const Report& base, const Report& head, const Compare
     row.kernel_base = b.kernel;
     row.kernel_head = h.kernel;
     row.workload = b.workload;
+    row.point = point_of(b);
     row.spec_base = b.spec_key;
     row.spec_head = h.spec_key;
     row.base_index = match.base_index;
@@ -298,10 +361,10 @@ Comparison compare_reports(const Report& base, const Report& head, const Compare
     } else {
       for (const auto& [origin, r] : {std::pair{&base_origin, &b}, std::pair{&head_origin, &h}})
         if (!r->timing || r->timing->samples_seconds.empty())
-          throw InputError(*origin + ": " + row_name(r->kernel, r->workload) +
+          throw InputError(*origin + ": " + one_line(r->kernel) + " " + point_of(*r) +
                            " has no timing samples (compare needs reports written by "
                            "`cuflash-roofline run`)");
-      row.time = compare_time(*b.timing, *h.timing, options);
+      row.time = compare_time(*b.timing, *h.timing, options, grouped);
       row.verdict = row.time->verdict;
       compare_quantities(b, h, options, row);
       // A row that is significantly faster paid for its extra work already: the time says so.
@@ -325,17 +388,28 @@ Comparison compare_reports(const Report& base, const Report& head, const Compare
     });
   };
   std::vector<std::string> one_round_origins;
-  if (one_round(true)) one_round_origins.push_back(base_origin);
-  if (one_round(false) && !(one_round(true) && head_origin == base_origin))
+  if (grouped)
+    c.notes.push_back(
+        "profiles compared by group of launches (kernel, grid, block; graph nodes "
+        "apart): " +
+        std::to_string(base_report.rows.size()) + " launches in " +
+        std::to_string(base.rows.size()) + " groups (base), " +
+        std::to_string(head_report.rows.size()) + " in " + std::to_string(head.rows.size()) +
+        " (head); each launch's noise " + percent(options.noise.launch_noise) + " or " +
+        format_fixed(options.noise.launch_floor_seconds * 1e6, 2) + " µs");
+  if (!grouped && one_round(true)) one_round_origins.push_back(base_origin);
+  if (!grouped && one_round(false) && !(one_round(true) && head_origin == base_origin))
     one_round_origins.push_back(head_origin);
   for (const std::string& origin : one_round_origins)
     c.notes.push_back(origin +
                       " was timed in one round: its samples show within-run noise only (run "
                       "with --rounds 2 or more)");
   for (std::size_t i : matching.only_base)
-    c.only_base.push_back({base.rows[i].kernel, base.rows[i].workload, base.rows[i].spec_key});
+    c.only_base.push_back({base.rows[i].kernel, base.rows[i].workload, point_of(base.rows[i]),
+                           base.rows[i].spec_key});
   for (std::size_t i : matching.only_head)
-    c.only_head.push_back({head.rows[i].kernel, head.rows[i].workload, head.rows[i].spec_key});
+    c.only_head.push_back({head.rows[i].kernel, head.rows[i].workload, point_of(head.rows[i]),
+                           head.rows[i].spec_key});
   return c;
 }
 

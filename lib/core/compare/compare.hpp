@@ -57,6 +57,9 @@ struct CompareOptions {
   // given, the other defaults to it (compare that kernel alone).
   std::string kernel_base;
   std::string kernel_head;
+  // Two `profile` reports are compared by group of launches (launch_groups.hpp), not launch by
+  // launch; false keeps the launches apart (the chart's arrows).
+  bool group_launches = true;
 };
 
 enum class Verdict {
@@ -108,6 +111,7 @@ struct RowComparison {
   std::string kernel_base;
   std::string kernel_head;
   Workload workload;
+  std::string point;  // the workload's label, or a launch group's (launch_group_label)
   std::string spec_base;
   std::string spec_head;
   std::size_t base_index = 0;  // into the base report's rows
@@ -123,6 +127,7 @@ struct RowComparison {
 struct UnmatchedRow {
   std::string kernel;
   Workload workload;
+  std::string point;
   std::string spec_key;
 };
 

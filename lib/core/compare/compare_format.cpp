@@ -37,9 +37,6 @@ std::string time_text(double seconds) {
   if (seconds < 1) return format_fixed(seconds * 1e3, 3) + " ms";
   return format_fixed(seconds, 3) + " s";
 }
-std::string row_name(const std::string& kernel, const Workload& workload) {
-  return one_line(kernel) + " " + workload.label();
-}
 
 std::string kernel_cell(const RowComparison& row) {
   return row.kernel_base == row.kernel_head ? one_line(row.kernel_base)

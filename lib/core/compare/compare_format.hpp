@@ -16,8 +16,6 @@ std::string percent(double fraction);
 std::string p_text(double p);
 // 12.3 µs, 4.567 ms, 1.234 s; "-" for NaN.
 std::string time_text(double seconds);
-std::string row_name(const std::string& kernel, const Workload& workload);
-
 std::string kernel_cell(const RowComparison& row);  // "flash-v2" or "flash-v1 → flash-v2"
 std::string time_cell(double median_seconds, double spread);
 // "±1.2%, p = 0.034": the standard error of the change and its p-value.

@@ -61,6 +61,7 @@ std::string render_compare_json(const Comparison& c) {
     json r = {{"kernel_base", row.kernel_base},
               {"kernel_head", row.kernel_head},
               {"workload", workload_json(row.workload)},
+              {"point", row.point},
               {"spec_base", row.spec_base},
               {"spec_head", row.spec_head},
               {"verdict", to_string(row.verdict)},
@@ -117,6 +118,7 @@ std::string render_compare_json(const Comparison& c) {
     for (const UnmatchedRow& row : rows)
       out.push_back({{"kernel", row.kernel},
                      {"workload", workload_json(row.workload)},
+                     {"point", row.point},
                      {"spec", row.spec_key}});
     return out;
   };

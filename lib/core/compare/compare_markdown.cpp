@@ -63,7 +63,7 @@ std::string render_compare_markdown(const Comparison& c) {
         << "|---|---|---|---:|---:|---:|---|---:|---|---|\n";
     for (const RowComparison* row : rows) {
       out << "| " << verdict_badge(*row) << " | " << markdown_escape(kernel_cell(*row)) << " | "
-          << markdown_escape(row->workload.label()) << " | ";
+          << markdown_escape(row->point) << " | ";
       if (row->time) {
         const TimeComparison& t = *row->time;
         out << time_cell(t.base.median_seconds, t.base.relative_spread) << " | "
@@ -96,10 +96,10 @@ std::string render_compare_markdown(const Comparison& c) {
   if (!c.only_base.empty() || !c.only_head.empty()) {
     out << "\n";
     for (const UnmatchedRow& row : c.only_base)
-      out << "- only in base: " << markdown_escape(row_name(row.kernel, row.workload)) << " ["
+      out << "- only in base: " << markdown_escape(one_line(row.kernel) + " " + row.point) << " ["
           << markdown_escape(row.spec_key) << "]\n";
     for (const UnmatchedRow& row : c.only_head)
-      out << "- only in head: " << markdown_escape(row_name(row.kernel, row.workload)) << " ["
+      out << "- only in head: " << markdown_escape(one_line(row.kernel) + " " + row.point) << " ["
           << markdown_escape(row.spec_key) << "]\n";
   }
   out << "\n<sub>" << markdown_escape(method_line(c)) << "</sub>\n";

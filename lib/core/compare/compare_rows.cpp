@@ -55,8 +55,12 @@ std::string render_compare_rows(const json& document, const std::string& origin,
       if (note.is_string()) notes.push_back(note.get<std::string>());
     cells.push_back(
         {base_kernel == head_kernel ? head_kernel : base_kernel + " → " + head_kernel,
-         workload_from_json(JsonReader(origin), member(row, "workload", where), where + ".workload")
-             .label(),
+         // "point" (a launch group's label) since profiles compare by group; else the workload.
+         row.contains("point") && row["point"].is_string()
+             ? one_line(row["point"].get<std::string>())
+             : workload_from_json(JsonReader(origin), member(row, "workload", where),
+                                  where + ".workload")
+                   .label(),
          time_text(number_of(time.value("base", json::object()).value("median_seconds", json()))),
          time_text(number_of(time.value("head", json::object()).value("median_seconds", json()))),
          !std::isfinite(change) ? std::string("-")

@@ -37,7 +37,7 @@ std::string render_compare_table(const Comparison& c, const TableFit& fit) {
 
   std::vector<std::vector<std::string>> cells;
   for (const RowComparison& row : c.rows) {
-    std::vector<std::string> line = {kernel_cell(row), row.workload.label()};
+    std::vector<std::string> line = {kernel_cell(row), row.point};
     if (row.time) {
       const TimeComparison& t = *row.time;
       line.push_back(time_cell(t.base.median_seconds, t.base.relative_spread));
@@ -61,8 +61,7 @@ std::string render_compare_table(const Comparison& c, const TableFit& fit) {
   if (std::find(table.shown.begin(), table.shown.end(), kNote) == table.shown.end())
     for (std::size_t r = 0; r < c.rows.size(); ++r)
       if (!cells[r][kNote].empty())
-        say("note: " + kernel_cell(c.rows[r]) + " " + c.rows[r].workload.label() + ": " +
-            cells[r][kNote]);
+        say("note: " + kernel_cell(c.rows[r]) + " " + c.rows[r].point + ": " + cells[r][kNote]);
   // A regressed row's "!" keeps its reason when the bytes/FLOPs column is left out or cut.
   constexpr std::size_t kQuantities = 8;
   const bool quantities_whole = !table.cut && std::find(table.shown.begin(), table.shown.end(),
@@ -70,12 +69,12 @@ std::string render_compare_table(const Comparison& c, const TableFit& fit) {
   if (!quantities_whole)
     for (std::size_t r = 0; r < c.rows.size(); ++r)
       if (c.rows[r].regressed && cells[r][kQuantities] != "-" && cells[r][kQuantities] != "=")
-        say("bytes/FLOPs: " + kernel_cell(c.rows[r]) + " " + c.rows[r].workload.label() + ": " +
+        say("bytes/FLOPs: " + kernel_cell(c.rows[r]) + " " + c.rows[r].point + ": " +
             cells[r][kQuantities]);
   for (const UnmatchedRow& row : c.only_base)
-    say("only in base: " + row_name(row.kernel, row.workload) + " [" + row.spec_key + "]");
+    say("only in base: " + one_line(row.kernel) + " " + row.point + " [" + row.spec_key + "]");
   for (const UnmatchedRow& row : c.only_head)
-    say("only in head: " + row_name(row.kernel, row.workload) + " [" + row.spec_key + "]");
+    say("only in head: " + one_line(row.kernel) + " " + row.point + " [" + row.spec_key + "]");
   say(method_line(c));
   if (c.regressed())
     say(std::string("!: regressed (slower, failed, or more bytes or FLOPs") +

@@ -36,11 +36,19 @@ namespace roofline {
 inline constexpr double kDefaultProcessNoise = 0.005;
 inline constexpr double kDefaultCacheFloor = 0.01;
 inline constexpr double kDefaultCacheFloorBytes = 1e6;
+// A profiled launch runs once: its time varies from one process to the next by more than a
+// timed sweep's (launch_groups.hpp). From A/A pairs of `profile` reports on the H200.
+inline constexpr double kDefaultLaunchNoise = 0.03;
+inline constexpr double kDefaultLaunchFloorSeconds = 0.25e-6;
 
 struct NoiseModel {
   double process_noise = kDefaultProcessNoise;         // relative SD of a report's time, per side
   double cache_floor = kDefaultCacheFloor;             // relative, per side
   double cache_floor_bytes = kDefaultCacheFloorBytes;  // absolute, per side
+  // Groups of profiled launches (launch_groups.hpp): each launch's relative SD between
+  // processes, and an absolute floor under it (seconds), both per launch and side.
+  double launch_noise = kDefaultLaunchNoise;
+  double launch_floor_seconds = kDefaultLaunchFloorSeconds;
 };
 
 enum class QuantityKind { kExact, kCache, kResidency };
