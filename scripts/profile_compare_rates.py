@@ -10,7 +10,8 @@ pair of its reports:
   A/A  `TOOL compare a b`: the exit code (1: a false alarm) and the groups not `same`;
   A/B  the same pair with every launch of the head made 5% and 10% slower (its recorded times
        scaled; the noise of the pair is the real one): the groups judged `slower`, by how many
-       launches the group has (1, 2-7, 8 or more).
+       launches the group has (1, 2-7, 8 or more), and the share of the base's kernel time
+       in the groups judged slower.
 COMPARE_OPTIONS are passed to every compare (to study --launch-noise and --process-noise on the
 same reports). Prints one table. Asserts nothing.
 """
@@ -71,7 +72,7 @@ def main():
     for f in sorted(folder.glob("*_[0-9]*.json")):
         programs[f.stem.rsplit("_", 1)[0]].append(f)
     print("| program | pairs | A/A exit 1 | A/A groups not same | +5%: groups slower "
-          "(1 / 2-7 / >=8 launches) | +10%: groups slower (1 / 2-7 / >=8) |")
+          "(1 / 2-7 / >=8 launches; share of the base's time) | +10%: the same |")
     print("| --- | ---: | ---: | ---: | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         for name, files in sorted(programs.items()):
@@ -79,6 +80,8 @@ def main():
             alarms, not_same, groups = 0, 0, 0
             caught = {f: collections.Counter() for f in (1.05, 1.10)}
             total = {f: collections.Counter() for f in (1.05, 1.10)}
+            time_caught = {f: 0.0 for f in caught}
+            time_total = {f: 0.0 for f in caught}
             for a, b in pairs:
                 code, doc = compare(tool, a, b, extra)
                 alarms += code == 1
@@ -94,10 +97,14 @@ def main():
                         k = size_class(launches(r))
                         total[factor][k] += 1
                         caught[factor][k] += r["verdict"] == "slower"
+                        seconds = (r.get("time") or {}).get("base", {}).get("median_seconds") or 0
+                        time_total[factor] += seconds * launches(r)
+                        time_caught[factor] += seconds * launches(r) * (r["verdict"] == "slower")
 
             def cells(factor):
+                share = 100 * time_caught[factor] / time_total[factor] if time_total[factor] else 0
                 return " / ".join(f"{caught[factor][k]} of {total[factor][k]}"
-                                  for k in ("1", "2-7", ">=8"))
+                                  for k in ("1", "2-7", ">=8")) + f" ({share:.0f}% of the time)"
             print(f"| {name} | {len(pairs)} | {alarms} of {len(pairs)} | {not_same} of {groups} | "
                   f"{cells(1.05)} | {cells(1.10)} |")
 

@@ -60,8 +60,8 @@ TEST_CASE("launch groups: one row per kernel, grid and block, its launches its s
   REQUIRE(elementwise.timing);
   CHECK(elementwise.timing->samples_seconds.size() == 12);
   CHECK(elementwise.timing->rounds == 12);
-  CHECK(elementwise.counters.at(quantity::kDramRead) == doctest::Approx(12e6));   // summed
-  CHECK(elementwise.counters.at(quantity::kSmClock) == doctest::Approx(1.98e9));  // a mean
+  CHECK(elementwise.counters.at(quantity::kDramRead) == doctest::Approx(1e6));  // per launch
+  CHECK(elementwise.counters.at(quantity::kSmClock) == doctest::Approx(1.98e9));
   CHECK(launch_group_label(elementwise) == "grid 1024x1x1 block 128x1x1, 12 launches");
   CHECK(launch_group_label(groups.rows[2]) == "grid 64x1x1 block 128x1x1, 1 launch");
   // A report of the bundled kernels is not one.

@@ -298,6 +298,12 @@ Comparison compare_reports(const Report& base_report, const Report& head_report,
   }
   const Report& base = grouped ? *base_groups : base_report;
   const Report& head = grouped ? *head_groups : head_report;
+  // A profiled launch is counted once, with no spread of its own: its cache quantities get the
+  // launches' floor.
+  CompareOptions quantity_options = options;
+  if (grouped)
+    quantity_options.noise.cache_floor =
+        std::max(options.noise.cache_floor, options.noise.launch_cache_floor);
   const auto point_of = [&](const Row& row) {
     return grouped ? launch_group_label(row) : row_label(row);
   };
@@ -305,7 +311,7 @@ Comparison compare_reports(const Report& base_report, const Report& head_report,
   Comparison c;
   c.base_origin = base_origin;
   c.head_origin = head_origin;
-  c.options = options;
+  c.options = quantity_options;  // what the footer states: the floors applied
   c.base_device = device_name(base);
   c.head_device = device_name(head);
   c.base_sm_clock_mhz = median_sm_clock_mhz(base);
@@ -366,7 +372,7 @@ Comparison compare_reports(const Report& base_report, const Report& head_report,
                            "`cuflash-roofline run`)");
       row.time = compare_time(*b.timing, *h.timing, options, grouped);
       row.verdict = row.time->verdict;
-      compare_quantities(b, h, options, row);
+      compare_quantities(b, h, quantity_options, row);
       // A row that is significantly faster paid for its extra work already: the time says so.
       const bool work_excused =
           row.more_work && row.verdict == Verdict::kFaster && !options.fail_on_more_work;

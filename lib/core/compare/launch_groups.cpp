@@ -58,7 +58,8 @@ Report group_launches(const Report& report) {
     }
     timing.rounds = static_cast<int>(timing.samples_seconds.size());
     if (!timing.samples_seconds.empty()) row.timing = timing;
-    // A quantity every launch of the group counted: their sum; a clock (Hz), their mean.
+    // A quantity every launch of the group counted: its mean per launch (a program that runs a
+    // group more or fewer times is not a kernel doing more or less work).
     for (const auto& [id, value] : first.counters) {
       double sum = 0;
       bool everywhere = true;
@@ -70,8 +71,7 @@ Report group_launches(const Report& report) {
         }
         sum += c->second;
       }
-      const bool clock = id.size() > 3 && id.compare(id.size() - 3, 3, "_hz") == 0;
-      if (everywhere) row.counters[id] = clock ? sum / static_cast<double>(group.size()) : sum;
+      if (everywhere) row.counters[id] = sum / static_cast<double>(group.size());
     }
     out.rows.push_back(std::move(row));
   }

@@ -5,7 +5,7 @@
 // Folded into one row per kernel, grid, block and kind (a plain launch, a graph node, a graph
 // launch), each launch is one sample of its group: the group's time is the mean log of its
 // launches' times (each launch a "round" of noise_model.hpp's TimeSide), with their spread as
-// the group's noise, and a group's counted quantities are its launches' sums.
+// the group's noise, and a group's counted quantities are its launches' means.
 #pragma once
 
 #include <string>
@@ -19,9 +19,8 @@ bool is_launch_report(const Report& report);
 
 // The report with one row per group of launches, in the order each group first ran: kernel,
 // spec, launch (the first launch's, its index the first's), status (ok when any launch is),
-// timing (one sample and one round per timed launch), counters (the sum over the group's
-// launches of each quantity all of them counted; of a clock (Hz), the mean). Other fields of
-// the report are kept.
+// timing (one sample and one round per timed launch), counters (the mean per launch of each
+// quantity all of them counted). Other fields of the report are kept.
 Report group_launches(const Report& report);
 
 // "grid 128x1x1 block 256x1x1, 12 launches" (", in graphs" for graph nodes; "graph launches"

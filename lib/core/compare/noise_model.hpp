@@ -40,6 +40,8 @@ inline constexpr double kDefaultCacheFloorBytes = 1e6;
 // timed sweep's (launch_groups.hpp). From A/A pairs of `profile` reports on the H200.
 inline constexpr double kDefaultLaunchNoise = 0.03;
 inline constexpr double kDefaultLaunchFloorSeconds = 0.25e-6;
+// A profiled launch is counted once: a GEMM's L2 bytes moved by up to 4.8% between processes.
+inline constexpr double kDefaultLaunchCacheFloor = 0.025;
 
 struct NoiseModel {
   double process_noise = kDefaultProcessNoise;         // relative SD of a report's time, per side
@@ -49,6 +51,8 @@ struct NoiseModel {
   // processes, and an absolute floor under it (seconds), both per launch and side.
   double launch_noise = kDefaultLaunchNoise;
   double launch_floor_seconds = kDefaultLaunchFloorSeconds;
+  // Their cache quantities (relative, per side), in place of cache_floor where larger.
+  double launch_cache_floor = kDefaultLaunchCacheFloor;
 };
 
 enum class QuantityKind { kExact, kCache, kResidency };
