@@ -128,11 +128,11 @@ class RangeProfiler {
 };
 
 // Target half on a context the caller does not own, one kernel at a time: start() before a
-// launch, stop_and_evaluate() after it. Auto range makes each kernel launched in between one
-// range and serialises it; kernel replay runs a multi-pass config by saving and restoring the
-// memory the kernel writes and re-running it inside the launch (caches are not reset between
-// passes). Makes no CUDA runtime call: `context` is a CUcontext, `device` its CUdevice, both
-// from the driver that launched the kernel. One per process at a time (as RangeProfiler).
+// launch, stop(), decode() and evaluate() after it. Auto range makes each kernel launched in
+// between one range and serialises it; kernel replay runs a multi-pass config by saving and
+// restoring the memory the kernel writes and re-running it inside the launch (caches are not reset
+// between passes). Makes no CUDA runtime call: `context` is a CUcontext, `device` its CUdevice,
+// both from the driver that launched the kernel. One per process at a time (as RangeProfiler).
 class KernelRangeProfiler {
  public:
   // Throws ProfilerError: kUnsupportedDevice, kInsufficientPrivileges, kMultipleSubscribers,
