@@ -70,7 +70,7 @@ TEST_CASE("launch groups: one row per kernel, grid and block, its launches its s
   CHECK_FALSE(is_launch_report(run));
 }
 
-TEST_CASE("launch groups: launch jitter of unchanged code is `same`; a 10% slower program is not") {
+TEST_CASE("launch groups: launch jitter of unchanged code is `same`, a 10% slower program is not") {
   const Report base = program(1, 0.02);
   // Unchanged code, another process: each launch 2% the other way.
   Comparison c = compare_reports(base, program(1, -0.02), CompareOptions{}, "a.json", "b.json");
