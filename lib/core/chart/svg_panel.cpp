@@ -176,6 +176,8 @@ void Panel::draw_roofs() {
     double y;
     std::string text;
     bool judged;
+    std::string exp_ratio;  // an exponential-unit roof's FLOPs per exponential; empty otherwise
+    double peak = 0;
   };
   std::vector<RoofLabel> roof_labels;
   for (std::size_t roof_index = 0; roof_index < panel_.compute.size(); ++roof_index) {
@@ -187,7 +189,8 @@ void Panel::draw_roofs() {
          << si(peak) << "\" x1=\"" << px(x(start)) << "\" y1=\"" << px(y(peak)) << "\" x2=\""
          << px(x(x_max)) << "\" y2=\"" << px(y(peak)) << "\""
          << compute_stroke(roof_index, roof.judged) << "/>\n";
-    roof_labels.push_back({y(peak), roof.label + "  " + peak_text(peak), roof.judged});
+    roof_labels.push_back({y(peak), roof.label + "  " + peak_text(peak), roof.judged,
+                           roof.id.rfind("xu@", 0) == 0 ? roof.id.substr(3) : std::string(), peak});
     placer_.take({x(start), y(peak) - 1.5, x(x_max), y(peak) + 1.5});
   }
   // Labels keep off the slopes too.
@@ -235,21 +238,48 @@ void Panel::draw_roofs() {
         placed = true;
       }
   }
+  // Exponential-unit roofs (one per FLOPs-per-exponential ratio) closer than two lines of text
+  // share one label that gives their range, on the highest of them.
+  {
+    std::vector<RoofLabel> folded;
+    std::vector<RoofLabel> exp;
+    for (RoofLabel& label : roof_labels)
+      (label.exp_ratio.empty() ? folded : exp).push_back(std::move(label));
+    std::sort(exp.begin(), exp.end(),
+              [](const RoofLabel& a, const RoofLabel& b) { return a.y < b.y; });
+    for (std::size_t i = 0; i < exp.size();) {
+      std::size_t j = i + 1;
+      while (j < exp.size() && exp[j].y - exp[j - 1].y < 26) ++j;
+      if (j - i == 1) {
+        folded.push_back(exp[i]);
+      } else {
+        RoofLabel group = exp[i];  // the highest roof of the group
+        group.text = "XU exp2 × " + exp[j - 1].exp_ratio + "–" + exp[i].exp_ratio + " FLOP/exp  " +
+                     format_fixed(exp[j - 1].peak / 1e12, 1) + "–" + peak_text(exp[i].peak) + " (" +
+                     std::to_string(j - i) + " roofs)";
+        folded.push_back(group);
+      }
+      i = j;
+    }
+    roof_labels = std::move(folded);
+  }
   // Roof labels at the right end, all on one side of their lines: above, unless the highest
   // roof is the top edge of the plot; then below.
   const double right = kPlotLeft + kPlotWidth - 6;
   bool above = true;
   for (const RoofLabel& label : roof_labels)
     if (label.y - 5 - 12 < top_) above = false;
-  const std::vector<double> offsets = above ? std::vector<double>{-5.0, 14.0, -17.0, 26.0}
-                                            : std::vector<double>{14.0, -5.0, 26.0, -17.0};
+  const std::vector<double> offsets =
+      above ? std::vector<double>{-5.0, 14.0, -17.0, 26.0, -29.0, 38.0, 50.0}
+            : std::vector<double>{14.0, -5.0, 26.0, -17.0, 38.0, -29.0, 50.0};
   for (const RoofLabel& label : roof_labels) {
     std::optional<Box> chosen;
     double chosen_y = 0;
     for (double dy : offsets) {
-      for (double shift : {0.0, 120.0, 240.0}) {
+      for (double shift : {0.0, 120.0, 240.0, 360.0}) {
         const Box box = text_box(right - shift, label.y + dy, label.text, 11.5, Anchor::kEnd);
-        if (placer_.is_free(box)) {
+        // Inside the plot: above its top edge are the panel's title and notes.
+        if (box.y0 >= top_ && placer_.is_free(box)) {
           chosen = box;
           chosen_y = label.y + dy;
           text(right - shift, chosen_y, label.text, 11.5, Anchor::kEnd,
@@ -259,10 +289,9 @@ void Panel::draw_roofs() {
       }
       if (chosen) break;
     }
-    if (chosen)
-      placer_.take(*chosen);
-    else
-      text(right, label.y - 5, label.text, 11.5, Anchor::kEnd, "class=\"roof-label\"");
+    // No free place: the roof goes unlabelled in the plot (the legend names it) rather than
+    // over another label.
+    if (chosen) placer_.take(*chosen);
   }
   // Slope labels, rotated along the line, above it (else below) near its lower end, at the
   // first place where they collide with nothing.

@@ -162,20 +162,35 @@ void Panel::draw_points() {
     const double r = 6 * marker_scale(p);
     const std::string key = std::to_string(k + 1);
     const double px0 = x(p.ai), py0 = y(p.flops);
-    const std::pair<double, double> offsets[] = {
-        {r + 3, -r}, {-r - 3, -r}, {r + 3, r + 9}, {-r - 3, r + 9}};
-    const Anchor anchors[] = {Anchor::kStart, Anchor::kEnd, Anchor::kStart, Anchor::kEnd};
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < 4; ++i) {
-      const Box box =
-          text_box(px0 + offsets[i].first, py0 + offsets[i].second, key, 11, anchors[i]);
-      if (placer_.is_free(box)) {
+    // Beside the point, else farther out in rings of 8 px, joined to it by a leader line: a key
+    // the legend names is always drawn, and never on another label.
+    double kx = px0 + r + 3, ky = py0 - r;
+    Anchor anchor = Anchor::kStart;
+    bool placed = false;
+    for (int ring = 0; ring < 6 && !placed; ++ring) {
+      const double d = 8.0 * ring;
+      const std::pair<double, double> offsets[] = {{r + 3 + d, -r - d},
+                                                   {-r - 3 - d, -r - d},
+                                                   {r + 3 + d, r + 9 + d},
+                                                   {-r - 3 - d, r + 9 + d}};
+      const Anchor anchors[] = {Anchor::kStart, Anchor::kEnd, Anchor::kStart, Anchor::kEnd};
+      for (std::size_t i = 0; i < 4 && !placed; ++i) {
+        const Box box =
+            text_box(px0 + offsets[i].first, py0 + offsets[i].second, key, 11, anchors[i]);
+        if (!placer_.is_free(box)) continue;
         placer_.take(box);
-        at = i;
-        break;
+        kx = px0 + offsets[i].first;
+        ky = py0 + offsets[i].second;
+        anchor = anchors[i];
+        placed = true;
+        if (ring > 0)
+          out_ << "<line class=\"share-key-leader\" x1=\"" << format_fixed(px0, 2) << "\" y1=\""
+               << format_fixed(py0, 2) << "\" x2=\"" << format_fixed(kx, 2) << "\" y2=\""
+               << format_fixed(ky - 4, 2) << "\" stroke=\"#1f1f1f\" stroke-width=\"0.6\"/>";
       }
     }
-    text(px0 + offsets[at].first, py0 + offsets[at].second, key, 11, anchors[at],
+    if (!placed) placer_.take(text_box(kx, ky, key, 11, anchor));
+    text(kx, ky, key, 11, anchor,
          "class=\"share-key\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\"");
   }
   out_ << "</g>\n";
