@@ -10,6 +10,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/chart/svg_chart.hpp"
 #include "lib/core/chart/svg_labels.hpp"
+#include "lib/core/chart/terminal_chart.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "tests/unit/helpers.hpp"
 #include "tests/unit/plot_test_support.hpp"
@@ -107,5 +108,24 @@ TEST_CASE("plot labels: no label overprints another in today's model charts") {
     const std::string path = (dir.path / (std::string(gpu) + ".json")).string();
     REQUIRE(cli({"model", "--gpu", gpu, "--pass", "fwd,bwd", "--json", path}).code == 0);
     check_no_overprint({read_report_file(path)}, std::string("model --gpu ") + gpu);
+  }
+}
+
+TEST_CASE("plot labels: the terminal chart writes no roof name under a point") {
+  // The model's H200 sweep, forward and backward: flash-v2 and flash-v3 points sit on the
+  // tensor roofs' rows, where the names used to be written between the point letters.
+  TempDir dir;
+  const std::string path = (dir.path / "h200.json").string();
+  REQUIRE(cli({"model", "--gpu", "h200", "--pass", "fwd,bwd", "--json", path}).code == 0);
+  const std::string chart = render_ascii_plot(read_report_file(path), 80, 24);
+  for (const char* peak : {" 989 ", " 714 "}) {
+    CAPTURE(peak);
+    const std::size_t at = chart.find(peak);
+    REQUIRE(at != std::string::npos);
+    // The name is written into a stretch of plain line: a line character right before it
+    // ("─", three bytes in UTF-8), or the longer name, itself after the line.
+    const std::string before = chart.substr(at - 3, 3);
+    const bool plain = before == "─" || chart.rfind("─ tensor FP16", at) != std::string::npos;
+    CHECK(plain);
   }
 }

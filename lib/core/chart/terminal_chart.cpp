@@ -118,6 +118,11 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
       const int c = col(std::log10(ridge.ai)), r = row(std::log10(ridge.flops));
       if (canvas.inside(c, r)) canvas.at(c, r) = kRidge;
     }
+  // Where the points will go: no name is written under one (a point drawn over a name garbles
+  // both).
+  std::set<std::pair<int, int>> point_cells;
+  for (const ChartPoint& p : panel.points)
+    point_cells.insert({col(std::log10(p.ai)), row(std::log10(p.flops))});
   // Roof names written into their line, right-aligned.
   for (auto it = roofs.rbegin(); it != roofs.rend(); ++it) {
     const ComputeRoof* roof = *it;
@@ -134,7 +139,8 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
       for (int c0 = width - 3 - length; c0 >= 0 && !labelled_rows.count(r); --c0) {
         bool clear = true;
         for (int c = c0; clear && c < c0 + length; ++c)
-          clear = canvas.at(c, r) == kJudgedRoof || canvas.at(c, r) == kContextRoof;
+          clear = (canvas.at(c, r) == kJudgedRoof || canvas.at(c, r) == kContextRoof) &&
+                  point_cells.count({c, r}) == 0;
         if (!clear) continue;
         for (int i = 0; i < length; ++i)
           canvas.at(c0 + i, r) = std::string(1, label[static_cast<std::size_t>(i)]);
@@ -149,7 +155,8 @@ std::string ascii_panel(const Chart& chart, const ChartPanel& panel, int width, 
     while (c0 < width && canvas.at(c0, start.row) == kSlope) ++c0;
     bool clear = c0 + static_cast<int>(label.size()) <= width;
     for (std::size_t i = 0; clear && i < label.size(); ++i)
-      clear = canvas.at(c0 + static_cast<int>(i), start.row) == " ";
+      clear = canvas.at(c0 + static_cast<int>(i), start.row) == " " &&
+              point_cells.count({c0 + static_cast<int>(i), start.row}) == 0;
     if (!clear) continue;
     for (std::size_t i = 0; i < label.size(); ++i)
       canvas.at(c0 + static_cast<int>(i), start.row) = std::string(1, label[i]);
