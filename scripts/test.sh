@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-$(cat build/.preset 2>/dev/null || echo ci)}"
+echo "== format (clang-format --dry-run on every C++/CUDA source)"
 if command -v clang-format >/dev/null 2>&1; then
   git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror
   echo "format: ok (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))"
@@ -19,9 +20,12 @@ if git grep -n 'TEST_CASE("[^"]*;' -- tests; then
   echo "tests: a TEST_CASE name above has ';', which ctest splits into tests that never run"
   exit 1
 fi
+echo "== tests (ctest --preset $preset)"
 ctest --preset "$preset" --parallel "$(nproc)"
 fuzz_seconds="${ROOFLINE_FUZZ_SECONDS:-15}"
 if [ "$fuzz_seconds" != 0 ]; then
+  echo "== fuzzing: the fuzz preset's build, then nine targets × $fuzz_seconds s" \
+    "(ROOFLINE_FUZZ_SECONDS=0 skips it)"
   fuzz_status=0
   scripts/fuzz.sh "$fuzz_seconds" || fuzz_status=$?
   if [ "$fuzz_status" -eq 77 ]; then
