@@ -225,8 +225,10 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
         "usage or input error, or the program launched no kernel: nothing written; the "
         "program failed (exit status or signal in the message): the launches profiled "
         "before it failed are written"},
-       kExitNoGpu,
-       kExitInternal,
+       {"3",
+        "no usable GPU, counters not permitted, or another profiler attached: the launches "
+        "profiled before, if any, are written"},
+       {"4", "internal error: the launches profiled before are written"},
        kExitSignal});
   sub->callback([options, &global, exit_code] {
     if (!global.program.empty()) options->command = global.program;  // after "--" (cli.cpp)
