@@ -129,3 +129,25 @@ TEST_CASE("plot labels: the terminal chart writes no roof name under a point") {
     CHECK(plain);
   }
 }
+
+TEST_CASE("plot labels: a tail-bound row's tail roof is drawn above its point") {
+  // head.json: flash-v1 and flash-v2 at N 1024 on the H100 are tail-bound (64 and 128 CTAs).
+  const Report report = recorded("head.json");
+  const XmlElement root = parse_xml(render_svg({report}));
+  const auto ticks = find_all(root, "line", "tail-roof");
+  REQUIRE(ticks.size() >= 2);
+  for (const XmlElement* tick : ticks) {
+    const std::string row = tick->attr("data-row");
+    // Its point: the DRAM marker of the same row, below the tick (larger y on the screen).
+    bool found = false;
+    for (const XmlElement* point : find_all(root, "g", "point")) {
+      if (point->attr("data-row") != row || point->attr("data-level") != "dram") continue;
+      const auto [px, py] = translation(*point);
+      CHECK(tick->number("y1") <= py + 0.01);
+      CHECK(tick->number("x1") < px);
+      CHECK(tick->number("x2") > px);
+      found = true;
+    }
+    CHECK(found);
+  }
+}

@@ -216,6 +216,15 @@ Chart build_chart(std::span<const JudgedReport> judged, const PlotOptions& optio
                                                   : "#" + std::to_string(row.launch->index),
                                 level.level, level.bytes_source, level.intensity * view.scale, rate,
                                 a.regime});
+        if (a.tail_bound && positive(a.tail_roof_flops_per_second))
+          panel.points.back().tail_roof = a.tail_roof_flops_per_second;
+      }
+      if (a.tail_bound && positive(a.tail_roof_flops_per_second)) {
+        const std::string tail =
+            "dashed ticks: the tail roof of a tail-bound row (its pipe's roof × the share of the "
+            "grid's SM time that is busy), above its point";
+        if (std::find(panel.notes.begin(), panel.notes.end(), tail) == panel.notes.end())
+          panel.notes.push_back(tail);
       }
     }
     for (const Timed& t : timed)

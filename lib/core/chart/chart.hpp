@@ -73,6 +73,9 @@ struct ChartPoint {
   // The row's share of its report's measured kernel time (0 when the time is not measured):
   // the marker's area follows it.
   double time_share = 0;
+  // A tail-bound row's tail roof (FLOP/s, the pipe's FLOPs as the compute roofs): the pipe's
+  // roof × the share of the grid's SM time that is busy; 0 when the tail does not bind.
+  double tail_roof = 0;
 };
 
 // A row judged on its bytes alone (a profiled launch without counted FLOPs: analysis.hpp's

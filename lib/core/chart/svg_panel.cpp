@@ -134,8 +134,19 @@ void Panel::draw_grid_and_axes() {
 }
 
 void Panel::reserve_markers() {
-  for (const ChartPoint& p : panel_.points)
+  for (const ChartPoint& p : panel_.points) {
     placer_.take({x(p.ai) - 7, y(p.flops) - 7, x(p.ai) + 7, y(p.flops) + 7});
+    if (tail_tick(p)) {
+      const double ty = y(p.tail_roof);
+      placer_.take({x(p.ai) - 12, ty - 2, x(p.ai) + 12, ty + 2});
+    }
+  }
+}
+
+bool Panel::tail_tick(const ChartPoint& p) const {
+  if (!(p.tail_roof > 0) || p.level != MemoryLevel::kDram) return false;
+  const double ty = y(p.tail_roof);
+  return ty >= top_ && ty <= top_ + kPlotHeight;
 }
 
 double Panel::top_roof() const {

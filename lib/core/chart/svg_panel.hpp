@@ -66,6 +66,8 @@ class Panel {
   void draw_grid_and_axes();
 
   void reserve_markers();
+  // A tail-bound row's DRAM point whose tail roof lies inside the plot: drawn as a tick.
+  bool tail_tick(const ChartPoint& p) const;
 
   double top_roof() const;
 

@@ -125,6 +125,20 @@ void Panel::marker_shape(MemoryLevel level, const std::string& fill, const std::
 }
 
 void Panel::draw_points() {
+  // The tail roof of each tail-bound row, a short dashed tick above its DRAM point.
+  out_ << "<g class=\"tail-roofs\" stroke=\"#6e6e6e\" stroke-width=\"1.4\" "
+          "stroke-dasharray=\"3 2\">\n";
+  for (const ChartPoint& p : panel_.points) {
+    if (!tail_tick(p)) continue;
+    const double tx = x(p.ai), ty = y(p.tail_roof);
+    out_ << "<line class=\"tail-roof\" data-row=\"" << p.row << "\" data-flops=\""
+         << format_fixed(p.tail_roof / 1e12, 3) << "e12\" x1=\"" << format_fixed(tx - 12, 2)
+         << "\" y1=\"" << format_fixed(ty, 2) << "\" x2=\"" << format_fixed(tx + 12, 2)
+         << "\" y2=\"" << format_fixed(ty, 2) << "\"><title>tail roof of "
+         << xml_escape(p.kernel_name + " " + p.row_text) << ": "
+         << format_fixed(p.tail_roof / 1e12, 1) << " TFLOP/s</title></line>\n";
+  }
+  out_ << "</g>\n";
   out_ << "<g class=\"points\">\n";
   // Earlier reports first, so the head's points sit on top.
   std::vector<std::size_t> order(panel_.points.size());
