@@ -159,7 +159,8 @@ void collect_counters(RunResult& result, PointLauncher& launcher, const RunOptio
         ", user ranges, user replay with an L2 flush before each measured launch; " +
         std::to_string(repeats) + (repeats == 1 ? " range" : " ranges (median kept)") +
         " per point; " + std::to_string(result.counter_passes) +
-        " passes for the whole sweep; chip " + result.device.chip + "; " + timing;
+        " passes for the whole sweep; chip " + result.device.chip + "; " + timing +
+        tensor_paths_note(result.device.chip, options.counter_set);
   } catch (const ProfilerError& error) {
     launcher.arena().release();
     mark_unavailable(result, options,

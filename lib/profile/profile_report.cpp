@@ -1,5 +1,6 @@
 #include "lib/profile/profile_report.hpp"
 
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/domain/spec_choice.hpp"
 #include "lib/core/verdict/assemble.hpp"
 
@@ -23,7 +24,11 @@ std::string counters_provenance(const ProfileRun& run, const ProcessRecords& fir
               ? " (a row per node, timed by its activity record, each kernel node counted in a "
                 "replay of its own, device memory saved and restored)"
           : o.graph_nodes == GraphNodes::kTimed ? " (a row per node, timed by its activity record)"
-                                                : "");
+                                                : "") +
+         (first.device ? tensor_paths_note(first.device->chip, first.counter_set == "full"
+                                                                   ? CounterSet::kFull
+                                                                   : CounterSet::kRoofline)
+                       : std::string());
 }
 
 }  // namespace

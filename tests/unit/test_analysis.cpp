@@ -207,3 +207,17 @@ TEST_CASE("analysis: a profiled launch whose tensor FLOPs are mostly BF16 is jud
   row.counters.erase(quantity::kTensorBf16);  // not counted (GA100's default set): FP16
   CHECK(analyze(row, spec("h200")).ceiling->label() == "tensor FP16 (wgmma)");
 }
+
+TEST_CASE("catalogue: the tensor paths a set leaves uncounted are named") {
+  // GH100's default set: FP16-accumulating mma.sync and TF32 on both instructions.
+  const std::vector<std::string> missing = tensor_paths_not_counted("GH100", CounterSet::kRoofline);
+  CHECK(missing == std::vector<std::string>{"mma.sync FP16 inputs, FP16 accumulator",
+                                            "mma.sync TF32 inputs, FP32 accumulator",
+                                            "wgmma TF32 inputs, FP32 accumulator"});
+  CHECK(
+      tensor_paths_note("GH100", CounterSet::kRoofline).find("(--counter-set full counts them)") !=
+      std::string::npos);
+  CHECK(tensor_paths_not_counted("GH100", CounterSet::kFull).empty());
+  CHECK(tensor_paths_note("GH100", CounterSet::kFull).empty());
+  CHECK(tensor_paths_not_counted("AD102", CounterSet::kRoofline).empty());  // no catalogue
+}

@@ -1,6 +1,7 @@
 #include "lib/core/domain/metric_catalog.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <initializer_list>
 
@@ -176,6 +177,50 @@ std::vector<std::string> catalogue_quantities(std::string_view chip, CounterSet 
   for (const CounterQuantity& q : counter_quantities())
     if (!metric_terms(chip, q.id, set).empty()) out.push_back(q.id);
   return out;
+}
+
+namespace {
+
+// "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16_sparsity_off.sum" -> "FP16 inputs, FP16
+// accumulator" (the accumulator named when the metric names it).
+std::string tensor_path_text(const std::string& metric) {
+  const auto field = [&](const char* key) {
+    const std::size_t at = metric.find(key);
+    if (at == std::string::npos) return std::string();
+    const std::size_t from = at + std::string_view(key).size();
+    std::string value = metric.substr(from, metric.find('_', from) - from);
+    for (char& c : value) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return value;
+  };
+  const std::string src = field("_src_"), dst = field("_dst_");
+  std::string text = src.empty() ? metric : src + " inputs";
+  if (!dst.empty()) text += ", " + dst + " accumulator";
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> tensor_paths_not_counted(std::string_view chip, CounterSet set) {
+  std::vector<std::string> out;
+  if (set == CounterSet::kFull || !has_catalogue(chip)) return out;
+  for (const auto& [id, instruction] : {std::pair{quantity::kTensorMmaSync, "mma.sync"},
+                                        std::pair{quantity::kTensorWgmma, "wgmma"}}) {
+    const std::vector<MetricTerm> counted = metric_terms(chip, id, set);
+    for (const MetricTerm& term : metric_terms(chip, id, CounterSet::kFull)) {
+      const bool in_set = std::any_of(counted.begin(), counted.end(),
+                                      [&](const MetricTerm& t) { return t.metric == term.metric; });
+      if (!in_set) out.push_back(std::string(instruction) + " " + tensor_path_text(term.metric));
+    }
+  }
+  return out;
+}
+
+std::string tensor_paths_note(std::string_view chip, CounterSet set) {
+  const std::vector<std::string> missing = tensor_paths_not_counted(chip, set);
+  if (missing.empty()) return "";
+  std::string text = "; tensor FLOPs not counted in this set: ";
+  for (std::size_t i = 0; i < missing.size(); ++i) text += (i ? "; " : "") + missing[i];
+  return text + " (--counter-set full counts them)";
 }
 
 std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet set,

@@ -49,6 +49,16 @@ std::vector<std::string> catalogue_metrics(std::string_view chip,
 // Quantities the set measures on the chip.
 std::vector<std::string> catalogue_quantities(std::string_view chip, CounterSet set);
 
+// The tensor-core paths whose FLOPs the full set counts on the chip and `set` does not, named
+// by instruction, inputs and accumulator ("mma.sync FP16 inputs, FP16 accumulator", "wgmma
+// TF32 inputs"): a kernel on one of them shows no tensor FLOPs under `set`. Empty for the full
+// set or a chip without a catalogue.
+std::vector<std::string> tensor_paths_not_counted(std::string_view chip, CounterSet set);
+// "; tensor FLOPs not counted in this set: mma.sync FP16 inputs, FP16 accumulator, ...
+// (--counter-set full counts them)", or "" when the set counts every path: for a report's
+// counter provenance.
+std::string tensor_paths_note(std::string_view chip, CounterSet set);
+
 // Combine raw metric values (same order as `metrics`) into the set's quantities. A quantity
 // whose terms include a NaN or missing metric is left out of the result.
 std::map<std::string, double> combine_metrics(std::string_view chip, CounterSet set,
