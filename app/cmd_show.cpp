@@ -21,6 +21,8 @@
 #include "lib/core/compare/compare_rows.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
+#include "lib/core/verdict/reproject.hpp"
+#include "lib/core/writers/projection_table.hpp"
 #include "lib/core/writers/report_writers.hpp"
 #include "lib/core/writers/summary.hpp"
 #include "lib/core/writers/summary_markdown.hpp"
@@ -40,6 +42,7 @@ struct ShowOptions {
   std::string markdown_path;
   std::vector<std::string> exports;
   TableChoice table;  // --wide, --columns, --flops
+  std::string gpus;   // --gpu: specs to project the program onto, comma-separated
 };
 
 GroupBy group_by_of(const std::string& text) {
@@ -85,8 +88,38 @@ JudgedReport select_rows(Report report, const std::optional<std::regex>& regex,
   return judged.select(order);
 }
 
+// --gpu: the program's time measured and projected onto each spec, by group (projection_table).
+int show_projection(const ShowOptions& options, const GlobalOptions& global,
+                    const JudgedReport& measured) {
+  const SpecRegistry registry = global.specs.load();
+  const std::string& origin = options.reports.front();
+  const GroupBy by = group_by_of(options.group_by);
+  std::vector<ProjectionTarget> targets;
+  for (const std::string& name : split(options.gpus, ',')) {
+    const GpuSpec& spec = registry.find(trim(name));  // InputError for an unknown name
+    const JudgedReport projected(reproject(measured.report(), spec, origin));
+    targets.push_back(
+        {spec.key, spec.name, summarize(projected, by), projection_fallbacks(projected)});
+  }
+  const Report& report = measured.report();
+  const std::string name = (report.context.device ? report.context.device->name : "?") + " [" +
+                           report.rows.front().spec_key + "]";
+  std::cout << render_projection(summarize(measured, by), name, targets, options.top,
+                                 options.table.fit().max_width);
+  return 0;
+}
+
 int run_show(const ShowOptions& options, const GlobalOptions& global) {
   options.table.check(report_table_columns());
+  if (!options.gpus.empty()) {
+    if (options.reports.size() != 1) throw InputError("--gpu projects one report; give one");
+    for (const std::string* path : {&options.json_path, &options.csv_path, &options.markdown_path})
+      if (!path->empty())
+        throw InputError(
+            "--gpu prints the projection only; it writes no --json, --csv or "
+            "--markdown");
+    if (!options.exports.empty()) throw InputError("--gpu prints the projection only; no --export");
+  }
   const std::vector<ExportTarget> exports = export_targets(options.exports);
   std::vector<OutputPath> outputs = {{"--json", options.json_path},
                                      {"--csv", options.csv_path},
@@ -133,6 +166,7 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
       throw InputError(path +
                        (regex ? ": no row matches --kernel-regex" : ": the report has no rows"));
   }
+  if (!options.gpus.empty()) return show_projection(options, global, reports.front());
   // Files first, then stdout, so that a failed write leaves the terminal's output unprinted.
   // Everything rendered first, then written together (output.hpp): all or nothing.
   if (reports.size() == 1) {
@@ -202,6 +236,10 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   sub->add_option("--top", options->top, "Summary groups shown (0: all)")
       ->check(decimal_in(0, 1000000))
       ->capture_default_str();
+  sub->add_option("--gpu", options->gpus,
+                  "Project the program onto these GPUs' specs (comma-separated, e.g. h100,b200): "
+                  "its time by group, measured and projected, and what binds it there")
+      ->type_name("NAMES");
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Only rows whose kernel or full name matches (ECMAScript, search)")
       ->type_name("REGEX");
@@ -225,7 +263,7 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   set_command_help(*sub,
                    {"show report.json", "show profile.json --view summary --top 5",
                     "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv",
-                    "show report.json --wide"},
+                    "show report.json --wide", "show profile.json --gpu h100,b200"},
                    {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, &global, exit_code] {
     if ((!options->json_path.empty() || !options->csv_path.empty() ||
