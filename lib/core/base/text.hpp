@@ -36,5 +36,7 @@ std::string wrap_words(std::string_view text, std::size_t width, std::string_vie
 std::string format_fixed(double value, int digits);
 // Three significant digits with an SI suffix for large values: 1.23G, 456M, 12.3k; "-" for NaN.
 std::string format_si(double value);
+// A duration as the summaries print it: "2.35 s", "7.33 ms", "761 µs", "1.5 µs".
+std::string seconds_text(double seconds);
 
 }  // namespace roofline

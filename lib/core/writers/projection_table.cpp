@@ -9,12 +9,6 @@
 namespace roofline {
 namespace {
 
-std::string seconds_text(double s) {
-  if (s >= 1) return format_fixed(s, 2) + " s";
-  if (s >= 0.9995e-3) return format_fixed(s * 1e3, s >= 0.1 ? 1 : 2) + " ms";
-  return format_fixed(s * 1e6, s >= 1e-4 ? 0 : 1) + " µs";
-}
-
 std::string ratio_text(double projected, double measured) {
   if (!(measured > 0) || !(projected > 0)) return "-";
   return "×" + format_fixed(projected / measured, 2);

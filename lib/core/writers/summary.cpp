@@ -79,13 +79,6 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-std::string seconds_text(double s) {
-  if (s >= 1) return format_fixed(s, 2) + " s";
-  // From 999.5 µs up, milliseconds: "1000 µs" is "1.00 ms".
-  if (s >= 0.9995e-3) return format_fixed(s * 1e3, s >= 0.1 ? 1 : 2) + " ms";
-  return format_fixed(s * 1e6, s >= 1e-4 ? 0 : 1) + " µs";
-}
-
 }  // namespace
 
 std::string functor_of(const std::string& demangled) {

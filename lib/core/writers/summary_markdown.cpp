@@ -20,12 +20,6 @@ std::string cell(const std::string& text) {
   return out;
 }
 
-std::string seconds_text(double s) {
-  if (s >= 1) return format_fixed(s, 2) + " s";
-  if (s >= 1e-3) return format_fixed(s * 1e3, s >= 0.1 ? 1 : 2) + " ms";
-  return format_fixed(s * 1e6, s >= 1e-4 ? 0 : 1) + " µs";
-}
-
 }  // namespace
 
 std::string render_summary_markdown(const Summary& summary, std::size_t top,
