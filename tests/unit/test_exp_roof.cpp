@@ -315,3 +315,19 @@ TEST_CASE("analysis: counted shared wavefronts make a wgmma kernel's L1/shared l
   CHECK_FALSE(l1->partial);
   CHECK(l1->bytes == doctest::Approx(2e8 + 128 * 1e9));
 }
+
+TEST_CASE("exp model: flash-v3 backward at d = 64 walks 128-query stages, as its kernel does") {
+  // B1 H1 N3000: 24 CTAs of 128 keys (two warpgroups of 64, the last one all past N, still
+  // computed), over 24 stages of 128 queries (N padded to 3072); causal, a warpgroup starts at
+  // the stage holding its CTA's first key and skips stages wholly before its keys. The exp2
+  // counts of the kernel's loops: 3072 × 3072 and 4,915,200.
+  const auto p =
+      predict_exponentials(find_kernel_model("flash-v3"), shape(3000, 64, false, Pass::kBackward));
+  REQUIRE_FALSE(p.terms.empty());
+  CHECK(p.terms.front().value == doctest::Approx(3072.0 * 3072));
+  const auto causal =
+      predict_exponentials(find_kernel_model("flash-v3"), shape(3000, 64, true, Pass::kBackward));
+  CHECK(causal.terms.front().value == doctest::Approx(4915200));
+  // The prepare kernel's rows are padded to the stage too: 3 XU instructions × d/8 threads.
+  CHECK(p.terms[1].value == doctest::Approx(3.0 * 3072 * 64 / 8));
+}

@@ -13,6 +13,12 @@ long long ceil_div(long long a, long long b) {
   return (a + b - 1) / b;
 }
 
+// flash-v3 backward's query stage (V3BwdConfig::kBlockQ in kernels/hopper/v3_bwd_config.cuh):
+// two of the tiles' 64-query halves at d = 64, the tiles' Br (80) at d = 128.
+int v3_bwd_stage(const TileShape& tiles, int head_dim) {
+  return head_dim == 64 ? 2 * tiles.bwd_block_q : tiles.bwd_block_q;
+}
+
 // How a flash kernel walks its tiles, as its source does. A CTA owns `outer` rows (query rows
 // forward, keys backward) and runs them as units of `unit` rows (a warp or a warpgroup), each
 // unit over the CTA's inner tiles of `inner` columns.
@@ -167,6 +173,10 @@ ExpPrediction predict_exponentials(const KernelModel& kernel, const Workload& w)
     // query tiles wholly before its keys under a causal mask (flash_v3_fwd.cu, flash_v3_bwd.cu).
     t.unit = fwd ? t.outer / 2 : kernel.bwd_key_block;
     t.unit_skips_causal = !fwd;
+    // The backward walks query stages (V3BwdConfig::kBlockQ): 128 queries at d = 64, where
+    // the tiles' Br (64) is each consumer warpgroup's half of a stage for dQ; 80 at d = 128.
+    // Keys and queries past N are computed up to the stage and the CTA's 128 keys.
+    if (!fwd) t.inner = v3_bwd_stage(tiles, w.head_dim);
   } else {
     // flash-v2: 4 warps of 32 query rows forward, 8 warps of 16 keys backward; a warp past N or
     // wholly past the diagonal of a tile skips it (flash_v2_fwd.cu, flash_v2_bwd.cu).
@@ -190,7 +200,7 @@ ExpPrediction predict_exponentials(const KernelModel& kernel, const Workload& w)
     // conversion, at d = 128, 256 threads per 80-query stage, one division each; at d = 64, two
     // per 8-element vector (its row and head).
     const double heads = static_cast<double>(w.batch) * w.heads;
-    const int block_q = std::max(1, tiles.bwd_block_q);
+    const int block_q = std::max(1, v3_bwd_stage(tiles, w.head_dim));
     const double padded = std::ceil(static_cast<double>(w.seq_len) / block_q) * block_q;
     add(p, "prepare kernel: a division per thread (3 XU instructions)", "3·B·H·N_pad·d/8",
         3 * heads * padded * w.head_dim / 8);
