@@ -205,7 +205,20 @@ void set_command_help(CLI::App& sub, const std::vector<std::string>& examples,
   if (!notes.empty()) out << notes << (notes.back() == '\n' ? "" : "\n") << "\n";
   if (!examples.empty()) {
     out << "Examples:\n";
-    for (const std::string& example : examples) out << "  cuflash-roofline " << example << "\n";
+    // An example wider than the help goes on in the next line, after a shell line continuation.
+    for (const std::string& example : examples) {
+      std::string line = "  cuflash-roofline";
+      for (const std::string& word : split(example, ' ')) {
+        if (line.size() + 1 + word.size() + 2 > help_width() && line.size() > 6) {
+          out << line << " \\\n";
+          line = "      ";
+        } else {
+          line += " ";
+        }
+        line += word;
+      }
+      out << line << "\n";
+    }
     out << "\n";
   }
   out << "Exit codes:\n";
