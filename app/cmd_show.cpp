@@ -98,14 +98,12 @@ int show_projection(const ShowOptions& options, const GlobalOptions& global,
   for (const std::string& name : split(options.gpus, ',')) {
     const GpuSpec& spec = registry.find(trim(name));  // InputError for an unknown name
     const JudgedReport projected(reproject(measured.report(), spec, origin));
-    targets.push_back(
-        {spec.key, spec.name, summarize(projected, by), projection_fallbacks(projected)});
+    targets.push_back({spec, summarize(projected, by), projection_fallbacks(projected)});
   }
   const Report& report = measured.report();
-  const std::string name = (report.context.device ? report.context.device->name : "?") + " [" +
-                           report.rows.front().spec_key + "]";
-  std::cout << render_projection(summarize(measured, by), name, targets, options.top,
-                                 options.table.fit().max_width);
+  std::cout << render_projection(summarize(measured, by), report.spec_for(report.rows.front()),
+                                 report.context.device ? report.context.device->name : "?", targets,
+                                 options.top, options.table.fit().max_width);
   return 0;
 }
 

@@ -75,3 +75,14 @@ TEST_CASE("show --gpu: the program measured and projected, by group, and its bad
   expect_input_error(cli({"show", kHead, "--gpu", "h999"}), "h999");
   expect_input_error(cli({"show", kModel, "--gpu", "h100"}), "nothing measured to project");
 }
+
+TEST_CASE("show --gpu: what moves a group is its binding roof on both GPUs") {
+  const GpuSpec& h200 = shipped_spec("h200");
+  const GpuSpec& h100 = shipped_spec("h100");
+  const GpuSpec& b200 = shipped_spec("b200");
+  CHECK(roof_change("DRAM", h200, h100) == "DRAM 4.80 → 3.35 TB/s");
+  CHECK(roof_change("tail", h200, b200) == "tail 132 → 148 SMs");
+  CHECK(roof_change("tensor FP16 (wgmma)", h200, h100) == "tensor FP16 (wgmma) 989 → 989 TFLOP/s");
+  // A pipe the measured GPU lacks: its name alone.
+  CHECK(roof_change("tensor FP16 (tcgen05)", h200, b200) == "tensor FP16 (tcgen05)");
+}

@@ -38,15 +38,39 @@ std::vector<std::pair<std::string, std::size_t>> projection_fallbacks(const Judg
   return out;
 }
 
-std::string render_projection(const Summary& measured, const std::string& measured_name,
+std::string roof_change(const std::string& binding, const GpuSpec& from, const GpuSpec& to) {
+  for (MemoryLevel level : {MemoryLevel::kDram, MemoryLevel::kL2, MemoryLevel::kL1}) {
+    if (binding != display_name(level)) continue;
+    const MemoryLevelSpec* a = from.level(level);
+    const MemoryLevelSpec* b = to.level(level);
+    if (a == nullptr || b == nullptr) return binding;
+    return binding + " " + format_fixed(a->bandwidth_gbps / 1e3, 2) + " → " +
+           format_fixed(b->bandwidth_gbps / 1e3, 2) + " TB/s";
+  }
+  if (binding == "tail")
+    return "tail " + std::to_string(from.sm_count) + " → " + std::to_string(to.sm_count) + " SMs";
+  const auto peak = [&](const GpuSpec& spec) {
+    for (const ComputeCeiling& c : spec.compute)
+      if (c.label() == binding) return c.peak_tflops;
+    return 0.0;
+  };
+  const double a = peak(from), b = peak(to);
+  if (a > 0 && b > 0)
+    return binding + " " + format_fixed(a, 0) + " → " + format_fixed(b, 0) + " TFLOP/s";
+  return binding;
+}
+
+std::string render_projection(const Summary& measured, const GpuSpec& measured_spec,
+                              const std::string& device_name,
                               const std::vector<ProjectionTarget>& targets, std::size_t top,
                               std::size_t max_width) {
+  const std::string measured_name = device_name + " [" + measured_spec.key + "]";
   std::vector<TableColumn> columns = {{"group", "group", false, 0, 24, 3},
                                       {"measured", "measured", true, 0}};
   for (const ProjectionTarget& t : targets) {
-    columns.push_back({t.spec_key, t.spec_key, true, 0});
-    columns.push_back({t.spec_key + "-ratio", "×", true, 0});
-    columns.push_back({t.spec_key + "-binds", "binds there", false, 2, 12, 2});
+    columns.push_back({t.spec.key, t.spec.key, true, 0});
+    columns.push_back({t.spec.key + "-ratio", "×", true, 0});
+    columns.push_back({t.spec.key + "-binds", "binds there (here → there)", false, 2, 12, 2});
   }
   // Each target's groups by key (the same grouping on both sides: same rows, same keys).
   std::vector<std::map<std::string, const KernelGroup*>> by_key(targets.size());
@@ -66,7 +90,9 @@ std::string render_projection(const Summary& measured, const std::string& measur
       }
       row.push_back(seconds_text(it->second->total_seconds));
       row.push_back(ratio_text(it->second->total_seconds, g.total_seconds));
-      row.push_back(it->second->binding);
+      row.push_back(it->second->binding.empty()
+                        ? std::string("-")
+                        : roof_change(it->second->binding, measured_spec, targets[t].spec));
     }
     rows.push_back(std::move(row));
   }
@@ -99,7 +125,7 @@ std::string render_projection(const Summary& measured, const std::string& measur
     head += (t == 0                    ? ""
              : t + 1 == targets.size() ? " and "
                                        : ", ") +
-            targets[t].spec_name + " [" + targets[t].spec_key + "]";
+            targets[t].spec.name + " [" + targets[t].spec.key + "]";
   head +=
       " (its floor there ÷ the share of its bound it reached here; kernel time summed by "
       "group, overlaps counted once per kernel)";
@@ -116,11 +142,11 @@ std::string render_projection(const Summary& measured, const std::string& measur
   out << wrap_words(
       "×: projected ÷ measured. binds there: the roof that bounds the group's "
       "projected time on that GPU (DRAM, a tensor pipe, the tail of a grid on "
-      "its SM count, ...): what the change follows.",
+      "its SM count, ...) and its value on both GPUs: what the change follows.",
       max_width);
   for (const ProjectionTarget& t : targets)
     for (const auto& [note, n] : t.fallbacks)
-      out << wrap_words("not as measured on " + t.spec_key + " (" + std::to_string(n) +
+      out << wrap_words("not as measured on " + t.spec.key + " (" + std::to_string(n) +
                             (n == 1 ? " row): " : " rows): ") + note,
                         max_width);
   return out.str();

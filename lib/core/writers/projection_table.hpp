@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/verdict/judged_report.hpp"
 #include "lib/core/writers/summary.hpp"
 
 namespace roofline {
 
 struct ProjectionTarget {
-  std::string spec_key;   // "h100-sxm5"
-  std::string spec_name;  // "NVIDIA H100 SXM5 80GB"
-  Summary summary;        // of the report projected onto it, grouped as the measured one
+  GpuSpec spec;     // the GPU projected onto
+  Summary summary;  // of the report projected onto it, grouped as the measured one
   // What the projection could not carry over as measured (a pipe the target lacks, ...): each
   // distinct note and how many rows it concerns.
   std::vector<std::pair<std::string, std::size_t>> fallbacks;
@@ -24,10 +24,16 @@ struct ProjectionTarget {
 // work falls back to ..."), with their counts.
 std::vector<std::pair<std::string, std::size_t>> projection_fallbacks(const JudgedReport& report);
 
+// What moves a group's time between two GPUs: the roof that binds it on `to` and that roof on
+// both ("DRAM 4.80 → 3.35 TB/s", "tail 132 → 148 SMs", "tensor FP16 (wgmma) 989 → 989
+// TFLOP/s"); the roof's name alone when `from` has no roof of that name (a pipe it lacks).
+std::string roof_change(const std::string& binding, const GpuSpec& from, const GpuSpec& to);
+
 // `measured`'s top `top` groups (0: all) by measured time, each with its time on every target
-// (× the measured time) and the roof that binds it there; then the totals, and the fallbacks.
-// `max_width`: the terminal's columns (the group name is cut with "…"); 0: whole.
-std::string render_projection(const Summary& measured, const std::string& measured_name,
+// (× the measured time) and the roof that binds it there, on both GPUs; then the totals, and
+// the fallbacks. `max_width`: the terminal's columns (the group name is cut with "…"); 0: whole.
+std::string render_projection(const Summary& measured, const GpuSpec& measured_spec,
+                              const std::string& device_name,
                               const std::vector<ProjectionTarget>& targets, std::size_t top,
                               std::size_t max_width = 0);
 
