@@ -72,6 +72,18 @@ const CLI::Validator kPercent(
     },
     "PCT");
 
+// Microseconds of one launch's noise: finite, from 0 to 1000.
+const CLI::Validator kMicroseconds(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(value) &&
+                      value >= 0 && value <= 1000;
+      return ok ? std::string()
+                : "must be microseconds from 0 to 1000 (got " + quote_text(text) + ")";
+    },
+    "US");
+
 int run_compare(const CompareCliOptions& options, const GlobalOptions& global) {
   options.table.check(options.across_devices ? device_comparison_columns()
                                              : compare_table_columns());
@@ -175,7 +187,7 @@ void setup_compare(CLI::App& root, const GlobalOptions& global, int* exit_code) 
   sub->add_option("--launch-floor-us", options->launch_floor_us,
                   "Profiles: one launch's time noise in microseconds, where larger than "
                   "--launch-noise")
-      ->check(kPercent)
+      ->check(kMicroseconds)
       ->type_name("US")
       ->capture_default_str();
   sub->add_flag("--fail-on-more-work", options->fail_on_more_work,

@@ -96,6 +96,9 @@ int show_projection(const ShowOptions& options, const GlobalOptions& global,
   const GroupBy by = group_by_of(options.group_by);
   std::vector<ProjectionTarget> targets;
   for (const std::string& name : split(options.gpus, ',')) {
+    if (trim(name).empty())
+      throw InputError("--gpu " + quote_text(options.gpus, 80) +
+                       ": an empty name (spec names, comma-separated: h100,b200)");
     const GpuSpec& spec = registry.find(trim(name));  // InputError for an unknown name
     const JudgedReport projected(reproject(measured.report(), spec, origin));
     targets.push_back({spec, summarize(projected, by), projection_fallbacks(projected)});

@@ -73,6 +73,7 @@ TEST_CASE("show --gpu: the program measured and projected, by group, and its bad
   expect_input_error(cli({"show", kHead, "--gpu", "h100", "--json", "-"}),
                      "--gpu prints the projection only");
   expect_input_error(cli({"show", kHead, "--gpu", "h999"}), "h999");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100,,b200"}), "an empty name");
   expect_input_error(cli({"show", kModel, "--gpu", "h100"}), "nothing measured to project");
 }
 
