@@ -8,10 +8,6 @@
 namespace roofline {
 namespace {
 
-std::string dims(const std::array<int, 3>& d) {
-  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
-
 // What tells a group apart: kernel, spec, shape, and whether a launch, a graph launch or a node.
 using GroupKey =
     std::tuple<std::string, std::string, std::array<int, 3>, std::array<int, 3>, bool, std::string>;
@@ -81,12 +77,10 @@ Report group_launches(const Report& report) {
 std::string launch_group_label(const Row& group) {
   const std::size_t n = group.timing ? group.timing->samples_seconds.size() : 0;
   const KernelLaunch& l = *group.launch;
-  std::string label = "grid " + dims(l.grid) + " block " + dims(l.block) + ", " +
-                      std::to_string(n) + (l.graph ? " graph launch" : " launch") +
-                      (n == 1 ? "" : "es");
-  if (l.graph) label = std::to_string(n) + (n == 1 ? " graph launch" : " graph launches");
-  if (l.is_graph_node()) label += " in graphs";
-  return label;
+  const std::string count = std::to_string(n) + (n == 1 ? " launch" : " launches");
+  if (l.graph) return std::to_string(n) + " graph " + (n == 1 ? "launch" : "launches");
+  return "grid " + dims_text(l.grid) + " block " + dims_text(l.block) + ", " + count +
+         (l.is_graph_node() ? " in graphs" : "");
 }
 
 }  // namespace roofline

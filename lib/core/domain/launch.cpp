@@ -1,11 +1,12 @@
 #include "lib/core/domain/launch.hpp"
 
 namespace roofline {
-namespace {
 
-std::string dims(const std::array<int, 3>& d) {
+std::string dims_text(const std::array<int, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
+
+namespace {
 
 // Index one past the bracket that closes the one opening at `open` (for '<' or '(').
 std::size_t skip_group(std::string_view text, std::size_t open) {
@@ -23,7 +24,7 @@ std::size_t skip_group(std::string_view text, std::size_t open) {
 
 std::string KernelLaunch::shape_label() const {
   // A graph node shares its graph launch's index; its place in the launch tells it apart.
-  return "grid " + dims(grid) + " block " + dims(block) + " #" + std::to_string(index) +
+  return "grid " + dims_text(grid) + " block " + dims_text(block) + " #" + std::to_string(index) +
          (is_graph_node() ? "." + std::to_string(node_position) : "");
 }
 

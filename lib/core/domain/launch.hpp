@@ -57,6 +57,9 @@ struct KernelLaunch {
 // parameters ("void ns::k<int, 4>(float*)" -> "ns::k"); the input when it is not demangled.
 std::string short_kernel_name(std::string_view demangled);
 
+// "128x1x1": a grid or block as the tables print it.
+std::string dims_text(const std::array<int, 3>& d);
+
 // Same kernel shape: grid and block (what distinguishes launches of one kernel in a program).
 bool same_launch_shape(const KernelLaunch& a, const KernelLaunch& b);
 

@@ -34,10 +34,6 @@ std::string csv_number(double value) {
   return out.str();
 }
 
-std::string dims(const std::array<int, 3>& d) {
-  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
-
 // What a cell is written from.
 struct Cell {
   const Row& row;
@@ -196,9 +192,9 @@ const Column kColumns[] = {
     {"launch_index", "profiled launches: the launch's index among the program's launches",
      [](C c) { return c.launch([](const KernelLaunch& l) { return std::to_string(l.index); }); }},
     {"grid", "profiled launches: grid size, `XxYxZ`",
-     [](C c) { return c.launch([](const KernelLaunch& l) { return dims(l.grid); }); }},
+     [](C c) { return c.launch([](const KernelLaunch& l) { return dims_text(l.grid); }); }},
     {"block", "profiled launches: block size, `XxYxZ`",
-     [](C c) { return c.launch([](const KernelLaunch& l) { return dims(l.block); }); }},
+     [](C c) { return c.launch([](const KernelLaunch& l) { return dims_text(l.block); }); }},
     {"registers_per_thread", "profiled launches: registers per thread",
      [](C c) {
        return c.launch(
