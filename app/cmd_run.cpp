@@ -167,6 +167,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.verify = options.verify;
   run.seed = options.seed;
   run.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
+  run.stalls = !options.no_counters && (options.stalls || options.counter_set == "full");
   run.counters = options.no_counters ? gpu::CounterMode::kOff
                  : options.counters  ? gpu::CounterMode::kRequired
                                      : gpu::CounterMode::kAuto;
@@ -295,10 +296,16 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto* on = sub->add_flag("--counters", options->counters,
                            "Require hardware counters: exit 3 when none can be read");
   off->excludes(on);
+  auto* stalls = sub->add_flag(
+      "--stalls", options->stalls,
+      "Sample each point's warps once more (CUPTI PC sampling): why it stalls, by reason, "
+      "SASS instruction and source line (on with --counter-set full)");
+  off->excludes(stalls);
   sub->add_option("--counter-set", options->counter_set,
                   "roofline: bytes at every level, tensor FLOPs, time and clocks, one pass, no "
                   "instrumentation; full: adds CUDA-core FP32/FP16 FLOPs and shared-memory bytes "
-                  "(SASS-instrumented, 3 passes, kernels run slower while counted)")
+                  "(SASS-instrumented, 3 passes, kernels run slower while counted) and the warp "
+                  "stalls (--stalls)")
       ->check(CLI::IsMember({"roofline", "full"}))
       ->capture_default_str();
   sub->add_option("--seed", options->seed, "Seed of the random inputs")

@@ -24,6 +24,7 @@
 #include "lib/core/verdict/reproject.hpp"
 #include "lib/core/writers/projection_table.hpp"
 #include "lib/core/writers/report_writers.hpp"
+#include "lib/core/writers/stall_section.hpp"
 #include "lib/core/writers/summary.hpp"
 #include "lib/core/writers/summary_markdown.hpp"
 
@@ -41,8 +42,9 @@ struct ShowOptions {
   std::string csv_path;
   std::string markdown_path;
   std::vector<std::string> exports;
-  TableChoice table;  // --wide, --columns, --flops
-  std::string gpus;   // --gpu: specs to project the program onto, comma-separated
+  TableChoice table;    // --wide, --columns, --flops
+  bool source = false;  // --source: the hottest lines' text under each sampled row
+  std::string gpus;     // --gpu: specs to project the program onto, comma-separated
 };
 
 GroupBy group_by_of(const std::string& text) {
@@ -205,6 +207,12 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
           fit.max_width);
     if (view == "both") std::cout << "\n";
     if (view != "summary") std::cout << render_table(report, table);
+    StallSectionOptions stall_options;
+    stall_options.max_width = fit.max_width;
+    stall_options.source = options.source;
+    if (options.source) stall_options.listed = kStallListed;
+    if (const std::string stalls = render_stalls(report, stall_options); !stalls.empty())
+      std::cout << "\n" << stalls;
   }
   return 0;
 }
@@ -237,6 +245,9 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   sub->add_option("--top", options->top, "Summary groups shown (0: all)")
       ->check(decimal_in(0, 1000000))
       ->capture_default_str();
+  sub->add_flag("--source", options->source,
+                "Under each row sampled with --stalls: every listed source line with its text "
+                "(where the file is readable here) and the hottest instructions");
   sub->add_option("--gpu", options->gpus,
                   "Project the program onto these GPUs' specs (comma-separated, e.g. h100,b200): "
                   "its time by group, measured and projected, and what binds it there")

@@ -50,20 +50,6 @@ void require_device(int device) {
   }
 }
 
-// A driver function through the runtime, so that libcuda is not a link dependency.
-template <class Fn>
-Fn driver_function(const char* symbol) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  ROOFLINE_PROFILER_CUDA_CALL(
-      cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &status));
-  if (status != cudaDriverEntryPointSuccess || fn == nullptr) {
-    throw ProfilerError(ProfilerErrorKind::kNoDevice,
-                        std::string("the CUDA driver does not provide ") + symbol);
-  }
-  return reinterpret_cast<Fn>(fn);
-}
-
 }  // namespace
 
 std::string device_chip_name(int device) {
@@ -99,8 +85,8 @@ struct RangeProfiler::Impl {
     using CtxGetDevice = CUresult (*)(CUdevice*);
     CUcontext context = nullptr;
     CUdevice cu_device = 0;
-    if (driver_function<CtxGetCurrent>("cuCtxGetCurrent")(&context) != CUDA_SUCCESS ||
-        driver_function<CtxGetDevice>("cuCtxGetDevice")(&cu_device) != CUDA_SUCCESS ||
+    if (cupti::driver_function<CtxGetCurrent>("cuCtxGetCurrent")(&context) != CUDA_SUCCESS ||
+        cupti::driver_function<CtxGetDevice>("cuCtxGetDevice")(&cu_device) != CUDA_SUCCESS ||
         context == nullptr) {
       throw ProfilerError(ProfilerErrorKind::kNoDevice,
                           "no current CUDA context on device " + std::to_string(device));

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <cuda_profiler_api.h>
@@ -30,6 +31,7 @@
 #include "lib/gpu/nvml.hpp"
 #include "lib/gpu/output_check.hpp"
 #include "lib/gpu/point_launcher.hpp"
+#include "lib/gpu/stall_pass.hpp"
 
 namespace roofline::gpu {
 namespace {
@@ -41,8 +43,9 @@ std::string human_bytes(double bytes) {
 class SweepRunner {
  public:
   SweepRunner(const std::vector<SweepPoint>& points, const RunOptions& options,
-              const DeviceInfo& device)
-      : points_(points),
+              const DeviceInfo& device, const StallSetup* stalls)
+      : stalls_(stalls),
+        points_(points),
         options_(options),
         device_(device),
         launcher_(points, options.seed, device.l2_cache_bytes),
@@ -87,6 +90,7 @@ class SweepRunner {
       }
     }
     launcher_.arena().release();
+    if (stalls_ != nullptr) collect_stalls(result, launcher_, options_, *stalls_);
     const double later_rounds = since(t_later) - (counters_after > 0 ? counters_seconds : 0);
     spdlog::debug(
         "sweep: first round (set-up, inputs, warm-ups, timing) {:.2f} s, later rounds {:.2f} s, "
@@ -296,6 +300,7 @@ class SweepRunner {
     }
   }
 
+  const StallSetup* stalls_;  // null without --stalls
   const std::vector<SweepPoint>& points_;
   const RunOptions& options_;
   const DeviceInfo device_;
@@ -312,7 +317,10 @@ class SweepRunner {
 RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options,
                     const DeviceInfo& device) {
   ROOFLINE_CUDA_CALL(cudaSetDevice(options.device));
-  SweepRunner runner(points, options, device);
+  // Before the first launch: the cubins arrive once, as their modules load (stall_pass.hpp).
+  std::unique_ptr<StallSetup> stalls;
+  if (options.stalls) stalls = std::make_unique<StallSetup>();
+  SweepRunner runner(points, options, device, stalls.get());
   return runner.run();
 }
 

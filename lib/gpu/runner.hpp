@@ -47,6 +47,8 @@ struct RunOptions {
   bool verify = false;
   CounterMode counters = CounterMode::kAuto;
   CounterSet counter_set = CounterSet::kRoofline;
+  // Sample each ok point's warps once more after the counters (stall_pass.hpp): Row::stalls.
+  bool stalls = false;
   std::uint64_t seed = 20240607;
   // Wrap the first timed launch of each point in cudaProfilerStart/Stop when counters are off,
   // so `ncu --profile-from-start off` sees exactly one launch per point.

@@ -157,6 +157,80 @@ json device_json(const DeviceInfo& d, DeviceFields fields) {
   return out;
 }
 
+json stalls_json(const StallSampling& s) {
+  json out = {{"period_log2", s.period_log2},
+              {"samples", s.samples},
+              {"dropped", s.dropped},
+              {"reasons", json::object()},
+              {"hottest", json::array()},
+              {"lines", json::array()},
+              {"note", s.note}};
+  for (const auto& [name, samples] : s.reasons) out["reasons"][name] = samples;
+  for (const StallInstruction& i : s.hottest)
+    out["hottest"].push_back({{"function", i.function},
+                              {"pc_offset", i.pc_offset},
+                              {"sass", i.sass},
+                              {"samples", i.samples},
+                              {"reason", i.reason},
+                              {"file", i.file},
+                              {"line", i.line}});
+  for (const StallLine& l : s.lines)
+    out["lines"].push_back(
+        {{"file", l.file}, {"line", l.line}, {"samples", l.samples}, {"reason", l.reason}});
+  return out;
+}
+
+StallSampling stalls_from_json(const JsonReader& r, const json& j, const std::string& where) {
+  StallSampling s;
+  r.only_keys(j, where,
+              {"period_log2", "samples", "dropped", "reasons", "hottest", "lines", "note"});
+  s.period_log2 = static_cast<int>(r.integer(j, where, "period_log2", 0, 31));
+  s.samples = static_cast<std::uint64_t>(r.integer(j, where, "samples", 0, kInt64Max));
+  s.dropped = static_cast<std::uint64_t>(r.integer(j, where, "dropped", 0, kInt64Max));
+  s.note = r.string(j, where, "note", true);
+  const json& reasons = r.member(j, where, "reasons");
+  const std::string rw = key_path(where, "reasons");
+  r.require_object(reasons, rw);
+  std::uint64_t sum = 0;
+  for (const auto& [name, value] : reasons.items()) {
+    const auto n =
+        static_cast<std::uint64_t>(r.integer_value(value, key_path(rw, name), 0, kInt64Max));
+    s.reasons[name] = n;
+    sum += n;
+  }
+  if (sum != s.samples)
+    r.fail(rw, "must sum to \"samples\" (" + std::to_string(s.samples) + "), not " +
+                   std::to_string(sum));
+  const json& hottest = r.member(j, where, "hottest");
+  const std::string hw = key_path(where, "hottest");
+  r.require_array(hottest, hw);
+  for (std::size_t k = 0; k < hottest.size(); ++k) {
+    const std::string iw = index_path(hw, k);
+    StallInstruction i;
+    i.function = r.string(hottest[k], iw, "function", true);
+    i.pc_offset = static_cast<std::uint64_t>(r.integer(hottest[k], iw, "pc_offset", 0, kInt64Max));
+    i.sass = r.string(hottest[k], iw, "sass", true);
+    i.samples = static_cast<std::uint64_t>(r.integer(hottest[k], iw, "samples", 0, kInt64Max));
+    i.reason = r.string(hottest[k], iw, "reason", true);
+    i.file = r.string(hottest[k], iw, "file", true);
+    i.line = static_cast<int>(r.integer(hottest[k], iw, "line", 0, kIntMax));
+    s.hottest.push_back(std::move(i));
+  }
+  const json& lines = r.member(j, where, "lines");
+  const std::string lw = key_path(where, "lines");
+  r.require_array(lines, lw);
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    const std::string iw = index_path(lw, k);
+    StallLine l;
+    l.file = r.string(lines[k], iw, "file");
+    l.line = static_cast<int>(r.integer(lines[k], iw, "line", 0, kIntMax));
+    l.samples = static_cast<std::uint64_t>(r.integer(lines[k], iw, "samples", 0, kInt64Max));
+    l.reason = r.string(lines[k], iw, "reason", true);
+    s.lines.push_back(std::move(l));
+  }
+  return s;
+}
+
 DeviceInfo device_from_json(const JsonReader& r, const json& d, const std::string& where,
                             DeviceFields fields) {
   const bool all = fields == DeviceFields::kAll;

@@ -29,6 +29,14 @@ nlohmann::json launch_json(const KernelLaunch& launch);
 KernelLaunch launch_from_json(const JsonReader& read, const nlohmann::json& json,
                               const std::string& path);
 
+// A launch's warp samples (StallSampling): {"period_log2", "samples", "dropped", "reasons":
+// {name: samples}, "hottest": [{"function", "pc_offset", "sass", "samples", "reason", "file",
+// "line"}], "lines": [{"file", "line", "samples", "reason"}], "note"}. The reader checks that the
+// reasons sum to "samples".
+nlohmann::json stalls_json(const StallSampling& stalls);
+StallSampling stalls_from_json(const JsonReader& read, const nlohmann::json& json,
+                               const std::string& path);
+
 // Which fields of a DeviceInfo a file carries.
 enum class DeviceFields {
   kAll,          // reports (context.device) and profile records (the "device" record)

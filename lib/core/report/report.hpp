@@ -11,6 +11,7 @@
 
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/launch.hpp"
+#include "lib/core/domain/stalls.hpp"
 #include "lib/core/domain/workload.hpp"
 #include "lib/core/model/model.hpp"
 
@@ -100,6 +101,8 @@ struct Row {
   // `counters` then holds their medians. Empty for one range per point.
   std::map<std::string, std::vector<double>> counter_samples;
   std::optional<Verification> verification;
+  // The warp samples of one measured launch (`--stalls`); absent when not sampled.
+  std::optional<StallSampling> stalls;
   // A launch of another program (`profile`); absent for the bundled kernels. Without
   // launch->workload_known, `workload` is meaningless: use has_workload() and row_label().
   std::optional<KernelLaunch> launch;

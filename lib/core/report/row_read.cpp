@@ -149,6 +149,10 @@ Row row_from_json(const JsonReader& r, const json& j, const std::string& where) 
     ver.worst_output = r.string(v, vw, "worst_output", true);
     row.verification = ver;
   }
+  // Added with stall sampling (optional: reports before it, and rows not sampled, have none).
+  if (const json* stalls = r.optional_member(j, where, "stalls");
+      stalls != nullptr && !stalls->is_null())
+    row.stalls = stalls_from_json(r, *stalls, key_path(where, "stalls"));
   return row;
 }
 

@@ -72,6 +72,25 @@ std::string tflops(double rate) {
   return format_fixed(rate / 1e12, 1) + " TFLOP/s";
 }
 
+// "warps stalled most on barrier (41% of 52k samples): waiting at a CTA barrier ..."
+std::string stall_evidence(const StallSampling& s, const std::string& cause) {
+  const StallReasonInfo* info = stall_reason_info(cause);
+  return "warps stalled most on " + cause + " (" + format_fixed(100 * stall_share(s, cause), 0) +
+         "% of " + format_si(static_cast<double>(s.samples)) + " samples)" +
+         (info != nullptr ? std::string(": ") + info->meaning : std::string());
+}
+
+// The lever of the dominant stall; a math pipe's throttle names the row's pipe.
+std::string stall_action(const std::string& cause, const RowAnalysis& a) {
+  if (cause == "math_pipe_throttle")
+    return "it is at the rate of a math pipe" +
+           (a.ceiling != nullptr ? " (" + a.ceiling->label() + " or another the kernel uses)"
+                                 : std::string()) +
+           ": fewer instructions on that pipe, or another pipe";
+  const StallReasonInfo* info = stall_reason_info(cause);
+  return info != nullptr ? info->lever : "look at its hottest instructions (show --source)";
+}
+
 struct Roof {
   std::string label;
   double rate;  // FLOP/s; for rows without FLOPs, 1 / time floor
@@ -134,6 +153,9 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   const double launch_floor = launch_floor_seconds(spec);
   v.gain_to_roof = a.time_seconds / std::max(a.time_floor_seconds, launch_floor);
   const KernelModel* model = bundled_model(row);
+  // The warp samples (--stalls), where there are enough to read shares from.
+  const StallSampling* stalls =
+      row.stalls && row.stalls->samples >= kStallSamplesForAdvice ? &*row.stalls : nullptr;
 
   // The roofs, lowest first, and the one above the binding roof.
   std::vector<Roof> roofs;
@@ -303,13 +325,25 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
                               : "only less work or a higher roof helps (next: " + v.next_roof +
                                     ", " + times(v.next_roof_ratio) + ")",
           a.time_floor_seconds);
+    else if (const std::string cause = stalls != nullptr ? dominant_stall(*stalls) : "";
+             !cause.empty())
+      // The warp samples say why it is below its roof: the cause and the lever that fits it.
+      add(Lever::kLatency,
+          "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof + "; " +
+              stall_evidence(*stalls, cause),
+          stall_action(cause, a), a.time_floor_seconds);
     else
       add(Lever::kLatency,
           "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
               ", and no counter points elsewhere",
-          "latency, occupancy or synchronisation: sample the warp stalls (ncu --set full)",
+          "latency, occupancy or synchronisation: sample the warp stalls (run --stalls; ncu --set "
+          "full for another program)",
           a.time_floor_seconds);
   }
+  // Every other lever keeps its evidence and gains the samples' (they add, never decide).
+  if (stalls != nullptr && found.front().lever != Lever::kLatency)
+    if (const std::string cause = dominant_stall(*stalls); !cause.empty())
+      found.front().evidence += "; " + stall_evidence(*stalls, cause);
   if (behind_l1) add_on_chip();
   if (a.tail_bound && !tail_leads) add_tail();
   for (LeverAdvice& l : found) {

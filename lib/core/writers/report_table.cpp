@@ -38,6 +38,7 @@ enum Column : std::size_t {
   kOfBound,
   kXuRoof,
   kTryNext,
+  kStall,  // last: left out of tables without sampled rows
   kColumnCount,
 };
 
@@ -85,6 +86,7 @@ const std::vector<TableColumn>& report_table_columns() {
       {"of-bound", "of bound", true, 2, 0},
       {"xu-roof", "XU roof TFLOP/s", true, 11, 0},
       {"try-next", "try next", false, 9, 12, 9},
+      {"stall", "stall", false, 9, 12, 9},
   };
   return columns;
 }
@@ -235,6 +237,7 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
                             mark(a.exp.exponentials_source)
                       : std::string("-"),
         advice ? advice->brief() : std::string("-"),
+        row.stalls && row.stalls->samples > 0 ? stall_brief(*row.stalls) : std::string("-"),
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
   }
@@ -251,7 +254,15 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
            padded + "\033[0m";
   };
   const CellDecorator decorate = options.color ? colour : CellDecorator{};
-  FittedTable table = fit_table(report_table_columns(), rows, {width, options.columns}, decorate);
+  // The stall column only where a row was sampled (run --stalls), unless asked for.
+  const bool sampled = std::any_of(report.rows.begin(), report.rows.end(),
+                                   [](const Row& row) { return row.stalls.has_value(); });
+  std::vector<TableColumn> columns = report_table_columns();
+  if (!sampled && options.columns.empty()) {
+    columns.pop_back();
+    for (std::vector<std::string>& cells_of_row : rows) cells_of_row.pop_back();
+  }
+  FittedTable table = fit_table(columns, rows, {width, options.columns}, decorate);
   auto has_regime = [](const FittedTable& t) {
     return std::find(t.shown.begin(), t.shown.end(), kRegime) != t.shown.end();
   };
@@ -259,7 +270,7 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
     short_rows = rows;
     for (std::size_t r = 0; r < short_rows.size(); ++r) short_rows[r][kRegime] = short_regimes[r];
     cells = &short_rows;
-    FittedTable shorter = fit_table(report_table_columns(), short_rows, {width, {}}, decorate);
+    FittedTable shorter = fit_table(columns, short_rows, {width, {}}, decorate);
     if (has_regime(shorter))
       table = std::move(shorter);
     else

@@ -225,6 +225,8 @@ json row_json(const Row& row, const JudgedReport& judged) {
   } else {
     r["verification"] = nullptr;
   }
+  // Added with stall sampling: absent when the row was not sampled.
+  if (row.stalls) r["stalls"] = stalls_json(*row.stalls);
   if (row.origin) r["origin"] = *row.origin;
   r["analysis"] = analysis_json(judged.of(row), judged.advice_of(row));
   return r;

@@ -45,6 +45,20 @@ Params make_params(std::size_t struct_size) {
   return params;
 }
 
+// A driver function through the runtime, so that libcuda is not a link dependency.
+template <class Fn>
+Fn driver_function(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  ROOFLINE_PROFILER_CUDA_CALL(
+      cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &status));
+  if (status != cudaDriverEntryPointSuccess || fn == nullptr) {
+    throw ProfilerError(ProfilerErrorKind::kNoDevice,
+                        std::string("the CUDA driver does not provide ") + symbol);
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
 // Pointers to the names, for the APIs that take `const char**`; valid while `names` lives.
 std::vector<const char*> c_strings(const std::vector<std::string>& names);
 

@@ -1,0 +1,181 @@
+#include "lib/gpu/cupti/pc_sampler.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <cupti_pcsampling.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include "lib/gpu/cupti/call.hpp"
+
+namespace roofline::gpu::cupti {
+namespace {
+
+// PCs per read of the sampled data; a kernel with more is read in several.
+constexpr std::size_t kPcsPerRead = 4096;
+
+CUcontext as_context(void* c) {
+  return static_cast<CUcontext>(c);
+}
+
+// The buffer CUPTI fills: kPcsPerRead records of `reasons` stall-reason slots each, owned.
+class DataBuffer {
+ public:
+  explicit DataBuffer(std::size_t reasons)
+      : records_(kPcsPerRead), slots_(kPcsPerRead * std::max<std::size_t>(reasons, 1)) {
+    data_.size = sizeof(CUpti_PCSamplingData);
+    data_.collectNumPcs = kPcsPerRead;
+    data_.pPcData = records_.data();
+    for (std::size_t i = 0; i < kPcsPerRead; ++i) {
+      records_[i].size = sizeof(CUpti_PCSamplingPCData);
+      records_[i].stallReason = slots_.data() + i * std::max<std::size_t>(reasons, 1);
+    }
+  }
+  CUpti_PCSamplingData* get() { return &data_; }
+
+ private:
+  std::vector<CUpti_PCSamplingPCData> records_;
+  std::vector<CUpti_PCSamplingStallReason> slots_;
+  CUpti_PCSamplingData data_{};
+};
+
+template <class Params>
+Params context_params(std::size_t size, CUcontext context) {
+  Params p{};
+  p.size = size;
+  p.ctx = context;
+  return p;
+}
+
+void configure(CUcontext context, std::vector<CUpti_PCSamplingConfigurationInfo>& infos) {
+  auto params = context_params<CUpti_PCSamplingConfigurationInfoParams>(
+      CUpti_PCSamplingConfigurationInfoParamsSize, context);
+  params.numAttributes = infos.size();
+  params.pPCSamplingConfigurationInfo = infos.data();
+  ROOFLINE_CUPTI_CALL(cuptiPCSamplingSetConfigurationAttribute(&params));
+}
+
+// Disables sampling in the context when it goes out of scope.
+struct Enabled {
+  CUcontext context;
+  ~Enabled() {
+    auto p =
+        context_params<CUpti_PCSamplingDisableParams>(CUpti_PCSamplingDisableParamsSize, context);
+    cuptiPCSamplingDisable(&p);
+  }
+};
+
+}  // namespace
+
+PcSampler::PcSampler() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  ROOFLINE_PROFILER_CUDA_CALL(cudaFree(nullptr));  // the primary context, current
+  CUcontext context = nullptr;
+  if (driver_function<GetCurrent>("cuCtxGetCurrent")(&context) != CUDA_SUCCESS ||
+      context == nullptr)
+    throw ProfilerError(ProfilerErrorKind::kNoDevice, "PC sampling: no current CUDA context");
+  context_ = context;
+  std::size_t count = 0;
+  auto num = context_params<CUpti_PCSamplingGetNumStallReasonsParams>(
+      CUpti_PCSamplingGetNumStallReasonsParamsSize, context);
+  num.numStallReasons = &count;
+  ROOFLINE_CUPTI_CALL(cuptiPCSamplingGetNumStallReasons(&num));
+  reason_indices_.assign(count, 0);
+  std::vector<std::unique_ptr<char[]>> names;
+  std::vector<char*> name_pointers;
+  for (std::size_t i = 0; i < count; ++i) {
+    names.push_back(std::make_unique<char[]>(CUPTI_STALL_REASON_STRING_SIZE));
+    name_pointers.push_back(names.back().get());
+  }
+  auto reasons = context_params<CUpti_PCSamplingGetStallReasonsParams>(
+      CUpti_PCSamplingGetStallReasonsParamsSize, context);
+  reasons.numStallReasons = count;
+  reasons.stallReasonIndex = reason_indices_.data();
+  reasons.stallReasons = name_pointers.data();
+  ROOFLINE_CUPTI_CALL(cuptiPCSamplingGetStallReasons(&reasons));
+  for (std::size_t i = 0; i < count; ++i) reason_names_.emplace_back(name_pointers[i]);
+}
+
+SampledRange PcSampler::sample(int period_log2, const std::function<void()>& work) {
+  const CUcontext context = as_context(context_);
+  // Declared before the session, so that they outlive its disable, which writes what is left
+  // into the configured buffer.
+  DataBuffer configured(reason_indices_.size());
+  DataBuffer read(reason_indices_.size());
+  auto enable =
+      context_params<CUpti_PCSamplingEnableParams>(CUpti_PCSamplingEnableParamsSize, context);
+  ROOFLINE_CUPTI_CALL(cuptiPCSamplingEnable(&enable));
+  std::optional<Enabled> enabled(std::in_place, context);
+  std::vector<CUpti_PCSamplingConfigurationInfo> infos(6);
+  infos[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+  infos[0].attributeData.samplingPeriodData.samplingPeriod =
+      static_cast<std::uint32_t>(std::clamp(period_log2, 5, 31));
+  infos[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
+  infos[1].attributeData.stallReasonData.stallReasonCount = reason_indices_.size();
+  infos[1].attributeData.stallReasonData.pStallReasonIndex = reason_indices_.data();
+  infos[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
+  infos[2].attributeData.collectionModeData.collectionMode =
+      CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
+  infos[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
+  infos[3].attributeData.enableStartStopControlData.enableStartStopControl = 1;
+  infos[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
+  infos[4].attributeData.outputDataFormatData.outputDataFormat =
+      CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
+  infos[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
+  infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = configured.get();
+  configure(context, infos);
+
+  ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
+  auto start =
+      context_params<CUpti_PCSamplingStartParams>(CUpti_PCSamplingStartParamsSize, context);
+  ROOFLINE_CUPTI_CALL(cuptiPCSamplingStart(&start));
+  work();
+  ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
+  auto stop = context_params<CUpti_PCSamplingStopParams>(CUpti_PCSamplingStopParamsSize, context);
+  ROOFLINE_CUPTI_CALL(cuptiPCSamplingStop(&stop));
+
+  // Read until CUPTI has no PC left (the same PC may come in several reads), then disable: what
+  // the reads did not get, disable leaves in the configured buffer.
+  SampledRange out;
+  std::map<std::tuple<std::uint64_t, std::string, std::uint64_t>, std::size_t> index;
+  const auto take = [&](const CUpti_PCSamplingData& data) {
+    out.total_samples += data.totalSamples;
+    out.dropped_samples += data.droppedSamples;
+    out.non_user_samples += data.nonUsrKernelsTotalSamples;
+    out.hardware_buffer_full = out.hardware_buffer_full || data.hardwareBufferFull != 0;
+    for (std::size_t i = 0; i < data.totalNumPcs; ++i) {
+      const CUpti_PCSamplingPCData& pc = data.pPcData[i];
+      const std::string function = pc.functionName != nullptr ? pc.functionName : "";
+      const auto key = std::make_tuple(pc.cubinCrc, function, pc.pcOffset);
+      auto [at, added] = index.try_emplace(key, out.pcs.size());
+      if (added) out.pcs.push_back({function, pc.cubinCrc, pc.pcOffset, {}});
+      SampledPc& into = out.pcs[at->second];
+      for (std::size_t r = 0; r < pc.stallReasonCount; ++r) {
+        const CUpti_PCSamplingStallReason& reason = pc.stallReason[r];
+        const auto it = std::find(reason_indices_.begin(), reason_indices_.end(),
+                                  reason.pcSamplingStallReasonIndex);
+        if (it == reason_indices_.end() || reason.samples == 0) continue;
+        into.reasons[reason_names_[static_cast<std::size_t>(it - reason_indices_.begin())]] +=
+            reason.samples;
+      }
+    }
+  };
+  for (int reads = 0; reads < 1 << 20; ++reads) {
+    auto get =
+        context_params<CUpti_PCSamplingGetDataParams>(CUpti_PCSamplingGetDataParamsSize, context);
+    get.pcSamplingData = read.get();
+    ROOFLINE_CUPTI_CALL(cuptiPCSamplingGetData(&get));
+    take(*read.get());
+    if (read.get()->remainingNumPcs == 0) break;
+  }
+  enabled.reset();
+  out.pcs_at_disable = configured.get()->totalNumPcs;
+  take(*configured.get());
+  return out;
+}
+
+}  // namespace roofline::gpu::cupti

@@ -1,0 +1,56 @@
+// Warp sampling of what runs between start and stop, through CUPTI's PC sampling API
+// (cupti_pcsampling.h; sm_70 and newer): every 2^period cycles each SM reports one warp's PC and
+// why it did or did not issue. Kernel-serialized collection with start/stop control, enabled
+// for one range at a time (the period is a setting of the enabled session), so that a range's
+// samples are its launches' alone. The reasons keep CUPTI's names
+// ("smsp__pcsamp_warps_issue_stalled_barrier", and a "_not_issued" twin of each).
+//
+// Sampling serialises kernels and perturbs none of their results; it cannot run beside another
+// CUPTI PC-sampling or profiling session in the context.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace roofline::gpu::cupti {
+
+struct SampledPc {
+  std::string function;  // mangled, as the module names it
+  std::uint64_t cubin_crc = 0;
+  std::uint64_t pc_offset = 0;
+  std::map<std::string, std::uint64_t> reasons;  // CUPTI's names -> samples
+};
+
+struct SampledRange {
+  std::vector<SampledPc> pcs;
+  std::uint64_t total_samples = 0;     // every sample of the range, the unattributed included
+  std::uint64_t dropped_samples = 0;   // dropped by the hardware (buffer full)
+  std::uint64_t non_user_samples = 0;  // in kernels CUPTI gives no PCs for (its own, the driver's)
+  bool hardware_buffer_full = false;
+  std::size_t pcs_at_disable = 0;  // PC records the reads missed, left at disable
+};
+
+class PcSampler {
+ public:
+  // In the calling thread's current context (the runtime's primary context: create it first).
+  // Throws ProfilerError when the device or the process cannot sample.
+  PcSampler();
+  PcSampler(const PcSampler&) = delete;
+  PcSampler& operator=(const PcSampler&) = delete;
+
+  // Enables sampling at one sample per SM every 2^period_log2 cycles (5 to 31), runs `work`
+  // (which launches on the GPU; sample waits for the device after it), and returns what was
+  // sampled. Throws ProfilerError; sampling is disabled again either way.
+  SampledRange sample(int period_log2, const std::function<void()>& work);
+
+ private:
+  void* context_ = nullptr;  // CUcontext
+  std::vector<std::uint32_t> reason_indices_;
+  std::vector<std::string> reason_names_;  // by position in reason_indices_
+};
+
+}  // namespace roofline::gpu::cupti

@@ -1,0 +1,99 @@
+#include "lib/gpu/sass_disassembler.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+namespace roofline::gpu {
+namespace {
+
+std::string find_nvdisasm() {
+  std::vector<std::filesystem::path> candidates;
+#ifdef ROOFLINE_CUDA_BIN_DIR
+  candidates.emplace_back(std::filesystem::path(ROOFLINE_CUDA_BIN_DIR) / "nvdisasm");
+#endif
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0')
+    candidates.emplace_back(std::filesystem::path(home) / "bin" / "nvdisasm");
+  candidates.emplace_back("/usr/local/cuda/bin/nvdisasm");
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    std::string dirs = path;
+    for (std::size_t at = 0; at <= dirs.size();) {
+      const std::size_t colon = std::min(dirs.find(':', at), dirs.size());
+      if (colon > at)
+        candidates.emplace_back(std::filesystem::path(dirs.substr(at, colon - at)) / "nvdisasm");
+      at = colon + 1;
+    }
+  }
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec) && access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "";
+}
+
+// A temporary file holding `bytes`, removed with the object.
+class TempCubin {
+ public:
+  explicit TempCubin(const std::string& bytes) {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "cuflash-roofline-XXXXXX.cubin").string();
+    const int fd = mkstemps(pattern.data(), 6);
+    if (fd < 0) return;
+    path_ = pattern;
+    const bool ok = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+    close(fd);
+    if (!ok) {
+      std::remove(path_.c_str());
+      path_.clear();
+    }
+  }
+  ~TempCubin() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  TempCubin(const TempCubin&) = delete;
+  TempCubin& operator=(const TempCubin&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+SassListing disassemble_cubin(const std::string& cubin, std::string* why) {
+  static const std::string nvdisasm = find_nvdisasm();
+  if (nvdisasm.empty()) {
+    if (why) *why = "no nvdisasm (CUDA toolkit) found: instructions by offset only";
+    return {};
+  }
+  const TempCubin file(cubin);
+  if (file.path().empty()) {
+    if (why) *why = "could not write a temporary cubin for nvdisasm";
+    return {};
+  }
+  // Both paths are ours (the toolkit's binary, a mkstemps name): no shell quoting issue.
+  const std::string command = "'" + nvdisasm + "' -c '" + file.path() + "' 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    if (why) *why = "could not run nvdisasm";
+    return {};
+  }
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  for (std::size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0;)
+    text.append(chunk.data(), n);
+  const int status = pclose(pipe);
+  if (status != 0) {
+    if (why) *why = "nvdisasm failed on a sampled module";
+    return {};
+  }
+  return parse_sass_listing(text);
+}
+
+}  // namespace roofline::gpu

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Warp stalls (`run --stalls`) against Nsight Compute's warp-state sampling, in one call:
+# build, the GPU tests, then on each point of STALL_POINTS our stall pass and ncu's
+# WarpStateStats and SourceCounters sections on the same launch, judged by
+# scripts/stalls_vs_ncu.py; and the cost of each beside a run of the same points without it.
+#
+#   bash scripts/stalls_check.sh [stages...]     stages (default all): build gputests stalls
+#
+#   STALL_POINTS   "KERNEL:PASS:D ..." (default: flash-v2 and flash-v3, fwd and bwd, d 64 and 128)
+#   STALL_SHAPE    "B:H:N" of every point (default 4:16:4096), no causal mask, FP16
+#
+# $OUT (or out/stalls-check/) gets summary.txt (the judge's tables last) and stalls.tar.xz (our
+# report, ncu's raw and source pages per point, the logs), to keep in tests/data/reports.
+# Never changes clocks: ncu runs with --clock-control none.
+set -u -o pipefail
+source "$(dirname "$0")/device_env.sh"
+out="${OUT:-$repo/out/stalls-check}"
+work="${WORK_DIR:-$repo/out/stalls-work}"
+mkdir -p "$out" "$work"
+summary="$out/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+stages="${*:-build gputests stalls}"
+points="${STALL_POINTS:-flash-v2:fwd:64 flash-v2:bwd:64 flash-v2:fwd:128 flash-v2:bwd:128 flash-v3:fwd:64 flash-v3:bwd:64 flash-v3:fwd:128 flash-v3:bwd:128}"
+IFS=: read -r B H N <<<"${STALL_SHAPE:-4:16:4096}"
+
+if [[ " $stages " == *" build "* ]]; then
+  t=$(seconds)
+  if ! device_build "$work/build.log"; then
+    tail -30 "$work/build.log" >>"$summary"
+    note "build failed"
+    exit 4
+  fi
+  note "build: $(elapsed "$t" 0) s"
+fi
+
+if [[ " $stages " == *" gputests "* ]]; then
+  t=$(seconds)
+  (cd "$build" && ctest -L gpu --output-on-failure) >"$work/gputests.log" 2>&1
+  note "ctest -L gpu: rc=$? in $(elapsed "$t" 0) s; $(grep -E 'tests passed|tests failed' "$work/gputests.log")"
+fi
+
+if [[ " $stages " == *" stalls "* ]]; then
+  n=0
+  for p in $points; do
+    IFS=: read -r kernel pass d <<<"$p"
+    args=(run --kernel "$kernel" --batch "$B" --heads "$H" --seq "$N" --head-dim "$d"
+      --no-causal --pass "$pass" --reps 5 --rounds 1)
+    # Ours: the same run with and without the stall pass (counters on in both).
+    t=$(seconds)
+    "$tool" "${args[@]}" --json "$work/plain_$n.json" >"$work/plain_$n.txt" 2>&1
+    plain=$(elapsed "$t" 2)
+    t=$(seconds)
+    "$tool" "${args[@]}" --stalls --json "$work/ours_$n.json" >"$work/ours_$n.txt" 2>&1
+    rc=$?
+    ours=$(elapsed "$t" 2)
+    # ncu: the first timed launch (--no-counters wraps it in cudaProfilerStart/Stop), cold.
+    t=$(seconds)
+    "$tool" "${args[@]}" --no-counters >/dev/null 2>&1
+    alone=$(elapsed "$t" 2)
+    t=$(seconds)
+    ncu --clock-control none --cache-control all --profile-from-start off \
+      --section WarpStateStats --section SourceCounters \
+      --metrics "regex:smsp__pcsamp_warps_issue_stalled_.*" -f -o "$work/ncu_$n" \
+      "$tool" "${args[@]}" --no-counters >"$work/ncu_$n.log" 2>&1
+    ncu_rc=$?
+    with_ncu=$(elapsed "$t" 2)
+    ncu -i "$work/ncu_$n.ncu-rep" --page raw --csv >"$work/ncu_raw_$n.csv" 2>>"$work/ncu_$n.log"
+    ncu -i "$work/ncu_$n.ncu-rep" --page source --csv --print-source sass \
+      >"$work/ncu_source_$n.csv" 2>>"$work/ncu_$n.log"
+    echo "$p plain=$plain stalls=$ours alone=$alone ncu=$with_ncu rc=$rc ncu_rc=$ncu_rc" >>"$work/cost.txt"
+    note "$p: run ${plain} s, run --stalls ${ours} s (rc $rc); alone ${alone} s, under ncu ${with_ncu} s (rc $ncu_rc)"
+    n=$((n + 1))
+  done
+  python3 scripts/stalls_vs_ncu.py "$work" >"$work/judge.txt" 2>&1
+  echo "stalls_vs_ncu rc=$?" >>"$work/judge.txt"
+  cat "$work/judge.txt" >>"$summary"
+  rm -f "$work"/ncu_*.ncu-rep
+  tar -C "$work" -cJf "$out/stalls.tar.xz" --exclude=build.log . 2>/dev/null
+fi
+cat "$summary"

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""`run --stalls` against Nsight Compute's warp-state sampling, point by point, from what
+scripts/stalls_check.sh wrote into DIR:
+
+    python3 scripts/stalls_vs_ncu.py DIR
+
+  ours_N.json          run --stalls --json (one point)
+  ncu_raw_N.csv        ncu -i REPORT --page raw --csv (smsp__pcsamp_warps_issue_stalled_*)
+  ncu_source_N.csv     ncu -i REPORT --page source --csv --print-source sass
+  cost.txt             one line per point: plain= stalls= alone= ncu= seconds
+
+Judged per point (the issue's criteria): every stall reason above 5% of the samples in either
+tool within 5 percentage points of ncu's share; the top 5 instructions by samples the same as
+ncu's (as a set; an instruction is its offset in its kernel and its opcode); the cost of the
+stall pass (run --stalls minus run) at most a fifth of ncu's (under ncu minus alone). Prints a
+table per point and a PASS/FAIL line per criterion; exits 0 either way (a report, not a gate).
+"""
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+
+
+def number(text):
+    try:
+        return float(str(text).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def ncu_reasons(path):
+    """{reason: samples} summed over every result (kernel) of the point."""
+    with open(path, errors="replace") as f:
+        rows = list(csv.reader(line for line in f if line.startswith('"')))
+    if not rows:
+        return {}
+    header = rows[0]
+    out = {}
+    for row in rows[1:]:
+        if len(row) != len(header) or row[0] == "":  # the units line has an empty ID
+            continue
+        for name, cell in zip(header, row):
+            if not name.startswith(PREFIX) or name.endswith("_not_issued"):
+                continue
+            value = number(cell)
+            if value is not None:
+                reason = name[len(PREFIX):]
+                out[reason] = out.get(reason, 0) + value
+    return out
+
+
+def opcode(sass):
+    words = [w for w in sass.split() if not w.startswith("@")]
+    return words[0].split(".")[0] if words else ""
+
+
+def ncu_instructions(path):
+    """[(samples, offset, opcode)] of every kernel on the source page, offsets from each
+    kernel's first address."""
+    with open(path, errors="replace") as f:
+        rows = list(csv.reader(f))
+    out = []
+    block = None
+    for row in rows:
+        cells = [c.strip() for c in row]
+        if "Source" in cells and any(c.startswith("Warp Stall Sampling (All") for c in cells):
+            block = {"address": cells.index("Address") if "Address" in cells else None,
+                     "source": cells.index("Source"),
+                     "samples": next(i for i, c in enumerate(cells)
+                                     if c.startswith("Warp Stall Sampling (All")),
+                     "width": len(cells), "rows": []}
+            out.append(block)
+            continue
+        if block is None or len(cells) != block["width"]:
+            continue
+        samples = number(cells[block["samples"]]) or 0
+        address = None
+        if block["address"] is not None:
+            try:
+                address = int(cells[block["address"]], 16)
+            except ValueError:
+                address = None
+        block["rows"].append((samples, address, opcode(cells[block["source"]])))
+    result = []
+    for b in out:
+        addresses = [a for _, a, _ in b["rows"] if a is not None]
+        base = min(addresses) if addresses else 0
+        for samples, address, op in b["rows"]:
+            result.append((samples, None if address is None else address - base, op))
+    return result
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        sys.exit(2)
+    d = sys.argv[1]
+    costs = {}
+    if os.path.exists(os.path.join(d, "cost.txt")):
+        for i, line in enumerate(open(os.path.join(d, "cost.txt"))):
+            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+            costs[i] = {k: number(v) for k, v in fields.items()}
+    reasons_ok = [0, 0]
+    top_ok = [0, 0]
+    cost_ok = [0, 0]
+    n = 0
+    while os.path.exists(os.path.join(d, f"ours_{n}.json")):
+        report = json.load(open(os.path.join(d, f"ours_{n}.json")))
+        row = report["rows"][0]
+        w = row["workload"]
+        label = f"{row['kernel']} d{w['head_dim']} {w['pass']}"
+        stalls = row.get("stalls")
+        theirs = ncu_reasons(os.path.join(d, f"ncu_raw_{n}.csv"))
+        if not stalls or not stalls["samples"] or not theirs:
+            print(f"{label}: no data (ours: {bool(stalls and stalls['samples'])}, "
+                  f"ncu: {bool(theirs)})")
+            n += 1
+            continue
+        ours_total = stalls["samples"]
+        ncu_total = sum(theirs.values())
+        print(f"\n{label}: ours {ours_total} samples (2^{stalls['period_log2']} cycles), "
+              f"ncu {ncu_total:.0f}")
+        print(f"  {'reason':22} {'ours %':>7} {'ncu %':>7} {'diff':>6}")
+        names = sorted(set(stalls["reasons"]) | set(theirs),
+                       key=lambda r: -(theirs.get(r, 0) / ncu_total))
+        worst = 0.0
+        for r in names:
+            mine = 100 * stalls["reasons"].get(r, 0) / ours_total
+            ref = 100 * theirs.get(r, 0) / ncu_total
+            if max(mine, ref) < 1:
+                continue
+            judged = max(mine, ref) > 5
+            diff = mine - ref
+            if judged:
+                worst = max(worst, abs(diff))
+            print(f"  {r:22} {mine:7.1f} {ref:7.1f} {diff:+6.1f}{' !' if judged and abs(diff) > 5 else ''}")
+        ok = worst <= 5
+        reasons_ok[0] += ok
+        reasons_ok[1] += 1
+        print(f"  reasons above 5%: largest difference {worst:.1f} points: {'PASS' if ok else 'FAIL'}")
+        ours_top = [(i["pc_offset"], opcode(i["sass"])) for i in stalls["hottest"][:5]]
+        ref_rows = sorted(ncu_instructions(os.path.join(d, f"ncu_source_{n}.csv")),
+                          key=lambda x: -x[0])
+        ref_top = [(off, op) for _, off, op in ref_rows[:5]]
+        if ref_top:
+            same = len(set(ours_top) & set(ref_top))
+            top_ok[0] += same == 5
+            top_ok[1] += 1
+            print(f"  top 5 instructions: ours {[f'0x{o:x} {op}' for o, op in ours_top]}")
+            print(f"                      ncu  {[f'0x{o:x} {op}' if o is not None else op for o, op in ref_top]}")
+            print(f"  top 5 in common: {same}/5: {'PASS' if same == 5 else 'FAIL'}")
+        c = costs.get(n)
+        if c and None not in (c.get("plain"), c.get("stalls"), c.get("alone"), c.get("ncu")):
+            added, ncu_added = c["stalls"] - c["plain"], c["ncu"] - c["alone"]
+            ok = ncu_added > 0 and added <= ncu_added / 5
+            cost_ok[0] += ok
+            cost_ok[1] += 1
+            print(f"  cost: the stall pass adds {added:.2f} s, ncu's sections {ncu_added:.2f} s "
+                  f"({added / ncu_added:.2f} of it): {'PASS' if ok else 'FAIL'}")
+        n += 1
+    print()
+    for name, (good, total) in (("reasons within 5 points", reasons_ok),
+                                ("top 5 instructions the same", top_ok),
+                                ("cost at most a fifth of ncu's", cost_ok)):
+        print(f"{name}: {good}/{total} points: {'PASS' if total and good == total else 'FAIL'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+// Warp stalls (lib/core/domain/stalls.hpp and their readers and writers): the summary of a
+// launch's samples, ncu's names, the report JSON, the SASS listing, the table column, the
+// section, and the advice they feed.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/base/errors.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
+#include "lib/core/domain/sass_listing.hpp"
+#include "lib/core/domain/stalls.hpp"
+#include "lib/core/model/model.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/advice.hpp"
+#include "lib/core/writers/report_writers.hpp"
+#include "lib/core/writers/stall_section.hpp"
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+
+namespace {
+
+// Three PCs of one kernel: two on line 10, one on line 20; 100 samples in all.
+std::vector<PcSample> three_pcs() {
+  return {
+      {"_Z1kv",
+       0x40,
+       {{"barrier", 30}, {"selected", 5}},
+       "BAR.SYNC.DEFER_BLOCKING 0x0",
+       "/src/k.cu",
+       10},
+      {"_Z1kv",
+       0x50,
+       {{"long_scoreboard", 25}, {"selected", 5}},
+       "LDG.E.128 R4, desc[UR4][R2.64]",
+       "/src/k.cu",
+       10},
+      {"_Z1kv",
+       0x90,
+       {{"math_pipe_throttle", 20}, {"selected", 15}},
+       "HMMA.16816.F32 R8, R4, R6, R8",
+       "/src/k.cu",
+       20},
+  };
+}
+
+const GpuSpec& h200() {
+  return shipped_spec("h200");
+}
+
+// flash-v3 at 40% of its wgmma roof, counted: no specific lever, so the latency one.
+Row slow_wgmma_row() {
+  Row row;
+  row.kernel = "flash-v3";
+  row.spec_key = "h200-sxm";
+  row.workload.batch = 4;
+  row.workload.heads = 16;
+  row.workload.seq_len = 8192;
+  row.workload.head_dim = 128;
+  row.prediction = predict(find_kernel_model("flash-v3"), row.workload, h200());
+  row.counters[quantity::kTensorWgmma] = row.prediction.model_flops;
+  row.counters[quantity::kDramRead] = row.prediction.model_dram_bytes;
+  row.counters[quantity::kDramWrite] = 0;
+  const double peak = h200().ceiling(ComputePath::kTensorFp16)->peak_tflops * 1e12;
+  row.timing = Timing{{row.prediction.model_flops / (0.4 * peak)}, 0, 0};
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("stalls: ncu's names from CUPTI's, the not-issued twins left out") {
+  CHECK(ncu_stall_name("smsp__pcsamp_warps_issue_stalled_long_scoreboard") == "long_scoreboard");
+  CHECK(ncu_stall_name("smsp__pcsamp_warps_issue_stalled_selected") == "selected");
+  CHECK(ncu_stall_name("smsp__pcsamp_warps_issue_stalled_barrier_not_issued").empty());
+  CHECK(ncu_stall_name("something_else") == "something_else");
+  REQUIRE(stall_reason_info("mio_throttle") != nullptr);
+  CHECK(std::string(stall_reason_info("barrier")->lever).find("barrier") != std::string::npos);
+  CHECK(stall_reason_info("a_reason_of_a_newer_gpu") == nullptr);
+}
+
+TEST_CASE("stalls: a launch's samples by reason, instruction and line") {
+  const StallSampling s = summarize_stalls(three_pcs(), 7, 3);
+  CHECK(s.samples == 100);
+  CHECK(s.dropped == 3);
+  CHECK(s.period_log2 == 7);
+  CHECK(s.reasons.at("selected") == 25);
+  CHECK(stall_share(s, "barrier") == doctest::Approx(0.30));
+  CHECK(stall_share(s, "absent") == 0);
+  // "selected" is issuing, not a stall: the dominant stall is barrier though selected has 25.
+  CHECK(dominant_stall(s) == "barrier");
+  CHECK(stall_brief(s) == "barrier 30%");
+  CHECK(stall_half_width(s) == doctest::Approx(0.098));
+  REQUIRE(s.hottest.size() == 3);
+  CHECK(s.hottest[0].pc_offset == 0x40);  // 35 samples
+  CHECK(s.hottest[0].reason == "barrier");
+  CHECK(s.hottest[1].pc_offset == 0x90);  // 35 as well: the lower offset first
+  CHECK(s.hottest[2].pc_offset == 0x50);
+  REQUIRE(s.lines.size() == 2);
+  CHECK(s.lines[0] == StallLine{"/src/k.cu", 10, 65, "barrier"});
+  CHECK(s.lines[1] == StallLine{"/src/k.cu", 20, 35, "math_pipe_throttle"});
+  CHECK(s.note.empty());
+  // Without line information or SASS, the row says so.
+  std::vector<PcSample> bare = three_pcs();
+  bare[1].file.clear();
+  bare[2].sass.clear();
+  const StallSampling partial = summarize_stalls(bare, 7, 0);
+  CHECK(partial.note.find("no line information") != std::string::npos);
+  CHECK(partial.note.find("not disassembled") != std::string::npos);
+  CHECK(partial.lines.size() == 2);  // line 10 from the first PC only
+  CHECK(partial.lines[0].samples == 35);
+  // No samples: no dominant reason, no brief.
+  const StallSampling none = summarize_stalls({}, 5, 0);
+  CHECK(dominant_stall(none).empty());
+  CHECK(stall_brief(none).empty());
+}
+
+TEST_CASE("stalls: at most kStallListed instructions and lines are kept") {
+  std::vector<PcSample> many;
+  for (int i = 0; i < 25; ++i)
+    many.push_back({"_Z1kv",
+                    static_cast<std::uint64_t>(16 * i),
+                    {{"wait", static_cast<std::uint64_t>(i + 1)}},
+                    "FFMA R1, R2, R3, R4",
+                    "/k.cu",
+                    i + 1});
+  const StallSampling s = summarize_stalls(many, 5, 0);
+  CHECK(s.hottest.size() == kStallListed);
+  CHECK(s.lines.size() == kStallListed);
+  CHECK(s.hottest.front().samples == 25);
+  CHECK(s.lines.front().line == 25);
+  CHECK(s.samples == 25 * 26 / 2);  // every sample counts, listed or not
+}
+
+TEST_CASE("stalls: the report JSON keeps them, and refuses reasons that do not add up") {
+  Report report =
+      read_report_file(std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "head.json");
+  REQUIRE_FALSE(report.rows.empty());
+  report.rows[0].stalls = summarize_stalls(three_pcs(), 7, 3);
+  const std::string text = render_json(report);
+  const Report back = report_from_text(text, "stalls.json");
+  REQUIRE(back.rows[0].stalls);
+  CHECK(*back.rows[0].stalls == *report.rows[0].stalls);
+  CHECK_FALSE(back.rows[1].stalls);
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["rows"][0]["stalls"]["samples"] = 99;
+  CHECK_THROWS_WITH_AS(report_from_text(j.dump(), "bad.json"),
+                       doctest::Contains("must sum to \"samples\" (99), not 100"), InputError);
+  j["rows"][0]["stalls"]["samples"] = 100;
+  j["rows"][0]["stalls"]["extra"] = 1;
+  CHECK_THROWS_AS(report_from_text(j.dump(), "bad.json"), InputError);
+}
+
+TEST_CASE("stalls: the SASS listing by function and offset") {
+  const std::string listing =
+      "\t.section\t.text._Z1kPf,\"ax\",@progbits\n"
+      "_Z1kPf:\n"
+      ".text._Z1kPf:\n"
+      "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+      "        /*0010*/              @!P0 BRA `(.L_x_1) ;\n"
+      ".L_x_1:\n"
+      "        /*0a40*/                   HGMMA.64x128x16.F32 gdesc[UR4], RZ, !UPT ;\n"
+      ".text._Z2k2v:\n"
+      "        /*0000*/                   EXIT ;\n"
+      "        /*zz*/ NOT AN INSTRUCTION ;\n";
+  const SassListing sass = parse_sass_listing(listing);
+  REQUIRE(sass.size() == 2);
+  CHECK(sass.at("_Z1kPf").at(0) == "LDC R1, c[0x0][0x28]");
+  CHECK(sass.at("_Z1kPf").at(0x10) == "@!P0 BRA `(.L_x_1)");
+  CHECK(sass.at("_Z1kPf").at(0xa40) == "HGMMA.64x128x16.F32 gdesc[UR4], RZ, !UPT");
+  CHECK(sass.at("_Z2k2v").size() == 1);
+  CHECK(parse_sass_listing("").empty());
+}
+
+TEST_CASE("stalls: the table's stall column and the section under it") {
+  Report report =
+      read_report_file(std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "head.json");
+  report.rows[0].stalls = summarize_stalls(three_pcs(), 7, 0);
+  const std::string table = render_table(report, {});
+  CHECK(table.find("stall") != std::string::npos);
+  CHECK(table.find("barrier 30%") != std::string::npos);
+  const std::string section = render_stalls(JudgedReport(report));
+  CHECK(section.find("barrier 30%, long_scoreboard 25%, selected 25%, math_pipe_throttle 20%") !=
+        std::string::npos);
+  CHECK(section.find("k.cu:10  65%  barrier") != std::string::npos);
+  CHECK(section.find("0x40  35%  barrier  BAR.SYNC.DEFER_BLOCKING 0x0  [k.cu:10]") !=
+        std::string::npos);
+  CHECK(section.find("Lever: fewer barriers") != std::string::npos);
+  // A report without sampled rows has neither.
+  report.rows[0].stalls.reset();
+  CHECK(render_stalls(JudgedReport(report)).empty());
+  CHECK(render_table(report, {}).find("stall") == std::string::npos);
+}
+
+TEST_CASE("stalls: the latency lever names the dominant reason and its lever") {
+  Row row = slow_wgmma_row();
+  const std::optional<Advice> before = advise(row, analyze(row, h200()), h200());
+  REQUIRE(before);
+  REQUIRE(before->lever == Lever::kLatency);
+  CHECK(before->action.find("--stalls") != std::string::npos);
+  row.stalls = summarize_stalls(three_pcs(), 7, 0);
+  const std::optional<Advice> after = advise(row, analyze(row, h200()), h200());
+  REQUIRE(after);
+  CHECK(after->lever == Lever::kLatency);
+  CHECK(after->evidence.find("warps stalled most on barrier (30% of 100 samples)") !=
+        std::string::npos);
+  CHECK(after->action == stall_reason_info("barrier")->lever);
+  // The gain is the same honest bound: the samples say why, not by how much.
+  CHECK(after->estimated_speedup == doctest::Approx(before->estimated_speedup));
+  // A math pipe's throttle names the row's pipe.
+  std::vector<PcSample> pipe = three_pcs();
+  pipe[2].reasons["math_pipe_throttle"] = 500;
+  row.stalls = summarize_stalls(pipe, 7, 0);
+  const std::optional<Advice> throttled = advise(row, analyze(row, h200()), h200());
+  REQUIRE(throttled);
+  CHECK(throttled->action.find("tensor FP16 (wgmma)") != std::string::npos);
+  // Too few samples to read shares from: the advice stays as without them.
+  StallSampling few = summarize_stalls(three_pcs(), 7, 0);
+  few.samples = kStallSamplesForAdvice - 1;
+  row.stalls = few;
+  const std::optional<Advice> thin = advise(row, analyze(row, h200()), h200());
+  REQUIRE(thin);
+  CHECK(thin->action == before->action);
+}
+
+TEST_CASE("stalls: another lever keeps its place and gains the samples' evidence") {
+  Row row = slow_wgmma_row();
+  row.kernel = "flash-v2";
+  row.prediction = predict(find_kernel_model("flash-v2"), row.workload, h200());
+  row.counters.clear();
+  row.counters[quantity::kTensorMmaSync] = row.prediction.model_flops;
+  const std::optional<Advice> before = advise(row, analyze(row, h200()), h200());
+  REQUIRE(before);
+  REQUIRE(before->lever == Lever::kWgmma);
+  row.stalls = summarize_stalls(three_pcs(), 7, 0);
+  const std::optional<Advice> after = advise(row, analyze(row, h200()), h200());
+  REQUIRE(after);
+  CHECK(after->lever == Lever::kWgmma);
+  CHECK(after->evidence.rfind(before->evidence, 0) == 0);
+  CHECK(after->evidence.find("warps stalled most on barrier") != std::string::npos);
+}
