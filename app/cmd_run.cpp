@@ -167,6 +167,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.verify = options.verify;
   run.seed = options.seed;
   run.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
+  run.energy = options.energy;
   run.stalls = !options.no_counters && (options.stalls || options.counter_set == "full");
   run.counters = options.no_counters ? gpu::CounterMode::kOff
                  : options.counters  ? gpu::CounterMode::kRequired
@@ -301,6 +302,9 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       "Sample each point's warps once more (CUPTI PC sampling): why it stalls, by reason, "
       "SASS instruction and source line (on with --counter-set full)");
   off->excludes(stalls);
+  sub->add_flag("--energy", options->energy,
+                "Measure each point's energy per launch: NVML's energy counter over 1.2 s of "
+                "back-to-back launches (about 1.5 s a point); joules, watts and FLOP/J per row");
   sub->add_option("--counter-set", options->counter_set,
                   "roofline: bytes at every level, tensor FLOPs, time and clocks, one pass, no "
                   "instrumentation; full: adds CUDA-core FP32/FP16 FLOPs and shared-memory bytes "

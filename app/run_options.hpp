@@ -27,6 +27,7 @@ struct RunCommandOptions {
   bool verify = false;
   bool no_counters = false;
   bool counters = false;
+  bool energy = false;  // --energy: joules per launch per point
   bool stalls = false;  // --stalls (and --counter-set full): warp samples per point
   std::uint64_t seed = 20240607;
   std::string save_counter_data;

@@ -14,11 +14,13 @@ struct Library {
   using Name = int (*)(void*, char*, unsigned);
   using Clock = int (*)(void*, int, unsigned*);
   using Reasons = int (*)(void*, unsigned long long*);
+  using Energy = int (*)(void*, unsigned long long*);
   ByPci by_pci = nullptr;
   ByIndex by_index = nullptr;
   Name name = nullptr;
   Clock clock = nullptr;
   Reasons reasons = nullptr;
+  Energy energy = nullptr;
   bool ok = false;
 
   Library() {
@@ -33,6 +35,7 @@ struct Library {
     reasons = reinterpret_cast<Reasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
     if (reasons == nullptr)
       reasons = reinterpret_cast<Reasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    energy = reinterpret_cast<Energy>(dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
     ok = init != nullptr && init() == 0;
   }
 };
@@ -75,6 +78,13 @@ std::optional<unsigned> sm_clock_mhz(void* handle) {
   if (handle == nullptr || n.clock == nullptr || n.clock(handle, kNvmlClockSm, &mhz) != 0)
     return std::nullopt;
   return mhz;
+}
+
+std::optional<std::uint64_t> total_energy_mj(void* handle) {
+  Library& n = library();
+  unsigned long long mj = 0;
+  if (handle == nullptr || n.energy == nullptr || n.energy(handle, &mj) != 0) return std::nullopt;
+  return mj;
 }
 
 std::optional<std::uint64_t> clock_event_reasons(void* handle) {

@@ -19,6 +19,11 @@ std::optional<std::string> name(void* handle);
 // The SM clock now, MHz.
 std::optional<unsigned> sm_clock_mhz(void* handle);
 
+// The board's energy since the driver loaded, millijoules (nvmlDeviceGetTotalEnergyConsumption;
+// Volta and newer). On the H200 it advances in steps about every 100 ms, and one read takes a
+// few milliseconds (docs/methodology.md, "Energy").
+std::optional<std::uint64_t> total_energy_mj(void* handle);
+
 // Why the clocks are below their maximum now (nvmlClocksEventReasons bits; 0 when none).
 std::optional<std::uint64_t> clock_event_reasons(void* handle);
 // The bits of clock_event_reasons that mean the board held its clock down for power or heat.

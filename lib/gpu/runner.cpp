@@ -27,6 +27,7 @@
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device.hpp"
 #include "lib/gpu/device_memory.hpp"
+#include "lib/gpu/energy_pass.hpp"
 #include "lib/gpu/input_arena.hpp"
 #include "lib/gpu/nvml.hpp"
 #include "lib/gpu/output_check.hpp"
@@ -91,6 +92,7 @@ class SweepRunner {
     }
     launcher_.arena().release();
     if (stalls_ != nullptr) collect_stalls(result, launcher_, options_, *stalls_);
+    if (options_.energy) collect_energy(result, launcher_, options_, nvml_);
     const double later_rounds = since(t_later) - (counters_after > 0 ? counters_seconds : 0);
     spdlog::debug(
         "sweep: first round (set-up, inputs, warm-ups, timing) {:.2f} s, later rounds {:.2f} s, "

@@ -49,6 +49,8 @@ struct RunOptions {
   CounterSet counter_set = CounterSet::kRoofline;
   // Sample each ok point's warps once more after the counters (stall_pass.hpp): Row::stalls.
   bool stalls = false;
+  // Measure each ok point's energy per launch after that (energy_pass.hpp): Row::energy.
+  bool energy = false;
   std::uint64_t seed = 20240607;
   // Wrap the first timed launch of each point in cudaProfilerStart/Stop when counters are off,
   // so `ncu --profile-from-start off` sees exactly one launch per point.

@@ -250,6 +250,31 @@ TEST_CASE("runner: the warp stalls of a bundled kernel, by reason and by line of
   }
 }
 
+TEST_CASE("runner: the energy per launch of a bundled kernel, from the board's counter") {
+  const std::vector<gpu::SweepPoint> points = {{"flash-v2", workload(4096, false)}};
+  gpu::RunOptions options;
+  options.reps = 3;
+  options.rounds = 1;
+  options.counters = gpu::CounterMode::kOff;
+  options.energy = true;
+  const gpu::RunResult result = gpu::run_sweep(points, options);
+  const Row& row = result.rows.at(0);
+  if (result.counters.find("energy unavailable") != std::string::npos) {
+    MESSAGE("no NVML energy counter here: " << result.counters);
+    return;
+  }
+  REQUIRE(row.energy.has_value());
+  const EnergyMeasurement& e = *row.energy;
+  CHECK(e.updates >= 5);  // a window of about a second, steps ~100 ms apart
+  CHECK(e.watts > 30);    // a board running a kernel draws tens of watts at least
+  CHECK(e.watts < 2000);  // and no GPU draws kilowatts
+  CHECK(e.window_seconds > 0.5);
+  CHECK(e.seconds_per_launch > 0);
+  // Back to back, a launch takes about its timed time (a few µs of gap at most).
+  CHECK(e.seconds_per_launch < 2 * row.timing->median_seconds() + 20e-6);
+  CHECK(e.joules_per_launch == doctest::Approx(e.watts * e.seconds_per_launch));
+}
+
 int main(int argc, char** argv) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {

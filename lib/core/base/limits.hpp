@@ -48,6 +48,8 @@ inline constexpr std::int64_t kMaxMemoryBytes = std::int64_t{1} << 50;  // 1 PiB
 // Reports.
 inline constexpr Bound kSampleSeconds{"timing samples", 1e-9, 3600, "s"};
 inline constexpr Bound kMeasuredClockMhz{"measured clocks", 1, 1e4, "MHz"};
+inline constexpr Bound kJoules{"energies", 0, 1e9, "J"};
+inline constexpr Bound kWatts{"powers", 0, 1e5, "W"};
 inline constexpr Bound kFlops{"FLOP counts", 0, 1e21, "FLOPs"};
 inline constexpr Bound kBytes{"byte counts", 0, 1e21, "bytes"};
 inline constexpr Bound kExponentials{"exponential counts", 0, 1e21, "exponentials"};

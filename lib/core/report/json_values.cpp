@@ -231,6 +231,29 @@ StallSampling stalls_from_json(const JsonReader& r, const json& j, const std::st
   return s;
 }
 
+json energy_json(const EnergyMeasurement& e) {
+  return {{"joules_per_launch", json_number(e.joules_per_launch)},
+          {"watts", json_number(e.watts)},
+          {"seconds_per_launch", json_number(e.seconds_per_launch)},
+          {"window_seconds", json_number(e.window_seconds)},
+          {"updates", e.updates},
+          {"relative_spread", json_number(e.relative_spread)}};
+}
+
+EnergyMeasurement energy_from_json(const JsonReader& r, const json& j, const std::string& where) {
+  r.only_keys(j, where,
+              {"joules_per_launch", "watts", "seconds_per_launch", "window_seconds", "updates",
+               "relative_spread"});
+  EnergyMeasurement e;
+  e.joules_per_launch = r.number(j, where, "joules_per_launch", kJoules);
+  e.watts = r.number(j, where, "watts", kWatts);
+  e.seconds_per_launch = r.number(j, where, "seconds_per_launch", kSampleSeconds);
+  e.window_seconds = r.number(j, where, "window_seconds", kSampleSeconds);
+  e.updates = static_cast<int>(r.integer(j, where, "updates", 0, kIntMax));
+  e.relative_spread = r.number(j, where, "relative_spread", kErrorNorm);
+  return e;
+}
+
 DeviceInfo device_from_json(const JsonReader& r, const json& d, const std::string& where,
                             DeviceFields fields) {
   const bool all = fields == DeviceFields::kAll;

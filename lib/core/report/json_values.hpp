@@ -37,6 +37,12 @@ nlohmann::json stalls_json(const StallSampling& stalls);
 StallSampling stalls_from_json(const JsonReader& read, const nlohmann::json& json,
                                const std::string& path);
 
+// A launch's energy (EnergyMeasurement): {"joules_per_launch", "watts", "seconds_per_launch",
+// "window_seconds", "updates", "relative_spread"}.
+nlohmann::json energy_json(const EnergyMeasurement& energy);
+EnergyMeasurement energy_from_json(const JsonReader& read, const nlohmann::json& json,
+                                   const std::string& path);
+
 // Which fields of a DeviceInfo a file carries.
 enum class DeviceFields {
   kAll,          // reports (context.device) and profile records (the "device" record)

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/core/domain/energy.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/launch.hpp"
 #include "lib/core/domain/stalls.hpp"
@@ -103,6 +104,8 @@ struct Row {
   std::optional<Verification> verification;
   // The warp samples of one measured launch (`--stalls`); absent when not sampled.
   std::optional<StallSampling> stalls;
+  // Energy per launch over a window of back-to-back launches (`--energy`); absent otherwise.
+  std::optional<EnergyMeasurement> energy;
   // A launch of another program (`profile`); absent for the bundled kernels. Without
   // launch->workload_known, `workload` is meaningless: use has_workload() and row_label().
   std::optional<KernelLaunch> launch;

@@ -153,6 +153,10 @@ Row row_from_json(const JsonReader& r, const json& j, const std::string& where) 
   if (const json* stalls = r.optional_member(j, where, "stalls");
       stalls != nullptr && !stalls->is_null())
     row.stalls = stalls_from_json(r, *stalls, key_path(where, "stalls"));
+  // Added with energy per launch (optional likewise).
+  if (const json* energy = r.optional_member(j, where, "energy");
+      energy != nullptr && !energy->is_null())
+    row.energy = energy_from_json(r, *energy, key_path(where, "energy"));
   return row;
 }
 

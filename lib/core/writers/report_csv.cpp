@@ -181,6 +181,34 @@ const Column kColumns[] = {
      [](C c) { return c.timing(&Timing::min_seconds); }},
     {"time_max_s", "slowest timing sample, in seconds",
      [](C c) { return c.timing(&Timing::max_seconds); }},
+    {"energy_j", "energy per launch in joules (`run --energy`; empty when not measured)",
+     [](C c) { return csv_number(c.row.energy ? c.row.energy->joules_per_launch : std::nan("")); }},
+    {"power_w", "mean board power over the energy window, in watts",
+     [](C c) { return csv_number(c.row.energy ? c.row.energy->watts : std::nan("")); }},
+    {"flops_per_j", "`flops` ÷ `energy_j`: FLOPs per joule",
+     [](C c) {
+       return csv_number(c.row.energy && c.row.energy->joules_per_launch > 0
+                             ? c.a.flops / c.row.energy->joules_per_launch
+                             : std::nan(""));
+     }},
+    {"dram_bytes_per_j", "`dram_bytes` ÷ `energy_j`: DRAM bytes per joule",
+     [](C c) {
+       return csv_number(c.row.energy && c.row.energy->joules_per_launch > 0
+                             ? c.a.dram()->bytes / c.row.energy->joules_per_launch
+                             : std::nan(""));
+     }},
+    {"stall_reason",
+     "the dominant warp stall reason (`run --stalls`; ncu's name, `selected` left "
+     "out)",
+     [](C c) { return c.row.stalls ? dominant_stall(*c.row.stalls) : std::string(); }},
+    {"stall_share", "its share of the launch's warp samples (a fraction)",
+     [](C c) {
+       return csv_number(c.row.stalls && c.row.stalls->samples > 0
+                             ? stall_share(*c.row.stalls, dominant_stall(*c.row.stalls))
+                             : std::nan(""));
+     }},
+    {"stall_samples", "warp samples of the launch (empty when not sampled)",
+     [](C c) { return c.row.stalls ? std::to_string(c.row.stalls->samples) : std::string(); }},
     {"message", "why a row is not `ok`, and notes on how it was judged",
      [](C c) { return csv_escape(c.row.message); }},
     {"device", "name of the GPU the row was measured on (empty for `model` rows)",

@@ -16,6 +16,14 @@
 namespace roofline {
 namespace {
 
+// "1.23 J", "12.3 mJ", "456 µJ": three significant figures.
+std::string joules_text(double joules) {
+  const double scale = joules >= 1 ? 1 : joules >= 1e-3 ? 1e3 : 1e6;
+  const double v = joules * scale;
+  return format_fixed(v, v >= 100 ? 0 : v >= 10 ? 1 : 2) +
+         (scale == 1 ? " J" : scale == 1e3 ? " mJ" : " µJ");
+}
+
 std::string bytes_text(double bytes) {
   return std::isnan(bytes) ? "-" : format_si(bytes) + "B";
 }
@@ -38,7 +46,10 @@ enum Column : std::size_t {
   kOfBound,
   kXuRoof,
   kTryNext,
-  kStall,  // last: left out of tables without sampled rows
+  // The measured extras, last: each left out of a table whose rows have none (unless chosen).
+  kEnergy,
+  kFlopsPerJoule,
+  kStall,
   kColumnCount,
 };
 
@@ -86,6 +97,8 @@ const std::vector<TableColumn>& report_table_columns() {
       {"of-bound", "of bound", true, 2, 0},
       {"xu-roof", "XU roof TFLOP/s", true, 11, 0},
       {"try-next", "try next", false, 9, 12, 9},
+      {"energy", "J/launch", true, 9, 0},
+      {"flop-per-j", "GFLOP/J", true, 9, 0},
       {"stall", "stall", false, 9, 12, 9},
   };
   return columns;
@@ -237,6 +250,10 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
                             mark(a.exp.exponentials_source)
                       : std::string("-"),
         advice ? advice->brief() : std::string("-"),
+        row.energy ? joules_text(row.energy->joules_per_launch) : std::string("-"),
+        row.energy && row.energy->joules_per_launch > 0 && !a.bandwidth_only
+            ? format_fixed(view.flops / row.energy->joules_per_launch / 1e9, 1)
+            : std::string("-"),
         row.stalls && row.stalls->samples > 0 ? stall_brief(*row.stalls) : std::string("-"),
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
@@ -254,14 +271,27 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
            padded + "\033[0m";
   };
   const CellDecorator decorate = options.color ? colour : CellDecorator{};
-  // The stall column only where a row was sampled (run --stalls), unless asked for.
-  const bool sampled = std::any_of(report.rows.begin(), report.rows.end(),
-                                   [](const Row& row) { return row.stalls.has_value(); });
-  std::vector<TableColumn> columns = report_table_columns();
-  if (!sampled && options.columns.empty()) {
-    columns.pop_back();
-    for (std::vector<std::string>& cells_of_row : rows) cells_of_row.pop_back();
-  }
+  // The measured extras only where a row has them (run --energy, --stalls), unless chosen. They
+  // are the last columns, so that leaving them out moves no other column's index.
+  const auto any_row = [&](auto has) {
+    return std::any_of(report.rows.begin(), report.rows.end(), has);
+  };
+  const bool present[] = {any_row([](const Row& r) { return r.energy.has_value(); }),
+                          any_row([](const Row& r) { return r.energy.has_value(); }),
+                          any_row([](const Row& r) { return r.stalls.has_value(); })};
+  std::vector<TableColumn> columns;
+  std::vector<std::size_t> kept;
+  for (std::size_t col = 0; col < kColumnCount; ++col)
+    if (col < kEnergy || !options.columns.empty() || present[col - kEnergy]) {
+      columns.push_back(report_table_columns()[col]);
+      kept.push_back(col);
+    }
+  if (kept.size() < kColumnCount)
+    for (std::vector<std::string>& cells_of_row : rows) {
+      std::vector<std::string> kept_cells;
+      for (std::size_t col : kept) kept_cells.push_back(std::move(cells_of_row[col]));
+      cells_of_row = std::move(kept_cells);
+    }
   FittedTable table = fit_table(columns, rows, {width, options.columns}, decorate);
   auto has_regime = [](const FittedTable& t) {
     return std::find(t.shown.begin(), t.shown.end(), kRegime) != t.shown.end();

@@ -227,6 +227,8 @@ json row_json(const Row& row, const JudgedReport& judged) {
   }
   // Added with stall sampling: absent when the row was not sampled.
   if (row.stalls) r["stalls"] = stalls_json(*row.stalls);
+  // Added with energy per launch: absent when not measured.
+  if (row.energy) r["energy"] = energy_json(*row.energy);
   if (row.origin) r["origin"] = *row.origin;
   r["analysis"] = analysis_json(judged.of(row), judged.advice_of(row));
   return r;
