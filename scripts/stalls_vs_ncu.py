@@ -85,13 +85,15 @@ def ncu_instructions(path):
             except ValueError:
                 address = None
         block["rows"].append((samples, address, opcode(cells[block["source"]])))
-    result = []
+    # The page lists a kernel once per profiled launch of it: one instruction's samples summed.
+    summed = {}
     for b in out:
         addresses = [a for _, a, _ in b["rows"] if a is not None]
         base = min(addresses) if addresses else 0
         for samples, address, op in b["rows"]:
-            result.append((samples, None if address is None else address - base, op))
-    return result
+            key = (None if address is None else address - base, op)
+            summed[key] = summed.get(key, 0) + samples
+    return [(samples, off, op) for (off, op), samples in summed.items()]
 
 
 def main():

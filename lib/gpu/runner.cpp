@@ -79,6 +79,13 @@ class SweepRunner {
       }
       counters_seconds = since(t);
     };
+    // The stall pass before the counters: it needs the first round's statuses and times, and a
+    // PC-sampling session after the range profiler's in the same context gave no PC records on
+    // the H200 (2026-12-02, CUDA 13.0).
+    if (stalls_ != nullptr) {
+      launcher_.arena().release();
+      collect_stalls(result, launcher_, options_, *stalls_);
+    }
     if (counters_after == 0) counters();
     const Clock::time_point t_later = Clock::now();
     for (int round = 1; round < rounds(); ++round) {
@@ -91,7 +98,6 @@ class SweepRunner {
       }
     }
     launcher_.arena().release();
-    if (stalls_ != nullptr) collect_stalls(result, launcher_, options_, *stalls_);
     if (options_.energy) collect_energy(result, launcher_, options_, nvml_);
     const double later_rounds = since(t_later) - (counters_after > 0 ? counters_seconds : 0);
     spdlog::debug(

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 namespace roofline::gpu {
@@ -64,9 +65,28 @@ class TempCubin {
   std::string path_;
 };
 
+// nvdisasm's listing of `path` (restricted to `function` when not empty); nullopt when it fails.
+std::optional<std::string> run_nvdisasm(const std::string& nvdisasm, const std::string& path,
+                                        const std::string& function) {
+  // The paths are ours (the toolkit's binary, a mkstemps name) and a mangled name holds no
+  // quote: no shell quoting issue.
+  std::string command = "'" + nvdisasm + "' -c ";
+  if (!function.empty()) command += "-fun '" + function + "' ";
+  command += "'" + path + "' 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  for (std::size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0;)
+    text.append(chunk.data(), n);
+  if (pclose(pipe) != 0) return std::nullopt;
+  return text;
+}
+
 }  // namespace
 
-SassListing disassemble_cubin(const std::string& cubin, std::string* why) {
+SassListing disassemble_cubin(const std::string& cubin, const std::string& function,
+                              std::string* why) {
   static const std::string nvdisasm = find_nvdisasm();
   if (nvdisasm.empty()) {
     if (why) *why = "no nvdisasm (CUDA toolkit) found: instructions by offset only";
@@ -77,23 +97,15 @@ SassListing disassemble_cubin(const std::string& cubin, std::string* why) {
     if (why) *why = "could not write a temporary cubin for nvdisasm";
     return {};
   }
-  // Both paths are ours (the toolkit's binary, a mkstemps name): no shell quoting issue.
-  const std::string command = "'" + nvdisasm + "' -c '" + file.path() + "' 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    if (why) *why = "could not run nvdisasm";
-    return {};
-  }
-  std::string text;
-  std::array<char, 1 << 16> chunk{};
-  for (std::size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0;)
-    text.append(chunk.data(), n);
-  const int status = pclose(pipe);
-  if (status != 0) {
+  const bool safe_name = function.find('\'') == std::string::npos;
+  std::optional<std::string> text;
+  if (!function.empty() && safe_name) text = run_nvdisasm(nvdisasm, file.path(), function);
+  if (!text || text->empty()) text = run_nvdisasm(nvdisasm, file.path(), "");
+  if (!text) {
     if (why) *why = "nvdisasm failed on a sampled module";
     return {};
   }
-  return parse_sass_listing(text);
+  return parse_sass_listing(*text);
 }
 
 }  // namespace roofline::gpu

@@ -9,8 +9,10 @@
 
 namespace roofline::gpu {
 
-// The listing of every function in `cubin`; empty, with `why` set, when nvdisasm is missing or
-// fails on it.
-SassListing disassemble_cubin(const std::string& cubin, std::string* why);
+// The listing of `function` (its mangled name) in `cubin`, or of every function when `function`
+// is empty or nvdisasm cannot restrict itself to it; empty, with `why` set, when nvdisasm is
+// missing or fails on the cubin.
+SassListing disassemble_cubin(const std::string& cubin, const std::string& function,
+                              std::string* why);
 
 }  // namespace roofline::gpu

@@ -23,17 +23,17 @@ constexpr double kTargetSamples = 200000;
 // The clock assumed for a row whose timing has none.
 constexpr double kAssumedClockMhz = 1500;
 
-// The SASS of each sampled cubin, disassembled once.
+// The SASS of each sampled function, disassembled once.
 class SassCache {
  public:
   explicit SassCache(const cupti::CubinCatalog* catalog) : catalog_(catalog) {}
   std::string instruction(std::uint64_t crc, const std::string& function, std::uint64_t offset) {
     if (catalog_ == nullptr) return "";
-    auto [it, added] = listings_.try_emplace(crc);
+    auto [it, added] = listings_.try_emplace({crc, function});
     if (added) {
       if (const std::string* cubin = catalog_->cubin(crc); cubin != nullptr) {
         std::string why;
-        it->second = disassemble_cubin(*cubin, &why);
+        it->second = disassemble_cubin(*cubin, function, &why);
         if (!why.empty() && why_.empty()) why_ = why;
       }
     }
@@ -46,8 +46,23 @@ class SassCache {
 
  private:
   const cupti::CubinCatalog* catalog_;
-  std::map<std::uint64_t, SassListing> listings_;
+  std::map<std::pair<std::uint64_t, std::string>, SassListing> listings_;
   std::string why_;
+};
+
+// Adds the seconds its scope lasts to `into`.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& into) : into_(into), t_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() {
+    into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_).count();
+  }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point t_;
 };
 
 }  // namespace
@@ -73,6 +88,7 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   std::string provenance;
+  double sampling_s = 0, source_s = 0, sass_s = 0;
   try {
     cupti::PcSampler sampler;
     SassCache sass(setup.catalog());
@@ -91,6 +107,7 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
       launcher.flush_l2();
       cupti::SampledRange range;
       try {
+        const Stopwatch watch(sampling_s);
         range = sampler.sample(period, [&] { launcher.launch(i); });
       } catch (const ProfilerError& error) {
         StallSampling failed;
@@ -108,18 +125,26 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
           if (const std::string reason = ncu_stall_name(name); !reason.empty())
             out.reasons[reason] += samples;
         if (setup.catalog() != nullptr) {
+          const Stopwatch watch(source_s);
           const cupti::SourceLocation at =
               setup.catalog()->source(pc.cubin_crc, pc.function, pc.pc_offset);
           out.file = at.file;
           out.line = at.line;
         }
-        out.sass = sass.instruction(pc.cubin_crc, pc.function, pc.pc_offset);
+        {
+          const Stopwatch watch(sass_s);
+          out.sass = sass.instruction(pc.cubin_crc, pc.function, pc.pc_offset);
+        }
         pcs.push_back(std::move(out));
       }
       StallSampling s = summarize_stalls(pcs, period, range.dropped_samples);
       std::vector<std::string> notes;
       if (!s.note.empty()) notes.push_back(s.note);
       if (range.hardware_buffer_full) notes.push_back("the hardware buffer filled: samples lost");
+      if (range.pcs.empty())
+        notes.push_back("no PC records: " + std::to_string(range.total_samples) +
+                        " samples in all, " + std::to_string(range.non_user_samples) +
+                        " in kernels CUPTI does not attribute");
       if (range.pcs_at_disable > 0)
         notes.push_back(std::to_string(range.pcs_at_disable) + " PCs read at the end");
       if (setup.catalog() == nullptr) notes.push_back("no source lines: " + setup.why_no_catalog());

@@ -10,7 +10,6 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
-#include "lib/core/domain/stalls.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/gpu/nvml.hpp"
 #include "lib/gpu/runner.hpp"
@@ -216,38 +215,6 @@ TEST_CASE("runner: a device ordinal that does not exist is an input error") {
   gpu::RunOptions options;
   options.device = 99;
   CHECK_THROWS_AS(gpu::run_sweep({{"flash-v2", workload(64, false)}}, options), InputError);
-}
-
-TEST_CASE("runner: the warp stalls of a bundled kernel, by reason and by line of its source") {
-  std::vector<gpu::SweepPoint> points = {{"flash-v2", workload(4096, false)}};
-  int major = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  if (major == 9) points.push_back({"flash-v3", workload(4096, false)});
-  gpu::RunOptions options;
-  options.reps = 3;
-  options.rounds = 1;
-  options.stalls = true;
-  options.verify = true;
-  const gpu::RunResult result = gpu::run_sweep(points, options);
-  CHECK(result.counters.find("warp stalls: CUPTI PC sampling") != std::string::npos);
-  for (const Row& row : result.rows) {
-    CAPTURE(row.kernel);
-    CHECK(row.status == RowStatus::kOk);
-    CHECK(row.verification->passed);  // sampling came after, and changed nothing of it
-    REQUIRE(row.stalls.has_value());
-    const StallSampling& s = *row.stalls;
-    CAPTURE(s.note);
-    CHECK(s.samples > 1000);
-    std::uint64_t sum = 0;
-    for (const auto& [reason, n] : s.reasons) sum += n;
-    CHECK(sum == s.samples);  // the shares add up to 100%
-    CHECK_FALSE(dominant_stall(s).empty());
-    REQUIRE_FALSE(s.hottest.empty());
-    REQUIRE_FALSE(s.lines.empty());
-    // The bundled kernels carry line information: the hottest line is in their own source.
-    CHECK(s.lines.front().file.find("kernels/") != std::string::npos);
-    CHECK(s.lines.front().line > 0);
-  }
 }
 
 TEST_CASE("runner: the energy per launch of a bundled kernel, from the board's counter") {

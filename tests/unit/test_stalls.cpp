@@ -74,7 +74,11 @@ TEST_CASE("stalls: ncu's names from CUPTI's, the not-issued twins left out") {
   CHECK(ncu_stall_name("smsp__pcsamp_warps_issue_stalled_long_scoreboard") == "long_scoreboard");
   CHECK(ncu_stall_name("smsp__pcsamp_warps_issue_stalled_selected") == "selected");
   CHECK(ncu_stall_name("smsp__pcsamp_warps_issue_stalled_barrier_not_issued").empty());
-  CHECK(ncu_stall_name("something_else") == "something_else");
+  CHECK(ncu_stall_name("smsp__pcsamp_sample_count").empty());
+  CHECK(ncu_stall_name("smsp__pcsamp_samples_data_dropped").empty());
+  CHECK(ncu_stall_name("smsp__pcsamp_warps_issue_stalled_warpgroup_arrive") == "warpgroup_arrive");
+  REQUIRE(stall_reason_info("warpgroup_arrive") != nullptr);
+  REQUIRE(stall_reason_info("no_instructions") != nullptr);
   REQUIRE(stall_reason_info("mio_throttle") != nullptr);
   CHECK(std::string(stall_reason_info("barrier")->lever).find("barrier") != std::string::npos);
   CHECK(stall_reason_info("a_reason_of_a_newer_gpu") == nullptr);

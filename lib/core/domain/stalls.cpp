@@ -33,7 +33,7 @@ constexpr StallReasonInfo kReasons[] = {
      "fewer shared-memory instructions per FLOP (wider, conflict-free accesses, operands kept "
      "in registers) or fewer MUFU operations"},
     {"misc", "a miscellaneous hardware reason", "look at the hottest instruction"},
-    {"no_instruction", "no instruction fetched: instruction cache miss or a jump",
+    {"no_instructions", "no instruction fetched: instruction cache miss or a jump",
      "smaller hot loops (less unrolling) or fewer jumps"},
     {"not_selected", "ready, but another warp was picked to issue",
      "none needed: enough warps are ready; the issue slot is the limit"},
@@ -42,6 +42,9 @@ constexpr StallReasonInfo kReasons[] = {
      "fewer shared-memory round trips or MUFU operations per FLOP, bank conflicts removed"},
     {"sleeping", "sleeping (nanosleep) or yielding", "less time spent waiting on a flag"},
     {"tex_throttle", "the texture queue is full", "fewer texture or surface accesses"},
+    {"warpgroup_arrive", "waiting at a warpgroup arrive (the fence before a wgmma)",
+     "fewer wgmma fences: larger or fewer warpgroup MMA batches, accumulators not read between "
+     "them"},
     {"wait", "waiting on a fixed-latency dependency",
      "more independent instructions between a result and its use (ILP, unrolling)"},
 };
@@ -84,7 +87,9 @@ std::string ncu_stall_name(std::string_view cupti_name) {
   if (name.size() >= kNotIssued.size() &&
       name.substr(name.size() - kNotIssued.size()) == kNotIssued)
     return "";
-  if (name.substr(0, kCuptiPrefix.size()) == kCuptiPrefix) name.remove_prefix(kCuptiPrefix.size());
+  // Not a reason: smsp__pcsamp_sample_count, smsp__pcsamp_samples_data_dropped.
+  if (name.substr(0, kCuptiPrefix.size()) != kCuptiPrefix) return "";
+  name.remove_prefix(kCuptiPrefix.size());
   return std::string(name);
 }
 

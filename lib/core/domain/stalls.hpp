@@ -76,7 +76,8 @@ const StallReasonInfo* stall_reason_info(std::string_view name);
 
 // ncu's name of a CUPTI stall-reason name: "smsp__pcsamp_warps_issue_stalled_long_scoreboard"
 // -> "long_scoreboard". Empty for the "_not_issued" counts, which repeat the samples of the
-// others for the warps that did not issue: they are not separate reasons.
+// others for the warps that did not issue, and for the totals CUPTI lists beside the reasons
+// (smsp__pcsamp_sample_count, smsp__pcsamp_samples_data_dropped): they are not reasons.
 std::string ncu_stall_name(std::string_view cupti_name);
 
 // One sampled PC as the sampler gives it, before the row's summary.

@@ -79,6 +79,11 @@ PcSampler::PcSampler() {
       context == nullptr)
     throw ProfilerError(ProfilerErrorKind::kNoDevice, "PC sampling: no current CUDA context");
   context_ = context;
+}
+
+// The device's stall reasons (CUPTI answers only while sampling is enabled in the context).
+void PcSampler::read_reasons() {
+  const CUcontext context = as_context(context_);
   std::size_t count = 0;
   auto num = context_params<CUpti_PCSamplingGetNumStallReasonsParams>(
       CUpti_PCSamplingGetNumStallReasonsParamsSize, context);
@@ -97,19 +102,22 @@ PcSampler::PcSampler() {
   reasons.stallReasonIndex = reason_indices_.data();
   reasons.stallReasons = name_pointers.data();
   ROOFLINE_CUPTI_CALL(cuptiPCSamplingGetStallReasons(&reasons));
+  reason_names_.clear();
   for (std::size_t i = 0; i < count; ++i) reason_names_.emplace_back(name_pointers[i]);
 }
 
 SampledRange PcSampler::sample(int period_log2, const std::function<void()>& work) {
   const CUcontext context = as_context(context_);
   // Declared before the session, so that they outlive its disable, which writes what is left
-  // into the configured buffer.
-  DataBuffer configured(reason_indices_.size());
-  DataBuffer read(reason_indices_.size());
+  // into the configured buffer; sized once the reasons are known.
+  std::optional<DataBuffer> configured, read;
   auto enable =
       context_params<CUpti_PCSamplingEnableParams>(CUpti_PCSamplingEnableParamsSize, context);
   ROOFLINE_CUPTI_CALL(cuptiPCSamplingEnable(&enable));
   std::optional<Enabled> enabled(std::in_place, context);
+  if (reason_indices_.empty()) read_reasons();
+  configured.emplace(reason_indices_.size());
+  read.emplace(reason_indices_.size());
   std::vector<CUpti_PCSamplingConfigurationInfo> infos(6);
   infos[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
   infos[0].attributeData.samplingPeriodData.samplingPeriod =
@@ -126,7 +134,7 @@ SampledRange PcSampler::sample(int period_log2, const std::function<void()>& wor
   infos[4].attributeData.outputDataFormatData.outputDataFormat =
       CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
   infos[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-  infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = configured.get();
+  infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = configured->get();
   configure(context, infos);
 
   ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
@@ -167,14 +175,14 @@ SampledRange PcSampler::sample(int period_log2, const std::function<void()>& wor
   for (int reads = 0; reads < 1 << 20; ++reads) {
     auto get =
         context_params<CUpti_PCSamplingGetDataParams>(CUpti_PCSamplingGetDataParamsSize, context);
-    get.pcSamplingData = read.get();
+    get.pcSamplingData = read->get();
     ROOFLINE_CUPTI_CALL(cuptiPCSamplingGetData(&get));
-    take(*read.get());
-    if (read.get()->remainingNumPcs == 0) break;
+    take(*read->get());
+    if (read->get()->remainingNumPcs == 0) break;
   }
   enabled.reset();
-  out.pcs_at_disable = configured.get()->totalNumPcs;
-  take(*configured.get());
+  out.pcs_at_disable = configured->get()->totalNumPcs;
+  take(*configured->get());
   return out;
 }
 

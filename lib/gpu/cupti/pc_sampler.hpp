@@ -48,6 +48,8 @@ class PcSampler {
   SampledRange sample(int period_log2, const std::function<void()>& work);
 
  private:
+  void read_reasons();
+
   void* context_ = nullptr;  // CUcontext
   std::vector<std::uint32_t> reason_indices_;
   std::vector<std::string> reason_names_;  // by position in reason_indices_
