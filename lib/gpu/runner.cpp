@@ -98,6 +98,7 @@ class SweepRunner {
       }
     }
     launcher_.arena().release();
+    result.counters += result.stalls;
     if (options_.energy) collect_energy(result, launcher_, options_, nvml_);
     const double later_rounds = since(t_later) - (counters_after > 0 ? counters_seconds : 0);
     spdlog::debug(

@@ -70,6 +70,9 @@ struct RunResult {
   std::vector<Row> rows;  // one per point, in order; no spec_key or prediction (add_rows)
   DeviceInfo device;      // with the chip name when counters ran
   std::string counters;   // provenance line for the report context
+  // The stall pass's part of it ("; warp stalls: ..."), kept apart until the counter pass has
+  // written its own (the stall pass runs first), then appended to `counters`.
+  std::string stalls;
   std::vector<std::string> metrics;
   CounterSet counter_set = CounterSet::kRoofline;
   int counter_passes = 0;

@@ -162,7 +162,7 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
     provenance = "; warp stalls unavailable: " + first_line(error.what());
     spdlog::warn("warp stalls unavailable: {}", first_line(error.what()));
   }
-  result.counters += provenance;
+  result.stalls = provenance;
 }
 
 }  // namespace roofline::gpu

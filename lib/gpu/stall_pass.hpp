@@ -40,8 +40,8 @@ class StallSetup {
 // `target` samples, within CUPTI's 5..31.
 int stall_period_log2(double seconds, double clock_mhz, int sms, double target);
 
-// Samples every ok row of `result` (one per point of `launcher`, in order) and appends what it
-// did to result.counters. When the device cannot sample, no row gets stalls and the provenance
+// Samples every ok row of `result` (one per point of `launcher`, in order) and says what it did
+// in result.stalls. When the device cannot sample, no row gets stalls and the provenance
 // says why (a warning too); a point that fails gets a StallSampling with no samples and a note.
 void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions& options,
                     const StallSetup& setup);
