@@ -20,8 +20,12 @@ namespace {
 std::string joules_text(double joules) {
   const double scale = joules >= 1 ? 1 : joules >= 1e-3 ? 1e3 : 1e6;
   const double v = joules * scale;
-  return format_fixed(v, v >= 100 ? 0 : v >= 10 ? 1 : 2) +
-         (scale == 1 ? " J" : scale == 1e3 ? " mJ" : " µJ");
+  return format_fixed(v, v >= 100  ? 0
+                         : v >= 10 ? 1
+                                   : 2) +
+         (scale == 1     ? " J"
+          : scale == 1e3 ? " mJ"
+                         : " µJ");
 }
 
 std::string bytes_text(double bytes) {
