@@ -20,6 +20,7 @@
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
 #include "lib/core/writers/report_writers.hpp"
+#include "lib/core/writers/stall_section.hpp"
 #include "lib/core/writers/summary.hpp"
 #include "tests/unit/helpers.hpp"
 
