@@ -77,12 +77,6 @@ StallSetup::StallSetup() {
 
 StallSetup::~StallSetup() = default;
 
-int stall_period_log2(double seconds, double clock_mhz, int sms, double target) {
-  const double cycles = seconds * clock_mhz * 1e6 * std::max(sms, 1);
-  if (!(cycles > 0) || !(target > 0)) return 5;
-  return std::clamp(static_cast<int>(std::floor(std::log2(cycles / target))), 5, 31);
-}
-
 void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions& options,
                     const StallSetup& setup) {
   using Clock = std::chrono::steady_clock;

@@ -36,10 +36,6 @@ class StallSetup {
   std::string why_;
 };
 
-// log2 of the period that gives a launch of `seconds` on `sms` SMs at `clock_mhz` about
-// `target` samples, within CUPTI's 5..31.
-int stall_period_log2(double seconds, double clock_mhz, int sms, double target);
-
 // Samples every ok row of `result` (one per point of `launcher`, in order) and says what it did
 // in result.stalls. When the device cannot sample, no row gets stalls and the provenance
 // says why (a warning too); a point that fails gets a StallSampling with no samples and a note.

@@ -244,3 +244,17 @@ TEST_CASE("stalls: another lever keeps its place and gains the samples' evidence
   CHECK(after->evidence.rfind(before->evidence, 0) == 0);
   CHECK(after->evidence.find("warps stalled most on barrier") != std::string::npos);
 }
+
+TEST_CASE("stalls: the sampling period gives a launch about the target's samples") {
+  // flash-v2 d64 fwd, 0.85 ms on 132 SMs: 2^10 at the 1.98 GHz of a short first round (the H200
+  // gave it 189k samples), 2^9 at 1.7 GHz.
+  CHECK(stall_period_log2(0.85e-3, 1980, 132, 200000) == 10);
+  CHECK(stall_period_log2(0.85e-3, 1700, 132, 200000) == 9);
+  CHECK(stall_period_log2(0.85e-3, 1500, 132, 200000) == 9);
+  CHECK(stall_period_log2(6.2e-3, 1700, 132, 200000) == 12);
+  // Short launches get CUPTI's shortest period, long ones never pass its longest.
+  CHECK(stall_period_log2(20e-6, 1700, 132, 200000) == 5);
+  CHECK(stall_period_log2(3600, 2000, 200, 1) == 31);
+  CHECK(stall_period_log2(0, 1700, 132, 200000) == 5);
+  CHECK(stall_period_log2(1e-3, 1700, 132, 0) == 5);
+}

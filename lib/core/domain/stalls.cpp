@@ -93,6 +93,12 @@ std::string ncu_stall_name(std::string_view cupti_name) {
   return std::string(name);
 }
 
+int stall_period_log2(double seconds, double clock_mhz, int sms, double target) {
+  const double cycles = seconds * clock_mhz * 1e6 * std::max(sms, 1);
+  if (!(cycles > 0) || !(target > 0)) return 5;
+  return std::clamp(static_cast<int>(std::floor(std::log2(cycles / target))), 5, 31);
+}
+
 StallSampling summarize_stalls(const std::vector<PcSample>& pcs, int period_log2,
                                std::uint64_t dropped) {
   StallSampling out;

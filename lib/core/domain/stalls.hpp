@@ -80,6 +80,11 @@ const StallReasonInfo* stall_reason_info(std::string_view name);
 // (smsp__pcsamp_sample_count, smsp__pcsamp_samples_data_dropped): they are not reasons.
 std::string ncu_stall_name(std::string_view cupti_name);
 
+// log2 of the sampling period (cycles per sample per SM) that gives a launch of `seconds` on
+// `sms` SMs at `clock_mhz` about `target` samples, within CUPTI's 5..31: a shorter launch gets
+// the shortest period and fewer samples.
+int stall_period_log2(double seconds, double clock_mhz, int sms, double target);
+
 // One sampled PC as the sampler gives it, before the row's summary.
 struct PcSample {
   std::string function;
