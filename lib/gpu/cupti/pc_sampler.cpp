@@ -51,7 +51,7 @@ Params context_params(std::size_t size, CUcontext context) {
   return p;
 }
 
-void configure(CUcontext context, std::vector<CUpti_PCSamplingConfigurationInfo>& infos) {
+void set_attributes(CUcontext context, std::vector<CUpti_PCSamplingConfigurationInfo>& infos) {
   auto params = context_params<CUpti_PCSamplingConfigurationInfoParams>(
       CUpti_PCSamplingConfigurationInfoParamsSize, context);
   params.numAttributes = infos.size();
@@ -135,7 +135,7 @@ SampledRange PcSampler::sample(int period_log2, const std::function<void()>& wor
       CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
   infos[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
   infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = configured->get();
-  configure(context, infos);
+  set_attributes(context, infos);
 
   ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
   auto start =
