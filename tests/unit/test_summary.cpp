@@ -275,3 +275,16 @@ TEST_CASE("show: --markdown writes the summary and the advice as Markdown") {
   CHECK(both.code == 2);
   CHECK(both.err.find("name the same output") != std::string::npos);
 }
+
+TEST_CASE("summary: the shipped profile of a compiled GPT block shows without a GPU") {
+  // tests/data/reports/h200_gpt_block_profile.json, docs/profiling.md's example.
+  const std::string file =
+      std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/h200_gpt_block_profile.json";
+  const CliResult r = cli({"show", file, "--view", "summary", "--top", "8"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("Where the time goes: 356 launches") != std::string::npos);
+  CHECK(r.out.find("58 of the launches are nodes of 2 CUDA graph launches") != std::string::npos);
+  CHECK(r.out.find("What to try next") != std::string::npos);
+  // No group is an opaque graph: no row of the table ends in a kernel called "graph".
+  CHECK(r.out.find("  graph\n") == std::string::npos);
+}
