@@ -26,6 +26,14 @@ enum class DType { kFp16, kBf16 };
 
 // Shape of one attention problem. Invariants (checked by validate_shape): batch, heads,
 // seq_len >= 1; head_dim in {32, 64, 128}.
+//
+// A decode shape (q_len >= 1; flash-decode's, and only its) is q_len new query tokens per
+// sequence against a KV cache of at most seq_len tokens per sequence: heads query heads share
+// kv_heads key/value heads (heads a multiple of kv_heads: MHA, GQA, MQA), the cache contiguous
+// (page_size 0) or paged (page_size tokens a page), each sequence's keys split into kv_splits
+// parts whose partial results a second kernel combines (0: decode_plan.hpp picks). The new
+// tokens are the cache's last q_len; with `causal` token i of them sees keys up to its own
+// position (kv_len - q_len + i). Decode shapes have a forward pass only; head_dim 64 or 128.
 struct AttentionShape {
   int batch = 1;
   int heads = 8;
@@ -33,6 +41,13 @@ struct AttentionShape {
   int head_dim = 64;
   bool causal = false;
   DType dtype = DType::kFp16;
+  int q_len = 0;      // 0: prefill (queries = keys = seq_len)
+  int kv_heads = 0;   // 0: heads
+  int page_size = 0;  // 0: contiguous cache
+  int kv_splits = 0;  // 0: decode_splits() (decode_plan.hpp) for the current device
+
+  bool decode() const { return q_len > 0; }
+  int key_heads() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 // Device pointers for one launch. The caller owns every buffer.
@@ -52,6 +67,12 @@ struct AttentionBuffers {
   void* d_k = nullptr;        // dtype [B,H,N,d]
   void* d_v = nullptr;        // dtype [B,H,N,d]
   void* workspace = nullptr;  // workspace_bytes(kernel, shape) bytes, shared by fwd and bwd
+  // Decode shapes only. q, o: dtype [B, heads, q_len, d]; lse: float [B, heads, q_len]; k, v:
+  // dtype [B, kv_heads, seq_len, d] contiguous, or with page_size > 0 a pool of pages
+  // [pages, kv_heads, page_size, d] that block_table indexes.
+  const int* kv_lens = nullptr;      // int [B]: each sequence's cache length, q_len..seq_len;
+                                     // nullptr: every sequence seq_len long
+  const int* block_table = nullptr;  // int [B, ceil(seq_len / page_size)]: page of each block
 };
 
 // All bundled kernels, in the order reports list them: kKernelCatalog (catalog.hpp).

@@ -21,13 +21,16 @@ struct KernelTiles {
 };
 
 struct KernelInfo {
-  std::string_view name;     // "standard", "flash-v1", "flash-v2", "flash-v3"
+  std::string_view name;     // "standard", "flash-v1", "flash-v2", "flash-v3", "flash-decode"
   std::string_view summary;  // one line for `--help` and reports
   bool uses_tensor_cores;    // mma.sync or wgmma on the tensor pipe (or cuBLAS)
   bool supports_bf16;        // runs BF16 tensors as well as FP16 (attention.hpp's DType)
   KernelTiles tiles_d32;
   KernelTiles tiles_d64;
   KernelTiles tiles_d128;
+  // Runs decode shapes only (q_len new tokens against a KV cache: decode_plan.hpp); the other
+  // kernels run prefill shapes only.
+  bool decode_only;
 
   constexpr const KernelTiles& tiles(int head_dim) const {
     return head_dim <= 32 ? tiles_d32 : head_dim <= 64 ? tiles_d64 : tiles_d128;
@@ -35,21 +38,23 @@ struct KernelInfo {
 };
 
 // All bundled kernels, in the order reports list them.
-inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
+inline constexpr std::array<KernelInfo, 5> kKernelCatalog = {{
     {"standard",
      "unfused: cuBLAS Q*K^T, a row-softmax kernel, cuBLAS P*V; S and P live in device memory",
      true,
      true,
      {},
      {},
-     {}},
+     {},
+     false},
     {"flash-v1",
      "fused tiles staged through shared memory, online softmax, FP32 CUDA-core arithmetic",
      false,
      false,
      {64, 64, 64, 64},
      {64, 64, 64, 64},
-     {64, 64, 64, 64}},
+     {64, 64, 64, 64},
+     false},
     // flash-v2 narrows two tiles at d = 128 to stay within 255 registers (flash_v2_fwd.cu,
     // flash_v2_bwd.cu).
     {"flash-v2",
@@ -58,7 +63,8 @@ inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
      true,
      {128, 64, 64, 128},
      {128, 64, 64, 128},
-     {128, 32, 32, 128}},
+     {128, 32, 32, 128},
+     false},
     // flash-v3 runs on sm_90 only (built as sm_90a), d = 64 and 128: forward 128 query rows per
     // CTA (two consumer warpgroups of 64 rows), 128 keys per K/V stage (flash_v3_fwd.cu);
     // backward 128 keys per CTA, 64-query tiles (each consumer warpgroup's half of a 128-query
@@ -70,7 +76,19 @@ inline constexpr std::array<KernelInfo, 4> kKernelCatalog = {{
      true,
      {128, 128, 64, 128},
      {128, 128, 64, 128},
-     {128, 128, 80, 128}},
+     {128, 128, 80, 128},
+     false},
+    // flash-decode: decode shapes only (q_len 1-16 new tokens, GQA, a contiguous or paged KV
+    // cache, split-KV): forward tiles are kDecodeRowsPerCta query rows by kDecodeKeysPerTile keys
+    // (decode_plan.hpp); no backward. d = 64 and 128.
+    {"flash-decode",
+     "decode: new tokens against a KV cache (GQA, paged, split-KV), mma.sync, cp.async stages",
+     true,
+     true,
+     {64, 64, 0, 0},
+     {64, 64, 0, 0},
+     {64, 64, 0, 0},
+     true},
 }};
 
 // The entry named `name`; nullptr when no kernel has that name.

@@ -37,6 +37,22 @@ std::size_t flash_v3_backward_workspace_bytes(const AttentionShape& shape);
 cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream);
 
+// flash-decode (kernels/flash_decode.cu): decode shapes only, forward only. The workspace holds
+// the split-KV partials (FP32 O and LSE of each part); 0 bytes when the launch uses one part.
+// With kv_splits 0 the parts depend on the current device's SM count (decode_plan.hpp), so
+// size the workspace with the device current that the launch will use.
+std::size_t flash_decode_workspace_bytes(const AttentionShape& shape);
+cudaError_t flash_decode_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                                 cudaStream_t stream);
+
+// The FP32 reference for decode shapes (kernels/reference_decode.cu), forward only; what
+// launch_reference calls for them. Reads in.q, in.k, in.v, in.kv_lens, in.block_table in the
+// decode layouts (attention.hpp); writes out.o [B, heads, q_len, d] and out.lse [B, heads,
+// q_len] as FP32.
+cudaError_t launch_decode_reference(const AttentionShape& shape, const AttentionBuffers& in,
+                                    const ReferenceOutputs& out, bool emulate_low_precision,
+                                    cudaStream_t stream);
+
 // Shared by the flash backward passes (flash_common.cu).
 // D[row] = sum_c dO[row][c] * O[row][c] in FP32 over `rows` rows of width head_dim; when
 // `zero_accum` is non-null its matching [rows][head_dim] FP32 rows are cleared in the same pass.

@@ -16,10 +16,13 @@
 //
 // Regime: shared-memory bound on CUDA cores; about 10 GFLOP per 1k x 1k head, so N = 16384
 // with B·H = 64 runs in seconds.
+//
+// Decode shapes (q_len >= 1) go to their own reference, reference_decode.cu (forward only).
 #include <cfloat>
 
 #include "kernels/attention.hpp"
 #include "kernels/common.cuh"
+#include "kernels/launchers.hpp"
 
 namespace roofline::kernels {
 namespace {
@@ -379,6 +382,12 @@ cudaError_t launch_reference(Pass pass, const AttentionShape& shape, const Atten
                              cudaStream_t stream) {
   if (!validate_shape(shape).empty() || in.q == nullptr || in.k == nullptr || in.v == nullptr) {
     return cudaErrorInvalidValue;
+  }
+  // Decode shapes (reference_decode.cu) have a forward pass only.
+  if (shape.decode()) {
+    return pass == Pass::kForward
+               ? launch_decode_reference(shape, in, out, emulate_low_precision, stream)
+               : cudaErrorInvalidValue;
   }
   RefParams p{};
   p.q = in.q;

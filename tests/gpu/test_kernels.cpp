@@ -8,6 +8,14 @@
 // names with "BF16") run a smaller grid the same way, with BF16 inputs and the BF16-emulating
 // reference as the yardstick: the 2x rule is per dtype through that baseline.
 //
+// flash-decode (decode shapes: q_len new tokens against a KV cache) is checked the same way
+// against the decode reference over its own grid: q_len 1 and 8, GQA ratios 1, 4 and 8, d 64
+// and 128, FP16 and BF16, a contiguous and a paged cache (pages of 16 and 256 tokens, the
+// block table a shuffled permutation of the pages), ragged lengths in one batch, causal and
+// not, one part, automatic parts and several (split-KV). Cache rows past each sequence's
+// length, and pages no sequence uses, hold NaN, and block-table entries past a sequence's
+// pages are -1, so that reading any of them shows up in the output or as a fault.
+//
 // Exits 77 (CTest's skip code) when there is no CUDA device. ROOFLINE_GPU_TEST_SMALL=1 selects
 // a few small shapes, for runs under compute-sanitizer.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -21,6 +29,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -410,15 +420,256 @@ void check_idempotent_backward(const std::string& kernel, bool deterministic,
   }
 }
 
+// ---- flash-decode --------------------------------------------------------------------------
+
+// One decode problem: random q and cache, lengths, block table (paged) and both references.
+struct DecodeProblem {
+  rk::AttentionShape shape;
+  std::vector<int> kv_lens;  // empty: every sequence seq_len long
+  std::size_t q_elements = 0;
+  std::size_t rows = 0;  // B · heads · q_len
+  DeviceBuffer q, k, v, lens, table;
+  DeviceBuffer ref_o, ref_lse, emu_o, emu_lse;
+  ErrorStats emu_err_o, emu_err_lse;
+
+  rk::AttentionBuffers inputs() const {
+    rk::AttentionBuffers b;
+    b.q = q.get();
+    b.k = k.get();
+    b.v = v.get();
+    b.kv_lens = kv_lens.empty() ? nullptr : static_cast<const int*>(lens.get());
+    b.block_table = shape.page_size > 0 ? static_cast<const int*>(table.get()) : nullptr;
+    return b;
+  }
+  int kv_len(int sequence) const {
+    return kv_lens.empty() ? shape.seq_len : kv_lens[static_cast<std::size_t>(sequence)];
+  }
+};
+
+std::string describe_decode(const rk::AttentionShape& s, const std::vector<int>& kv_lens) {
+  std::ostringstream out;
+  out << "B=" << s.batch << " H=" << s.heads << "/" << s.key_heads() << " q_len=" << s.q_len
+      << " KV=" << s.seq_len << " d=" << s.head_dim
+      << (s.page_size > 0 ? " paged" + std::to_string(s.page_size) : std::string(" contiguous"))
+      << " splits=" << s.kv_splits << (s.causal ? " causal" : " non-causal")
+      << (s.dtype == rk::DType::kBf16 ? " bf16" : "");
+  if (!kv_lens.empty()) {
+    out << " lengths";
+    for (int n : kv_lens) out << " " << n;
+  }
+  return out.str();
+}
+
+// NaN into `count` 16-bit elements at element `offset` of `buffer`.
+void poison_elements(const DeviceBuffer& buffer, std::size_t offset, std::size_t count) {
+  if (count == 0) return;
+  ROOFLINE_REQUIRE_CUDA(
+      rk::poison(static_cast<std::uint16_t*>(buffer.get()) + offset, count * 2, nullptr));
+}
+
+std::unique_ptr<DecodeProblem> make_decode_problem(const rk::AttentionShape& shape,
+                                                   const std::vector<int>& kv_lens,
+                                                   unsigned long long seed) {
+  auto pr = std::make_unique<DecodeProblem>();
+  pr->shape = shape;
+  pr->kv_lens = kv_lens;
+  const int kv_heads = shape.key_heads();
+  const std::size_t d = static_cast<std::size_t>(shape.head_dim);
+  pr->rows = static_cast<std::size_t>(shape.batch) * shape.heads * shape.q_len;
+  pr->q_elements = pr->rows * d;
+  pr->q = DeviceBuffer(pr->q_elements * 2);
+  ROOFLINE_REQUIRE_CUDA(
+      rk::fill_random(pr->q.get(), shape.dtype, pr->q_elements, seed, kInputScale, nullptr));
+
+  // Cache rows of one (sequence or page, key/value head): seq_len contiguous, page_size paged.
+  std::size_t cache_rows = 0;
+  std::vector<int> table;
+  const int max_blocks =
+      shape.page_size > 0 ? (shape.seq_len + shape.page_size - 1) / shape.page_size : 0;
+  int pages = 0;
+  int used_pages = 0;
+  if (shape.page_size > 0) {
+    for (int b = 0; b < shape.batch; ++b)
+      used_pages += (pr->kv_len(b) + shape.page_size - 1) / shape.page_size;
+    pages = used_pages + 3;  // three pages no sequence uses
+    cache_rows = static_cast<std::size_t>(pages) * kv_heads * shape.page_size;
+    std::vector<int> order(static_cast<std::size_t>(pages));
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937 random(static_cast<std::mt19937::result_type>(seed));
+    std::shuffle(order.begin(), order.end(), random);
+    table.assign(static_cast<std::size_t>(shape.batch) * max_blocks, -1);
+    std::size_t next = 0;
+    for (int b = 0; b < shape.batch; ++b) {
+      for (int j = 0; j * shape.page_size < pr->kv_len(b); ++j)
+        table[static_cast<std::size_t>(b) * max_blocks + j] = order[next++];
+    }
+  } else {
+    cache_rows = static_cast<std::size_t>(shape.batch) * kv_heads * shape.seq_len;
+  }
+  const std::size_t cache_elements = cache_rows * d;
+  pr->k = DeviceBuffer(cache_elements * 2);
+  pr->v = DeviceBuffer(cache_elements * 2);
+  ROOFLINE_REQUIRE_CUDA(
+      rk::fill_random(pr->k.get(), shape.dtype, cache_elements, seed + 1, kInputScale, nullptr));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::fill_random(pr->v.get(), shape.dtype, cache_elements, seed + 2, kInputScale, nullptr));
+
+  // NaN where no sequence has keys: the tail of each sequence (contiguous) or of its last page,
+  // and the unused pages.
+  for (const DeviceBuffer* cache : {&pr->k, &pr->v}) {
+    if (shape.page_size > 0) {
+      const std::size_t page_elements = static_cast<std::size_t>(kv_heads) * shape.page_size * d;
+      std::vector<bool> used(static_cast<std::size_t>(pages), false);
+      for (int b = 0; b < shape.batch; ++b) {
+        const int n = pr->kv_len(b);
+        for (int j = 0; j * shape.page_size < n; ++j) {
+          const int page = table[static_cast<std::size_t>(b) * max_blocks + j];
+          used[static_cast<std::size_t>(page)] = true;
+          const int valid = std::min(shape.page_size, n - j * shape.page_size);
+          for (int h = 0; h < kv_heads; ++h) {
+            const std::size_t row0 =
+                (static_cast<std::size_t>(page) * kv_heads + h) * shape.page_size;
+            poison_elements(*cache, (row0 + valid) * d, (shape.page_size - valid) * d);
+          }
+        }
+      }
+      for (int page = 0; page < pages; ++page) {
+        if (!used[static_cast<std::size_t>(page)])
+          poison_elements(*cache, static_cast<std::size_t>(page) * page_elements, page_elements);
+      }
+    } else {
+      for (int b = 0; b < shape.batch; ++b) {
+        const int n = pr->kv_len(b);
+        for (int h = 0; h < kv_heads; ++h) {
+          const std::size_t row0 = (static_cast<std::size_t>(b) * kv_heads + h) * shape.seq_len;
+          poison_elements(*cache, (row0 + n) * d, static_cast<std::size_t>(shape.seq_len - n) * d);
+        }
+      }
+    }
+  }
+  if (!kv_lens.empty()) {
+    pr->lens = DeviceBuffer(kv_lens.size() * sizeof(int));
+    ROOFLINE_REQUIRE_CUDA(
+        cudaMemcpy(pr->lens.get(), kv_lens.data(), pr->lens.bytes(), cudaMemcpyHostToDevice));
+  }
+  if (!table.empty()) {
+    pr->table = DeviceBuffer(table.size() * sizeof(int));
+    ROOFLINE_REQUIRE_CUDA(
+        cudaMemcpy(pr->table.get(), table.data(), pr->table.bytes(), cudaMemcpyHostToDevice));
+  }
+
+  const std::size_t float_bytes = pr->q_elements * sizeof(float);
+  for (DeviceBuffer* b : {&pr->ref_o, &pr->emu_o}) {
+    *b = DeviceBuffer(float_bytes);
+    ROOFLINE_REQUIRE_CUDA(rk::poison(b->get(), float_bytes, nullptr));
+  }
+  pr->ref_lse = DeviceBuffer(pr->rows * sizeof(float));
+  pr->emu_lse = DeviceBuffer(pr->rows * sizeof(float));
+  const rk::AttentionBuffers in = pr->inputs();
+  for (bool emulate : {false, true}) {
+    rk::ReferenceOutputs out;
+    out.o = (emulate ? pr->emu_o : pr->ref_o).as_float();
+    out.lse = (emulate ? pr->emu_lse : pr->ref_lse).as_float();
+    ROOFLINE_REQUIRE_CUDA(
+        rk::launch_reference(rk::Pass::kForward, shape, in, out, emulate, nullptr));
+  }
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+  pr->emu_err_o = compare_float(pr->emu_o.as_float(), pr->ref_o.as_float(), pr->q_elements);
+  pr->emu_err_lse = compare_float(pr->emu_lse.as_float(), pr->ref_lse.as_float(), pr->rows);
+  // The references themselves must be finite (a NaN would make every comparison pass vacuously).
+  REQUIRE(std::isfinite(pr->emu_err_o.diff_l2));
+  REQUIRE(std::isfinite(pr->emu_err_lse.diff_l2));
+  return pr;
+}
+
+// flash-decode with `splits` parts (0: automatic) against the problem's references.
+void check_decode(const DecodeProblem& pr, int splits) {
+  rk::AttentionShape shape = pr.shape;
+  shape.kv_splits = splits;
+  INFO("flash-decode ", describe_decode(shape, pr.kv_lens));
+  DeviceBuffer o(pr.q_elements * 2);
+  DeviceBuffer lse(pr.rows * sizeof(float));
+  DeviceBuffer workspace(rk::workspace_bytes("flash-decode", shape));
+  if (splits == 1) CHECK(workspace.bytes() == 0);
+  rk::AttentionBuffers buffers = pr.inputs();
+  buffers.o = o.get();
+  buffers.lse = lse.as_float();
+  buffers.workspace = workspace.get();
+  ROOFLINE_REQUIRE_CUDA(rk::poison(o.get(), o.bytes(), nullptr));
+  ROOFLINE_REQUIRE_CUDA(rk::poison(lse.get(), lse.bytes(), nullptr));
+  ROOFLINE_REQUIRE_CUDA(
+      rk::launch_attention("flash-decode", rk::Pass::kForward, shape, buffers, nullptr));
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
+  CHECK_MESSAGE(nonfinite_count(o.get(), pr.q_elements, shape.dtype) == 0,
+                "O has unwritten or non-finite elements");
+  std::string log = "flash-decode " + describe_decode(shape, pr.kv_lens) + " rel L2:";
+  check_tolerance("O", compare_half(o.get(), pr.ref_o.as_float(), pr.q_elements, shape.dtype),
+                  pr.emu_err_o, pr.q_elements, &log);
+  check_tolerance("LSE", compare_float(lse.as_float(), pr.ref_lse.as_float(), pr.rows),
+                  pr.emu_err_lse, pr.rows, &log);
+  std::printf("%s\n", log.c_str());
+}
+
+// The decode grid of one dtype: every combination of head dim, GQA ratio, new tokens, cache
+// layout and masking, on a batch of four ragged sequences (each at least q_len long) with two
+// key/value heads, each run with one part, automatic parts, 3 parts and 128 (most of them
+// empty). Beside it, uniform lengths (no kv_lens), two blocks of 64 query rows, and a block of
+// 48 (three row tiles).
+void check_decode_grid(rk::DType dtype) {
+  const bool small = small_mode();
+  unsigned long long seed = dtype == rk::DType::kBf16 ? 7000001ull : 5000011ull;
+  auto run = [&](int group, int q_len, int head_dim, int page_size, bool causal,
+                 const std::vector<int>& kv_lens, std::vector<int> splits) {
+    rk::AttentionShape shape;
+    shape.batch = kv_lens.empty() ? 3 : static_cast<int>(kv_lens.size());
+    shape.kv_heads = 2;
+    shape.heads = shape.kv_heads * group;
+    shape.q_len = q_len;
+    shape.seq_len = 1031;
+    shape.head_dim = head_dim;
+    shape.causal = causal;
+    shape.dtype = dtype;
+    shape.page_size = page_size;
+    REQUIRE(rk::validate_shape(shape).empty());
+    seed += 1000003ull;
+    const auto pr = make_decode_problem(shape, kv_lens, seed);
+    for (int s : splits) check_decode(*pr, s);
+  };
+  const std::vector<int> all_splits = {1, 0, 3, 128};
+  for (int head_dim : {64, 128}) {
+    for (int group : {1, 4, 8}) {
+      for (int q_len : {1, 8}) {
+        const std::vector<int> lengths = {q_len, 17, 300, 1000};
+        for (int page_size : {0, 16, 256}) {
+          for (bool causal : {false, true}) {
+            if (small && (head_dim == 128 || page_size == 256)) continue;
+            run(group, q_len, head_dim, page_size, causal, lengths, all_splits);
+          }
+        }
+      }
+    }
+  }
+  if (small) return;
+  for (int head_dim : {64, 128}) {
+    run(8, 1, head_dim, 0, false, {}, {1, 0, 5});
+    run(4, 4, head_dim, 16, true, {}, {1, 0, 5});
+    run(8, 16, head_dim, 16, true, {16, 64, 1031}, {1, 0, 7});  // 128 rows: two row blocks
+    run(6, 8, head_dim, 0, true, {8, 65, 700}, {1, 0, 2});      // 48 rows: three row tiles
+  }
+}
+
 }  // namespace
 
 TEST_CASE("kernel catalogue and shape validation") {
   const auto& catalog = rk::kernel_catalog();
-  REQUIRE(catalog.size() == 4);
+  REQUIRE(catalog.size() == 5);
   CHECK(catalog[0].name == "standard");
   CHECK(catalog[1].name == "flash-v1");
   CHECK(catalog[2].name == "flash-v2");
   CHECK(catalog[3].name == "flash-v3");
+  CHECK(catalog[4].name == "flash-decode");
+  CHECK(catalog[4].decode_only);
+  CHECK(rk::find_kernel("flash-decode") == &catalog[4]);
   CHECK(rk::find_kernel("flash-v2") == &catalog[2]);
   CHECK(rk::find_kernel("flash-v3") == &catalog[3]);
   CHECK(rk::find_kernel("flash-v4") == nullptr);
@@ -445,6 +696,90 @@ TEST_CASE("kernel catalogue and shape validation") {
         cudaErrorInvalidValue);
   CHECK(rk::launch_attention("flash-v2", rk::Pass::kForward, shape, empty, nullptr) ==
         cudaErrorInvalidValue);
+}
+
+TEST_CASE("decode shapes: validation and dispatch") {
+  rk::AttentionShape shape;
+  shape.batch = 2;
+  shape.heads = 8;
+  shape.kv_heads = 2;
+  shape.seq_len = 100;
+  shape.head_dim = 64;
+  shape.q_len = 1;
+  CHECK(rk::validate_shape(shape).empty());
+  shape.q_len = 17;
+  CHECK(rk::validate_shape(shape) == "q_len must be at most 16 new tokens per sequence (got 17)");
+  shape.q_len = -1;
+  CHECK(rk::validate_shape(shape) == "q_len must be 0 (prefill) or 1 to 16 (decode) (got -1)");
+  shape.q_len = 4;
+  shape.kv_heads = 3;
+  CHECK(rk::validate_shape(shape) == "kv_heads must divide heads (got 8 heads, 3 kv_heads)");
+  shape.kv_heads = 0;
+  CHECK(rk::validate_shape(shape).empty());
+  shape.kv_heads = 1;
+  shape.head_dim = 32;
+  CHECK(rk::validate_shape(shape) == "head_dim must be 64 or 128 for a decode shape (got 32)");
+  shape.head_dim = 128;
+  shape.page_size = 48;
+  CHECK(rk::validate_shape(shape) ==
+        "page_size must be 0 (a contiguous cache) or a power of two from 16 to 256 (got 48)");
+  shape.page_size = 512;
+  CHECK_FALSE(rk::validate_shape(shape).empty());
+  shape.page_size = 8;
+  CHECK_FALSE(rk::validate_shape(shape).empty());
+  shape.page_size = 16;
+  CHECK(rk::validate_shape(shape).empty());
+  shape.kv_splits = 129;
+  CHECK(rk::validate_shape(shape) == "kv_splits must be 0 (automatic) to 128 (got 129)");
+  shape.kv_splits = 4;
+  CHECK(rk::validate_shape(shape).empty());
+  shape.seq_len = 3;
+  CHECK(rk::validate_shape(shape) == "seq_len (the longest cache) must be >= q_len (got 3 < 4)");
+  shape.seq_len = 100;
+
+  rk::AttentionShape prefill;
+  prefill.kv_splits = 2;
+  CHECK(rk::validate_shape(prefill) ==
+        "kv_heads, page_size and kv_splits apply to decode shapes only (q_len >= 1); a prefill "
+        "shape leaves them 0");
+
+  // Every buffer present, so that only the kernel/shape pairing decides.
+  DeviceBuffer any(1 << 20);
+  rk::AttentionBuffers b;
+  b.q = b.k = b.v = b.d_o = any.get();
+  b.o = b.d_q = b.d_k = b.d_v = b.workspace = any.get();
+  b.lse = any.as_float();
+  b.block_table = static_cast<const int*>(any.get());
+  for (const char* prefill_kernel : {"standard", "flash-v1", "flash-v2", "flash-v3"}) {
+    INFO(prefill_kernel);
+    CHECK(rk::workspace_bytes(prefill_kernel, shape) == 0);
+    CHECK(rk::launch_attention(prefill_kernel, rk::Pass::kForward, shape, b, nullptr) ==
+          cudaErrorInvalidValue);
+    CHECK(rk::launch_attention(prefill_kernel, rk::Pass::kBackward, shape, b, nullptr) ==
+          cudaErrorInvalidValue);
+  }
+  rk::AttentionShape square;
+  CHECK(rk::workspace_bytes("flash-decode", square) == 0);
+  CHECK(rk::launch_attention("flash-decode", rk::Pass::kForward, square, b, nullptr) ==
+        cudaErrorInvalidValue);
+  CHECK(rk::launch_attention("flash-decode", rk::Pass::kBackward, shape, b, nullptr) ==
+        cudaErrorNotSupported);
+  rk::AttentionBuffers no_table = b;
+  no_table.block_table = nullptr;
+  CHECK(rk::launch_attention("flash-decode", rk::Pass::kForward, shape, no_table, nullptr) ==
+        cudaErrorInvalidValue);
+  rk::ReferenceOutputs out;
+  out.o = out.lse = out.d_q = out.d_k = out.d_v = any.as_float();
+  CHECK(rk::launch_reference(rk::Pass::kBackward, shape, b, out, false, nullptr) ==
+        cudaErrorInvalidValue);
+  CHECK(rk::launch_reference(rk::Pass::kForward, shape, no_table, out, false, nullptr) ==
+        cudaErrorInvalidValue);
+  // Workspace: none with one part; the partials (FP32 O and LSE of every part) with several.
+  shape.kv_splits = 1;
+  CHECK(rk::workspace_bytes("flash-decode", shape) == 0);
+  shape.kv_splits = 4;
+  CHECK(rk::workspace_bytes("flash-decode", shape) >= 4u * 2u * 8u * 4u * (128u + 1u) * 4u);
+  ROOFLINE_REQUIRE_CUDA(cudaDeviceSynchronize());
 }
 
 TEST_CASE("standard matches the FP32 reference") {
@@ -525,6 +860,13 @@ TEST_CASE("flash-v1 BF16 is refused (FP16 only)") {
         cudaErrorNotSupported);
   CHECK(rk::launch_attention("flash-v1", rk::Pass::kBackward, shape, run.buffers, nullptr) ==
         cudaErrorNotSupported);
+}
+
+TEST_CASE("flash-decode matches the FP32 reference") {
+  check_decode_grid(rk::DType::kFp16);
+}
+TEST_CASE("flash-decode BF16 matches the FP32 reference") {
+  check_decode_grid(rk::DType::kBf16);
 }
 
 TEST_CASE("backward is idempotent") {

@@ -58,9 +58,12 @@ TEST_CASE("kernel catalogue: the dispatch knows every catalogue kernel by name")
   CHECK(kernels::workspace_bytes("flash-v9", shape) == 0);
   CHECK(kernels::launch_attention("flash-v9", kernels::Pass::kForward, shape, {}, nullptr) ==
         cudaErrorInvalidValue);
+  kernels::AttentionShape decode = shape;  // split-KV parts: flash-decode's workspace
+  decode.q_len = 1;
+  decode.kv_splits = 4;
   for (const kernels::KernelInfo& info : kernels::kKernelCatalog) {
     CAPTURE(info.name);
-    CHECK(kernels::workspace_bytes(info.name, shape) > 0);
+    CHECK(kernels::workspace_bytes(info.name, info.decode_only ? decode : shape) > 0);
   }
 }
 

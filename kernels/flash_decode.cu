@@ -1,0 +1,687 @@
+// flash-decode: decode attention, q_len new query tokens per sequence against a KV cache.
+//
+// What it demonstrates: the memory-bound end of attention. Each new token of each query head
+// attends to its sequence's whole cache (kv_len keys of its key/value head), so every byte of
+// K and V is read once per decode step and used by only the group's heads × new tokens rows;
+// the kernel is judged by how close it streams the cache to the DRAM roof, not by FLOP/s. The
+// math is flash-v2's: S = Q·Kᵀ and O += P·V as mma.sync.m16n8k16 (FP16 or BF16 in, FP32
+// accumulate) fed by ldmatrix (.trans for V), an online softmax in exp2 with log2(e)·scale
+// folded into one FMA, P reused from the S accumulators as the A operand.
+//
+// Work split (decode_plan.hpp, which the analytic model reads too): one CTA of 4 warps per
+// (sequence, key/value head, block of up to 64 query rows, part of the keys). The rows of a
+// key/value head are its group's heads × new tokens (row g·q_len + i: head kv_head·group + g,
+// token i), contiguous in q, o and lse, and padded to 16-row MMA tiles (1, 2 or 4 of them, a
+// template parameter). The warps split each tile of 64 keys between them as far as the row
+// tiles leave room (4 row tiles: a warp each, all keys; 1 row tile: 16 keys a warp), keep
+// their own (max, sum, O) and merge them through shared memory at the end. The keys stream
+// through shared memory in 64-key tiles of K and V with 16-byte cp.async.cg (L2 only), in a
+// ring of 3 stages at d = 128 (4 at d = 64): while one tile is multiplied, up to two (three)
+// are in flight, about 64 KB (54 KB) of cache per CTA and 128 KB (162 KB) per SM at 2 (3)
+// CTAs per SM (decode_ctas_per_sm), which is what a read stream needs at the H200's bandwidth
+// and latency. Shared rows are padded by 16 bytes (flash_v2.cuh) so ldmatrix is free of bank
+// conflicts. Q is staged once through the last stage before the ring first reaches it and then
+// stays in registers. Rows past kv_len are zero-filled by the copy (never read) and masked to
+// -inf in S, as are keys past a new token's own position when causal. A paged cache is the
+// same loop with each row's address from the block table, read one tile ahead of its copy.
+// Split-KV: when the batch's CTAs would leave the GPU's slots idle, each sequence's keys are
+// cut into parts on tile boundaries; each part's CTA writes its normalised FP32 O and its LSE
+// to the workspace (an empty part writes 0 and -inf), and a combine kernel weights the parts by
+// exp(lse_part - lse) into o and lse. With one part the main kernel writes o and lse itself.
+//
+// Regime: against DRAM, FLOPs = 4·d·rows per key and bytes = 4·d per key and key/value head
+// (K and V, 2 bytes each), so the intensity is about rows = heads/kv_heads · q_len FLOP per
+// byte of cache (1 for MHA decoding one token, 8 for GQA-8, 128 for GQA-8 verifying 16
+// tokens), left of the H200's ridge (~150-200 FLOP/byte for mma.sync) for every usual shape:
+// memory-bound, judged against the DRAM bandwidth roof; extra rows are nearly free until the
+// group approaches the ridge. Besides the stream itself each launch pays a ramp (the first
+// tiles' latency, the last tiles draining) and, split, the combine: 10-15 µs in all on the H200,
+// which matter only for caches of a few hundred MB. Measured on the H200 (132 SMs, 20 launches back
+// to back, both kernels): 4.1 TB/s for 1 GB of cache (B 8, H 32/32 or B 16, H 32/8 at 16k keys, d
+// 128), 3.5 TB/s for 268 MB (B 8, H 32/8, 8k keys: 75 µs), against 4.4 TB/s for a plain 16-byte
+// read stream in the same process. Where it lands today (regime, binding roof, share of it,
+// advice), row by row:
+//   cuflash-roofline run --kernel flash-decode --batch 8 --kv-heads 8 --q-len 1 --seq 8192
+#include <cfloat>
+
+#include "kernels/catalog.hpp"
+#include "kernels/decode_plan.hpp"
+#include "kernels/flash_v2.cuh"
+#include "kernels/launchers.hpp"
+
+namespace roofline::kernels {
+namespace {
+
+// sm_90's shared memory per SM (228 KB; 227 KB for one CTA) and what each resident CTA costs
+// the driver on top of its own.
+constexpr std::size_t kSmemPerSm = 228 * 1024;
+constexpr std::size_t kSmemReservedPerCta = 1024;
+
+template <int kHeadDim>
+struct DecodeConfig {
+  static constexpr int kWarps = 4;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMaxRowTiles = kDecodeRowsPerCta / kDecodeRowTile;
+  static constexpr int kBlockKv = kDecodeKeysPerTile;
+  static constexpr int kStride = flash_v2::kRowStride<kHeadDim>;  // 16-bit elements per row
+  static constexpr int kTileKv = kBlockKv * kStride;              // 16-bit elements
+  // Stages of K and V: as many as decode_ctas_per_sm CTAs of this size leave room for.
+  static constexpr int kStages = kHeadDim == 64 ? 4 : 3;
+  static constexpr std::size_t kStageBytes = 2 * kTileKv * sizeof(__half);
+  static constexpr std::size_t kSmemBytes = kStages * kStageBytes;
+  static constexpr int kCtasPerSm = decode_ctas_per_sm(kHeadDim);
+  // The cp.async work of one tile of K (or V): 16-byte chunks, kRowsPerPass rows per pass of
+  // the whole CTA.
+  static constexpr int kChunksPerRow = kHeadDim / 8;
+  static constexpr int kRowsPerPass = kThreads / kChunksPerRow;
+  static constexpr int kPasses = kBlockKv / kRowsPerPass;
+  // The end-of-loop merge: each warp's 16 x d FP32 O tile (stride padded by 8 floats so that
+  // the accumulator layout's rows fall into different banks), then each warp's row max and sum.
+  static constexpr int kMergeStride = kHeadDim + 8;
+  static constexpr std::size_t kMergeBytes =
+      (kWarps * 16 * kMergeStride + 2 * kWarps * 16) * sizeof(float);
+
+  static_assert(kBlockKv % kRowsPerPass == 0, "whole passes per tile");
+  static_assert(kMaxRowTiles == kWarps, "a warp per row tile at most");
+  static_assert(kDecodeRowsPerCta * kStride * sizeof(__half) <= kStageBytes,
+                "Q is staged through one K/V stage");
+  static_assert(kMergeBytes <= kSmemBytes, "the merge reuses the stages");
+  static_assert(kSmemBytes <= kSmemPerSm - kSmemReservedPerCta, "one CTA fits an SM");
+  static_assert(kCtasPerSm * (kSmemBytes + kSmemReservedPerCta) <= kSmemPerSm,
+                "decode_ctas_per_sm CTAs fit an SM's shared memory (sm_90)");
+};
+
+template <typename T>
+struct DecodeParams {
+  const T* q;  // [B, heads, q_len, d]
+  const T* k;  // [B, kv_heads, seq_len, d] or pages [pages, kv_heads, page_size, d]
+  const T* v;
+  T* o;                    // [B, heads, q_len, d] (one part)
+  float* lse;              // [B, heads, q_len] (one part)
+  float* part_o;           // [splits, B, heads, q_len, d] (several parts)
+  float* part_lse;         // [splits, B, heads, q_len] (several parts)
+  const int* kv_lens;      // [B] or nullptr
+  const int* block_table;  // [B, max_blocks] (paged)
+  int heads;
+  int kv_heads;
+  int group;  // heads / kv_heads
+  int q_len;
+  int rows;  // group · q_len: query rows of one key/value head
+  int seq_len;
+  int splits;
+  std::size_t out_rows;  // B · heads · q_len: rows of o, lse and of each part's partials
+  int page_shift;        // log2(page_size) (paged)
+  int max_blocks;        // ceil(seq_len / page_size) (paged)
+  bool causal;
+  float scale;       // 1/sqrt(d)
+  float scale_log2;  // scale · log2(e)
+};
+
+// Grid: x = row block, y = part of the keys, z = sequence · kv_heads + key/value head; CTAs of
+// one head's row blocks are neighbours, so the blocks after the first read the cache from L2.
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged>
+__global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
+                                  DecodeConfig<kHeadDim>::kCtasPerSm)
+    flash_decode_kernel(const DecodeParams<T> p) {
+  using Cfg = DecodeConfig<kHeadDim>;
+  constexpr int kStride = Cfg::kStride;
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kKeyGroups = Cfg::kWarps / kRowTiles;    // warps sharing a row tile
+  constexpr int kWarpKeys = Cfg::kBlockKv / kKeyGroups;  // keys of a tile per warp
+  constexpr int kSTiles = kWarpKeys / 8;                 // 8-column n-tiles of S
+  constexpr int kOTiles = kHeadDim / 8;                  // 8-column n-tiles of O
+  constexpr int kCtaRows = kRowTiles * 16;
+  static_assert(Cfg::kWarps % kRowTiles == 0 && kWarpKeys % 16 == 0, "whole k-steps per warp");
+
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* s_kv = reinterpret_cast<T*>(smem);  // stage s: K at 2s·kTileKv, V after it
+  T* s_q = s_kv + (kStages - 1) * 2 * Cfg::kTileKv;
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int quad = lane % 4;
+  const int row_tile = warp / kKeyGroups;
+  const int key_group = warp % kKeyGroups;
+
+  const int split = blockIdx.y;
+  const int b = blockIdx.z / p.kv_heads;
+  const int kv_head = blockIdx.z % p.kv_heads;
+  const int cta_row0 = blockIdx.x * kDecodeRowsPerCta;  // within the key/value head's rows
+  const int cta_rows = min(kCtaRows, p.rows - cta_row0);
+  // Row 0 of the key/value head's group in q, o and lse ([B, heads, q_len] rows).
+  const std::size_t group_row0 =
+      (static_cast<std::size_t>(b) * p.heads + static_cast<std::size_t>(kv_head) * p.group) *
+      p.q_len;
+
+  // Q first: its copy does not wait for the sequence's length.
+  flash_v2::load_tile_async<kCtaRows, kHeadDim, Cfg::kThreads>(
+      s_q, p.q + (group_row0 + cta_row0) * kHeadDim, 0, cta_rows, tid);
+
+  // Lengths outside 0..seq_len would read past the cache (or the block table): clamped.
+  const int kv_len = min(max(p.kv_lens != nullptr ? p.kv_lens[b] : p.seq_len, 0), p.seq_len);
+  const int keys_per_split = decode_keys_per_split(kv_len, p.splits);
+  const int key_begin = min(split * keys_per_split, kv_len);
+  const int key_end = min(key_begin + keys_per_split, kv_len);
+  const int num_tiles = ceil_div(key_end - key_begin, Cfg::kBlockKv);
+
+  // This thread's chunk of each copy pass: row tid / kChunksPerRow + pass · kRowsPerPass.
+  const int copy_row = tid / Cfg::kChunksPerRow;
+  const int copy_col = (tid % Cfg::kChunksPerRow) * 8;
+  const int* table = kPaged ? p.block_table + static_cast<std::size_t>(b) * p.max_blocks : nullptr;
+  const std::size_t head_row0 =
+      (static_cast<std::size_t>(b) * p.kv_heads + kv_head) * static_cast<std::size_t>(p.seq_len);
+
+  // Pages of this thread's rows of tile `tile` (paged only; 0 past the part).
+  auto fetch_pages = [&](int tile, int(&pages)[Cfg::kPasses]) {
+    if constexpr (kPaged) {
+#pragma unroll
+      for (int i = 0; i < Cfg::kPasses; ++i) {
+        const int key = key_begin + tile * Cfg::kBlockKv + copy_row + i * Cfg::kRowsPerPass;
+        pages[i] = key < key_end ? __ldg(table + (key >> p.page_shift)) : 0;
+      }
+    }
+  };
+  auto issue_tile = [&](int tile, const int(&pages)[Cfg::kPasses]) {
+    T* tile_k = s_kv + (tile % kStages) * 2 * Cfg::kTileKv;
+    T* tile_v = tile_k + Cfg::kTileKv;
+#pragma unroll
+    for (int i = 0; i < Cfg::kPasses; ++i) {
+      const int r = copy_row + i * Cfg::kRowsPerPass;
+      const int key = key_begin + tile * Cfg::kBlockKv + r;
+      const bool valid = key < key_end;
+      std::size_t row;
+      if constexpr (kPaged) {
+        const int in_page = key & ((1 << p.page_shift) - 1);
+        row =
+            ((static_cast<std::size_t>(pages[i]) * p.kv_heads + kv_head) << p.page_shift) + in_page;
+      } else {
+        row = head_row0 + key;
+      }
+      // With src-size 0 nothing is read, but the address must still be a valid global one.
+      const std::size_t offset = valid ? row * kHeadDim + copy_col : 0;
+      const int at = r * kStride + copy_col;
+      ptx::cp_async_16(ptx::smem_address(tile_k + at), p.k + offset, valid);
+      ptx::cp_async_16(ptx::smem_address(tile_v + at), p.v + offset, valid);
+    }
+  };
+
+  // Prologue: tiles 0 .. kStages-2, one commit group each (Q rides in the first). The pages of
+  // all of them are fetched before the first copy so that their latencies overlap.
+  {
+    int pages[kStages - 1][Cfg::kPasses];
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) fetch_pages(s, pages[s]);
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < num_tiles) issue_tile(s, pages[s]);
+      ptx::cp_async_commit();
+    }
+  }
+  int next_pages[Cfg::kPasses];  // of tile `tile + kStages - 1`, fetched a tile ahead
+  fetch_pages(kStages - 1, next_pages);
+
+  ptx::cp_async_wait<kStages - 2>();
+  __syncthreads();
+  // Q fragments (A operand, 16 rows x kHeadDim) of the warp's row tile, held for the loop.
+  uint32_t q_frag[kHeadDim / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+    ptx::ldmatrix_x4(q_frag[kk], ptx::smem_address(s_q + (row_tile * 16 + lane % 16) * kStride +
+                                                   kk * 16 + (lane / 16) * 8));
+  }
+  // Q lives in the last stage, which the first iteration's copy overwrites.
+  __syncthreads();
+
+  // Accumulator element e of the warp: row row_tile·16 + lane/4 + 8·(e/2) of the CTA; the last
+  // key each of the thread's two rows may see (its token's position when causal).
+  const bool warp_has_rows = row_tile * 16 < cta_rows;
+  int last_key[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int token = (cta_row0 + row_tile * 16 + lane / 4 + 8 * h) % p.q_len;
+    last_key[h] = p.causal ? kv_len - p.q_len + token : kv_len - 1;
+  }
+  // Keys below this are seen by every row: a tile that ends there needs no element mask.
+  const int unmasked_end = min(key_end, (p.causal ? kv_len - p.q_len : kv_len - 1) + 1);
+
+  float o_acc[kOTiles][4];
+#pragma unroll
+  for (int t = 0; t < kOTiles; ++t) o_acc[t][0] = o_acc[t][1] = o_acc[t][2] = o_acc[t][3] = 0.f;
+  float row_max[2] = {-INFINITY, -INFINITY};  // raw (unscaled) scores
+  float row_sum[2] = {0.f, 0.f};              // this thread's share; the quad is summed at the end
+
+#pragma unroll 1
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    if (tile > 0) {
+      ptx::cp_async_wait<kStages - 2>();
+      // Tile `tile` has landed for every thread, and every warp is done with tile - 1, whose
+      // stage the copy below refills.
+      __syncthreads();
+    }
+    if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, next_pages);
+    ptx::cp_async_commit();
+    fetch_pages(tile + kStages, next_pages);
+
+    if (!warp_has_rows) continue;
+    const int kv0 = key_begin + tile * Cfg::kBlockKv;
+    const int warp_key0 = key_group * kWarpKeys;  // within the tile
+    const T* tile_k = s_kv + (tile % kStages) * 2 * Cfg::kTileKv;
+    const T* tile_v = tile_k + Cfg::kTileKv;
+
+    // S = Q K^T for the warp's 16 rows x kWarpKeys keys.
+    float s[kSTiles][4];
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+#pragma unroll
+      for (int pair = 0; pair < kSTiles / 2; ++pair) {
+        uint32_t bk[4];
+        const int key = warp_key0 + pair * 16 + (lane / 16) * 8 + lane % 8;
+        const int col = kk * 16 + ((lane / 8) % 2) * 8;
+        ptx::ldmatrix_x4(bk, ptx::smem_address(tile_k + key * kStride + col));
+        ptx::mma_m16n8k16<T>(s[2 * pair], q_frag[kk], bk[0], bk[1]);
+        ptx::mma_m16n8k16<T>(s[2 * pair + 1], q_frag[kk], bk[2], bk[3]);
+      }
+    }
+
+    // Only a part's last tile (keys past kv_len) and the tile of the last q_len keys (causal)
+    // pay for the element mask.
+    if (kv0 + Cfg::kBlockKv > unmasked_end) {
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = kv0 + warp_key0 + t * 8 + quad * 2 + (e % 2);
+          if (key >= key_end || key > last_key[e / 2]) s[t][e] = -INFINITY;
+        }
+      }
+    }
+
+    // Online softmax: new running max per row, reduced over the quad that shares the row.
+    float shift[2];
+    float correction[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) {
+        tile_max = fmaxf(tile_max, fmaxf(s[t][2 * h], s[t][2 * h + 1]));
+      }
+      tile_max = group_max<4>(tile_max);
+      const float new_max = fmaxf(row_max[h], tile_max);
+      // A row with every key masked so far keeps -inf; shifting by 0 avoids inf - inf.
+      shift[h] = new_max == -INFINITY ? 0.f : new_max * p.scale_log2;
+      correction[h] = ptx::exp2_approx(row_max[h] * p.scale_log2 - shift[h]);
+      row_max[h] = new_max;
+    }
+    float tile_sum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[t][e] = ptx::exp2_approx(fmaf(s[t][e], p.scale_log2, -shift[e / 2]));
+        tile_sum[e / 2] += s[t][e];
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) row_sum[h] = row_sum[h] * correction[h] + tile_sum[h];
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) {
+      o_acc[t][0] *= correction[0];
+      o_acc[t][1] *= correction[0];
+      o_acc[t][2] *= correction[1];
+      o_acc[t][3] *= correction[1];
+    }
+
+    // O += P V: two adjacent S n-tiles are one A fragment of a 16-key k-step.
+#pragma unroll
+    for (int kk = 0; kk < kWarpKeys / 16; ++kk) {
+      uint32_t a[4];
+      a[0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+      a[1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+      a[2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      a[3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+      for (int pair = 0; pair < kOTiles / 2; ++pair) {
+        uint32_t bv[4];
+        const int key = warp_key0 + kk * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+        const int col = pair * 16 + (lane / 16) * 8;
+        ptx::ldmatrix_x4_trans(bv, ptx::smem_address(tile_v + key * kStride + col));
+        ptx::mma_m16n8k16<T>(o_acc[2 * pair], a, bv[0], bv[1]);
+        ptx::mma_m16n8k16<T>(o_acc[2 * pair + 1], a, bv[2], bv[3]);
+      }
+    }
+  }
+
+  // Merge the key groups of each row tile through shared memory (the stages are free once the
+  // last, empty, copy groups are drained and every warp has left the loop).
+  ptx::cp_async_wait<0>();
+  __syncthreads();
+  float* s_o = reinterpret_cast<float*>(smem);  // [warp][16][kMergeStride]
+  float* s_max = s_o + Cfg::kWarps * 16 * Cfg::kMergeStride;
+  float* s_sum = s_max + Cfg::kWarps * 16;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    row_sum[h] = group_sum<4>(row_sum[h]);
+    if (quad == 0) {
+      s_max[warp * 16 + lane / 4 + 8 * h] = row_max[h];
+      s_sum[warp * 16 + lane / 4 + 8 * h] = row_sum[h];
+    }
+  }
+  __syncthreads();
+  float own_weight[2];  // this warp's share of the row: exp(m_own - m) / l
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = lane / 4 + 8 * h;
+    float m = -INFINITY;
+#pragma unroll
+    for (int g = 0; g < kKeyGroups; ++g) m = fmaxf(m, s_max[(row_tile * kKeyGroups + g) * 16 + r]);
+    float l = 0.f;
+#pragma unroll
+    for (int g = 0; g < kKeyGroups; ++g) {
+      const float mg = s_max[(row_tile * kKeyGroups + g) * 16 + r];
+      if (mg != -INFINITY) {
+        l +=
+            s_sum[(row_tile * kKeyGroups + g) * 16 + r] * ptx::exp2_approx((mg - m) * p.scale_log2);
+      }
+    }
+    own_weight[h] = row_max[h] == -INFINITY || l <= 0.f
+                        ? 0.f
+                        : ptx::exp2_approx((row_max[h] - m) * p.scale_log2) / l;
+    // LSE of the row over this part's keys: -inf when it saw none.
+    const int row = cta_row0 + row_tile * 16 + r;
+    if (key_group == 0 && quad == 0 && row < p.rows) {
+      const float lse = l > 0.f ? m * p.scale + logf(l) : -INFINITY;
+      if (p.splits > 1) {
+        p.part_lse[static_cast<std::size_t>(split) * p.out_rows + group_row0 + row] = lse;
+      } else {
+        p.lse[group_row0 + row] = lse;
+      }
+    }
+  }
+  float* merged = s_o + warp * 16 * Cfg::kMergeStride;
+#pragma unroll
+  for (int t = 0; t < kOTiles; ++t) {
+    const int col = t * 8 + quad * 2;
+    *reinterpret_cast<float2*>(merged + (lane / 4) * Cfg::kMergeStride + col) =
+        make_float2(o_acc[t][0] * own_weight[0], o_acc[t][1] * own_weight[0]);
+    *reinterpret_cast<float2*>(merged + (lane / 4 + 8) * Cfg::kMergeStride + col) =
+        make_float2(o_acc[t][2] * own_weight[1], o_acc[t][3] * own_weight[1]);
+  }
+  __syncthreads();
+
+  // Sum the key groups and store 8 columns per thread and step: T to o (one part), FP32 to the
+  // part's slice of the workspace (several).
+  constexpr int kChunks = kCtaRows * kHeadDim / 8;
+#pragma unroll
+  for (int chunk = tid; chunk < kChunks; chunk += Cfg::kThreads) {
+    const int r = chunk / (kHeadDim / 8);
+    const int col = (chunk % (kHeadDim / 8)) * 8;
+    if (r >= cta_rows) continue;
+    float out[8] = {};
+#pragma unroll
+    for (int g = 0; g < kKeyGroups; ++g) {
+      const float* src =
+          s_o + ((r / 16) * kKeyGroups + g) * 16 * Cfg::kMergeStride + (r % 16) * Cfg::kMergeStride;
+      const float4 lo = *reinterpret_cast<const float4*>(src + col);
+      const float4 hi = *reinterpret_cast<const float4*>(src + col + 4);
+      out[0] += lo.x;
+      out[1] += lo.y;
+      out[2] += lo.z;
+      out[3] += lo.w;
+      out[4] += hi.x;
+      out[5] += hi.y;
+      out[6] += hi.z;
+      out[7] += hi.w;
+    }
+    const std::size_t row = group_row0 + cta_row0 + r;
+    if (p.splits > 1) {
+      float4* dst = reinterpret_cast<float4*>(
+          p.part_o + (static_cast<std::size_t>(split) * p.out_rows + row) * kHeadDim + col);
+      dst[0] = make_float4(out[0], out[1], out[2], out[3]);
+      dst[1] = make_float4(out[4], out[5], out[6], out[7]);
+    } else {
+      uint4 packed;
+      packed.x = pack2<T>(out[0], out[1]);
+      packed.y = pack2<T>(out[2], out[3]);
+      packed.z = pack2<T>(out[4], out[5]);
+      packed.w = pack2<T>(out[6], out[7]);
+      *reinterpret_cast<uint4*>(p.o + row * kHeadDim + col) = packed;
+    }
+  }
+}
+
+// Merges the parts of each row: lse = log Σ_s exp(lse_s), o = Σ_s exp(lse_s - lse) · o_s. One
+// CTA per row of [B, heads, q_len]: its threads read the parts' LSEs at once (one part each),
+// reduce them to the row's LSE and leave each part's weight in shared memory; then each warp
+// sums every fourth part's O, lane by lane over the columns, its loads independent of one
+// another (a batch of one sequence split 100 ways would otherwise wait on 100 loads in turn),
+// and the warps' sums are added through shared memory.
+constexpr int kCombineThreads = 128;
+constexpr int kCombineWarps = kCombineThreads / 32;
+static_assert(kDecodeMaxSplits <= kCombineThreads, "one thread per part");
+
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kCombineThreads)
+    flash_decode_combine_kernel(const float* __restrict__ part_o,
+                                const float* __restrict__ part_lse, T* __restrict__ o,
+                                float* __restrict__ lse, int rows, int splits) {
+  constexpr int kPerLane = kHeadDim / 32;
+  static_assert(kPerLane == 2 || kPerLane == 4, "d = 64 or 128");
+  __shared__ float weights[kCombineThreads];
+  __shared__ float reduce[kCombineWarps];
+  __shared__ float sums[kCombineWarps][kHeadDim];
+  const int row = blockIdx.x;
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+
+  const float mine =
+      tid < splits ? part_lse[static_cast<std::size_t>(tid) * rows + row] : -INFINITY;
+  float max_lse = warp_max(mine);
+  if (lane == 0) reduce[warp] = max_lse;
+  __syncthreads();
+  max_lse = reduce[0];
+  for (int w = 1; w < kCombineWarps; ++w) max_lse = fmaxf(max_lse, reduce[w]);
+  __syncthreads();  // reduce[] is reused below
+  const float term = mine == -INFINITY ? 0.f : expf(mine - max_lse);
+  const float warp_total = warp_sum(term);
+  if (lane == 0) reduce[warp] = warp_total;
+  __syncthreads();
+  float sum = 0.f;
+  for (int w = 0; w < kCombineWarps; ++w) sum += reduce[w];
+  // Every part empty (only when kv_len < q_len slipped through): o = 0, lse = -inf.
+  const float total = sum > 0.f ? max_lse + logf(sum) : -INFINITY;
+  weights[tid] = sum > 0.f ? term / sum : 0.f;  // exp(lse_s - total)
+  __syncthreads();
+
+  float acc[kPerLane] = {};
+#pragma unroll 4
+  for (int s = warp; s < splits; s += kCombineWarps) {
+    const float weight = weights[s];
+    const float* src =
+        part_o + (static_cast<std::size_t>(s) * rows + row) * kHeadDim + lane * kPerLane;
+    if constexpr (kPerLane == 4) {
+      const float4 x = *reinterpret_cast<const float4*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
+      acc[2] = fmaf(weight, x.z, acc[2]);
+      acc[3] = fmaf(weight, x.w, acc[3]);
+    } else {
+      const float2 x = *reinterpret_cast<const float2*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) sums[warp][lane * kPerLane + i] = acc[i];
+  __syncthreads();
+  if (warp != 0) return;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    float x = 0.f;
+#pragma unroll
+    for (int w = 0; w < kCombineWarps; ++w) x += sums[w][lane * kPerLane + i];
+    acc[i] = x;
+  }
+  T* dst = o + static_cast<std::size_t>(row) * kHeadDim + lane * kPerLane;
+  if constexpr (kPerLane == 4) {
+    *reinterpret_cast<uint2*>(dst) = make_uint2(pack2<T>(acc[0], acc[1]), pack2<T>(acc[2], acc[3]));
+  } else {
+    *reinterpret_cast<uint32_t*>(dst) = pack2<T>(acc[0], acc[1]);
+  }
+  if (lane == 0) lse[row] = total;
+}
+
+// The parts the launch splits each sequence's keys into: the shape's, else decode_plan.hpp's
+// choice for the current device.
+cudaError_t resolve_splits(const AttentionShape& shape, int* splits) {
+  if (shape.kv_splits > 0) {
+    *splits = shape.kv_splits;
+    return cudaSuccess;
+  }
+  int sms = 0;
+  ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
+  *splits = decode_splits(shape.batch, shape.key_heads(),
+                          decode_rows(shape.heads, shape.key_heads(), shape.q_len), shape.head_dim,
+                          shape.seq_len, sms);
+  return cudaSuccess;
+}
+
+// Rows of [B, heads, q_len]: the rows of o, lse and of each part's slice of the workspace.
+std::size_t output_rows(const AttentionShape& shape) {
+  return static_cast<std::size_t>(shape.batch) * shape.heads * shape.q_len;
+}
+
+std::size_t partial_o_bytes(const AttentionShape& shape, int splits) {
+  return align_up(static_cast<std::size_t>(splits) * output_rows(shape) * shape.head_dim *
+                  sizeof(float));
+}
+
+std::size_t partial_lse_bytes(const AttentionShape& shape, int splits) {
+  return align_up(static_cast<std::size_t>(splits) * output_rows(shape) * sizeof(float));
+}
+
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged>
+cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& params,
+                          cudaStream_t stream) {
+  using Cfg = DecodeConfig<kHeadDim>;
+  auto kernel = flash_decode_kernel<T, kHeadDim, kRowTiles, kPaged>;
+  ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(Cfg::kSmemBytes)));
+  // All of the unified L1/shared array as shared memory: decode_ctas_per_sm CTAs need it.
+  ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
+      kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  const dim3 grid(decode_row_blocks(params.rows), params.splits, shape.batch * shape.key_heads());
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
+  ROOFLINE_RETURN_IF_LAUNCH_FAILED();
+  if (params.splits == 1) return cudaSuccess;
+  const int rows = static_cast<int>(output_rows(shape));
+  flash_decode_combine_kernel<T, kHeadDim><<<rows, kCombineThreads, 0, stream>>>(
+      params.part_o, params.part_lse, params.o, params.lse, rows, params.splits);
+  return cudaGetLastError();
+}
+
+template <typename T, int kHeadDim, int kRowTiles>
+cudaError_t launch_for_tiles(const AttentionShape& shape, const DecodeParams<T>& params,
+                             cudaStream_t stream) {
+  return shape.page_size > 0 ? launch_decode<T, kHeadDim, kRowTiles, true>(shape, params, stream)
+                             : launch_decode<T, kHeadDim, kRowTiles, false>(shape, params, stream);
+}
+
+// 16-row tiles per CTA: as few as the group's rows need (more than 32 rows: all four).
+template <typename T, int kHeadDim>
+cudaError_t launch_for_dim(const AttentionShape& shape, const DecodeParams<T>& params,
+                           cudaStream_t stream) {
+  if (params.rows <= kDecodeRowTile) return launch_for_tiles<T, kHeadDim, 1>(shape, params, stream);
+  if (params.rows <= 2 * kDecodeRowTile) {
+    return launch_for_tiles<T, kHeadDim, 2>(shape, params, stream);
+  }
+  return launch_for_tiles<T, kHeadDim, kDecodeRowsPerCta / kDecodeRowTile>(shape, params, stream);
+}
+
+template <typename T>
+cudaError_t launch_for_type(const AttentionShape& shape, const AttentionBuffers& buffers,
+                            int splits, cudaStream_t stream) {
+  DecodeParams<T> params{};
+  params.q = static_cast<const T*>(buffers.q);
+  params.k = static_cast<const T*>(buffers.k);
+  params.v = static_cast<const T*>(buffers.v);
+  params.o = static_cast<T*>(buffers.o);
+  params.lse = buffers.lse;
+  if (splits > 1) {
+    params.part_o = static_cast<float*>(buffers.workspace);
+    params.part_lse = reinterpret_cast<float*>(static_cast<unsigned char*>(buffers.workspace) +
+                                               partial_o_bytes(shape, splits));
+  }
+  params.kv_lens = buffers.kv_lens;
+  params.block_table = buffers.block_table;
+  params.heads = shape.heads;
+  params.kv_heads = shape.key_heads();
+  params.group = shape.heads / params.kv_heads;
+  params.q_len = shape.q_len;
+  params.rows = decode_rows(shape.heads, params.kv_heads, shape.q_len);
+  params.seq_len = shape.seq_len;
+  params.splits = splits;
+  params.out_rows = output_rows(shape);
+  if (shape.page_size > 0) {
+    while ((1 << params.page_shift) < shape.page_size) ++params.page_shift;
+    params.max_blocks = ceil_div(shape.seq_len, shape.page_size);
+  }
+  params.causal = shape.causal;
+  params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
+  params.scale_log2 = params.scale * kLog2e;
+  switch (shape.head_dim) {
+    case 64:
+      return launch_for_dim<T, 64>(shape, params, stream);
+    case 128:
+      return launch_for_dim<T, 128>(shape, params, stream);
+    default:
+      return cudaErrorNotSupported;
+  }
+}
+
+}  // namespace
+
+// The split-KV partials: FP32 O [splits, B, heads, q_len, d], then FP32 LSE [splits, B, heads,
+// q_len], each from a 256-byte boundary; nothing with one part. Auto splits (kv_splits 0)
+// depend on the current device's SM count, as in the launch.
+std::size_t flash_decode_workspace_bytes(const AttentionShape& shape) {
+  int splits = 1;
+  if (resolve_splits(shape, &splits) != cudaSuccess || splits <= 1) return 0;
+  return partial_o_bytes(shape, splits) + partial_lse_bytes(shape, splits);
+}
+
+// Work model: FLOPs = 4·d·H·Σ_b (q_len·kv_len_b − (causal ? q_len·(q_len−1)/2 : 0)) (S and
+// P·V, FMA = 2); minimum DRAM bytes = 2·2·H_kv·Σ_b kv_len_b·d (K and V) + 2·2·B·H·q_len·d (Q
+// read, O written) + 4·B·H·q_len (LSE) [+ 4·Σ_b ⌈kv_len_b/page⌉ block-table entries + 4·B].
+cudaError_t flash_decode_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
+                                 cudaStream_t stream) {
+  if (!shape.decode() || shape.heads % shape.key_heads() != 0) return cudaErrorInvalidValue;
+  if (shape.page_size > 0 && buffers.block_table == nullptr) return cudaErrorInvalidValue;
+  int splits = 1;
+  ROOFLINE_RETURN_IF_ERROR(resolve_splits(shape, &splits));
+  if (splits > 1 && buffers.workspace == nullptr) return cudaErrorInvalidValue;
+  return shape.dtype == DType::kBf16
+             ? launch_for_type<__nv_bfloat16>(shape, buffers, splits, stream)
+             : launch_for_type<__half>(shape, buffers, splits, stream);
+}
+
+}  // namespace roofline::kernels
+
+// The analytic model's tiles (catalog.hpp) and plan (decode_plan.hpp) are this file's own.
+namespace roofline::kernels {
+namespace {
+static_assert(forward_tiles_are("flash-decode", 64, kDecodeRowsPerCta, DecodeConfig<64>::kBlockKv));
+static_assert(forward_tiles_are("flash-decode", 128, kDecodeRowsPerCta,
+                                DecodeConfig<128>::kBlockKv));
+static_assert(DecodeConfig<64>::kBlockKv == kDecodeKeysPerTile &&
+                  DecodeConfig<128>::kBlockKv == kDecodeKeysPerTile,
+              "key tiles of decode_plan.hpp's size, so that parts start on tile boundaries");
+static_assert(kDecodeRowTile == 16, "rows pad to mma.sync's m16");
+static_assert(DecodeConfig<64>::kCtasPerSm == 3 && DecodeConfig<128>::kCtasPerSm == 2,
+              "the occupancy that the stage counts were sized for");
+}  // namespace
+}  // namespace roofline::kernels
