@@ -82,8 +82,9 @@ const CLI::Validator kDecimal(
     },
     "INT");
 
-// "1024,4096": decimal integers, no empty item, each given once.
-std::vector<int> parse_int_list(const std::string& option, const std::string& text) {
+// "1024,4096": decimal integers, no empty item, each given once (unless `repeats`).
+std::vector<int> parse_int_list(const std::string& option, const std::string& text,
+                                bool repeats = false) {
   std::vector<int> out;
   for (std::string item : split(text, ',')) {
     if (item.empty())
@@ -93,7 +94,7 @@ std::vector<int> parse_int_list(const std::string& option, const std::string& te
     const long long value = std::stoll(item);
     if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
       throw CLI::ValidationError(option, quote_text(item) + " is out of range");
-    if (std::find(out.begin(), out.end(), static_cast<int>(value)) != out.end())
+    if (!repeats && std::find(out.begin(), out.end(), static_cast<int>(value)) != out.end())
       throw CLI::ValidationError(option, item + " is given twice");
     out.push_back(static_cast<int>(value));
   }
@@ -111,6 +112,7 @@ void require_distinct(const std::string& option, const std::vector<std::string>&
 }  // namespace
 
 const char* const kWorkloadGroup = "Workloads and kernels";
+const char* const kDecodeGroup = "Decode workloads";
 const char* const kOutputGroup = "Output";
 
 const CLI::Validator kNonEmptyPath(
@@ -122,8 +124,12 @@ void SweepOptions::add_to(CLI::App& app) {
   for (int n : seq_lens) seq_default += (seq_default.empty() ? "" : ",") + std::to_string(n);
   // Parsed here rather than with CLI11's delimiter, which drops empty items ("1,,2").
   app.add_option_function<std::string>(
-         "--seq", [this](const std::string& text) { seq_lens = parse_int_list("--seq", text); },
-         "Sequence lengths N, comma-separated")
+         "--seq",
+         [this](const std::string& text) {
+           seq_lens = parse_int_list("--seq", text);
+           seq_given = true;
+         },
+         "Sequence lengths N, comma-separated (decode: KV cache lengths)")
       ->type_name("N,...")
       ->default_str(seq_default)
       ->group(kWorkloadGroup);
@@ -161,9 +167,84 @@ void SweepOptions::add_to(CLI::App& app) {
       ->type_name("fp16|bf16")
       ->capture_default_str()
       ->group(kWorkloadGroup);
+  app.add_option_function<std::string>(
+         "--q-len", [this](const std::string& text) { q_lens = parse_int_list("--q-len", text); },
+         "Decode: new query tokens per sequence (1-16), comma-separated; --seq gives the KV "
+         "cache's length (kernel flash-decode)")
+      ->type_name("N,...")
+      ->group(kDecodeGroup);
+  app.add_option("--kv-heads", kv_heads,
+                 "Decode: key/value heads (GQA; --heads a multiple of it; default --heads)")
+      ->check(kDecimal)
+      ->group(kDecodeGroup);
+  app.add_option("--page-size", page_size,
+                 "Decode: tokens a page of a paged KV cache, 16-256 (default 0: contiguous)")
+      ->check(kDecimal)
+      ->group(kDecodeGroup);
+  app.add_option_function<std::string>(
+         "--kv-splits",
+         [this](const std::string& text) { kv_splits = parse_int_list("--kv-splits", text); },
+         "Decode: split-KV parts per sequence, comma-separated, each a row (0: chosen for the "
+         "GPU's SMs; 1: off)")
+      ->type_name("N,...")
+      ->default_str("0")
+      ->group(kDecodeGroup);
+  app.add_option_function<std::string>(
+         "--kv-lens",
+         [this](const std::string& text) { kv_lens = parse_int_list("--kv-lens", text, true); },
+         "Decode: each sequence's KV cache length (ragged batch), comma-separated, --batch of "
+         "them; replaces --seq")
+      ->type_name("N,...")
+      ->group(kDecodeGroup);
+}
+
+std::vector<Workload> SweepOptions::decode_workloads() const {
+  if (!kv_lens.empty() && seq_given)
+    throw InputError("--kv-lens gives the cache lengths: drop --seq");
+  if (!kv_lens.empty() && kv_lens.size() != static_cast<std::size_t>(batch))
+    throw InputError("--kv-lens needs one length per sequence (--batch " + std::to_string(batch) +
+                     "; got " + std::to_string(kv_lens.size()) + ")");
+  for (const std::string& pass : passes)
+    if (pass != "fwd")
+      throw InputError("decode workloads (--q-len) have a forward pass only (got --pass " + pass +
+                       ")");
+  std::vector<int> lengths = seq_lens;
+  if (!kv_lens.empty()) lengths = {*std::max_element(kv_lens.begin(), kv_lens.end())};
+  std::vector<bool> causal_values;
+  if (!non_causal_only) causal_values.push_back(true);
+  if (!causal_only) causal_values.push_back(false);
+  std::vector<Workload> out;
+  for (int q : q_lens)
+    for (int n : lengths)
+      for (int splits : kv_splits)
+        for (bool causal : causal_values) {
+          // With one new token the mask changes nothing: one row, not two alike.
+          if (q == 1 && causal && causal_values.size() == 2) continue;
+          Workload w;
+          w.batch = batch;
+          w.heads = heads;
+          w.seq_len = n;
+          w.head_dim = head_dim;
+          w.causal = causal;
+          w.pass = Pass::kForward;
+          w.dtype = parse_dtype(dtype).value_or(DType::kFp16);
+          w.q_len = q;
+          w.kv_heads = kv_heads > 0 ? kv_heads : heads;
+          w.page_size = page_size;
+          w.kv_splits = splits;
+          w.kv_lens = kv_lens;
+          w.validate();
+          out.push_back(w);
+        }
+  return out;
 }
 
 std::vector<Workload> SweepOptions::workloads() const {
+  if (decode()) return decode_workloads();
+  if (kv_heads != 0 || page_size != 0 || !kv_lens.empty() || kv_splits != std::vector<int>{0})
+    throw InputError(
+        "--kv-heads, --page-size, --kv-splits and --kv-lens describe decode "
+        "workloads: give --q-len too");
   std::vector<Workload> out;
   std::vector<bool> causal_values;
   if (!non_causal_only) causal_values.push_back(true);
@@ -195,7 +276,8 @@ std::vector<std::string> SweepOptions::kernel_names() const {
   if (kernels.empty()) {
     std::vector<std::string> all;
     for (const KernelModel& model : kernel_models())
-      if (!bf16 || model.supports_bf16) all.push_back(model.name);
+      if ((!bf16 || model.supports_bf16) && model.decode_only == decode())
+        all.push_back(model.name);
     return all;
   }
   for (const std::string& name : kernels) {
@@ -203,6 +285,11 @@ std::vector<std::string> SweepOptions::kernel_names() const {
     if (bf16 && !model.supports_bf16)
       throw InputError("--dtype bf16: " + name +
                        " runs FP16 only (BF16 kernels: " + bf16_kernel_names() + ")");
+    if (model.decode_only && !decode())
+      throw InputError(name + " runs decode workloads: give --q-len (new tokens per sequence)");
+    if (!model.decode_only && decode())
+      throw InputError("--q-len makes decode workloads, which " + name +
+                       " does not run (decode kernels: flash-decode)");
   }
   require_distinct("--kernel", kernels);
   return kernels;

@@ -39,12 +39,24 @@ struct SweepOptions {
   std::vector<std::string> kernels;  // empty: all bundled kernels
   std::vector<std::string> passes = {"fwd"};
   std::string dtype = "fp16";  // --dtype fp16|bf16: the element type of every workload
+  // Decode workloads (--q-len given): new tokens per sequence against a KV cache of --seq
+  // tokens (or --kv-lens, one length per sequence), --kv-heads K/V heads, --page-size,
+  // --kv-splits (each a row: 0 lets the kernel choose).
+  std::vector<int> q_lens;
+  int kv_heads = 0;
+  int page_size = 0;
+  std::vector<int> kv_splits = {0};
+  std::vector<int> kv_lens;
+  bool seq_given = false;
 
   void add_to(CLI::App& app);
   // Every workload of the grid, validated (throws InputError).
   std::vector<Workload> workloads() const;
-  // Validated. Without --kernel, the kernels that run the dtype; a named kernel that does not
-  // (flash-v1 with --dtype bf16) is an InputError.
+  std::vector<Workload> decode_workloads() const;  // workloads() with --q-len
+  bool decode() const { return !q_lens.empty(); }
+  // Validated. Without --kernel, the kernels that run the dtype and the kind of workload
+  // (decode with --q-len, else prefill); a named kernel that does not (flash-v1 with --dtype
+  // bf16, flash-decode without --q-len) is an InputError.
   std::vector<std::string> kernel_names() const;
 };
 
@@ -84,6 +96,7 @@ struct CeilingOptions {
 
 // Help groups shared by the commands' options.
 extern const char* const kWorkloadGroup;
+extern const char* const kDecodeGroup;
 extern const char* const kOutputGroup;
 
 // Rejects an empty PATH argument (`--json ''` would otherwise mean "no output").

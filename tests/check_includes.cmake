@@ -2,7 +2,8 @@
 #   - CUPTI and nvperf headers only in roofline_profiler (lib/gpu/range_profiler.cpp,
 #     lib/gpu/cupti/) and the injection library (lib/inject/);
 #   - lib/core includes no CUDA header and nothing from lib/gpu, lib/inject or app; of kernels/
-#     only the plain catalogue (kernels/catalog.hpp, itself free of CUDA headers);
+#     only the plain catalogue and decode plan (kernels/catalog.hpp, kernels/decode_plan.hpp,
+#     themselves free of CUDA headers);
 #   - lib/ includes nothing from app/;
 #   - lib/core's feature folders include only themselves and the folders before them, in the
 #     order base, domain, model, report, verdict, compare, writers, chart (lib/core/CMakeLists.txt
@@ -44,13 +45,13 @@ check_files("${all_sources}" "${include}<(cupti|nvperf)"
             "CUPTI belongs to roofline_profiler and lib/inject")
 
 file(GLOB_RECURSE core_sources "${SOURCE_DIR}/lib/core/*.cpp" "${SOURCE_DIR}/lib/core/*.hpp"
-     "${SOURCE_DIR}/kernels/catalog.hpp")
+     "${SOURCE_DIR}/kernels/catalog.hpp" "${SOURCE_DIR}/kernels/decode_plan.hpp")
 check_files("${core_sources}" "${include}<(cuda|cupti|nvperf|cublas|nvtx)" "" ""
             "lib/core builds without CUDA")
 check_files("${core_sources}" "${include}\"(lib/gpu|lib/inject|app)/" "" ""
             "lib/core is the bottom layer")
-check_files("${core_sources}" "${include}\"kernels/" "" "\"kernels/catalog[.]hpp\""
-            "of kernels/, lib/core includes only catalog.hpp")
+check_files("${core_sources}" "${include}\"kernels/" "" "\"kernels/(catalog|decode_plan)[.]hpp\""
+            "of kernels/, lib/core includes only catalog.hpp and decode_plan.hpp")
 
 file(GLOB_RECURSE lib_sources "${SOURCE_DIR}/lib/*.cpp" "${SOURCE_DIR}/lib/*.hpp"
      "${SOURCE_DIR}/lib/*.cu")

@@ -24,9 +24,12 @@ kernels::Pass kernel_pass(Pass pass);
 
 // Bytes of one point's buffers.
 struct PointSizes {
-  std::size_t tensor = 0;     // one FP16 or BF16 [B,H,N,d]
-  std::size_t row_stats = 0;  // one FP32 [B,H,N]
+  std::size_t tensor = 0;     // one FP16 or BF16 [B,H,N,d] (decode: Q or O, [B,H,q_len,d])
+  std::size_t kv_tensor = 0;  // K or V: as `tensor`, or a decode workload's cache (its pages)
+  std::size_t row_stats = 0;  // one FP32 [B,H,N] (decode: [B,H,q_len])
   std::size_t workspace = 0;
+  std::size_t kv_lens = 0;      // decode: int [B]
+  std::size_t block_table = 0;  // decode, paged: int [B, ⌈seq/page⌉]
   bool backward = false;
   bool verify = false;  // with the FP32 references of --verify
 
@@ -55,12 +58,16 @@ class InputArena {
   kernels::AttentionBuffers view() const;
 
   // The buffers, for the output checks; sized by ensure().
-  DeviceBuffer q, k, v, o, lse, d_o, d_q, d_k, d_v, workspace;
+  DeviceBuffer q, k, v, o, lse, d_o, d_q, d_k, d_v, workspace, kv_lens, block_table;
   DeviceBuffer ref_o, ref16_o, ref_lse, ref16_lse, ref_dq, ref16_dq, ref_dk, ref16_dk, ref_dv,
       ref16_dv;
 
  private:
-  std::array<DeviceBuffer*, 20> all();
+  std::array<DeviceBuffer*, 22> all();
+  // A decode workload's lengths and, paged, its block table: pages dealt to the sequences in a
+  // shuffled order (as a serving cache's free list leaves them), from `seed`.
+  void fill_decode_tables(const Workload& workload, const PointSizes& sizes, std::uint64_t seed,
+                          cudaStream_t stream);
 
   std::optional<Workload> filled_for_;  // whose inputs the arena holds
 };

@@ -96,7 +96,7 @@ TEST_CASE("bf16: --dtype on model, and flash-v1 refused in one line with exit 2"
   } cases[] = {
       {{"model", "--dtype", "bf16", "--kernel", "flash-v1", "--json", out},
        "error: --dtype bf16: flash-v1 runs FP16 only (BF16 kernels: standard, flash-v2, "
-       "flash-v3)\n"},
+       "flash-v3, flash-decode)\n"},
       {{"model", "--dtype", "fp32", "--json", out}, "error: "},
   };
   for (const Case& c : cases) {

@@ -68,9 +68,10 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
        "error: head-dim must be 32, 64 or 128 (got 48)"},
       {{"model", "--kernel", "flash-v9", "--json", out},
        "error: unknown kernel \"flash-v9\": did you mean flash-v1, flash-v2 or flash-v3? (known: "
-       "standard, flash-v1, flash-v2, flash-v3)"},
+       "standard, flash-v1, flash-v2, flash-v3, flash-decode)"},
       {{"model", "--kernel", "xyz", "--json", out},
-       "error: unknown kernel \"xyz\"; known: standard, flash-v1, flash-v2, flash-v3"},
+       "error: unknown kernel \"xyz\"; known: standard, flash-v1, flash-v2, flash-v3, "
+       "flash-decode"},
       {{"model", "--pass", "sideways", "--json", out},
        "error: --pass must be fwd or bwd (got \"sideways\")"},
       {{"model", "--json", (dir.path / "missing" / "r.json").string()},

@@ -104,7 +104,7 @@ TEST_CASE("cli: a mistyped command, option, GPU or kernel gets one line naming w
   }
   check_usage_error({"model", "--kernel", "flsh-v2"},
                     "error: unknown kernel \"flsh-v2\": did you mean flash-v2? (known: standard, "
-                    "flash-v1, flash-v2, flash-v3)");
+                    "flash-v1, flash-v2, flash-v3, flash-decode)");
   check_usage_error({"show", kReports + "base.json", "--export", "gbnch=-"},
                     "error: --export: unknown format \"gbnch\" (did you mean gbench?) (see "
                     "--help)");

@@ -122,15 +122,16 @@ TEST_CASE("model: workload validation messages") {
   CHECK(validation_error(w) == "head-dim must be 32, 64 or 128 (got 48)");
   CHECK_THROWS_WITH_AS(find_kernel_model("flash-v9"),
                        "unknown kernel \"flash-v9\": did you mean flash-v1, flash-v2 or flash-v3? "
-                       "(known: standard, flash-v1, flash-v2, flash-v3)",
+                       "(known: standard, flash-v1, flash-v2, flash-v3, flash-decode)",
                        InputError);
   CHECK_THROWS_WITH_AS(find_kernel_model("flsh-v2"),
                        "unknown kernel \"flsh-v2\": did you mean flash-v2? (known: standard, "
-                       "flash-v1, flash-v2, flash-v3)",
+                       "flash-v1, flash-v2, flash-v3, flash-decode)",
                        InputError);
-  CHECK_THROWS_WITH_AS(find_kernel_model("cudnn"),
-                       "unknown kernel \"cudnn\"; known: standard, flash-v1, flash-v2, flash-v3",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      find_kernel_model("cudnn"),
+      "unknown kernel \"cudnn\"; known: standard, flash-v1, flash-v2, flash-v3, flash-decode",
+      InputError);
 }
 
 TEST_CASE("model: kernels are judged against the ceiling of their own path") {
@@ -169,7 +170,7 @@ TEST_CASE("model: unsupported_reason names the GPU, the head dim or the missing 
   CHECK(unsupported_reason(hopper, seed_workload(1024, false, Pass::kBackward), "9.0") ==
         "hopper-only has no backward pass yet");
   for (const KernelModel& model : kernel_models()) {
-    if (model.required_compute_capability.empty()) {
+    if (model.required_compute_capability.empty() && !model.decode_only) {
       CHECK(unsupported_reason(model, narrow, "8.0").empty());
       CHECK(unsupported_reason(model, seed_workload(1024, true, Pass::kBackward), "7.5").empty());
     }

@@ -28,6 +28,7 @@ std::vector<Point> sweep() {
       for (int n : {1024, 4096, 8192, 16384})
         for (bool causal : {true, false})
           for (const KernelModel& k : kernel_models()) {
+            if (k.decode_only) continue;  // the seed sweep is prefill
             Workload w;
             w.seq_len = n;
             w.head_dim = head_dim;

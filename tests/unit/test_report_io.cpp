@@ -121,6 +121,11 @@ TEST_CASE(
               row.workload.head_dim = head_dim;
               row.workload.causal = causal;
               row.workload.pass = pass;
+              if (kernel.decode_only) {  // decode rows: GQA, a paged cache past 1000 keys
+                row.workload.q_len = causal && seq >= 4 ? 4 : 1;
+                row.workload.kv_heads = 2;
+                row.workload.page_size = seq > 1000 ? 16 : 0;
+              }
               row.spec_key = spec.key;
               row.prediction = predict(kernel, row.workload, spec);
               report.rows.push_back(row);

@@ -75,5 +75,9 @@ inline constexpr Bound kCalibrationSeconds{"calibration durations", 0, 1e6, "s"}
 inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;  // 16,777,216
 // B·H·N·d of one Q/K/V/O tensor: 2^36 elements is 128 GiB in FP16, beyond any GPU's memory.
 inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 36;
+// Decode workloads: new query tokens per sequence (speculative decoding's few), and split-KV
+// parts (flash-decode's kDecodeMaxSplits, kernels/decode_plan.hpp).
+inline constexpr int kMaxDecodeQueryLen = 16;
+inline constexpr int kMaxDecodeSplits = 128;
 
 }  // namespace roofline

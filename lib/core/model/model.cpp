@@ -5,11 +5,13 @@
 #include <stdexcept>
 
 #include "kernels/catalog.hpp"
+#include "kernels/decode_plan.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/suggest.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/cache_model.hpp"
 #include "lib/core/model/exp_model.hpp"
+#include "lib/core/model/model_decode.hpp"
 #include "lib/core/model/model_l1.hpp"
 
 namespace roofline {
@@ -382,6 +384,7 @@ const std::vector<KernelModel>& kernel_models() {
       model.tiles_d64 = tile_shape(info.tiles_d64);
       model.tiles_d128 = tile_shape(info.tiles_d128);
       model.supports_bf16 = info.supports_bf16;
+      model.decode_only = info.decode_only;
       models.push_back(std::move(model));
     }
     // What the cache-aware model and the counted FLOPs need, set by name.
@@ -440,6 +443,16 @@ const std::vector<KernelModel>& kernel_models() {
     v3.computes_padding = true;
     v3.fwd_row_block = 128;
     v3.bwd_key_block = 64;
+    // flash-decode: mma.sync over cp.async stages of the cache, sm_80 and newer.
+    KernelModel& decode = named("flash-decode");
+    decode.family = KernelFamily::kDecode;
+    decode.path = ComputePath::kTensorFp16;
+    decode.instruction = TensorInstruction::kMmaSync;
+    decode.head_dims = {64, 128};
+    decode.head_dim_limit = "its tiles are written for rows of 64 or 128 elements";
+    decode.has_backward = false;
+    decode.computes_padding = true;
+    decode.fwd_row_block = kernels::kDecodeRowTile;
     return models;
   }();
   return kModels;
@@ -470,6 +483,7 @@ std::string bf16_kernel_names() {
 }
 
 double algorithmic_flops(const Workload& w) {
+  if (w.decode()) return decode_algorithmic_flops(w);
   const double forward = 4.0 * w.batch * w.heads * static_cast<double>(w.seq_len) * w.seq_len *
                          w.head_dim * (w.causal ? 0.5 : 1.0);
   return w.pass == Pass::kForward ? forward : 2.5 * forward;
@@ -477,12 +491,21 @@ double algorithmic_flops(const Workload& w) {
 
 Prediction predict(const KernelModel& kernel, const Workload& workload) {
   workload.validate();
-  Prediction p = kernel.family == KernelFamily::kStandard ? predict_standard(workload)
-                                                          : predict_flash(kernel, workload);
+  if (kernel.decode_only != workload.decode())
+    throw InputError(kernel.name + (kernel.decode_only
+                                        ? " runs decode workloads only (--q-len)"
+                                        : " runs prefill workloads only (no --q-len)"));
+  Prediction p;
+  if (kernel.family == KernelFamily::kDecode) {
+    p = predict_decode(workload, 0);
+  } else {
+    p = kernel.family == KernelFamily::kStandard ? predict_standard(workload)
+                                                 : predict_flash(kernel, workload);
+    ExpPrediction exps = predict_exponentials(kernel, workload);
+    p.model_exponentials = exps.exponentials;
+    p.exp_terms = std::move(exps.terms);
+  }
   p.algorithmic_flops = algorithmic_flops(workload);
-  ExpPrediction exps = predict_exponentials(kernel, workload);
-  p.model_exponentials = exps.exponentials;
-  p.exp_terms = std::move(exps.terms);
   p.model_dram_bytes = p.no_reuse_dram_bytes;
   p.dram_model = "no reuse (no GPU spec: every stream from DRAM)";
   return p;
@@ -490,6 +513,14 @@ Prediction predict(const KernelModel& kernel, const Workload& workload) {
 
 std::string unsupported_reason(const KernelModel& kernel, const Workload& workload,
                                std::string_view compute_capability) {
+  if (kernel.decode_only && !workload.decode())
+    return kernel.name + " runs decode workloads only (give --q-len)";
+  if (!kernel.decode_only && workload.decode())
+    return kernel.name + " runs prefill workloads only (flash-decode runs --q-len)";
+  if (kernel.decode_only && !compute_capability.empty() &&
+      std::atoi(std::string(compute_capability).c_str()) < 8)
+    return kernel.name + " needs compute capability 8.0 or newer (cp.async, this GPU: " +
+           std::string(compute_capability) + ")";
   if (!kernel.required_compute_capability.empty() && !compute_capability.empty() &&
       compute_capability != kernel.required_compute_capability) {
     return kernel.name + " is built for compute capability " + kernel.required_compute_capability +
@@ -519,9 +550,17 @@ std::string unsupported_reason(const KernelModel& kernel, const Workload& worklo
 Prediction predict(const KernelModel& kernel, const Workload& workload, const GpuSpec& spec) {
   Prediction p = predict(kernel, workload);
   const CacheContext cache{static_cast<double>(spec.l2_cache_bytes), spec.sm_count};
+  if (kernel.family == KernelFamily::kDecode) {
+    // The split-KV parts follow the spec's SM count: the FLOPs stay, the partials' bytes move.
+    Prediction on_spec = predict_decode(workload, spec.sm_count);
+    p.byte_terms = std::move(on_spec.byte_terms);
+    p.no_reuse_dram_bytes = on_spec.no_reuse_dram_bytes;
+  }
   p.model_dram_bytes = 0;
   double writes = 0;
-  if (kernel.family == KernelFamily::kStandard)
+  if (kernel.family == KernelFamily::kDecode)
+    cache_aware_decode(workload, spec.sm_count, cache.l2, p, &writes);
+  else if (kernel.family == KernelFamily::kStandard)
     cache_aware_standard(workload, cache, p, &writes);
   else
     cache_aware_flash(kernel, workload, cache, p, &writes);

@@ -31,7 +31,8 @@
 
 namespace roofline {
 
-enum class KernelFamily { kStandard, kFlash };
+// kDecode: flash-decode, decode workloads only (model_decode.hpp).
+enum class KernelFamily { kStandard, kFlash, kDecode };
 
 // Rows of Q per CTA step (Br) and of K/V per inner step (Bc), per pass.
 struct TileShape {
@@ -60,6 +61,7 @@ struct KernelModel {
   std::vector<int> head_dims = {32, 64, 128};
   std::string head_dim_limit = "";  // why other head dims are missing (one clause)
   bool has_backward = true;
+  bool decode_only = false;   // runs decode workloads (q_len >= 1) only; the others prefill only
   bool supports_bf16 = true;  // from the catalogue: BF16 workloads as well as FP16
   // CTAs resident per SM (from the kernels' __launch_bounds__ and shared memory on sm_90), per
   // pass: how many tiles share L2 at a time in the cache-aware model.
@@ -130,7 +132,7 @@ struct Prediction {
 // Without a spec: DRAM bytes are the no-reuse bound.
 Prediction predict(const KernelModel& kernel, const Workload& workload);
 // With the spec of the GPU the kernel is judged for: cache-aware DRAM bytes (its L2 capacity
-// and SM count).
+// and SM count; a decode kernel's split-KV parts for that SM count).
 Prediction predict(const KernelModel& kernel, const Workload& workload, const GpuSpec& spec);
 
 // Empty when `kernel` runs `workload` on a GPU of compute capability `compute_capability`

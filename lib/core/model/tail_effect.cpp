@@ -5,8 +5,10 @@
 #include <functional>
 #include <limits>
 
+#include "kernels/decode_plan.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/model.hpp"
+#include "lib/core/model/model_decode.hpp"
 
 namespace roofline {
 namespace {
@@ -119,7 +121,44 @@ int resident_ctas_per_sm(const SmLimits& limits, std::int64_t threads_per_cta,
   return static_cast<int>(std::max<std::int64_t>(ctas, 0));
 }
 
-std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload& w) {
+namespace {
+
+// flash-decode's grid: every CTA one (sequence, KV head, row block, part).
+std::optional<LaunchGrid> decode_grid(const KernelModel& model, const Workload& w, int sm_count) {
+  const int parts = decode_parts(w, sm_count);
+  const std::int64_t per_sequence = decode_ctas(w, sm_count) / w.batch;
+  LaunchGrid grid;
+  grid.ctas = decode_ctas(w, sm_count);
+  grid.ctas_per_sm = kernels::decode_ctas_per_sm(w.head_dim);
+  grid.origin = model.name + "'s grid (sequences × KV heads × row blocks × " +
+                std::to_string(parts) + (parts == 1 ? " part)" : " split-KV parts)");
+  // Key tiles of each part: equal parts of equal sequences, else one group per (sequence, part).
+  std::vector<std::pair<double, std::int64_t>> work;
+  for (int b = 0; b < w.batch; ++b) {
+    const int n = w.kv_len(b);
+    const int per_part = kernels::decode_keys_per_split(n, parts);
+    for (int s = 0; s < parts; ++s) {
+      const int keys = std::clamp(n - s * per_part, 0, per_part);
+      work.emplace_back(std::ceil(static_cast<double>(keys) / kernels::kDecodeKeysPerTile),
+                        per_sequence / parts);
+    }
+  }
+  std::sort(work.begin(), work.end());
+  std::vector<std::pair<double, std::int64_t>> merged;
+  for (const auto& [tiles, count] : work) {
+    if (!merged.empty() && merged.back().first == tiles)
+      merged.back().second += count;
+    else
+      merged.emplace_back(tiles, count);
+  }
+  if (merged.size() > 1) grid.cta_work = std::move(merged);
+  return grid;
+}
+
+}  // namespace
+
+std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload& w, int sm_count) {
+  if (model.family == KernelFamily::kDecode) return decode_grid(model, w, sm_count);
   if (model.family != KernelFamily::kFlash) return std::nullopt;
   const TileShape tiles = model.tiles(w.head_dim);
   const bool forward = w.pass == Pass::kForward;

@@ -71,8 +71,11 @@ int resident_ctas_per_sm(const SmLimits& limits, std::int64_t threads_per_cta,
 
 // The grid of a bundled flash kernel's main launch for this workload (forward: query tiles ×
 // B·H; backward: key tiles × B·H), each CTA's work in tile pairs under a causal mask;
-// nullopt for kernels whose launches the model does not know (standard: cuBLAS chooses).
-std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload& workload);
+// flash-decode's (sequences × key/value heads × row blocks × split-KV parts, the parts chosen
+// for `sm_count` SMs), each CTA's work in key tiles; nullopt for kernels whose launches the
+// model does not know (standard: cuBLAS chooses).
+std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload& workload,
+                                       int sm_count = 0);
 
 // A profiled launch's grid (a graph launch has none: nullopt); CTAs per SM from its block,
 // registers and shared memory when the spec has per-SM limits.

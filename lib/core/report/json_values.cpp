@@ -32,9 +32,18 @@ json json_number(double value) {
 }
 
 json workload_json(const Workload& w) {
-  return {{"batch", w.batch},           {"heads", w.heads},   {"seq_len", w.seq_len},
-          {"head_dim", w.head_dim},     {"causal", w.causal}, {"pass", to_string(w.pass)},
-          {"dtype", to_string(w.dtype)}};
+  json out = {{"batch", w.batch},           {"heads", w.heads},   {"seq_len", w.seq_len},
+              {"head_dim", w.head_dim},     {"causal", w.causal}, {"pass", to_string(w.pass)},
+              {"dtype", to_string(w.dtype)}};
+  // Decode workloads only: prefill rows read as they did before decode existed.
+  if (w.decode()) {
+    out["q_len"] = w.q_len;
+    out["kv_heads"] = w.key_heads();
+    out["page_size"] = w.page_size;
+    out["kv_splits"] = w.kv_splits;
+    if (!w.kv_lens.empty()) out["kv_lens"] = w.kv_lens;
+  }
+  return out;
 }
 
 Workload workload_from_json(const JsonReader& r, const json& j, const std::string& where) {
@@ -55,6 +64,20 @@ Workload workload_from_json(const JsonReader& r, const json& j, const std::strin
     if (!parsed)
       r.fail(key_path(where, "dtype"), "must be fp16 or bf16 (got " + quote_text(text) + ")");
     w.dtype = *parsed;
+  }
+  if (r.optional_member(j, where, "q_len") != nullptr) {
+    w.q_len = static_cast<int>(r.integer(j, where, "q_len", 1, kMaxDecodeQueryLen));
+    w.kv_heads = static_cast<int>(r.integer(j, where, "kv_heads", 1, kIntMax));
+    w.page_size = static_cast<int>(r.integer(j, where, "page_size", 0, kIntMax));
+    w.kv_splits = static_cast<int>(r.integer(j, where, "kv_splits", 0, kMaxDecodeSplits));
+    if (const json* lens = r.optional_member(j, where, "kv_lens"); lens != nullptr) {
+      const std::string path = key_path(where, "kv_lens");
+      r.require_array(*lens, path);
+      if (lens->size() > static_cast<std::size_t>(w.batch))
+        r.fail(path, "has more lengths than the batch's " + std::to_string(w.batch));
+      for (const json& n : *lens)
+        w.kv_lens.push_back(static_cast<int>(r.integer_value(n, path, 1, kIntMax)));
+    }
   }
   try {
     w.validate();  // the same rules as the command line's

@@ -64,20 +64,14 @@ bool same_contents(const Row& a, const Row& b) {
   return true;
 }
 
-// Kernel, workload, spec, device; a profiled launch adds its process and launch index.
-using RowKey = std::tuple<std::string, int, int, int, int, bool, int, int, std::string, std::string,
-                          std::int64_t, std::int64_t>;
+// Kernel, workload (its label names every field, decode ones included), spec, device; a profiled
+// launch adds its process and launch index.
+using RowKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::int64_t, std::int64_t>;
 
 RowKey key_of(const Row& row, const std::string& device) {
-  const Workload& w = row.workload;
   return {row.kernel,
-          w.batch,
-          w.heads,
-          w.seq_len,
-          w.head_dim,
-          w.causal,
-          static_cast<int>(w.pass),
-          static_cast<int>(w.dtype),
+          row.workload.label(),
           row.spec_key,
           device,
           row.launch ? row.launch->process_id : -1,

@@ -34,6 +34,17 @@ constexpr double kAssumedLaunchFloor = 1e-6;
 // computes nothing the counters see, is waiting (on a flag, a clock, the host), not moving bytes.
 constexpr double kWaitingTime = 100e-6;
 constexpr double kWaitingShare = 1e-3;
+// A memory-bound grid that occupies less than this share of the GPU's CTA slots (SMs × CTAs
+// resident per SM), or leaves SMs without a CTA, keeps too few bytes in flight to reach the
+// bandwidth: a decode kernel at a small batch without split-KV is the common case.
+constexpr double kOccupiedSlots = 0.5;
+
+// The grid's share of the CTA slots, where the grid and its occupancy are known; NaN otherwise.
+double slot_share(const RowAnalysis& a) {
+  if (!a.tail || a.tail->ctas_per_sm <= 0 || a.tail->sm_count <= 0) return kNaN;
+  return static_cast<double>(a.tail->ctas) /
+         (static_cast<double>(a.tail->sm_count) * a.tail->ctas_per_sm);
+}
 
 const KernelModel* bundled_model(const Row& row) {
   if (row.launch.has_value()) return nullptr;
@@ -116,6 +127,8 @@ const char* to_string(Lever lever) {
       return "fewer exp";
     case Lever::kBandwidth:
       return "bandwidth";
+    case Lever::kOccupancy:
+      return "bytes in flight";
     case Lever::kAtRoof:
       return "at roof";
     case Lever::kLatency:
@@ -241,7 +254,34 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
         "more CTAs: smaller tiles, split the keys (split-KV) or a persistent schedule",
         max_finite({bytes_floor, seconds(a.flops, peak), a.time_seconds * busy}));
   };
-  if (tail_leads) add_tail();
+  // Latency/occupancy-bound: the row's bytes at the full DRAM bandwidth take longer than its
+  // least work at the compute of the SMs its grid keeps busy (so neither the pipe nor the tail
+  // holds it), it reaches little of the bandwidth, and its grid fills few of the GPU's CTA
+  // slots (SMs × CTAs resident per SM) or leaves SMs without a CTA: too few loads in flight.
+  // More CTAs (split-KV for decode) is the lever, bounded by the DRAM roof; it replaces the
+  // tail's, whose compute roof is not what holds such a grid.
+  const LevelAnalysis* dram_level = nullptr;
+  for (const LevelAnalysis& level : a.levels)
+    if (level.level == MemoryLevel::kDram && !level.partial) dram_level = &level;
+  const double share = slot_share(a);
+  const bool occupancy =
+      dram_level != nullptr &&
+      (a.bandwidth_only || !(work > 0) || seconds(work, peak * busy) < dram_floor) &&
+      dram_level->bandwidth_utilisation < kAtRoof && std::isfinite(share) &&
+      (share < kOccupiedSlots || a.tail->ctas < a.tail->sm_count);
+  if (occupancy)
+    add(Lever::kOccupancy,
+        "latency/occupancy-bound: DRAM at " +
+            format_fixed(100 * dram_level->bandwidth_utilisation, 0) + "% of its bandwidth with " +
+            std::to_string(a.tail->ctas) + (a.tail->ctas == 1 ? " CTA" : " CTAs") + " for " +
+            std::to_string(std::int64_t{a.tail->sm_count} * a.tail->ctas_per_sm) + " CTA slots (" +
+            std::to_string(a.tail->ctas_per_sm) + " per SM on " + std::to_string(a.tail->sm_count) +
+            " SMs, " + format_fixed(100 * share, 0) + "% occupied): too few bytes in flight",
+        "more CTAs: split the keys (split-KV) or smaller tiles; or more bytes in flight per CTA "
+        "(deeper load pipelines, 16-byte loads)",
+        max_finite({dram_floor, l2_floor}));
+  else if (tail_leads)
+    add_tail();
   if (model != nullptr && model->family == KernelFamily::kStandard)
     add(Lever::kFusion,
         "DRAM moves " + times(a.dram()->bytes / compulsory) + " the compulsory bytes (" +
@@ -263,7 +303,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
       a.ceiling != nullptr ? spec.ceiling(a.ceiling->path, TensorInstruction::kWgmma) : nullptr;
   // Compute-bound, or bound by the on-chip traffic mma.sync's operand loads make (what the full
   // counter set's shared-memory wavefronts show): the same lever under every counter set.
-  if (!a.bandwidth_only && (a.compute_bound || l1_binds) && a.ceiling != nullptr &&
+  if (!a.bandwidth_only && (a.compute_bound || l1_binds) && !occupancy && a.ceiling != nullptr &&
       a.ceiling->instruction == TensorInstruction::kMmaSync && wgmma != nullptr &&
       wgmma->peak_tflops > a.ceiling->peak_tflops)
     // wgmma reads its operands from shared memory, past the L1 counters: DRAM and L2 remain.
@@ -345,7 +385,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
     if (const std::string cause = dominant_stall(*stalls); !cause.empty())
       found.front().evidence += "; " + stall_evidence(*stalls, cause);
   if (behind_l1) add_on_chip();
-  if (a.tail_bound && !tail_leads) add_tail();
+  if (a.tail_bound && !tail_leads && !occupancy) add_tail();
   for (LeverAdvice& l : found) {
     if (!(l.target_time_seconds > 0)) l.target_time_seconds = a.time_floor_seconds;
     l.target_time_seconds = std::max(l.target_time_seconds, launch_floor);

@@ -27,12 +27,13 @@ enum class Lever {
   kOnChip,       // L1/shared traffic binds: fewer on-chip reads per FLOP (register reuse)
   kExp,          // the exponential unit binds: fewer MUFU exponentials per FLOP
   kBandwidth,    // memory-bound well below the level's bandwidth: access pattern, vector loads
+  kOccupancy,    // DRAM-bound far below it with a grid that fills few CTA slots: split-KV
   kAtRoof,       // at its roof already: only a different roof (algorithm) helps
   kLatency,      // far from its roof and no counter points to why: latency, occupancy, stalls
 };
 
 // "more CTAs", "fusion", "reuse", "tensor cores", "wgmma", "on-chip reuse", "fewer exp",
-// "bandwidth", "at roof", "latency"
+// "bandwidth", "bytes in flight", "at roof", "latency"
 const char* to_string(Lever lever);
 
 // One lever with its evidence, what to do, the floor it leaves and the gain up to it.

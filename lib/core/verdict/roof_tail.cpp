@@ -19,7 +19,7 @@ class Tail final : public Roof {
     if (in.row.launch.has_value())
       grid = launch_grid(*in.row.launch, in.spec);
     else if (in.model != nullptr)
-      grid = bundled_grid(*in.model, in.row.workload);
+      grid = bundled_grid(*in.model, in.row.workload, in.spec.sm_count);
     if (grid) a.tail = tail_effect(*grid, in.spec.sm_count);
     if (a.tail && a.tail->efficiency > 0 && a.tail->efficiency < 1) {
       a.tail_roof_flops_per_second = a.peak_flops_per_second * a.tail->efficiency;

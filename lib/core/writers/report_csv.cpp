@@ -46,6 +46,10 @@ struct Cell {
 
   // The workload's `text`, empty for a launch without one.
   std::string workload(std::string text) const { return known ? text : std::string(); }
+  // A decode workload's field, empty for prefill rows and launches without a workload.
+  std::string decode(long long value) const {
+    return known && row.workload.decode() ? std::to_string(value) : std::string();
+  }
   // A number of the launch, empty for the bundled kernels' rows.
   template <class F>
   std::string launch(F&& f) const {
@@ -259,6 +263,19 @@ const Column kColumns[] = {
      [](C c) { return csv_number(c.a.exp.time_floor_seconds); }},
     {"exp_utilisation", "exponentials per second ÷ the XU rate (a fraction)",
      [](C c) { return csv_number(c.a.exp.utilisation); }},
+    // Decode workloads' fields last, so that earlier columns keep their places.
+    {"q_len", "decode workloads: new query tokens per sequence (empty for prefill)",
+     [](C c) { return c.decode(c.row.workload.q_len); }},
+    {"kv_heads", "decode workloads: key/value heads (GQA: `heads` is a multiple)",
+     [](C c) { return c.decode(c.row.workload.key_heads()); }},
+    {"page_size", "decode workloads: tokens a page of the KV cache (0: contiguous)",
+     [](C c) { return c.decode(c.row.workload.page_size); }},
+    {"kv_splits", "decode workloads: split-KV parts per sequence (0: chosen for the GPU)",
+     [](C c) { return c.decode(c.row.workload.kv_splits); }},
+    {"kv_tokens",
+     "decode workloads: cached tokens over all sequences (`batch`·`seq_len` unless the lengths "
+     "are ragged)",
+     [](C c) { return c.decode(static_cast<long long>(c.row.workload.total_kv_len())); }},
 };
 
 const LevelAnalysis* level_of(const RowAnalysis& a, MemoryLevel wanted) {

@@ -171,10 +171,21 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
           ? FlopConvention::kPipe
           : options.flops;
   const bool algorithmic = flops == FlopConvention::kAlgorithmic;
+  const bool any_decode = std::any_of(report.rows.begin(), report.rows.end(),
+                                      [](const Row& row) { return row.workload.decode(); });
+  const bool any_prefill = std::any_of(report.rows.begin(), report.rows.end(), [](const Row& row) {
+    return has_workload(row) && !row.workload.decode();
+  });
+  const std::string convention =
+      std::string(any_prefill || !any_decode
+                      ? "4·B·H·N²·d forward, halved when causal, backward 2.5×"
+                      : "") +
+      (any_prefill && any_decode ? "; " : "") +
+      (any_decode ? "decode: 4·d per query row and key it sees" : "");
   say(algorithmic
-          ? "FLOPs: FlashAttention convention (4·B·H·N²·d forward, halved when causal, backward "
-            "2.5×) in GFLOP, TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = "
-            "TFLOP/s ÷ bound (--flops pipe: the FLOPs the kernel's pipe executed)"
+          ? "FLOPs: FlashAttention convention (" + convention +
+                ") in GFLOP, TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = "
+                "TFLOP/s ÷ bound (--flops pipe: the FLOPs the kernel's pipe executed)"
           : std::string("FLOPs: executed on the kernel's own pipe (counted, else the model's) in "
                         "GFLOP, TFLOP/s, AI, bound and XU roof; of bound = time floor ÷ time = "
                         "TFLOP/s ÷ bound ") +
