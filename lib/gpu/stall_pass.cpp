@@ -139,8 +139,6 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
         notes.push_back("no PC records: " + std::to_string(range.total_samples) +
                         " samples in all, " + std::to_string(range.non_user_samples) +
                         " in kernels CUPTI does not attribute");
-      if (range.pcs_at_disable > 0)
-        notes.push_back(std::to_string(range.pcs_at_disable) + " PCs read at the end");
       if (setup.catalog() == nullptr) notes.push_back("no source lines: " + setup.why_no_catalog());
       if (!sass.why().empty()) notes.push_back(sass.why());
       s.note = join(notes, "; ");

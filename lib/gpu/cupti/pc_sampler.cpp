@@ -59,17 +59,34 @@ void set_attributes(CUcontext context, std::vector<CUpti_PCSamplingConfiguration
   ROOFLINE_CUPTI_CALL(cuptiPCSamplingSetConfigurationAttribute(&params));
 }
 
-// Disables sampling in the context when it goes out of scope.
-struct Enabled {
-  CUcontext context;
-  ~Enabled() {
+std::vector<CUpti_PCSamplingConfigurationInfo> period_attribute(int period_log2) {
+  std::vector<CUpti_PCSamplingConfigurationInfo> infos(1);
+  infos[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+  infos[0].attributeData.samplingPeriodData.samplingPeriod =
+      static_cast<std::uint32_t>(std::clamp(period_log2, 5, 31));
+  return infos;
+}
+
+}  // namespace
+
+// The enabled session: CUPTI's buffer for what the reads leave (written at disable) and the one
+// the reads fill, both declared before the guard so that they outlive the disable.
+struct PcSession {
+  PcSession(CUcontext c, std::size_t reasons) : context(c), configured(reasons), read(reasons) {}
+  ~PcSession() {
     auto p =
         context_params<CUpti_PCSamplingDisableParams>(CUpti_PCSamplingDisableParamsSize, context);
     cuptiPCSamplingDisable(&p);
   }
+  PcSession(const PcSession&) = delete;
+  PcSession& operator=(const PcSession&) = delete;
+
+  CUcontext context;
+  DataBuffer configured;
+  DataBuffer read;
 };
 
-}  // namespace
+PcSampler::~PcSampler() = default;
 
 PcSampler::PcSampler() {
   using GetCurrent = CUresult (*)(CUcontext*);
@@ -106,22 +123,28 @@ void PcSampler::read_reasons() {
   for (std::size_t i = 0; i < count; ++i) reason_names_.emplace_back(name_pointers[i]);
 }
 
-SampledRange PcSampler::sample(int period_log2, const std::function<void()>& work) {
+void PcSampler::open_session(int period_log2) {
   const CUcontext context = as_context(context_);
-  // Declared before the session, so that they outlive its disable, which writes what is left
-  // into the configured buffer; sized once the reasons are known.
-  std::optional<DataBuffer> configured, read;
   auto enable =
       context_params<CUpti_PCSamplingEnableParams>(CUpti_PCSamplingEnableParamsSize, context);
   ROOFLINE_CUPTI_CALL(cuptiPCSamplingEnable(&enable));
-  std::optional<Enabled> enabled(std::in_place, context);
+  // Disabled again if what follows throws: the session owns the enable from here.
+  struct DisableOnThrow {
+    CUcontext context;
+    bool armed = true;
+    ~DisableOnThrow() {
+      if (!armed) return;
+      auto p =
+          context_params<CUpti_PCSamplingDisableParams>(CUpti_PCSamplingDisableParamsSize, context);
+      cuptiPCSamplingDisable(&p);
+    }
+  } guard{context};
   if (reason_indices_.empty()) read_reasons();
-  configured.emplace(reason_indices_.size());
-  read.emplace(reason_indices_.size());
-  std::vector<CUpti_PCSamplingConfigurationInfo> infos(6);
-  infos[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-  infos[0].attributeData.samplingPeriodData.samplingPeriod =
-      static_cast<std::uint32_t>(std::clamp(period_log2, 5, 31));
+  auto session = std::make_unique<PcSession>(context, reason_indices_.size());
+  guard.armed = false;
+  session_ = std::move(session);
+  std::vector<CUpti_PCSamplingConfigurationInfo> infos = period_attribute(period_log2);
+  infos.resize(6);
   infos[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
   infos[1].attributeData.stallReasonData.stallReasonCount = reason_indices_.size();
   infos[1].attributeData.stallReasonData.pStallReasonIndex = reason_indices_.data();
@@ -134,9 +157,28 @@ SampledRange PcSampler::sample(int period_log2, const std::function<void()>& wor
   infos[4].attributeData.outputDataFormatData.outputDataFormat =
       CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
   infos[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-  infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = configured->get();
+  infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = session_->configured.get();
   set_attributes(context, infos);
+}
 
+SampledRange PcSampler::sample(int period_log2, const std::function<void()>& work) {
+  const CUcontext context = as_context(context_);
+  try {
+    if (!session_) {
+      open_session(period_log2);
+    } else {
+      std::vector<CUpti_PCSamplingConfigurationInfo> period = period_attribute(period_log2);
+      set_attributes(context, period);
+    }
+    return sample_range(work);
+  } catch (...) {
+    session_.reset();  // disabled; the next range enables anew
+    throw;
+  }
+}
+
+SampledRange PcSampler::sample_range(const std::function<void()>& work) {
+  const CUcontext context = as_context(context_);
   ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
   auto start =
       context_params<CUpti_PCSamplingStartParams>(CUpti_PCSamplingStartParamsSize, context);
@@ -146,8 +188,8 @@ SampledRange PcSampler::sample(int period_log2, const std::function<void()>& wor
   auto stop = context_params<CUpti_PCSamplingStopParams>(CUpti_PCSamplingStopParamsSize, context);
   ROOFLINE_CUPTI_CALL(cuptiPCSamplingStop(&stop));
 
-  // Read until CUPTI has no PC left (the same PC may come in several reads), then disable: what
-  // the reads did not get, disable leaves in the configured buffer.
+  // Read until CUPTI has no PC left (the same PC may come in several reads): the next range
+  // starts from an empty buffer.
   SampledRange out;
   std::map<std::tuple<std::uint64_t, std::string, std::uint64_t>, std::size_t> index;
   const auto take = [&](const CUpti_PCSamplingData& data) {
@@ -175,14 +217,11 @@ SampledRange PcSampler::sample(int period_log2, const std::function<void()>& wor
   for (int reads = 0; reads < 1 << 20; ++reads) {
     auto get =
         context_params<CUpti_PCSamplingGetDataParams>(CUpti_PCSamplingGetDataParamsSize, context);
-    get.pcSamplingData = read->get();
+    get.pcSamplingData = session_->read.get();
     ROOFLINE_CUPTI_CALL(cuptiPCSamplingGetData(&get));
-    take(*read->get());
-    if (read->get()->remainingNumPcs == 0) break;
+    take(*session_->read.get());
+    if (session_->read.get()->remainingNumPcs == 0) break;
   }
-  enabled.reset();
-  out.pcs_at_disable = configured->get()->totalNumPcs;
-  take(*configured->get());
   return out;
 }
 

@@ -1,8 +1,10 @@
 // Warp sampling of what runs between start and stop, through CUPTI's PC sampling API
 // (cupti_pcsampling.h; sm_70 and newer): every 2^period cycles each SM reports one warp's PC and
-// why it did or did not issue. Kernel-serialized collection with start/stop control, enabled
-// for one range at a time (the period is a setting of the enabled session), so that a range's
-// samples are its launches' alone. The reasons keep CUPTI's names
+// why it did or did not issue. Kernel-serialized collection with start/stop control: one
+// session, enabled at the first range and disabled with the sampler, each range started and
+// stopped around its launches and read to the end before the next starts (so that a range's
+// samples are its launches' alone), the period set anew before each range. Enabling costs far
+// more than a range, so a sweep pays it once. The reasons keep CUPTI's names
 // ("smsp__pcsamp_warps_issue_stalled_barrier", and a "_not_issued" twin of each).
 //
 // Sampling serialises kernels and perturbs none of their results; it cannot run beside another
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -31,26 +34,32 @@ struct SampledRange {
   std::uint64_t dropped_samples = 0;   // dropped by the hardware (buffer full)
   std::uint64_t non_user_samples = 0;  // in kernels CUPTI gives no PCs for (its own, the driver's)
   bool hardware_buffer_full = false;
-  std::size_t pcs_at_disable = 0;  // PC records the reads missed, left at disable
 };
+
+struct PcSession;
 
 class PcSampler {
  public:
   // In the calling thread's current context (the runtime's primary context: create it first).
   // Throws ProfilerError when the device or the process cannot sample.
   PcSampler();
+  ~PcSampler();  // disables sampling
   PcSampler(const PcSampler&) = delete;
   PcSampler& operator=(const PcSampler&) = delete;
 
-  // Enables sampling at one sample per SM every 2^period_log2 cycles (5 to 31), runs `work`
-  // (which launches on the GPU; sample waits for the device after it), and returns what was
-  // sampled. Throws ProfilerError; sampling is disabled again either way.
+  // Samples at one sample per SM every 2^period_log2 cycles (5 to 31) while `work` runs (it
+  // launches on the GPU; sample waits for the device before and after it), and returns what
+  // was sampled. Enables sampling on the first call. Throws ProfilerError, after which the
+  // session is disabled (the next call enables it again).
   SampledRange sample(int period_log2, const std::function<void()>& work);
 
  private:
   void read_reasons();
+  void open_session(int period_log2);
+  SampledRange sample_range(const std::function<void()>& work);
 
   void* context_ = nullptr;  // CUcontext
+  std::unique_ptr<PcSession> session_;
   std::vector<std::uint32_t> reason_indices_;
   std::vector<std::string> reason_names_;  // by position in reason_indices_
 };
