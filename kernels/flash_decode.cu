@@ -35,12 +35,12 @@
 // tokens), left of the H200's ridge (~150-200 FLOP/byte for mma.sync) for every usual shape:
 // memory-bound, judged against the DRAM bandwidth roof; extra rows are nearly free until the
 // group approaches the ridge. Besides the stream itself each launch pays a ramp (the first
-// tiles' latency, the last tiles draining) and, split, the combine: 10-15 µs in all on the H200,
-// which matter only for caches of a few hundred MB. Measured on the H200 (132 SMs, 20 launches back
-// to back, both kernels): 4.1 TB/s for 1 GB of cache (B 8, H 32/32 or B 16, H 32/8 at 16k keys, d
-// 128), 3.5 TB/s for 268 MB (B 8, H 32/8, 8k keys: 75 µs), against 4.4 TB/s for a plain 16-byte
-// read stream in the same process. Where it lands today (regime, binding roof, share of it,
-// advice), row by row:
+// tiles' latency, the last tiles draining) and, split, the combine, which matter for caches of
+// a few hundred MB and less. Measured (docs/results/2026-12-05-h100-flash-decode.md, an H100 at
+// 3,071 GB/s of measured read bandwidth): 85-97% of it for caches of 1 GB and more (24 of 26
+// rows at 89% or more), 83-93% for 250 MB to 1 GB, less where a batch of one sequence with few
+// key/value heads leaves each part a short stream. Where it lands (regime, binding roof, share of
+// it, advice), row by row:
 //   cuflash-roofline run --kernel flash-decode --batch 8 --kv-heads 8 --q-len 1 --seq 8192
 #include <cfloat>
 
