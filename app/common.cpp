@@ -198,6 +198,18 @@ void SweepOptions::add_to(CLI::App& app) {
       ->group(kDecodeGroup);
 }
 
+Workload SweepOptions::base_workload(int seq_len, bool causal, Pass pass) const {
+  Workload w;
+  w.batch = batch;
+  w.heads = heads;
+  w.seq_len = seq_len;
+  w.head_dim = head_dim;
+  w.causal = causal;
+  w.pass = pass;
+  w.dtype = parse_dtype(dtype).value_or(DType::kFp16);  // CLI11 checked the name
+  return w;
+}
+
 std::vector<Workload> SweepOptions::decode_workloads() const {
   if (!kv_lens.empty() && seq_given)
     throw InputError("--kv-lens gives the cache lengths: drop --seq");
@@ -220,14 +232,7 @@ std::vector<Workload> SweepOptions::decode_workloads() const {
         for (bool causal : causal_values) {
           // With one new token the mask changes nothing: one row, not two alike.
           if (q == 1 && causal && causal_values.size() == 2) continue;
-          Workload w;
-          w.batch = batch;
-          w.heads = heads;
-          w.seq_len = n;
-          w.head_dim = head_dim;
-          w.causal = causal;
-          w.pass = Pass::kForward;
-          w.dtype = parse_dtype(dtype).value_or(DType::kFp16);
+          Workload w = base_workload(n, causal, Pass::kForward);
           w.q_len = q;
           w.kv_heads = kv_heads > 0 ? kv_heads : heads;
           w.page_size = page_size;
@@ -256,14 +261,7 @@ std::vector<Workload> SweepOptions::workloads() const {
     if (!pass) throw InputError("--pass must be fwd or bwd (got \"" + pass_name + "\")");
     for (int n : seq_lens)
       for (bool causal : causal_values) {
-        Workload w;
-        w.batch = batch;
-        w.heads = heads;
-        w.seq_len = n;
-        w.head_dim = head_dim;
-        w.causal = causal;
-        w.pass = *pass;
-        w.dtype = parse_dtype(dtype).value_or(DType::kFp16);  // CLI11 checked the name
+        Workload w = base_workload(n, causal, *pass);
         w.validate();
         out.push_back(w);
       }

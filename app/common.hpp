@@ -53,6 +53,8 @@ struct SweepOptions {
   // Every workload of the grid, validated (throws InputError).
   std::vector<Workload> workloads() const;
   std::vector<Workload> decode_workloads() const;  // workloads() with --q-len
+  // A workload of the grid's batch, heads, head dim and dtype, not yet validated.
+  Workload base_workload(int seq_len, bool causal, Pass pass) const;
   bool decode() const { return !q_lens.empty(); }
   // Validated. Without --kernel, the kernels that run the dtype and the kind of workload
   // (decode with --q-len, else prefill); a named kernel that does not (flash-v1 with --dtype

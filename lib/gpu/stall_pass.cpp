@@ -148,7 +148,9 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
     launcher.arena().release();
     provenance = "; warp stalls: CUPTI PC sampling, one launch per point after an L2 flush, " +
                  std::to_string(sampled) + (sampled == 1 ? " point" : " points") + " in " +
-                 format_fixed(std::chrono::duration<double>(Clock::now() - t0).count(), 2) + " s";
+                 format_fixed(std::chrono::duration<double>(Clock::now() - t0).count(), 2) +
+                 " s (sampling " + format_fixed(sampling_s, 2) + " s, source lines " +
+                 format_fixed(source_s, 2) + " s, SASS " + format_fixed(sass_s, 2) + " s)";
   } catch (const ProfilerError& error) {
     launcher.arena().release();
     provenance = "; warp stalls unavailable: " + first_line(error.what());

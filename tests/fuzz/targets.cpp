@@ -112,8 +112,13 @@ void spec_reader(const std::uint8_t* data, std::size_t size) {
     Report report;
     report.context = make_context("model");
     report.specs.push_back(spec);
-    Workload workload;
+    Workload prefill;
+    Workload decode;  // flash-decode's: one new token, GQA 4, a paged cache
+    decode.q_len = 1;
+    decode.kv_heads = 2;
+    decode.page_size = 16;
     for (const KernelModel& kernel : kernel_models()) {
+      const Workload& workload = kernel.decode_only ? decode : prefill;
       Row row;
       row.kernel = kernel.name;
       row.workload = workload;
