@@ -8,6 +8,7 @@
 #include "kernels/decode_plan.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/model/model_decode.hpp"
 #include "lib/core/model/tail_effect.hpp"
@@ -223,4 +224,30 @@ TEST_CASE("cli: model takes decode workloads, and refuses decode options without
   CHECK(decode_kernel.code == 2);
   CHECK(decode_kernel.err.find("flash-decode runs decode workloads: give --q-len") !=
         std::string::npos);
+}
+
+TEST_CASE("decode advice: a profiled decode launch of few CTAs gets the same verdict") {
+  // A framework's decode attention kernel as `profile` records it: 8 CTAs of 128 threads,
+  // 134 MB of KV cache read at 10% of the H200's DRAM bandwidth, the tensor work of GQA 4
+  // (4 FLOPs a byte: at the 8 busy SMs' mma.sync rate it would take less than the bytes at the
+  // full bandwidth, so neither the pipe nor the tail holds it).
+  const double bytes = 134e6;
+  Row row = profiled_row("flash_fwd_splitkv_kernel", {1, 8, 1}, {128, 1, 1},
+                         {{quantity::kDramRead, bytes},
+                          {quantity::kDramWrite, 0.01 * bytes},
+                          {quantity::kTensorMmaSync, 4 * bytes}},
+                         bytes / 4800e9 / 0.1);
+  row.launch->registers_per_thread = 128;
+  row.launch->dynamic_shared_bytes = 48 * 1024;
+  const std::optional<Advice> v = advise(row, analyze(row, h200()), h200());
+  REQUIRE(v);
+  CHECK(v->lever == Lever::kOccupancy);
+  CHECK(v->evidence.find("latency/occupancy-bound: DRAM at 10%") == 0);
+  CHECK(v->evidence.find("with 8 CTAs for ") != std::string::npos);
+  CHECK(v->estimated_speedup == doctest::Approx(10).epsilon(0.02));
+  // The same bytes from a grid that fills the GPU: not an occupancy problem.
+  row.launch->grid = {132 * 8, 1, 1};
+  const std::optional<Advice> full = advise(row, analyze(row, h200()), h200());
+  REQUIRE(full);
+  CHECK(full->lever == Lever::kBandwidth);
 }
