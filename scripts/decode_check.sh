@@ -5,7 +5,7 @@
 #
 #   OUT=DIR bash scripts/decode_check.sh [stages...]
 #   stages (default all, in this order):
-#     build gputests sanitize calibrate sweep pairs variants bench
+#     build gputests sanitize calibrate sweep pairs variants profile bench
 #
 #   build     device_build of cuflash-roofline and gpu_kernel_tests
 #   gputests  ctest -L gpu -R kernels: gpu.kernels, every kernel against the FP32 reference,
@@ -22,6 +22,8 @@
 #             Hkv 8, d 128: the table and each row's advice
 #   variants  B 8, Hq 32, Hkv 8, d 128, KV 32768, each with --verify: paged 16, paged 256, ragged
 #             (--kv-lens), q_len 8 causal, BF16
+#   profile   `profile` of scripts/programs/decode_loop.py --steps 4 (a captured decode step,
+#             GQA over a KV cache): its attention kernels with their DRAM share and advice
 #   bench     scripts/bench_decode.py over the sweep's, pairs' and variants' reports and cal.json
 #             (our columns only, --no-torch, when less than a minute is left)
 #
@@ -44,7 +46,7 @@ tables="$work/tables.txt"
 : >"$summary"
 : >"$tables"
 deadline=$(($(date +%s) + ${DEADLINE_S:-540}))
-stages="${*:-build gputests sanitize calibrate sweep pairs variants bench}"
+stages="${*:-build gputests sanitize calibrate sweep pairs variants profile bench}"
 reps="${DECODE_REPS:-5}"
 rounds="${DECODE_ROUNDS:-2}"
 sanitize_limit="${DECODE_SANITIZE_TIMEOUT:-120}"
@@ -275,6 +277,40 @@ if has variants; then
     note "$name (${variant#*:}): rc=$? in $(elapsed "$t") s"
     report_rows full "$reports/$name.json" | tee -a "$summary"
   done
+fi
+
+if has profile && due profile 90; then
+  # The verdict on a program's own decode: profile a PyTorch decode loop (GQA over a KV cache,
+  # the step captured as a CUDA graph) and list its attention kernels with their DRAM share and
+  # advice.
+  t=$(seconds)
+  timeout "$(left 240)" "$tool" profile --json "$reports/profile_decode_loop.json" -- \
+    python3 scripts/programs/decode_loop.py --steps 4 >"$work/profile_decode_loop.txt" \
+    2>"$work/profile_decode_loop.err"
+  note "profile decode_loop.py --steps 4: rc=$? in $(elapsed "$t" 0) s"
+  # The recorded report judged (show --json writes each row's analysis and advice).
+  "$tool" show "$reports/profile_decode_loop.json" --json "$work/profile_decode_loop_judged.json" \
+    >/dev/null 2>>"$work/profile_decode_loop.err"
+  python3 - "$work/profile_decode_loop_judged.json" <<'PY' | tee -a "$summary"
+import json, re, sys
+try:
+    rows = json.load(open(sys.argv[1]))["rows"]
+except (OSError, ValueError, KeyError) as error:
+    sys.exit(f"  unreadable: {error}")
+attention = [r for r in rows if re.search(r"attn|attention|fmha|flash|splitkv|sdpa", r["kernel"], re.I)]
+print(f"  {len(rows)} rows, {len(attention)} attention kernels")
+for r in attention[:12]:
+    a = r.get("analysis") or {}
+    level = next((l for l in a.get("levels") or [] if l.get("level") == "dram"), {})
+    share = (level.get("bandwidth_utilisation") or {}).get("value")
+    t = (r.get("timing") or {}).get("median_seconds")
+    launch = r.get("launch") or {}
+    print(f"  {r['kernel'][:60]} grid {launch.get('grid')}: "
+          f"{t * 1e6 if t else float('nan'):.1f} us, DRAM "
+          f"{100 * share if isinstance(share, (int, float)) else float('nan'):.0f}%; "
+          f"{a.get('regime')}")
+    print(f"    advice: {(a.get('advice') or {}).get('text')}")
+PY
 fi
 
 if has bench; then
