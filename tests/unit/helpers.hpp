@@ -16,7 +16,9 @@
 
 #include "app/cli.hpp"
 #include "app/temp_dir.hpp"
+#include "lib/core/base/errors.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/domain/workload.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
@@ -53,6 +55,16 @@ inline Row profiled_row(const std::string& kernel, std::array<int, 3> grid,
   row.counters = std::move(counters);
   row.timing = Timing{{seconds}, 0, 0};
   return row;
+}
+
+// The one sentence Workload::validate throws, or "(no error)".
+inline std::string validation_error(const Workload& w) {
+  try {
+    w.validate();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "(no error)";
 }
 
 inline std::string read_text(const std::filesystem::path& path) {

@@ -31,15 +31,6 @@ Workload decode(int batch, int heads, int kv_heads, int q_len, int kv_len, int d
   return w;
 }
 
-std::string validation_error(const Workload& w) {
-  try {
-    w.validate();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
 const GpuSpec& h200() {
   return shipped_spec("h200");
 }

@@ -2,6 +2,7 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/model/model.hpp"
+#include "tests/unit/helpers.hpp"
 
 using namespace roofline;
 
@@ -15,14 +16,6 @@ Workload seed_workload(int n, bool causal, Pass pass = Pass::kForward) {
   w.causal = causal;
   w.pass = pass;
   return w;
-}
-std::string validation_error(const Workload& w) {
-  try {
-    w.validate();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 }  // namespace
 
