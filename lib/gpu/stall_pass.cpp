@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -23,31 +24,54 @@ constexpr double kTargetSamples = 200000;
 // The clock assumed for a row whose timing has none.
 constexpr double kAssumedClockMhz = 1500;
 
-// The SASS of each sampled function, disassembled once.
+// The SASS of each sampled function, disassembled once, in the background: nvdisasm runs as
+// soon as a point's samples name a function (one process per function, several at once) while
+// the GPU samples the next points, and the listings are read when every point is sampled.
 class SassCache {
  public:
   explicit SassCache(const cupti::CubinCatalog* catalog) : catalog_(catalog) {}
-  std::string instruction(std::uint64_t crc, const std::string& function, std::uint64_t offset) {
-    if (catalog_ == nullptr) return "";
+  // Starts disassembling `function` of the module `crc` unless it is under way or done.
+  void request(std::uint64_t crc, const std::string& function) {
+    if (catalog_ == nullptr) return;
     auto [it, added] = listings_.try_emplace({crc, function});
-    if (added) {
-      if (const std::string* cubin = catalog_->cubin(crc); cubin != nullptr) {
-        std::string why;
-        it->second = disassemble_cubin(*cubin, function, &why);
-        if (!why.empty() && why_.empty()) why_ = why;
-      }
-    }
-    const auto f = it->second.find(function);
-    if (f == it->second.end()) return "";
+    if (!added) return;
+    const std::string* cubin = catalog_->cubin(crc);
+    if (cubin == nullptr) return;  // no future: no listing
+    it->second = std::async(std::launch::async, [bytes = *cubin, function] {
+                   Disassembly out;
+                   out.listing = disassemble_cubin(bytes, function, &out.why);
+                   return out;
+                 }).share();
+  }
+  // The instruction at `offset` of a requested function ("" when unknown); waits for nvdisasm.
+  std::string instruction(std::uint64_t crc, const std::string& function, std::uint64_t offset) {
+    const auto it = listings_.find({crc, function});
+    if (it == listings_.end() || !it->second.valid()) return "";
+    const Disassembly& done = it->second.get();
+    if (!done.why.empty() && why_.empty()) why_ = done.why;
+    const auto f = done.listing.find(function);
+    if (f == done.listing.end()) return "";
     const auto i = f->second.find(offset);
     return i == f->second.end() ? "" : i->second;
   }
   const std::string& why() const { return why_; }
 
  private:
+  struct Disassembly {
+    SassListing listing;
+    std::string why;
+  };
   const cupti::CubinCatalog* catalog_;
-  std::map<std::pair<std::uint64_t, std::string>, SassListing> listings_;
+  std::map<std::pair<std::uint64_t, std::string>, std::shared_future<Disassembly>> listings_;
   std::string why_;
+};
+
+// A sampled point whose SASS is not read yet.
+struct PendingPoint {
+  std::size_t row = 0;
+  int period = 0;
+  cupti::SampledRange range;
+  std::vector<PcSample> pcs;
 };
 
 // Adds the seconds its scope lasts to `into`.
@@ -86,7 +110,8 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
   try {
     cupti::PcSampler sampler;
     SassCache sass(setup.catalog());
-    std::size_t sampled = 0;
+    std::vector<PendingPoint> pending;
+    // Every point sampled first, its functions' SASS requested as it comes.
     for (std::size_t i = 0; i < result.rows.size(); ++i) {
       Row& row = result.rows[i];
       if (row.status != RowStatus::kOk || !row.timing) continue;
@@ -99,10 +124,12 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
       const int period = stall_period_log2(row.timing->median_seconds(), clock,
                                            result.device.sm_count, kTargetSamples);
       launcher.flush_l2();
-      cupti::SampledRange range;
+      PendingPoint point;
+      point.row = i;
+      point.period = period;
       try {
         const Stopwatch watch(sampling_s);
-        range = sampler.sample(period, [&] { launcher.launch(i); });
+        point.range = sampler.sample(period, [&] { launcher.launch(i); });
       } catch (const ProfilerError& error) {
         StallSampling failed;
         failed.period_log2 = period;
@@ -110,8 +137,7 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
         row.stalls = std::move(failed);
         continue;
       }
-      std::vector<PcSample> pcs;
-      for (const cupti::SampledPc& pc : range.pcs) {
+      for (const cupti::SampledPc& pc : point.range.pcs) {
         PcSample out;
         out.function = pc.function;
         out.pc_offset = pc.pc_offset;
@@ -125,13 +151,23 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
           out.file = at.file;
           out.line = at.line;
         }
-        {
-          const Stopwatch watch(sass_s);
-          out.sass = sass.instruction(pc.cubin_crc, pc.function, pc.pc_offset);
-        }
-        pcs.push_back(std::move(out));
+        sass.request(pc.cubin_crc, pc.function);
+        point.pcs.push_back(std::move(out));
       }
-      StallSampling s = summarize_stalls(pcs, period, range.dropped_samples);
+      pending.push_back(std::move(point));
+    }
+    launcher.arena().release();
+    // Then each point's instructions, once their listings are in.
+    for (PendingPoint& point : pending) {
+      {
+        const Stopwatch watch(sass_s);
+        for (std::size_t k = 0; k < point.pcs.size(); ++k) {
+          const cupti::SampledPc& pc = point.range.pcs[k];
+          point.pcs[k].sass = sass.instruction(pc.cubin_crc, pc.function, pc.pc_offset);
+        }
+      }
+      const cupti::SampledRange& range = point.range;
+      StallSampling s = summarize_stalls(point.pcs, point.period, range.dropped_samples);
       std::vector<std::string> notes;
       if (!s.note.empty()) notes.push_back(s.note);
       if (range.hardware_buffer_full) notes.push_back("the hardware buffer filled: samples lost");
@@ -142,15 +178,14 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
       if (setup.catalog() == nullptr) notes.push_back("no source lines: " + setup.why_no_catalog());
       if (!sass.why().empty()) notes.push_back(sass.why());
       s.note = join(notes, "; ");
-      row.stalls = std::move(s);
-      ++sampled;
+      result.rows[point.row].stalls = std::move(s);
     }
-    launcher.arena().release();
-    provenance = "; warp stalls: CUPTI PC sampling, one launch per point after an L2 flush, " +
-                 std::to_string(sampled) + (sampled == 1 ? " point" : " points") + " in " +
-                 format_fixed(std::chrono::duration<double>(Clock::now() - t0).count(), 2) +
-                 " s (sampling " + format_fixed(sampling_s, 2) + " s, source lines " +
-                 format_fixed(source_s, 2) + " s, SASS " + format_fixed(sass_s, 2) + " s)";
+    provenance =
+        "; warp stalls: CUPTI PC sampling, one launch per point after an L2 flush, " +
+        std::to_string(pending.size()) + (pending.size() == 1 ? " point" : " points") + " in " +
+        format_fixed(std::chrono::duration<double>(Clock::now() - t0).count(), 2) +
+        " s (sampling " + format_fixed(sampling_s, 2) + " s, source lines " +
+        format_fixed(source_s, 2) + " s, waiting for SASS " + format_fixed(sass_s, 2) + " s)";
   } catch (const ProfilerError& error) {
     launcher.arena().release();
     provenance = "; warp stalls unavailable: " + first_line(error.what());
