@@ -39,11 +39,12 @@ const GpuSpec& h200() {
 
 TEST_CASE("decode workload: labels name every field, ragged batches by a hash of the lengths") {
   Workload w = decode(8, 32, 8, 1, 8192);
-  CHECK(w.label() == "B8 H32/8 Q1 KV8192 d128 full fwd");
+  CHECK(w.label() == "B8 H32/8 Q1 KV8192 d128");
   w.page_size = 16;
   w.kv_splits = 4;
   w.dtype = DType::kBf16;
-  CHECK(w.label() == "B8 H32/8 Q1 KV8192 d128 paged16 split4 full fwd bf16");
+  w.causal = true;
+  CHECK(w.label() == "B8 H32/8 Q1 KV8192 d128 causal split4 paged16 bf16");
   Workload a = decode(2, 8, 8, 1, 300);
   a.kv_lens = {300, 17};
   Workload b = a;

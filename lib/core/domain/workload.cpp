@@ -130,9 +130,9 @@ std::string Workload::decode_label() const {
   }
   return "B" + std::to_string(batch) + " H" + std::to_string(heads) + "/" +
          std::to_string(key_heads()) + " Q" + std::to_string(q_len) + " " + kv + " d" +
-         std::to_string(head_dim) + (page_size > 0 ? " paged" + std::to_string(page_size) : "") +
+         std::to_string(head_dim) + (causal ? " causal" : "") +
          (kv_splits > 0 ? " split" + std::to_string(kv_splits) : "") +
-         (causal ? " causal " : " full ") + std::string(to_string(pass)) +
+         (page_size > 0 ? " paged" + std::to_string(page_size) : "") +
          (dtype == DType::kFp16 ? "" : " " + std::string(to_string(dtype)));
 }
 

@@ -52,9 +52,10 @@ struct Workload {
   // Throws InputError with one sentence naming the bad field and value.
   void validate() const;
   // "B1 H8 N1024 d64 causal fwd"; a dtype other than FP16 is appended ("... fwd bf16"), so
-  // FP16 labels read as they did before BF16 existed. Decode: "B8 H32/8 Q1 KV8192 d128 causal
-  // fwd", with "paged16", "split4" (when set) and, for ragged lengths, "KV≤8192 ragged#1f3a"
-  // (a hash of the lengths).
+  // FP16 labels read as they did before BF16 existed. Decode (forward only, so no pass):
+  // "B8 H32/8 Q4 KV8192 d128 causal", then "split4" and "paged16" when set (the mask and the
+  // parts first: what a table's rows most often differ in, kept where a narrow table cuts the
+  // label) and, for ragged lengths, "KV≤8192 ragged#1f3a" (a hash of the lengths).
   std::string label() const;
   // Elements of one [B,H,N,d] tensor (prefill); decode: of the query tensor [B,H,q_len,d].
   double tensor_elements() const;

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -64,14 +65,16 @@ bool same_contents(const Row& a, const Row& b) {
   return true;
 }
 
-// Kernel, workload (its label names every field, decode ones included), spec, device; a profiled
-// launch adds its process and launch index.
-using RowKey =
-    std::tuple<std::string, std::string, std::string, std::string, std::int64_t, std::int64_t>;
+// Kernel, workload (its label names every field, decode ones included; a ragged batch's lengths,
+// which the label only hashes, come whole), spec, device; a profiled launch adds its process and
+// launch index.
+using RowKey = std::tuple<std::string, std::string, std::vector<int>, std::string, std::string,
+                          std::int64_t, std::int64_t>;
 
 RowKey key_of(const Row& row, const std::string& device) {
   return {row.kernel,
           row.workload.label(),
+          row.workload.kv_lens,
           row.spec_key,
           device,
           row.launch ? row.launch->process_id : -1,
