@@ -489,7 +489,10 @@ double algorithmic_flops(const Workload& w) {
   return w.pass == Pass::kForward ? forward : 2.5 * forward;
 }
 
-Prediction predict(const KernelModel& kernel, const Workload& workload) {
+namespace {
+
+// The spec-free prediction; `sm_count` (0: none) sets a decode kernel's split-KV parts.
+Prediction predict_for(const KernelModel& kernel, const Workload& workload, int sm_count) {
   workload.validate();
   if (kernel.decode_only != workload.decode())
     throw InputError(kernel.name + (kernel.decode_only
@@ -497,7 +500,7 @@ Prediction predict(const KernelModel& kernel, const Workload& workload) {
                                         : " runs prefill workloads only (no --q-len)"));
   Prediction p;
   if (kernel.family == KernelFamily::kDecode) {
-    p = predict_decode(workload, 0);
+    p = predict_decode(workload, sm_count);
   } else {
     p = kernel.family == KernelFamily::kStandard ? predict_standard(workload)
                                                  : predict_flash(kernel, workload);
@@ -509,6 +512,12 @@ Prediction predict(const KernelModel& kernel, const Workload& workload) {
   p.model_dram_bytes = p.no_reuse_dram_bytes;
   p.dram_model = "no reuse (no GPU spec: every stream from DRAM)";
   return p;
+}
+
+}  // namespace
+
+Prediction predict(const KernelModel& kernel, const Workload& workload) {
+  return predict_for(kernel, workload, 0);
 }
 
 std::string unsupported_reason(const KernelModel& kernel, const Workload& workload,
@@ -548,14 +557,9 @@ std::string unsupported_reason(const KernelModel& kernel, const Workload& worklo
 }
 
 Prediction predict(const KernelModel& kernel, const Workload& workload, const GpuSpec& spec) {
-  Prediction p = predict(kernel, workload);
+  // A decode kernel's split-KV parts follow the spec's SM count.
+  Prediction p = predict_for(kernel, workload, spec.sm_count);
   const CacheContext cache{static_cast<double>(spec.l2_cache_bytes), spec.sm_count};
-  if (kernel.family == KernelFamily::kDecode) {
-    // The split-KV parts follow the spec's SM count: the FLOPs stay, the partials' bytes move.
-    Prediction on_spec = predict_decode(workload, spec.sm_count);
-    p.byte_terms = std::move(on_spec.byte_terms);
-    p.no_reuse_dram_bytes = on_spec.no_reuse_dram_bytes;
-  }
   p.model_dram_bytes = 0;
   double writes = 0;
   if (kernel.family == KernelFamily::kDecode)

@@ -69,10 +69,10 @@ std::vector<CUpti_PCSamplingConfigurationInfo> period_attribute(int period_log2)
 
 }  // namespace
 
-// The enabled session: CUPTI's buffer for what the reads leave (written at disable) and the one
-// the reads fill, both declared before the guard so that they outlive the disable.
+// The enabled session, disabled with it: CUPTI's buffer for what the reads leave (written at
+// disable) and the one the reads fill, members so that they outlive the disable.
 struct PcSession {
-  PcSession(CUcontext c, std::size_t reasons) : context(c), configured(reasons), read(reasons) {}
+  explicit PcSession(CUcontext c) : context(c) {}
   ~PcSession() {
     auto p =
         context_params<CUpti_PCSamplingDisableParams>(CUpti_PCSamplingDisableParamsSize, context);
@@ -82,8 +82,8 @@ struct PcSession {
   PcSession& operator=(const PcSession&) = delete;
 
   CUcontext context;
-  DataBuffer configured;
-  DataBuffer read;
+  std::optional<DataBuffer> configured;
+  std::optional<DataBuffer> read;
 };
 
 PcSampler::~PcSampler() = default;
@@ -128,21 +128,11 @@ void PcSampler::open_session(int period_log2) {
   auto enable =
       context_params<CUpti_PCSamplingEnableParams>(CUpti_PCSamplingEnableParamsSize, context);
   ROOFLINE_CUPTI_CALL(cuptiPCSamplingEnable(&enable));
-  // Disabled again if what follows throws: the session owns the enable from here.
-  struct DisableOnThrow {
-    CUcontext context;
-    bool armed = true;
-    ~DisableOnThrow() {
-      if (!armed) return;
-      auto p =
-          context_params<CUpti_PCSamplingDisableParams>(CUpti_PCSamplingDisableParamsSize, context);
-      cuptiPCSamplingDisable(&p);
-    }
-  } guard{context};
+  // The session owns the enable from here (sample() drops it when what follows throws).
+  session_ = std::make_unique<PcSession>(context);
   if (reason_indices_.empty()) read_reasons();
-  auto session = std::make_unique<PcSession>(context, reason_indices_.size());
-  guard.armed = false;
-  session_ = std::move(session);
+  session_->configured.emplace(reason_indices_.size());
+  session_->read.emplace(reason_indices_.size());
   std::vector<CUpti_PCSamplingConfigurationInfo> infos = period_attribute(period_log2);
   infos.resize(6);
   infos[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
@@ -157,7 +147,7 @@ void PcSampler::open_session(int period_log2) {
   infos[4].attributeData.outputDataFormatData.outputDataFormat =
       CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
   infos[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
-  infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = session_->configured.get();
+  infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = session_->configured->get();
   set_attributes(context, infos);
 }
 
@@ -217,10 +207,10 @@ SampledRange PcSampler::sample_range(const std::function<void()>& work) {
   for (int reads = 0; reads < 1 << 20; ++reads) {
     auto get =
         context_params<CUpti_PCSamplingGetDataParams>(CUpti_PCSamplingGetDataParamsSize, context);
-    get.pcSamplingData = session_->read.get();
+    get.pcSamplingData = session_->read->get();
     ROOFLINE_CUPTI_CALL(cuptiPCSamplingGetData(&get));
-    take(*session_->read.get());
-    if (session_->read.get()->remainingNumPcs == 0) break;
+    take(*session_->read->get());
+    if (session_->read->get()->remainingNumPcs == 0) break;
   }
   return out;
 }
