@@ -5,7 +5,7 @@
 #
 #   OUT=DIR bash scripts/decode_check.sh [stages...]
 #   stages (default all, in this order):
-#     build gputests sanitize calibrate sweep pairs variants profile bench
+#     build gputests sanitize calibrate sweep pairs variants ncu profile bench
 #
 #   build     device_build of cuflash-roofline and gpu_kernel_tests
 #   gputests  ctest -L gpu -R kernels: gpu.kernels, every kernel against the FP32 reference,
@@ -22,6 +22,10 @@
 #             Hkv 8, d 128: the table and each row's advice
 #   variants  B 8, Hq 32, Hkv 8, d 128, KV 32768, each with --verify: paged 16, paged 256, ragged
 #             (--kv-lens), q_len 8 causal, BF16
+#   ncu       DRAM bytes and time against ncu (kernel replay, metrics of `metrics --chip GH100`)
+#             on B1 Hkv8 d128 KV 1k/8k/32k, B8 Hkv8 d64 KV 8k/32k, B64 Hkv8 d64 KV 8k (split-KV
+#             chosen), by scripts/ncu_compare.py, and ncu's time per kernel; then `run --stalls`
+#             on B1 Hkv8 d128 KV 32k and B8 Hkv8 d64 KV 8k, their `show --source`
 #   profile   `profile` of scripts/programs/decode_loop.py --steps 4 (a captured decode step,
 #             GQA over a KV cache): its attention kernels with their DRAM share and advice
 #   bench     scripts/bench_decode.py over the sweep's, pairs' and variants' reports and cal.json
@@ -34,7 +38,8 @@
 #
 # $OUT (or out/decode-check/) gets summary.txt (the bench table last), cal.json, bench.json and
 # decode.tar.xz (every report and log but the build's), to keep in tests/data/reports. Never
-# changes clocks and runs no ncu. Exit: 4 when the build fails, else 0 (a report, not a gate).
+# changes clocks (ncu runs with --clock-control none). Exit: 4 when the build fails, else 0 (a
+# report, not a gate).
 set -u -o pipefail
 source "$(dirname "$0")/device_env.sh"
 out="${OUT:-$repo/out/decode-check}"
@@ -46,7 +51,7 @@ tables="$work/tables.txt"
 : >"$summary"
 : >"$tables"
 deadline=$(($(date +%s) + ${DEADLINE_S:-540}))
-stages="${*:-build gputests sanitize calibrate sweep pairs variants profile bench}"
+stages="${*:-build gputests sanitize calibrate sweep pairs variants ncu profile bench}"
 reps="${DECODE_REPS:-5}"
 rounds="${DECODE_ROUNDS:-2}"
 sanitize_limit="${DECODE_SANITIZE_TIMEOUT:-120}"
@@ -276,6 +281,55 @@ if has variants; then
       --json "$reports/$name.json" >"$work/$name.txt" 2>"$work/$name.err"
     note "$name (${variant#*:}): rc=$? in $(elapsed "$t") s"
     report_rows full "$reports/$name.json" | tee -a "$summary"
+  done
+fi
+
+if has ncu; then
+  # flash-decode's counted DRAM bytes and times against Nsight Compute on the same launches
+  # (kernel replay, caches flushed before each kernel, the first timed launch of each point:
+  # `run --no-counters` wraps it in cudaProfilerStart/Stop), judged by scripts/ncu_compare.py;
+  # then the stall pass on two of the points, to say where the short streams lose their time.
+  metrics=$("$tool" metrics --chip GH100 --list 2>/dev/null)
+  ncu_points=("b1_kv8_d128:--batch 1 --kv-heads 8 --head-dim 128 --seq 1024,8192,32768"
+    "b8_kv8_d64:--batch 8 --kv-heads 8 --head-dim 64 --seq 8192,32768"
+    "b64_kv8_d64:--batch 64 --kv-heads 8 --head-dim 64 --seq 8192")
+  for point in "${ncu_points[@]}"; do
+    name="ncu_${point%%:*}"
+    read -ra options <<<"${point#*:}"
+    due "$name" 40 || break
+    t=$(seconds)
+    args=(run --kernel flash-decode --q-len 1 --heads 32 --dtype fp16 --no-causal --kv-splits 0
+      "${options[@]}")
+    timeout "$(left 90)" "$tool" "${args[@]}" "${timed[@]}" "${cal_args[@]}" \
+      --json "$reports/$name.json" >"$work/$name.txt" 2>"$work/$name.err"
+    rc=$?
+    timeout "$(left 180)" ncu --clock-control none --cache-control all --profile-from-start off \
+      --metrics "$metrics" --csv --page raw "$tool" "${args[@]}" --no-counters --reps 1 \
+      --warmup 0 >"$work/${name}_ncu.csv" 2>"$work/${name}_ncu.err"
+    note "$name (${point#*:}): run rc=$rc, ncu rc=$? in $(elapsed "$t") s"
+    python3 scripts/ncu_compare.py "$reports/$name.json" "$work/${name}_ncu.csv" 2>&1 |
+      tee -a "$summary"
+    # ncu's time of each kernel of the split launches (the main kernel and the combine).
+    python3 - "$work/${name}_ncu.csv" <<'PY' | tee -a "$summary"
+import csv, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith('"')]
+rows = list(csv.DictReader(lines))[1:]
+print("  ncu per kernel: " + "; ".join(
+    f"{r['Kernel Name'][:28]} {r.get('gpu__time_duration.sum', '?')}" for r in rows))
+PY
+  done
+  for point in "b1_kv8_d128:--batch 1 --kv-heads 8 --head-dim 128 --seq 32768" \
+    "b8_kv8_d64:--batch 8 --kv-heads 8 --head-dim 64 --seq 8192"; do
+    name="stalls_${point%%:*}"
+    read -ra options <<<"${point#*:}"
+    due "$name" 20 || break
+    t=$(seconds)
+    timeout "$(left 60)" "$tool" run --kernel flash-decode --q-len 1 --heads 32 --dtype fp16 \
+      --no-causal --kv-splits 0 "${options[@]}" --reps 3 --rounds 1 --stalls "${cal_args[@]}" \
+      --json "$reports/$name.json" >"$work/$name.txt" 2>"$work/$name.err"
+    note "$name (${point#*:} --stalls): rc=$? in $(elapsed "$t") s"
+    "$tool" show "$reports/$name.json" --source >"$work/${name}_show.txt" 2>&1
+    head -40 "$work/${name}_show.txt" >>"$tables"
   done
 fi
 

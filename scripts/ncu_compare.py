@@ -50,13 +50,18 @@ def scaled(row, units, metric):
 
 def group_kernels(ncu_rows, points):
     """Kernel replay gives one result per kernel: sum the launches of each point. A flash point
-    is one kernel; a standard forward point is GEMM, softmax, GEMM (cuBLAS may add kernels
+    is one kernel (flash-decode split: its kernel and the combine); a standard forward point is GEMM, softmax, GEMM (cuBLAS may add kernels
     before the second GEMM, so it runs to the first non-softmax kernel after the softmax)."""
     groups, i = [], 0
     for point in points:
         if point["kernel"] != "standard":
-            groups.append([ncu_rows[i]])
+            # A split flash-decode point is its kernel and the combine kernel after it.
+            group = [ncu_rows[i]]
             i += 1
+            while i < len(ncu_rows) and "combine" in ncu_rows[i]["Kernel Name"]:
+                group.append(ncu_rows[i])
+                i += 1
+            groups.append(group)
             continue
         group, seen_softmax = [], False
         while i < len(ncu_rows):
@@ -99,6 +104,8 @@ def main():
         c = ours_row["counters"]
         w = ours_row["workload"]
         label = "N=%d %s" % (w["seq_len"], "causal" if w["causal"] else "full")
+        if w.get("q_len"):
+            label = "B%d Hkv%d KV%d" % (w["batch"], w.get("kv_heads") or w["heads"], w["seq_len"])
         pairs = [
             ("DRAM", c.get("dram_read_bytes", 0) + c.get("dram_write_bytes", 0),
              scaled(ncu, units, "dram__bytes_read.sum") + scaled(ncu, units, "dram__bytes_write.sum")),
