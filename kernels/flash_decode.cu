@@ -24,10 +24,14 @@
 // stays in registers. Rows past kv_len are zero-filled by the copy (never read) and masked to
 // -inf in S, as are keys past a new token's own position when causal. A paged cache is the
 // same loop with each row's address from the block table, read one tile ahead of its copy.
-// Split-KV: when the batch's CTAs would leave the GPU's slots idle, each sequence's keys are
-// cut into parts on tile boundaries; each part's CTA writes its normalised FP32 O and its LSE
-// to the workspace (an empty part writes 0 and -inf), and a combine kernel weights the parts by
-// exp(lse_part - lse) into o and lse. With one part the main kernel writes o and lse itself.
+// Split-KV: when the batch's CTAs would leave the GPU's slots idle, the keys are cut into parts
+// on tile boundaries (those of the longest sequence, the same for every sequence, so that a
+// contiguous cache's first tiles are requested before the sequence's length arrives); each
+// part's CTA writes its normalised FP32 O and its LSE to the workspace (an empty part writes 0
+// and -inf), and a combine kernel weights the parts by exp(lse_part - lse) into o and lse. The
+// combine is launched as a programmatic dependent (sm_90): its CTAs are resident before the
+// split kernel ends and wait for it on the device, so no launch gap separates the two. With
+// one part the main kernel writes o and lse itself.
 //
 // Regime: against DRAM, FLOPs = 4·d·rows per key and bytes = 4·d per key and key/value head
 // (K and V, 2 bytes each), so the intensity is about rows = heads/kv_heads · q_len FLOP per
@@ -154,16 +158,24 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       (static_cast<std::size_t>(b) * p.heads + static_cast<std::size_t>(kv_head) * p.group) *
       p.q_len;
 
+#if __CUDA_ARCH__ >= 900
+  // Split: the combine kernel (launched programmatically dependent) may be scheduled now; it
+  // waits in griddepcontrol.wait until this grid has finished and its partials are visible, so
+  // that its launch and CTA start overlap this grid instead of following it.
+  if (p.splits > 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   // Q first: its copy does not wait for the sequence's length.
   flash_v2::load_tile_async<kCtaRows, kHeadDim, Cfg::kThreads>(
       s_q, p.q + (group_row0 + cta_row0) * kHeadDim, 0, cta_rows, tid);
 
+  // The parts are cut from the longest sequence (seq_len), so a part's first key is known
+  // before this sequence's length: a contiguous cache's first tiles are in flight while the
+  // length is read (the cache holds seq_len rows of every sequence, so they are in bounds).
   // Lengths outside 0..seq_len would read past the cache (or the block table): clamped.
-  const int kv_len = min(max(p.kv_lens != nullptr ? p.kv_lens[b] : p.seq_len, 0), p.seq_len);
-  const int keys_per_split = decode_keys_per_split(kv_len, p.splits);
-  const int key_begin = min(split * keys_per_split, kv_len);
-  const int key_end = min(key_begin + keys_per_split, kv_len);
-  const int num_tiles = ceil_div(key_end - key_begin, Cfg::kBlockKv);
+  const int keys_per_split = decode_keys_per_split(p.seq_len, p.splits);
+  const int key_begin = split * keys_per_split;
+  const int part_end = min(key_begin + keys_per_split, p.seq_len);
+  const int kv_len_raw = p.kv_lens != nullptr ? p.kv_lens[b] : p.seq_len;
 
   // This thread's chunk of each copy pass: row tid / kChunksPerRow + pass · kRowsPerPass.
   const int copy_row = tid / Cfg::kChunksPerRow;
@@ -173,7 +185,7 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       (static_cast<std::size_t>(b) * p.kv_heads + kv_head) * static_cast<std::size_t>(p.seq_len);
 
   // Pages of this thread's rows of tile `tile` (paged only; 0 past the part).
-  auto fetch_pages = [&](int tile, int(&pages)[Cfg::kPasses]) {
+  auto fetch_pages = [&](int tile, int key_end, int(&pages)[Cfg::kPasses]) {
     if constexpr (kPaged) {
 #pragma unroll
       for (int i = 0; i < Cfg::kPasses; ++i) {
@@ -182,7 +194,8 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       }
     }
   };
-  auto issue_tile = [&](int tile, const int(&pages)[Cfg::kPasses]) {
+  // Copies the keys of tile `tile` below key_end (rows past it are zero-filled).
+  auto issue_tile = [&](int tile, int key_end, const int(&pages)[Cfg::kPasses]) {
     T* tile_k = s_kv + (tile % kStages) * 2 * Cfg::kTileKv;
     T* tile_v = tile_k + Cfg::kTileKv;
 #pragma unroll
@@ -206,20 +219,27 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
     }
   };
 
-  // Prologue: tiles 0 .. kStages-2, one commit group each (Q rides in the first). The pages of
-  // all of them are fetched before the first copy so that their latencies overlap.
+  // Prologue: tiles 0 .. kStages-2, one commit group each (Q rides in the first). Contiguous:
+  // issued up to the part's end before the length is known (the loop never reads keys past
+  // it). Paged: the block table past a sequence's pages may hold anything, so the length comes
+  // first, and the pages of every prologue tile are fetched before the first copy so that
+  // their latencies overlap.
+  const int prologue_end = kPaged ? min(part_end, kv_len_raw) : part_end;
   {
     int pages[kStages - 1][Cfg::kPasses];
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) fetch_pages(s, pages[s]);
+    for (int s = 0; s < kStages - 1; ++s) fetch_pages(s, prologue_end, pages[s]);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < num_tiles) issue_tile(s, pages[s]);
+      if (key_begin + s * Cfg::kBlockKv < prologue_end) issue_tile(s, prologue_end, pages[s]);
       ptx::cp_async_commit();
     }
   }
+  const int kv_len = min(max(kv_len_raw, 0), p.seq_len);
+  const int key_end = min(part_end, kv_len);
+  const int num_tiles = key_end > key_begin ? ceil_div(key_end - key_begin, Cfg::kBlockKv) : 0;
   int next_pages[Cfg::kPasses];  // of tile `tile + kStages - 1`, fetched a tile ahead
-  fetch_pages(kStages - 1, next_pages);
+  fetch_pages(kStages - 1, key_end, next_pages);
 
   ptx::cp_async_wait<kStages - 2>();
   __syncthreads();
@@ -259,9 +279,9 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       // stage the copy below refills.
       __syncthreads();
     }
-    if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, next_pages);
+    if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, key_end, next_pages);
     ptx::cp_async_commit();
-    fetch_pages(tile + kStages, next_pages);
+    fetch_pages(tile + kStages, key_end, next_pages);
 
     if (!warp_has_rows) continue;
     const int kv0 = key_begin + tile * Cfg::kBlockKv;
@@ -477,6 +497,11 @@ __global__ void __launch_bounds__(kCombineThreads)
   const int tid = threadIdx.x;
   const int warp = tid / 32;
   const int lane = tid % 32;
+#if __CUDA_ARCH__ >= 900
+  // Launched as a programmatic dependent of the split kernel: the partials are complete and
+  // visible only once this returns (a no-op when launched the ordinary way).
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 
   const float mine =
       tid < splits ? part_lse[static_cast<std::size_t>(tid) * rows + row] : -INFINITY;
@@ -578,10 +603,23 @@ cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& pa
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   ROOFLINE_RETURN_IF_LAUNCH_FAILED();
   if (params.splits == 1) return cudaSuccess;
-  const int rows = static_cast<int>(output_rows(shape));
-  flash_decode_combine_kernel<T, kHeadDim><<<rows, kCombineThreads, 0, stream>>>(
-      params.part_o, params.part_lse, params.o, params.lse, rows, params.splits);
-  return cudaGetLastError();
+  // The combine as a programmatic dependent launch (sm_90): its CTAs start while the split
+  // kernel runs and wait for it on the device, which takes the launch gap between the two off
+  // the decode step's time. Older GPUs launch it the ordinary way, after the split kernel.
+  int major = 0;
+  ROOFLINE_RETURN_IF_ERROR(current_device_major(&major));
+  cudaLaunchAttribute dependent{};
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(output_rows(shape)));
+  config.blockDim = dim3(kCombineThreads);
+  config.stream = stream;
+  config.attrs = &dependent;
+  config.numAttrs = major >= 9 ? 1 : 0;
+  return cudaLaunchKernelEx(&config, flash_decode_combine_kernel<T, kHeadDim>, params.part_o,
+                            params.part_lse, params.o, params.lse,
+                            static_cast<int>(output_rows(shape)), params.splits);
 }
 
 template <typename T, int kHeadDim, int kRowTiles>

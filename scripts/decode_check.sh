@@ -26,8 +26,9 @@
 #             on B1 Hkv8 d128 KV 1k/8k/32k, B8 Hkv8 d64 KV 8k/32k, B64 Hkv8 d64 KV 8k (split-KV
 #             chosen), by scripts/ncu_compare.py, and ncu's time per kernel; then `run --stalls`
 #             on B1 Hkv8 d128 KV 32k and B8 Hkv8 d64 KV 8k, their `show --source`
-#   profile   `profile` of scripts/programs/decode_loop.py --steps 4 (a captured decode step,
-#             GQA over a KV cache): its attention kernels with their DRAM share and advice
+#   profile   `profile` of scripts/programs/decode_loop.py --steps 4 --attention window (a
+#             captured decode step, GQA over a full KV cache window, SDPA's fused kernels): the
+#             kernels of its attention modules with their DRAM share and advice
 #   bench     scripts/bench_decode.py over the sweep's, pairs' and variants' reports and cal.json
 #             (our columns only, --no-torch, when less than a minute is left)
 #
@@ -334,34 +335,50 @@ PY
 fi
 
 if has profile && due profile 90; then
-  # The verdict on a program's own decode: profile a PyTorch decode loop (GQA over a KV cache,
-  # the step captured as a CUDA graph) and list its attention kernels with their DRAM share and
-  # advice.
+  # The verdict on a program's own decode: profile a PyTorch decode loop (GQA over a KV cache
+  # that is a full window, so that SDPA takes its fused kernels; the step captured as a CUDA
+  # graph) and list the kernels of its attention modules (NVTX "...attn") with their DRAM share
+  # and advice, the fused attention kernels first.
   t=$(seconds)
   timeout "$(left 240)" "$tool" profile --json "$reports/profile_decode_loop.json" -- \
-    python3 scripts/programs/decode_loop.py --steps 4 >"$work/profile_decode_loop.txt" \
-    2>"$work/profile_decode_loop.err"
-  note "profile decode_loop.py --steps 4: rc=$? in $(elapsed "$t" 0) s"
+    python3 scripts/programs/decode_loop.py --steps 4 --attention window \
+    >"$work/profile_decode_loop.txt" 2>"$work/profile_decode_loop.err"
+  note "profile decode_loop.py --steps 4 --attention window: rc=$? in $(elapsed "$t" 0) s"
   # The recorded report judged (show --json writes each row's analysis and advice).
   "$tool" show "$reports/profile_decode_loop.json" --json "$work/profile_decode_loop_judged.json" \
     >/dev/null 2>>"$work/profile_decode_loop.err"
   python3 - "$work/profile_decode_loop_judged.json" <<'PY' | tee -a "$summary"
-import json, re, sys
+import collections, json, re, statistics, sys
 try:
     rows = json.load(open(sys.argv[1]))["rows"]
 except (OSError, ValueError, KeyError) as error:
     sys.exit(f"  unreadable: {error}")
-attention = [r for r in rows if re.search(r"attn|attention|fmha|flash|splitkv|sdpa", r["kernel"], re.I)]
-print(f"  {len(rows)} rows, {len(attention)} attention kernels")
-for r in attention[:12]:
-    a = r.get("analysis") or {}
-    level = next((l for l in a.get("levels") or [] if l.get("level") == "dram"), {})
-    share = (level.get("bandwidth_utilisation") or {}).get("value")
-    t = (r.get("timing") or {}).get("median_seconds")
-    launch = r.get("launch") or {}
-    print(f"  {r['kernel'][:60]} grid {launch.get('grid')}: "
-          f"{t * 1e6 if t else float('nan'):.1f} us, DRAM "
-          f"{100 * share if isinstance(share, (int, float)) else float('nan'):.0f}%; "
+attention = [r for r in rows if "attn" in str((r.get("launch") or {}).get("nvtx_range"))]
+fused = re.compile(r"attn|attention|fmha|flash|splitkv|sdpa|cudnn", re.I)
+groups = collections.defaultdict(list)
+for r in attention:
+    groups[r["kernel"]].append(r)
+total = sum((r.get("timing") or {}).get("median_seconds") or 0 for r in attention)
+print(f"  {len(rows)} rows, {len(attention)} in attention modules ({total * 1e6:.0f} us), "
+      f"{sum(1 for r in attention if fused.search(r['kernel']))} of them fused attention kernels")
+def key(item):
+    name, group = item
+    return (not fused.search(name), -sum((g.get("timing") or {}).get("median_seconds") or 0
+                                         for g in group))
+for name, group in sorted(groups.items(), key=key)[:6]:
+    times = [(g.get("timing") or {}).get("median_seconds") or 0 for g in group]
+    shares = []
+    for g in group:
+        level = next((l for l in (g.get("analysis") or {}).get("levels") or []
+                      if l.get("level") == "dram"), {})
+        value = (level.get("bandwidth_utilisation") or {}).get("value")
+        if isinstance(value, (int, float)):
+            shares.append(value)
+    first = group[0]
+    a = first.get("analysis") or {}
+    share = f"{100 * statistics.median(shares):.0f}%" if shares else "?"
+    print(f"  {name[:70]}: {len(group)} launches, median {statistics.median(times) * 1e6:.1f} us, "
+          f"grid {(first.get('launch') or {}).get('grid')}, DRAM {share} of its bandwidth; "
           f"{a.get('regime')}")
     print(f"    advice: {(a.get('advice') or {}).get('text')}")
 PY

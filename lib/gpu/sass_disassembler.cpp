@@ -11,6 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include "lib/gpu/sass_cache.hpp"
+
 namespace roofline::gpu {
 namespace {
 
@@ -92,6 +94,9 @@ SassListing disassemble_cubin(const std::string& cubin, const std::string& funct
     if (why) *why = "no nvdisasm (CUDA toolkit) found: instructions by offset only";
     return {};
   }
+  static const SassCache cache;
+  const std::string key = SassCache::key(cubin, function, nvdisasm);
+  if (const std::optional<std::string> cached = cache.find(key)) return parse_sass_listing(*cached);
   const TempCubin file(cubin);
   if (file.path().empty()) {
     if (why) *why = "could not write a temporary cubin for nvdisasm";
@@ -105,6 +110,7 @@ SassListing disassemble_cubin(const std::string& cubin, const std::string& funct
     if (why) *why = "nvdisasm failed on a sampled module";
     return {};
   }
+  cache.store(key, *text);
   return parse_sass_listing(*text);
 }
 

@@ -1,6 +1,7 @@
 // The SASS of a cubin, from the CUDA toolkit's nvdisasm when one is installed (beside the nvcc
 // this tool was built with, under $CUDA_HOME, or on PATH): what names the instruction at a
-// sampled PC. Without nvdisasm, stall rows keep offsets and source lines and say so.
+// sampled PC. Without nvdisasm, stall rows keep offsets and source lines and say so. Listings
+// are kept between runs (sass_cache.hpp).
 #pragma once
 
 #include <string>

@@ -10,6 +10,7 @@ so each graph node carries the module it came from; the replays run inside the N
 profiling must leave bit-identical.
 
     python3 scripts/programs/decode_loop.py [--steps 16] [--layers 2] [--batch 8]
+        [--attention mask|window]
 """
 import argparse
 import hashlib
@@ -42,11 +43,14 @@ class Attention(torch.nn.Module):
         self.register_buffer("v_cache", torch.zeros(shape), persistent=False)
 
     def forward(self, x, pos, mask):
+        """mask None: the cache is a window whose every slot holds a token (a ring, written at
+        pos modulo its length), attended to without a mask."""
         b = x.shape[0]
         q = self.q(x).view(b, 1, self.heads, self.dim).transpose(1, 2)
         k, v = self.kv(x).view(b, 1, 2, self.kv_heads, self.dim).unbind(2)
-        self.k_cache.index_copy_(2, pos, k.transpose(1, 2))
-        self.v_cache.index_copy_(2, pos, v.transpose(1, 2))
+        slot = pos if mask is not None else pos % self.k_cache.shape[2]
+        self.k_cache.index_copy_(2, slot, k.transpose(1, 2))
+        self.v_cache.index_copy_(2, slot, v.transpose(1, 2))
         a = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache, attn_mask=mask,
                                            enable_gqa=True)
         return self.out(a.transpose(1, 2).reshape(b, 1, -1))
@@ -87,15 +91,16 @@ class Decoder(torch.nn.Module):
         self.head = torch.nn.Linear(args.width, args.vocab, bias=False)
         self.register_buffer("positions", torch.arange(args.max_len), persistent=False)
 
-    def step(self, x, pos, tokens):
+    def step(self, x, pos, tokens, window=False):
         """One decode step on static tensors: x [B, 1, W] (updated to the next token's
-        embedding), pos [1] (advanced by one), tokens [B, max_len] (the token written at pos)."""
-        mask = (self.positions <= pos).view(1, 1, 1, -1)
+        embedding), pos [1] (advanced by one), tokens [B, max_len] (the token written at pos).
+        window: attend to the whole cache, a ring of the last max_len tokens, without a mask."""
+        mask = None if window else (self.positions <= pos).view(1, 1, 1, -1)
         h = x
         for layer in self.layers:
             h = layer(h, pos, mask)
         nxt = self.head(self.norm(h)).argmax(-1)  # [B, 1]
-        tokens.index_copy_(1, pos, nxt)
+        tokens.index_copy_(1, pos % tokens.shape[1], nxt)
         x.copy_(self.embed(nxt))
         pos.add_(1)
 
@@ -132,6 +137,10 @@ def main():
     parser.add_argument("--max-len", type=int, default=4096)
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--no-graph", action="store_true", help="run the steps eagerly")
+    parser.add_argument("--attention", choices=("mask", "window"), default="mask",
+                        help="mask: the cache up to the new token, masked (SDPA's math path "
+                        "with GQA); window: the whole cache, a ring of the last max-len tokens, "
+                        "unmasked (SDPA's fused kernels)")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.use_deterministic_algorithms(True)
@@ -139,10 +148,11 @@ def main():
     with torch.no_grad():
         model = Decoder(args).to(device).half()
         nvtx_hooks(model)
-        # The prompt's keys and values, as a prefill would have left them.
+        window = args.attention == "window"
+        # The prompt's keys and values, as a prefill would have left them (a window: full).
         for layer in model.layers:
             for cache in (layer.attn.k_cache, layer.attn.v_cache):
-                cache[:, :, : args.prompt].normal_()
+                cache[:, :, : args.max_len if window else args.prompt].normal_()
         tokens = torch.zeros(args.batch, args.max_len, dtype=torch.long, device=device)
         x = model.embed(torch.randint(0, args.vocab, (args.batch, 1), device=device))
         pos = torch.tensor([args.prompt], device=device)
@@ -152,19 +162,19 @@ def main():
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            model.step(x, pos, tokens)
+            model.step(x, pos, tokens, window)
         torch.cuda.current_stream().wait_stream(stream)
         x.copy_(x0)
         pos.fill_(args.prompt)
         graph = torch.cuda.CUDAGraph()
         if not args.no_graph:
             with torch.cuda.graph(graph):
-                model.step(x, pos, tokens)
+                model.step(x, pos, tokens, window)
             # The capture ran nothing: the state is still the warm-up's undone state.
         torch.cuda.nvtx.range_push("decode")
         for _ in range(args.steps):
             if args.no_graph:
-                model.step(x, pos, tokens)
+                model.step(x, pos, tokens, window)
             else:
                 graph.replay()
         torch.cuda.nvtx.range_pop()

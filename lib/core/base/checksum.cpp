@@ -4,13 +4,17 @@
 
 namespace roofline {
 
-std::uint64_t fnv1a64(const std::vector<std::uint8_t>& bytes) {
+std::uint64_t fnv1a64(std::string_view bytes) {
   std::uint64_t hash = 0xcbf29ce484222325ull;
-  for (std::uint8_t byte : bytes) {
-    hash ^= byte;
+  for (char byte : bytes) {
+    hash ^= static_cast<std::uint8_t>(byte);
     hash *= 0x100000001b3ull;
   }
   return hash;
+}
+
+std::uint64_t fnv1a64(const std::vector<std::uint8_t>& bytes) {
+  return fnv1a64(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 std::string fnv1a64_hex(const std::vector<std::uint8_t>& bytes) {

@@ -248,10 +248,14 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   // it lead, and the tail follows them. Either way every counter set gets the same first lever,
   // since a roof that only the full set counts (shared memory) cannot push the tail first.
   const bool tail_leads = a.tail_bound && !(a.fraction_of_bound < busy);
+  // How a grid gets more CTAs without more work: a bundled kernel is attention (its keys split);
+  // a profiled one may be anything with a reduction (a GEMM's K, attention's keys).
+  const std::string split =
+      model != nullptr ? "split the keys (split-KV)" : "split the reduction (split-K, split-KV)";
   // More CTAs fill the idle SMs and nothing else: at most 1/busy, never past the roof behind.
   const auto add_tail = [&] {
     add(Lever::kTail, a.tail->describe(),
-        "more CTAs: smaller tiles, split the keys (split-KV) or a persistent schedule",
+        "more CTAs: smaller tiles, " + split + " or a persistent schedule",
         max_finite({bytes_floor, seconds(a.flops, peak), a.time_seconds * busy}));
   };
   // Latency/occupancy-bound: the row's bytes at the full DRAM bandwidth take longer than its
@@ -277,8 +281,9 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
             std::to_string(std::int64_t{a.tail->sm_count} * a.tail->ctas_per_sm) + " CTA slots (" +
             std::to_string(a.tail->ctas_per_sm) + " per SM on " + std::to_string(a.tail->sm_count) +
             " SMs, " + format_fixed(100 * share, 0) + "% occupied): too few bytes in flight",
-        "more CTAs: split the keys (split-KV) or smaller tiles; or more bytes in flight per CTA "
-        "(deeper load pipelines, 16-byte loads)",
+        "more CTAs: " + split +
+            " or smaller tiles; or more bytes in flight per CTA (deeper load pipelines, 16-byte "
+            "loads)",
         max_finite({dram_floor, l2_floor}));
   else if (tail_leads)
     add_tail();
