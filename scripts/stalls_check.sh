@@ -4,7 +4,10 @@
 # WarpStateStats and SourceCounters sections on the same launch, judged by
 # scripts/stalls_vs_ncu.py; and the cost of each beside a run of the same points without it.
 #
-#   bash scripts/stalls_check.sh [stages...]     stages (default all): build gputests stalls
+#   bash scripts/stalls_check.sh [stages...]     stages (default all): build gputests stalls sweep
+#
+#   sweep: the seed sweep (`run`'s default points) with and without --stalls (an empty SASS
+#   cache, then the warm one) against ncu's two sections on the same launches: the cost
 #
 #   STALL_POINTS   "KERNEL:PASS:D ..." (default: flash-v2 and flash-v3, fwd and bwd, d 64 and 128)
 #   STALL_SHAPE    "B:H:N" of every point (default 4:16:4096), no causal mask, FP16
@@ -20,7 +23,7 @@ mkdir -p "$out" "$work"
 summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
-stages="${*:-build gputests stalls}"
+stages="${*:-build gputests stalls sweep}"
 points="${STALL_POINTS:-flash-v2:fwd:64 flash-v2:bwd:64 flash-v2:fwd:128 flash-v2:bwd:128 flash-v3:fwd:64 flash-v3:bwd:64 flash-v3:fwd:128 flash-v3:bwd:128}"
 IFS=: read -r B H N <<<"${STALL_SHAPE:-4:16:4096}"
 
@@ -77,5 +80,46 @@ if [[ " $stages " == *" stalls "* ]]; then
   cat "$work/judge.txt" >>"$summary"
   rm -f "$work"/ncu_*.ncu-rep
   tar -C "$work" -cJf "$out/stalls.tar.xz" --exclude=build.log . 2>/dev/null
+fi
+if [[ " $stages " == *" sweep "* ]]; then
+  # The cost on the seed sweep (`run`'s default points): the stall pass against ncu's two
+  # sections on the same launches (the first timed launch of each point), with nvdisasm's
+  # listings first computed (an empty cache) and then read from the cache of the run before.
+  cache="$work/sass_cache"
+  rm -rf "$cache"
+  t=$(seconds)
+  "$tool" run --json "$work/sweep_plain.json" >"$work/sweep_plain.txt" 2>&1
+  plain=$(elapsed "$t" 2)
+  t=$(seconds)
+  ROOFLINE_SASS_CACHE="$cache" "$tool" run --stalls --json "$work/sweep_cold.json" \
+    >"$work/sweep_cold.txt" 2>&1
+  cold_rc=$?
+  cold=$(elapsed "$t" 2)
+  t=$(seconds)
+  ROOFLINE_SASS_CACHE="$cache" "$tool" run --stalls --json "$work/sweep_warm.json" \
+    >"$work/sweep_warm.txt" 2>&1
+  warm_rc=$?
+  warm=$(elapsed "$t" 2)
+  t=$(seconds)
+  "$tool" run --no-counters >/dev/null 2>&1
+  alone=$(elapsed "$t" 2)
+  t=$(seconds)
+  ncu --clock-control none --cache-control all --profile-from-start off \
+    --section WarpStateStats --section SourceCounters -f -o "$work/ncu_sweep" \
+    "$tool" run --no-counters >"$work/ncu_sweep.log" 2>&1
+  ncu_rc=$?
+  with_ncu=$(elapsed "$t" 2)
+  rm -f "$work/ncu_sweep.ncu-rep"
+  python3 - "$plain" "$cold" "$warm" "$alone" "$with_ncu" <<'PY' | tee -a "$summary"
+import sys
+plain, cold, warm, alone, ncu = map(float, sys.argv[1:])
+added = ncu - alone
+for name, ours in (("empty SASS cache", cold), ("SASS cache warm", warm)):
+    print(f"seed sweep, {name}: run --stalls adds {ours - plain:.2f} s to run's {plain:.2f} s; "
+          f"ncu's sections add {added:.2f} s to {alone:.2f} s: {(ours - plain) / added:.2f} of "
+          f"ncu's ({'PASS' if ours - plain <= added / 5 else 'FAIL'} at a fifth)")
+PY
+  note "seed sweep: run rc (stalls) $cold_rc/$warm_rc, ncu rc $ncu_rc; $(grep -o 'warp stalls: [^;]*' "$work/sweep_warm.txt" | head -1)"
+  tar -C "$work" -cJf "$out/stalls.tar.xz" --exclude=build.log --exclude=sass_cache . 2>/dev/null
 fi
 cat "$summary"
