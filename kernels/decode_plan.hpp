@@ -48,10 +48,8 @@ constexpr int decode_splits(int batch, int kv_heads, int rows, int head_dim, int
       std::clamp<long long>(std::min(by_slots, by_length), 1, kDecodeMaxSplits));
 }
 
-// Keys in each of `splits` parts of the longest sequence's `kv_len` keys: whole tiles, so that
-// parts start on tile boundaries (the last part takes what is left). Every sequence of a batch
-// is cut at the same keys, so a part's start is known before its sequence's length is read; a
-// shorter sequence leaves its last parts short or empty.
+// Keys of a sequence of `kv_len` keys in each of `splits` parts: whole tiles, so that parts
+// start on tile boundaries (the last part takes what is left; a part may be empty).
 constexpr int decode_keys_per_split(int kv_len, int splits) {
   const int tiles = (kv_len + kDecodeKeysPerTile - 1) / kDecodeKeysPerTile;
   return (tiles + splits - 1) / splits * kDecodeKeysPerTile;

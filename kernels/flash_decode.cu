@@ -24,14 +24,12 @@
 // stays in registers. Rows past kv_len are zero-filled by the copy (never read) and masked to
 // -inf in S, as are keys past a new token's own position when causal. A paged cache is the
 // same loop with each row's address from the block table, read one tile ahead of its copy.
-// Split-KV: when the batch's CTAs would leave the GPU's slots idle, the keys are cut into parts
-// on tile boundaries (those of the longest sequence, the same for every sequence, so that a
-// contiguous cache's first tiles are requested before the sequence's length arrives); each
-// part's CTA writes its normalised FP32 O and its LSE to the workspace (an empty part writes 0
-// and -inf), and a combine kernel weights the parts by exp(lse_part - lse) into o and lse. The
-// combine is launched as a programmatic dependent (sm_90): its CTAs are resident before the
-// split kernel ends and wait for it on the device, so no launch gap separates the two. With
-// one part the main kernel writes o and lse itself.
+// Split-KV: when the batch's CTAs would leave the GPU's slots idle, each sequence's keys are
+// cut into parts on tile boundaries; each part's CTA writes its normalised FP32 O and its LSE to
+// the workspace (an empty part writes 0 and -inf), and a combine kernel weights the parts by
+// exp(lse_part - lse) into o and lse. The combine is launched as a programmatic dependent (sm_90):
+// its CTAs are resident before the split kernel ends and wait for it on the device, so no launch
+// gap separates the two. With one part the main kernel writes o and lse itself.
 //
 // Regime: against DRAM, FLOPs = 4·d·rows per key and bytes = 4·d per key and key/value head
 // (K and V, 2 bytes each), so the intensity is about rows = heads/kv_heads · q_len FLOP per
@@ -168,14 +166,12 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
   flash_v2::load_tile_async<kCtaRows, kHeadDim, Cfg::kThreads>(
       s_q, p.q + (group_row0 + cta_row0) * kHeadDim, 0, cta_rows, tid);
 
-  // The parts are cut from the longest sequence (seq_len), so a part's first key is known
-  // before this sequence's length: a contiguous cache's first tiles are in flight while the
-  // length is read (the cache holds seq_len rows of every sequence, so they are in bounds).
   // Lengths outside 0..seq_len would read past the cache (or the block table): clamped.
-  const int keys_per_split = decode_keys_per_split(p.seq_len, p.splits);
-  const int key_begin = split * keys_per_split;
-  const int part_end = min(key_begin + keys_per_split, p.seq_len);
-  const int kv_len_raw = p.kv_lens != nullptr ? p.kv_lens[b] : p.seq_len;
+  const int kv_len = min(max(p.kv_lens != nullptr ? p.kv_lens[b] : p.seq_len, 0), p.seq_len);
+  const int keys_per_split = decode_keys_per_split(kv_len, p.splits);
+  const int key_begin = min(split * keys_per_split, kv_len);
+  const int key_end = min(key_begin + keys_per_split, kv_len);
+  const int num_tiles = ceil_div(key_end - key_begin, Cfg::kBlockKv);
 
   // This thread's chunk of each copy pass: row tid / kChunksPerRow + pass · kRowsPerPass.
   const int copy_row = tid / Cfg::kChunksPerRow;
@@ -185,7 +181,7 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       (static_cast<std::size_t>(b) * p.kv_heads + kv_head) * static_cast<std::size_t>(p.seq_len);
 
   // Pages of this thread's rows of tile `tile` (paged only; 0 past the part).
-  auto fetch_pages = [&](int tile, int key_end, int(&pages)[Cfg::kPasses]) {
+  auto fetch_pages = [&](int tile, int(&pages)[Cfg::kPasses]) {
     if constexpr (kPaged) {
 #pragma unroll
       for (int i = 0; i < Cfg::kPasses; ++i) {
@@ -194,8 +190,7 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       }
     }
   };
-  // Copies the keys of tile `tile` below key_end (rows past it are zero-filled).
-  auto issue_tile = [&](int tile, int key_end, const int(&pages)[Cfg::kPasses]) {
+  auto issue_tile = [&](int tile, const int(&pages)[Cfg::kPasses]) {
     T* tile_k = s_kv + (tile % kStages) * 2 * Cfg::kTileKv;
     T* tile_v = tile_k + Cfg::kTileKv;
 #pragma unroll
@@ -219,27 +214,20 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
     }
   };
 
-  // Prologue: tiles 0 .. kStages-2, one commit group each (Q rides in the first). Contiguous:
-  // issued up to the part's end before the length is known (the loop never reads keys past
-  // it). Paged: the block table past a sequence's pages may hold anything, so the length comes
-  // first, and the pages of every prologue tile are fetched before the first copy so that
-  // their latencies overlap.
-  const int prologue_end = kPaged ? min(part_end, kv_len_raw) : part_end;
+  // Prologue: tiles 0 .. kStages-2, one commit group each (Q rides in the first). The pages of
+  // all of them are fetched before the first copy so that their latencies overlap.
   {
     int pages[kStages - 1][Cfg::kPasses];
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) fetch_pages(s, prologue_end, pages[s]);
+    for (int s = 0; s < kStages - 1; ++s) fetch_pages(s, pages[s]);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (key_begin + s * Cfg::kBlockKv < prologue_end) issue_tile(s, prologue_end, pages[s]);
+      if (s < num_tiles) issue_tile(s, pages[s]);
       ptx::cp_async_commit();
     }
   }
-  const int kv_len = min(max(kv_len_raw, 0), p.seq_len);
-  const int key_end = min(part_end, kv_len);
-  const int num_tiles = key_end > key_begin ? ceil_div(key_end - key_begin, Cfg::kBlockKv) : 0;
   int next_pages[Cfg::kPasses];  // of tile `tile + kStages - 1`, fetched a tile ahead
-  fetch_pages(kStages - 1, key_end, next_pages);
+  fetch_pages(kStages - 1, next_pages);
 
   ptx::cp_async_wait<kStages - 2>();
   __syncthreads();
@@ -279,9 +267,9 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       // stage the copy below refills.
       __syncthreads();
     }
-    if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, key_end, next_pages);
+    if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, next_pages);
     ptx::cp_async_commit();
-    fetch_pages(tile + kStages, key_end, next_pages);
+    fetch_pages(tile + kStages, next_pages);
 
     if (!warp_has_rows) continue;
     const int kv0 = key_begin + tile * Cfg::kBlockKv;

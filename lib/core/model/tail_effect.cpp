@@ -132,12 +132,11 @@ std::optional<LaunchGrid> decode_grid(const KernelModel& model, const Workload& 
   grid.ctas_per_sm = kernels::decode_ctas_per_sm(w.head_dim);
   grid.origin = model.name + "'s grid (sequences × KV heads × row blocks × " +
                 std::to_string(parts) + (parts == 1 ? " part)" : " split-KV parts)");
-  // Key tiles of each part: the parts are cut from the longest sequence (seq_len), so a shorter
-  // one leaves its last parts short or empty; equal sequences give equal parts.
+  // Key tiles of each part: equal parts of equal sequences, else one group per (sequence, part).
   std::vector<std::pair<double, std::int64_t>> work;
-  const int per_part = kernels::decode_keys_per_split(w.seq_len, parts);
   for (int b = 0; b < w.batch; ++b) {
     const int n = w.kv_len(b);
+    const int per_part = kernels::decode_keys_per_split(n, parts);
     for (int s = 0; s < parts; ++s) {
       const int keys = std::clamp(n - s * per_part, 0, per_part);
       work.emplace_back(std::ceil(static_cast<double>(keys) / kernels::kDecodeKeysPerTile),
