@@ -169,6 +169,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   run.counter_set = options.counter_set == "full" ? CounterSet::kFull : CounterSet::kRoofline;
   run.energy = options.energy;
   run.stalls = !options.no_counters && (options.stalls || options.counter_set == "full");
+  run.stall_samples = options.stall_samples;
   run.counters = options.no_counters ? gpu::CounterMode::kOff
                  : options.counters  ? gpu::CounterMode::kRequired
                                      : gpu::CounterMode::kAuto;
@@ -302,6 +303,11 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       "Sample each point's warps once more (CUPTI PC sampling): why it stalls, by reason, "
       "SASS instruction and source line (on with --counter-set full)");
   off->excludes(stalls);
+  sub->add_option("--stall-samples", options->stall_samples,
+                  "Warp samples each sampled launch aims for (the sampling period follows from "
+                  "its measured time): more give tighter shares and take longer to read")
+      ->check(decimal_in(1000, 10000000))
+      ->capture_default_str();
   sub->add_flag("--energy", options->energy,
                 "Measure each point's energy per launch: NVML's energy counter over 1.2 s of "
                 "back-to-back launches (about 1.5 s a point); joules, watts and FLOP/J per row");

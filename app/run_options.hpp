@@ -27,8 +27,9 @@ struct RunCommandOptions {
   bool verify = false;
   bool no_counters = false;
   bool counters = false;
-  bool energy = false;  // --energy: joules per launch per point
-  bool stalls = false;  // --stalls (and --counter-set full): warp samples per point
+  bool energy = false;        // --energy: joules per launch per point
+  bool stalls = false;        // --stalls (and --counter-set full): warp samples per point
+  int stall_samples = 50000;  // --stall-samples: the samples each sampled launch aims for
   std::uint64_t seed = 20240607;
   std::string save_counter_data;
   std::string counter_set = "roofline";

@@ -34,12 +34,13 @@ std::string hex(std::uint64_t value) {
 
 }  // namespace
 
-SassCache::SassCache() : directory_(directory_from_environment()) {}
+SassListingCache::SassListingCache() : directory_(directory_from_environment()) {}
 
-SassCache::SassCache(std::filesystem::path directory) : directory_(std::move(directory)) {}
+SassListingCache::SassListingCache(std::filesystem::path directory)
+    : directory_(std::move(directory)) {}
 
-std::string SassCache::key(const std::string& cubin, const std::string& function,
-                           const std::string& nvdisasm) {
+std::string SassListingCache::key(const std::string& cubin, const std::string& function,
+                                  const std::string& nvdisasm) {
   // The tool's identity: its path and size (a toolkit update changes at least one).
   std::error_code ec;
   const auto size = std::filesystem::file_size(nvdisasm, ec);
@@ -47,7 +48,7 @@ std::string SassCache::key(const std::string& cubin, const std::string& function
   return hex(fnv1a64(cubin)) + "-" + hex(fnv1a64(function + '\0' + tool)) + ".sass";
 }
 
-std::optional<std::string> SassCache::find(const std::string& key) const {
+std::optional<std::string> SassListingCache::find(const std::string& key) const {
   if (!enabled()) return std::nullopt;
   std::ifstream in(directory_ / key, std::ios::binary);
   if (!in) return std::nullopt;
@@ -57,7 +58,7 @@ std::optional<std::string> SassCache::find(const std::string& key) const {
   return text.str();
 }
 
-void SassCache::store(const std::string& key, const std::string& listing) const {
+void SassListingCache::store(const std::string& key, const std::string& listing) const {
   if (!enabled() || listing.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(directory_, ec);

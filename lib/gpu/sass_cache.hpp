@@ -15,11 +15,11 @@
 
 namespace roofline::gpu {
 
-class SassCache {
+class SassListingCache {
  public:
   // The directory from the environment (see above); disabled when it names none.
-  SassCache();
-  explicit SassCache(std::filesystem::path directory);  // empty: disabled
+  SassListingCache();
+  explicit SassListingCache(std::filesystem::path directory);  // empty: disabled
 
   bool enabled() const { return !directory_.empty(); }
   const std::filesystem::path& directory() const { return directory_; }

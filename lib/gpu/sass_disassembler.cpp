@@ -94,8 +94,8 @@ SassListing disassemble_cubin(const std::string& cubin, const std::string& funct
     if (why) *why = "no nvdisasm (CUDA toolkit) found: instructions by offset only";
     return {};
   }
-  static const SassCache cache;
-  const std::string key = SassCache::key(cubin, function, nvdisasm);
+  static const SassListingCache cache;
+  const std::string key = SassListingCache::key(cubin, function, nvdisasm);
   if (const std::optional<std::string> cached = cache.find(key)) return parse_sass_listing(*cached);
   const TempCubin file(cubin);
   if (file.path().empty()) {

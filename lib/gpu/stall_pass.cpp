@@ -18,9 +18,6 @@
 namespace roofline::gpu {
 namespace {
 
-// Samples a launch should get: enough that a 5% share is known to about ±0.3 points (binomial),
-// few enough that the hardware buffer and the parse stay small.
-constexpr double kTargetSamples = 200000;
 // The clock assumed for a row whose timing has none.
 constexpr double kAssumedClockMhz = 1500;
 
@@ -122,7 +119,7 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
       const double clock =
           row.timing->sm_clock_mhz() > 0 ? row.timing->sm_clock_mhz() : kAssumedClockMhz;
       const int period = stall_period_log2(row.timing->median_seconds(), clock,
-                                           result.device.sm_count, kTargetSamples);
+                                           result.device.sm_count, options.stall_samples);
       launcher.flush_l2();
       PendingPoint point;
       point.row = i;

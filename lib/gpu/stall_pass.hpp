@@ -3,8 +3,9 @@
 // reason, by SASS instruction and by source line (Row::stalls).
 //
 // The sampling period is chosen per point from its measured time, so that every launch gets
-// about kTargetSamples samples (a 20 µs launch on an H200 gets tens of thousands at the shortest
-// period, 2^5 cycles) and a long one does not fill the hardware buffer.
+// about RunOptions::stall_samples samples (`--stall-samples`; a 20 µs launch on an H200 gets
+// tens of thousands at the shortest period, 2^5 cycles) and a long one does not fill the
+// hardware buffer.
 #pragma once
 
 #include <memory>

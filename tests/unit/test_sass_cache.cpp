@@ -13,8 +13,8 @@ namespace roofline::gpu {
 
 TEST_CASE("sass cache: a stored listing comes back under its key, nothing under another") {
   roofline::TempDir dir;
-  const SassCache cache(dir.path / "sass");
-  const std::string key = SassCache::key("cubin bytes", "_Z6kernelv", "/bin/sh");
+  const SassListingCache cache(dir.path / "sass");
+  const std::string key = SassListingCache::key("cubin bytes", "_Z6kernelv", "/bin/sh");
   CHECK_FALSE(cache.find(key).has_value());
   cache.store(key, "        /*0000*/  MOV R1, c[0x0][0x28] ;\n");
   REQUIRE(cache.find(key).has_value());
@@ -26,14 +26,15 @@ TEST_CASE("sass cache: a stored listing comes back under its key, nothing under 
     ++files;
   }
   CHECK(files == 1);
-  CHECK(SassCache::key("cubin bytez", "_Z6kernelv", "/bin/sh") != key);
-  CHECK(SassCache::key("cubin bytes", "_Z6kernelw", "/bin/sh") != key);
-  CHECK(SassCache::key("cubin bytes", "_Z6kernelv", "/bin/ls") != key);
-  CHECK_FALSE(cache.find(SassCache::key("cubin bytes", "_Z6kernelw", "/bin/sh")).has_value());
+  CHECK(SassListingCache::key("cubin bytez", "_Z6kernelv", "/bin/sh") != key);
+  CHECK(SassListingCache::key("cubin bytes", "_Z6kernelw", "/bin/sh") != key);
+  CHECK(SassListingCache::key("cubin bytes", "_Z6kernelv", "/bin/ls") != key);
+  CHECK_FALSE(
+      cache.find(SassListingCache::key("cubin bytes", "_Z6kernelw", "/bin/sh")).has_value());
 }
 
 TEST_CASE("sass cache: disabled or unwritable, every lookup misses and nothing throws") {
-  const SassCache off{std::filesystem::path()};
+  const SassListingCache off{std::filesystem::path()};
   CHECK_FALSE(off.enabled());
   off.store("k.sass", "text");
   CHECK_FALSE(off.find("k.sass").has_value());
@@ -41,7 +42,7 @@ TEST_CASE("sass cache: disabled or unwritable, every lookup misses and nothing t
   roofline::TempDir dir;
   // A file where the directory should be: create_directories fails.
   std::ofstream(dir.path / "blocked") << "a file";
-  const SassCache blocked(dir.path / "blocked" / "sass");
+  const SassListingCache blocked(dir.path / "blocked" / "sass");
   CHECK_NOTHROW(blocked.store("k.sass", "text"));
   CHECK_FALSE(blocked.find("k.sass").has_value());
 }
