@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "lib/core/base/stopwatch.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/stalls.hpp"
 #include "lib/gpu/cupti/cubin_catalog.hpp"
@@ -71,21 +72,6 @@ struct PendingPoint {
   std::vector<PcSample> pcs;
 };
 
-// Adds the seconds its scope lasts to `into`.
-class Stopwatch {
- public:
-  explicit Stopwatch(double& into) : into_(into), t_(std::chrono::steady_clock::now()) {}
-  ~Stopwatch() {
-    into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_).count();
-  }
-  Stopwatch(const Stopwatch&) = delete;
-  Stopwatch& operator=(const Stopwatch&) = delete;
-
- private:
-  double& into_;
-  std::chrono::steady_clock::time_point t_;
-};
-
 }  // namespace
 
 StallSetup::StallSetup() {
@@ -108,18 +94,28 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
     cupti::PcSampler sampler;
     SassCache sass(setup.catalog());
     std::vector<PendingPoint> pending;
-    // Every point sampled first, its functions' SASS requested as it comes.
+    // Every point's period first, then the points sampled in the order of their periods (the
+    // sampler sets the period only when it changes), each point's functions' SASS requested as
+    // its samples come.
+    std::vector<std::pair<int, std::size_t>> order;
     for (std::size_t i = 0; i < result.rows.size(); ++i) {
-      Row& row = result.rows[i];
+      const Row& row = result.rows[i];
       if (row.status != RowStatus::kOk || !row.timing) continue;
-      if (options.progress)
-        options.progress("stalls: point " + std::to_string(i + 1) + "/" +
-                         std::to_string(result.rows.size()));
-      launcher.prepare_again(i);
       const double clock =
           row.timing->sm_clock_mhz() > 0 ? row.timing->sm_clock_mhz() : kAssumedClockMhz;
-      const int period = stall_period_log2(row.timing->median_seconds(), clock,
-                                           result.device.sm_count, options.stall_samples);
+      order.emplace_back(stall_period_log2(row.timing->median_seconds(), clock,
+                                           result.device.sm_count, options.stall_samples),
+                         i);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t done = 0;
+    for (const auto& [period, i] : order) {
+      Row& row = result.rows[i];
+      if (options.progress)
+        options.progress("stalls: point " + std::to_string(++done) + "/" +
+                         std::to_string(order.size()));
+      launcher.prepare_again(i);
       launcher.flush_l2();
       PendingPoint point;
       point.row = i;
@@ -181,8 +177,13 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
         "; warp stalls: CUPTI PC sampling, one launch per point after an L2 flush, " +
         std::to_string(pending.size()) + (pending.size() == 1 ? " point" : " points") + " in " +
         format_fixed(std::chrono::duration<double>(Clock::now() - t0).count(), 2) +
-        " s (sampling " + format_fixed(sampling_s, 2) + " s, source lines " +
-        format_fixed(source_s, 2) + " s, waiting for SASS " + format_fixed(sass_s, 2) + " s)";
+        " s (sampling " + format_fixed(sampling_s, 2) + " s: configuring " +
+        format_fixed(sampler.seconds().configure, 2) + ", start " +
+        format_fixed(sampler.seconds().start, 2) + ", launches " +
+        format_fixed(sampler.seconds().work, 2) + ", stop " +
+        format_fixed(sampler.seconds().stop, 2) + ", reading " +
+        format_fixed(sampler.seconds().read, 2) + "; source lines " + format_fixed(source_s, 2) +
+        " s, waiting for SASS " + format_fixed(sass_s, 2) + " s)";
   } catch (const ProfilerError& error) {
     launcher.arena().release();
     provenance = "; warp stalls unavailable: " + first_line(error.what());

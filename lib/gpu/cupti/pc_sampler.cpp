@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "lib/core/base/stopwatch.hpp"
 #include "lib/gpu/cupti/call.hpp"
 
 namespace roofline::gpu::cupti {
@@ -154,29 +155,48 @@ void PcSampler::open_session(int period_log2) {
 SampledRange PcSampler::sample(int period_log2, const std::function<void()>& work) {
   const CUcontext context = as_context(context_);
   try {
-    if (!session_) {
-      open_session(period_log2);
-    } else {
-      std::vector<CUpti_PCSamplingConfigurationInfo> period = period_attribute(period_log2);
-      set_attributes(context, period);
+    {
+      const Stopwatch watch(seconds_.configure);
+      if (!session_) {
+        open_session(period_log2);
+        period_log2_ = period_log2;
+      } else if (period_log2 != period_log2_) {
+        std::vector<CUpti_PCSamplingConfigurationInfo> period = period_attribute(period_log2);
+        set_attributes(context, period);
+        period_log2_ = period_log2;
+      }
     }
     return sample_range(work);
   } catch (...) {
     session_.reset();  // disabled; the next range enables anew
+    period_log2_ = 0;
     throw;
   }
 }
 
 SampledRange PcSampler::sample_range(const std::function<void()>& work) {
   const CUcontext context = as_context(context_);
-  ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
-  auto start =
-      context_params<CUpti_PCSamplingStartParams>(CUpti_PCSamplingStartParamsSize, context);
-  ROOFLINE_CUPTI_CALL(cuptiPCSamplingStart(&start));
-  work();
-  ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
-  auto stop = context_params<CUpti_PCSamplingStopParams>(CUpti_PCSamplingStopParamsSize, context);
-  ROOFLINE_CUPTI_CALL(cuptiPCSamplingStop(&stop));
+  {
+    const Stopwatch watch(seconds_.work);
+    ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
+  }
+  {
+    const Stopwatch watch(seconds_.start);
+    auto start =
+        context_params<CUpti_PCSamplingStartParams>(CUpti_PCSamplingStartParamsSize, context);
+    ROOFLINE_CUPTI_CALL(cuptiPCSamplingStart(&start));
+  }
+  {
+    const Stopwatch watch(seconds_.work);
+    work();
+    ROOFLINE_PROFILER_CUDA_CALL(cudaDeviceSynchronize());
+  }
+  {
+    const Stopwatch watch(seconds_.stop);
+    auto stop = context_params<CUpti_PCSamplingStopParams>(CUpti_PCSamplingStopParamsSize, context);
+    ROOFLINE_CUPTI_CALL(cuptiPCSamplingStop(&stop));
+  }
+  const Stopwatch read_watch(seconds_.read);
 
   // Read until CUPTI has no PC left (the same PC may come in several reads): the next range
   // starts from an empty buffer.

@@ -3,8 +3,8 @@
 // why it did or did not issue. Kernel-serialized collection with start/stop control: one
 // session, enabled at the first range and disabled with the sampler, each range started and
 // stopped around its launches and read to the end before the next starts (so that a range's
-// samples are its launches' alone), the period set anew before each range. Enabling costs far
-// more than a range, so a sweep pays it once. The reasons keep CUPTI's names
+// samples are its launches' alone), the period set before a range when it changes. Enabling costs
+// far more than a range, so a sweep pays it once. The reasons keep CUPTI's names
 // ("smsp__pcsamp_warps_issue_stalled_barrier", and a "_not_issued" twin of each).
 //
 // Sampling serialises kernels and perturbs none of their results; it cannot run beside another
@@ -36,6 +36,16 @@ struct SampledRange {
   bool hardware_buffer_full = false;
 };
 
+// Host seconds the sampler spent, by phase, over every range so far: where a stall pass's time
+// goes (the work itself, the launches and the device waits around them, counts as `work`).
+struct SamplerSeconds {
+  double configure = 0;  // enabling, and setting the period when it changes
+  double start = 0;      // cuptiPCSamplingStart
+  double work = 0;       // the launches, with the device waits before and after them
+  double stop = 0;       // cuptiPCSamplingStop
+  double read = 0;       // cuptiPCSamplingGetData and the records' attribution
+};
+
 struct PcSession;
 
 class PcSampler {
@@ -52,6 +62,7 @@ class PcSampler {
   // was sampled. Enables sampling on the first call. Throws ProfilerError, after which the
   // session is disabled (the next call enables it again).
   SampledRange sample(int period_log2, const std::function<void()>& work);
+  const SamplerSeconds& seconds() const { return seconds_; }
 
  private:
   void read_reasons();
@@ -59,6 +70,8 @@ class PcSampler {
   SampledRange sample_range(const std::function<void()>& work);
 
   void* context_ = nullptr;  // CUcontext
+  int period_log2_ = 0;      // the period set last (0: none yet)
+  SamplerSeconds seconds_;
   std::unique_ptr<PcSession> session_;
   std::vector<std::uint32_t> reason_indices_;
   std::vector<std::string> reason_names_;  // by position in reason_indices_
