@@ -22,7 +22,7 @@ inline constexpr int kDecodeMaxSplits = 128;
 // CTAs resident per SM, by head dim: the kernel's shared memory (stages of K and V tiles) and
 // its __launch_bounds__ give these on sm_90 (flash_decode.cu checks them).
 constexpr int decode_ctas_per_sm(int head_dim) {
-  return head_dim <= 64 ? 3 : 2;
+  return head_dim <= 64 ? 4 : 2;
 }
 
 // Query rows one key/value head serves: the heads of its group times the new tokens.

@@ -16,10 +16,13 @@
 // tiles leave room (4 row tiles: a warp each, all keys; 1 row tile: 16 keys a warp), keep
 // their own (max, sum, O) and merge them through shared memory at the end. The keys stream
 // through shared memory in 64-key tiles of K and V with 16-byte cp.async.cg (L2 only), in a
-// ring of 3 stages at d = 128 (4 at d = 64): while one tile is multiplied, up to two (three)
-// are in flight, about 64 KB (54 KB) of cache per CTA and 128 KB (162 KB) per SM at 2 (3)
-// CTAs per SM (decode_ctas_per_sm), which is what a read stream needs at the H200's bandwidth
-// and latency. Shared rows are padded by 16 bytes (flash_v2.cuh) so ldmatrix is free of bank
+// ring of 3 stages: while one tile is multiplied, up to two are in flight, 64 KB of cache per
+// CTA at d = 128 (32 KB at d = 64) and 128 KB per SM at 2 (4) CTAs per SM (decode_ctas_per_sm),
+// which is what a read stream needs at the H200's bandwidth and latency. At d = 64, 4 CTAs of 3
+// stages beat 3 of 4 where a batch's CTAs fill the GPU (B64 H32/8 KV 8192: 512 CTAs are one
+// wave of 528 slots, not 1.3 of 396: 376 µs against 414 on an H100) and match them elsewhere
+// (within 1.3% on B1-8 rows; the stall mix of B8 KV 8192 barely moved: short_scoreboard 26% to
+// 25%). Shared rows are padded by 16 bytes (flash_v2.cuh) so ldmatrix is free of bank
 // conflicts. Q is staged once through the last stage before the ring first reaches it and then
 // stays in registers. Rows past kv_len are zero-filled by the copy (never read) and masked to
 // -inf in S, as are keys past a new token's own position when causal. A paged cache is the
@@ -68,7 +71,7 @@ struct DecodeConfig {
   static constexpr int kStride = flash_v2::kRowStride<kHeadDim>;  // 16-bit elements per row
   static constexpr int kTileKv = kBlockKv * kStride;              // 16-bit elements
   // Stages of K and V: as many as decode_ctas_per_sm CTAs of this size leave room for.
-  static constexpr int kStages = kHeadDim == 64 ? 4 : 3;
+  static constexpr int kStages = 3;
   static constexpr std::size_t kStageBytes = 2 * kTileKv * sizeof(__half);
   static constexpr std::size_t kSmemBytes = kStages * kStageBytes;
   static constexpr int kCtasPerSm = decode_ctas_per_sm(kHeadDim);
@@ -707,7 +710,7 @@ static_assert(DecodeConfig<64>::kBlockKv == kDecodeKeysPerTile &&
                   DecodeConfig<128>::kBlockKv == kDecodeKeysPerTile,
               "key tiles of decode_plan.hpp's size, so that parts start on tile boundaries");
 static_assert(kDecodeRowTile == 16, "rows pad to mma.sync's m16");
-static_assert(DecodeConfig<64>::kCtasPerSm == 3 && DecodeConfig<128>::kCtasPerSm == 2,
+static_assert(DecodeConfig<64>::kCtasPerSm == 4 && DecodeConfig<128>::kCtasPerSm == 2,
               "the occupancy that the stage counts were sized for");
 }  // namespace
 }  // namespace roofline::kernels
