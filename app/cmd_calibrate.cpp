@@ -16,6 +16,7 @@
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/roofline.hpp"
 #include "lib/core/report/calibration.hpp"
+#include "lib/core/report/calibration_energy.hpp"
 #include "lib/gpu/calibration_runner.hpp"
 #include "lib/gpu/device.hpp"
 
@@ -26,17 +27,35 @@ struct CalibrateCliOptions {
   std::string output = "calibration.json";
   int device = 0;
   int reps = 10;
+  bool energy = false;
 };
 
 std::string percent(double share) {
   return std::isfinite(share) ? format_fixed(100 * share, 1) + "%" : "-";
 }
 
-// roof | measured | spec sheet | share | at clock | spread | kernel
+// The dynamic energy per unit of a measurement's work, "12.3 pJ/FLOP"; "-" when not measured.
+std::string energy_cell(const CalibrationMeasurement& m, const CalibrationOverlay& overlay) {
+  if (!m.energy || !overlay.static_power) return "-";
+  const double joules = dynamic_joules_per_unit(m.energy->watts, overlay.static_power->energy.watts,
+                                                m.energy->seconds_per_launch, m.work);
+  if (!std::isfinite(joules)) return "-";
+  return format_fixed(joules * 1e12, 2) + (m.target == kXuTarget ? " pJ/exp2"
+                                           : m.flops             ? " pJ/FLOP"
+                                                                 : " pJ/byte");
+}
+
+// roof | measured | spec sheet | share | at clock | spread | [power | energy] | kernel
 std::string render_calibration_table(const CalibrationOverlay& overlay, const GpuSpec& sheet) {
-  const std::vector<std::string> header = {"roof",  "measured", "spec sheet", "of sheet",
-                                           "clock", "spread",   "kernel"};
-  const std::vector<bool> right = {false, true, true, true, true, true, false};
+  std::vector<std::string> header = {"roof",  "measured", "spec sheet", "of sheet",
+                                     "clock", "spread",   "kernel"};
+  std::vector<bool> right = {false, true, true, true, true, true, false};
+  // With `--energy`: the power under each kernel and its energy per unit of work.
+  const bool energy = overlay.static_power.has_value();
+  if (energy) {
+    header.insert(header.end() - 1, {"power", "energy"});
+    right.insert(right.end() - 1, {true, true});
+  }
   std::vector<std::vector<std::string>> rows;
   for (const CalibrationMeasurement& m : overlay.measurements) {
     double sheet_rate = std::nan("");
@@ -78,6 +97,22 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
          std::isfinite(sheet_rate) ? format_fixed(sheet_rate / unit, digits) + suffix : "-", share,
          m.sm_clock_mhz > 0 ? format_fixed(m.sm_clock_mhz, 0) + " MHz" : "-",
          percent(m.relative_range()), m.method});
+    if (energy)
+      rows.back().insert(
+          rows.back().end() - 1,
+          {m.energy ? format_fixed(m.energy->watts, 1) + " W" : "-", energy_cell(m, overlay)});
+  }
+  if (energy) {
+    const EnergyMeasurement& idle = overlay.static_power->energy;
+    std::vector<std::string> row(header.size(), "");
+    row[0] = "static power [active_idle]";
+    row[1] = format_fixed(idle.watts, 1) + " W";
+    row[2] = row[3] = row[4] = "-";
+    row[5] = percent(idle.relative_spread);
+    row[header.size() - 3] = format_fixed(idle.watts, 1) + " W";
+    row[header.size() - 2] = "-";
+    row.back() = overlay.static_power->method;
+    rows.push_back(std::move(row));
   }
   std::vector<std::size_t> widths(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) {
@@ -107,24 +142,30 @@ int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& globa
   gpu::CalibrateOptions run;
   run.device = options.device;
   run.reps = options.reps;
+  run.energy = options.energy;
   run.progress = [](const std::string& line) { spdlog::info("calibrate: {}", line); };
   CalibrationOverlay overlay = gpu::calibrate(run, device, choice.spec.key);
   const ReportContext context = make_context("calibrate");
   overlay.tool_version = context.tool_version;
   overlay.time_utc = context.time_utc;
   overlay.host = context.host;
-  derive_ceilings(overlay);  // again: the sources name the time, known only now
+  derive_ceilings(overlay);             // again: the sources name the time, known only now
+  derive_energy_coefficients(overlay);  // likewise; the runner warned of any left out
 
   OutputSet outputs;  // written together (output.hpp)
   outputs.add(options.output, to_json(overlay).dump(2) + "\n");
   if (!writes_stdout(options.output))
-    outputs.add("-", "calibrated " + device.name + " (" + std::to_string(device.sm_count) +
-                         " SMs) in " + format_fixed(overlay.duration_seconds, 1) + " s against " +
-                         choice.spec.name + " [" + choice.spec.key + "]; median of " +
-                         std::to_string(options.reps) + " launches each, at the running clock\n" +
-                         render_calibration_table(overlay, choice.spec) + "wrote " +
-                         options.output + " (use: --ceilings calibrated --calibration " +
-                         options.output + ")\n");
+    outputs.add(
+        "-",
+        "calibrated " + device.name + " (" + std::to_string(device.sm_count) + " SMs) in " +
+            format_fixed(overlay.duration_seconds, 1) + " s against " + choice.spec.name + " [" +
+            choice.spec.key + "]; median of " + std::to_string(options.reps) +
+            " launches each, at the running clock" +
+            (overlay.static_power ? "; power: NVML's energy counter over each kernel back to back, "
+                                    "energy = (power − static power) × time ÷ work"
+                                  : "") +
+            "\n" + render_calibration_table(overlay, choice.spec) + "wrote " + options.output +
+            " (use: --ceilings calibrated --calibration " + options.output + ")\n");
   outputs.commit();
   return 0;
 }
@@ -145,8 +186,12 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
   sub->add_option("--reps", options->reps, "Timed launches per micro-kernel (median kept)")
       ->check(decimal_in(1, 1000))
       ->capture_default_str();
+  sub->add_flag("--energy", options->energy,
+                "Also measure each micro-kernel's power (NVML's energy counter over 1.2 s back "
+                "to back) and the active idle power; write energy per FLOP and per byte and the "
+                "static power into the overlay (the energy roofline)");
   set_command_help(*sub,
-                   {"calibrate -o h200-calibrated.json",
+                   {"calibrate -o h200-calibrated.json", "calibrate --energy -o h200-energy.json",
                     "run --ceilings calibrated --calibration h200-calibrated.json"},
                    {kExitOk, kExitUsage, kExitNoGpu, kExitInternal, kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_calibrate(*options, global); });

@@ -42,9 +42,10 @@ struct ShowOptions {
   std::string csv_path;
   std::string markdown_path;
   std::vector<std::string> exports;
-  TableChoice table;    // --wide, --columns, --flops
-  bool source = false;  // --source: the hottest lines' text under each sampled row
-  std::string gpus;     // --gpu: specs to project the program onto, comma-separated
+  TableChoice table;        // --wide, --columns, --flops
+  bool source = false;      // --source: the hottest lines' text under each sampled row
+  std::string gpus;         // --gpu: specs to project the program onto, comma-separated
+  CeilingOptions ceilings;  // --ceilings, --calibration (the energy model's coefficients too)
 };
 
 GroupBy group_by_of(const std::string& text) {
@@ -143,6 +144,7 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
                        " is not a regular expression: " + error.what());
     }
   }
+  const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
   std::vector<JudgedReport> reports;
   for (const std::string& path : options.reports) {
     // Each file is read once, and a report is parsed row by row (not as one JSON tree).
@@ -164,6 +166,7 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
       std::cout << render_compare_rows(document, display_path(path), options.table.fit());
       return 0;
     }
+    options.ceilings.apply(report, calibrations);
     reports.push_back(select_rows(std::move(report), regex, options.sort));
     if (reports.back().rows().empty())
       throw InputError(path +
@@ -272,6 +275,7 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->group(kOutputGroup);
   add_export_option(*sub, options->exports);
   options->table.add_to(*sub, report_table_columns(), true);
+  options->ceilings.add_to(*sub, true);
   set_command_help(*sub,
                    {"show report.json", "show profile.json --view summary --top 5",
                     "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv",

@@ -382,7 +382,8 @@ void CeilingOptions::add_to(CLI::App& app, bool keep_recorded_choice) {
       ->group("Ceilings");
   app.add_option("--calibration", calibrations,
                  "Calibration file written by `cuflash-roofline calibrate`: its ceilings are "
-                 "embedded beside the spec's (charts draw both)")
+                 "embedded beside the spec's (charts draw both), and with `calibrate --energy` "
+                 "its energy coefficients model each counted row's joules")
       ->type_name("FILE")
       ->group("Ceilings");
 }

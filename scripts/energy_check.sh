@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Energy per launch (`run --energy`) repeatable? The seed sweep (`run --pass fwd,bwd`, default
-# shapes, no counters) twice with --energy, judged row by row by scripts/energy_repeat.py
-# (every row within 3%). Builds first unless the build is there.
+# Energy on the device, in two stages. Builds first unless the build is there.
+#  1. Repeatable? The seed sweep (`run --pass fwd,bwd`, default shapes, no counters) twice with
+#     --energy, judged row by row by scripts/energy_repeat.py (every row within 3%).
+#  2. Does the energy roofline's model hold? `calibrate --energy -o cal.json` (the coefficients
+#     from the micro-kernels), then `run --energy --counters --counter-set full --calibration
+#     cal.json` on three shapes no coefficient was fitted on (flash-v3 fwd d128 N8192, flash-v2
+#     bwd d64 N4096, standard fwd d64 N2048, all non-causal), judged by scripts/energy_model.py:
+#     modelled against measured joules per row (every row within 10%).
 #
-#   bash scripts/energy_check.sh
+#   bash scripts/energy_check.sh            # both stages
+#   STAGES=model bash scripts/energy_check.sh  # stage 2 only (STAGES=repeat: stage 1 only)
 #
-# $OUT (or out/energy-check/) gets energy_summary.txt and energy.tar.xz (both reports and the
-# tables), to keep in tests/data/reports. Never changes clocks.
+# $OUT (or out/energy-check/) gets energy_summary.txt and energy.tar.xz (the reports, the
+# calibration and the tables), to keep in tests/data/reports. Never changes clocks.
 set -u -o pipefail
 source "$(dirname "$0")/device_env.sh"
 out="${OUT:-$repo/out/energy-check}"
@@ -20,12 +26,42 @@ if [ ! -x "$tool" ]; then
     exit 4
   }
 fi
-for k in 1 2; do
+stages="${STAGES:-repeat,model}"
+if [[ ",$stages," == *",repeat,"* ]]; then
+  echo "== stage 1: run --energy repeatable" | tee -a "$summary"
+  for k in 1 2; do
+    t=$(seconds)
+    "$tool" run --pass fwd,bwd --no-counters --energy --json "$work/sweep_$k.json" \
+      >"$work/sweep_$k.txt" 2>&1
+    echo "sweep $k: rc=$? in $(elapsed "$t" 1) s" | tee -a "$summary"
+  done
+  python3 scripts/energy_repeat.py "$work/sweep_1.json" "$work/sweep_2.json" >>"$summary" 2>&1
+fi
+if [[ ",$stages," == *",model,"* ]]; then
+  echo "== stage 2: the energy model on held-out shapes" | tee -a "$summary"
   t=$(seconds)
-  "$tool" run --pass fwd,bwd --no-counters --energy --json "$work/sweep_$k.json" \
-    >"$work/sweep_$k.txt" 2>&1
-  echo "sweep $k: rc=$? in $(elapsed "$t" 1) s" | tee -a "$summary"
-done
-python3 scripts/energy_repeat.py "$work/sweep_1.json" "$work/sweep_2.json" >>"$summary" 2>&1
+  "$tool" calibrate --energy -o "$work/cal.json" >"$work/calibrate.txt" 2>&1
+  echo "calibrate --energy: rc=$? in $(elapsed "$t" 1) s" | tee -a "$summary"
+  cat "$work/calibrate.txt" >>"$summary"
+  # name|arguments: shapes that none of the micro-kernels the coefficients come from ran.
+  shapes=(
+    "v3_fwd_d128_n8192|--kernel flash-v3 --pass fwd --head-dim 128 --seq 8192"
+    "v2_bwd_d64_n4096|--kernel flash-v2 --pass bwd --head-dim 64 --seq 4096"
+    "standard_fwd_d64_n2048|--kernel standard --pass fwd --head-dim 64 --seq 2048"
+  )
+  reports=()
+  for shape in "${shapes[@]}"; do
+    name=${shape%%|*}
+    read -r -a args <<<"${shape#*|}"
+    t=$(seconds)
+    "$tool" run "${args[@]}" --no-causal --energy --counters --counter-set full \
+      --calibration "$work/cal.json" --columns kernel,workload,time,energy,energy-model \
+      --json "$work/model_$name.json" >"$work/model_$name.txt" 2>&1
+    echo "run $name: rc=$? in $(elapsed "$t" 1) s" | tee -a "$summary"
+    cat "$work/model_$name.txt" >>"$summary"
+    reports+=("$work/model_$name.json")
+  done
+  python3 scripts/energy_model.py "${reports[@]}" --limit 0.10 >>"$summary" 2>&1
+fi
 tar -C "$work" -cJf "$out/energy.tar.xz" --exclude=build.log . 2>/dev/null
 cat "$summary"

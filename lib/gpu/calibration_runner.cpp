@@ -7,12 +7,18 @@
 
 #include <cuda_runtime_api.h>
 
+#include <spdlog/spdlog.h>
+
 #include "kernels/calibration.hpp"
+#include "kernels/test_aids.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/statistics.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/report/calibration_energy.hpp"
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device_memory.hpp"
+#include "lib/gpu/energy_window.hpp"
+#include "lib/gpu/nvml.hpp"
 
 namespace roofline::gpu {
 namespace {
@@ -26,6 +32,18 @@ struct Plan {
   bool flops;
   std::string method;
 };
+
+// The active idle load: one thread of one block spinning on the SM's cycle counter for this
+// many cycles per launch (about half a millisecond), launched back to back.
+constexpr long long kIdleSpinCycles = 1000000;
+// Longer than a micro-kernel's settling: the power falls back from the last kernel's.
+constexpr double kIdleSettleSeconds = 1.0;
+
+std::string watts_line(const EnergyMeasurement& e) {
+  return format_fixed(e.watts, 1) + " W over " + format_fixed(e.window_seconds, 2) + " s (" +
+         std::to_string(e.updates) + " counter updates, spread " +
+         format_fixed(100 * e.relative_spread, 1) + "%)";
+}
 
 std::string mib(std::size_t bytes) {
   return format_fixed(static_cast<double>(bytes) / (1 << 20), 0) + " MiB";
@@ -118,6 +136,16 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
   CalibrationOverlay overlay;
   overlay.spec_key = spec_key;
   overlay.device = device;
+  void* nvml = nullptr;
+  if (options.energy) {
+    nvml = nvml::device_handle(options.device);
+    if (nvml == nullptr || !nvml::total_energy_mj(nvml)) {
+      spdlog::warn(
+          "calibrate --energy: NVML or its energy counter is not available on this device: no "
+          "energy coefficients (the roofs are calibrated as without --energy)");
+      nvml = nullptr;
+    }
+  }
   for (const Plan& plan : plans) {
     int per_sm = 0;
     ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
@@ -163,6 +191,20 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
       if (sample.clock_mhz > 0) clocks.push_back(sample.clock_mhz);
     }
     m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
+    if (nvml != nullptr) {
+      const EnergyMeasurement e = measure_back_to_back(
+          nvml, stream.get(),
+          [&] {
+            ROOFLINE_CUDA_CALL(kernels::launch_micro_kernel(plan.kernel, args, stream.get()));
+          },
+          m.median_seconds());
+      if (e.watts > 0) m.energy = e;
+      if (options.progress)
+        options.progress(std::string(plan.id) + ": " +
+                         (m.energy ? watts_line(e)
+                                   : std::string("no energy: fewer than two counter updates in "
+                                                 "the window")));
+    }
     if (options.progress)
       options.progress(
           std::string(plan.id) + ": " +
@@ -175,9 +217,32 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
           " at " + format_fixed(m.sm_clock_mhz, 0) + " MHz");
     overlay.measurements.push_back(std::move(m));
   }
+  if (nvml != nullptr) {
+    EnergyWindow idle_window;
+    idle_window.settle_seconds = kIdleSettleSeconds;
+    const EnergyMeasurement idle = measure_back_to_back(
+        nvml, stream.get(),
+        [&] { ROOFLINE_CUDA_CALL(kernels::spin_cycles(kIdleSpinCycles, stream.get())); }, 5e-4,
+        idle_window);
+    if (idle.watts > 0) {
+      overlay.static_power = CalibrationOverlay::StaticPower{
+          "active idle: one thread of one block spinning " + std::to_string(kIdleSpinCycles) +
+              " cycles on the SM's cycle counter (kernels::spin_cycles), launched back to back "
+              "after the micro-kernels, " +
+              format_fixed(kIdleSettleSeconds, 1) + " s to settle",
+          idle};
+      if (options.progress) options.progress("active idle (static) power: " + watts_line(idle));
+    } else {
+      spdlog::warn(
+          "calibrate --energy: no static power (fewer than two energy counter updates while the "
+          "GPU idled): no energy coefficients");
+    }
+  }
   overlay.duration_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   derive_ceilings(overlay);
+  for (const std::string& line : derive_energy_coefficients(overlay))
+    spdlog::warn("calibrate --energy: no coefficient for {}", line);
   return overlay;
 }
 

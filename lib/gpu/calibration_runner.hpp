@@ -15,11 +15,16 @@ struct CalibrateOptions {
   int device = 0;
   int reps = 10;                 // timed launches per micro-kernel (the median is kept)
   double sample_seconds = 0.02;  // each launch is sized to run about this long
+  // `--energy`: also each micro-kernel back to back while NVML's energy counter is read, and
+  // the active idle power, for the energy coefficients (calibration_energy.hpp).
+  bool energy = false;
   std::function<void(const std::string&)> progress;  // one line per micro-kernel; may be empty
 };
 
 // Measures every roof the device has a micro-kernel for (wgmma only on compute capability 9.0
-// with sm_90a code) and derives the ceilings. `spec_key` names the spec the result calibrates.
+// with sm_90a code) and derives the ceilings; with options.energy, also each kernel's power and
+// the active idle power, and derives the energy coefficients (without NVML's energy counter: a
+// warning, and no energies). `spec_key` names the spec the result calibrates.
 // Throws GpuUnavailableError without a device, gpu::CudaError when a CUDA call fails.
 CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& device,
                              const std::string& spec_key);

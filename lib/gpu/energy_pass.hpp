@@ -1,10 +1,6 @@
 // The energy pass of a sweep (`run --energy`): each ok point launched back to back for about a
-// second and a half while a thread reads the board's energy counter (NVML); the row gets the
-// mean power between the counter's first and last update inside the loop, and the energy per
-// launch at the GPU's time per launch over the loop (Row::energy, domain/energy.hpp).
-//
-// Back to back, not one at a time behind an L2 flush as the timed launches run: a launch's
-// energy includes its share of the gaps between launches, as a program that repeats it pays.
+// second and a half while a thread reads the board's energy counter (energy_window.hpp); the
+// row gets the mean power and the energy per launch (Row::energy, domain/energy.hpp).
 #pragma once
 
 #include "lib/gpu/point_launcher.hpp"

@@ -78,6 +78,48 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
             ->source.find("calibrated on") == 0);
 }
 
+TEST_CASE("calibrate --energy: each kernel's power, the static power and the coefficients") {
+  SpecRegistry registry;
+  registry.add_directory(default_specs_dir());
+  const DeviceInfo device = gpu::detect_device(0);
+  const gpu::SpecChoice choice = gpu::choose_spec(registry, device, 0, std::nullopt);
+  gpu::CalibrateOptions options;
+  options.reps = 3;
+  options.sample_seconds = 0.005;
+  options.energy = true;
+  const CalibrationOverlay overlay = gpu::calibrate(options, device, choice.spec.key);
+  if (!overlay.static_power) {
+    // No NVML energy counter here (calibrate warned): the roofs alone, as without --energy.
+    MESSAGE("no NVML energy counter on this device: energy not checked");
+    CHECK_FALSE(overlay.energy);
+    CHECK_FALSE(overlay.memory.empty());
+    return;
+  }
+  const EnergyMeasurement& idle = overlay.static_power->energy;
+  CHECK(idle.watts > 0);
+  CHECK(idle.updates >= 2);
+  CHECK(overlay.static_power->method.find("spin") != std::string::npos);
+  for (const CalibrationMeasurement& m : overlay.measurements) {
+    CAPTURE(m.id);
+    REQUIRE(m.energy);
+    CHECK(m.energy->updates >= 2);
+    CHECK(m.energy->window_seconds > 0.5);
+    CHECK(m.energy->seconds_per_launch > 0);
+    // A board draws at most a few kW.
+    CHECK(m.energy->watts < 5000);
+  }
+  // The DRAM kernel works the board harder than a spinning thread does, whatever the GPU.
+  REQUIRE(overlay.energy);
+  REQUIRE(overlay.energy->byte(MemoryLevel::kDram) != nullptr);
+  // Physical sanity, not a measurement: between 1 fJ and 1 nJ per byte.
+  CHECK(*overlay.energy->byte(MemoryLevel::kDram) > 1e-15);
+  CHECK(*overlay.energy->byte(MemoryLevel::kDram) < 1e-9);
+  const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");
+  REQUIRE(reread.energy);
+  CHECK(*reread.energy == *overlay.energy);
+  CHECK(apply_calibration(choice.spec, reread).energy == overlay.energy);
+}
+
 int main(int argc, char** argv) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {

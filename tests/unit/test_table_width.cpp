@@ -206,15 +206,15 @@ TEST_CASE("table width: run, model and merged tables fit 80 and 120 columns") {
 }
 
 TEST_CASE(
-    "table width: --wide prints all 16 columns (19 with energy and stalls), --columns the chosen "
-    "ones") {
+    "table width: --wide prints all 16 columns (20 with energy, stalls and the energy model), "
+    "--columns the chosen ones") {
   const Report report = fixture("head.json");
   const std::string wide = render_table(report, {});
-  // Every column but the measured extras (energy, GFLOP/J, stall), which only reports with
-  // such rows show.
-  CHECK(table_rows(wide).at(0).size() == report_table_columns().size() - 3);
-  CHECK(report_table_columns().back().key == "stall");
-  CHECK(report_table_columns()[report_table_columns().size() - 3].key == "energy");
+  // Every column but the measured extras (energy, GFLOP/J, stall) and the energy model, which
+  // only reports with such rows show.
+  CHECK(table_rows(wide).at(0).size() == report_table_columns().size() - 4);
+  CHECK(report_table_columns().back().key == "energy-model");
+  CHECK(report_table_columns()[report_table_columns().size() - 4].key == "energy");
   CHECK(wide.find("left out") == std::string::npos);
   TableOptions options;
   options.columns = {"kernel", "of-bound", "regime"};
@@ -429,7 +429,7 @@ TEST_CASE("table width: the command line takes $COLUMNS, --wide and --columns") 
   check_fits(r.out, 80);
   r = cli({"show", model, "--wide"});
   CHECK(r.out.find("left out") == std::string::npos);
-  CHECK(table_rows(r.out).at(0).size() == report_table_columns().size() - 3);  // no extras
+  CHECK(table_rows(r.out).at(0).size() == report_table_columns().size() - 4);  // no extras
   r = cli({"show", model, "--columns", "kernel,bound,of-bound", "--flops", "pipe"});
   CHECK(r.code == 0);
   CHECK(table_rows(r.out).at(0) == std::vector<std::string>{"kernel", "bound TFLOP/s", "of bound"});

@@ -70,6 +70,10 @@ inline constexpr std::int64_t kMaxSharedBytes = std::int64_t{1} << 30;  // per l
 inline constexpr Bound kCalibrationWork{"calibration work", 1, 1e21, ""};
 inline constexpr Bound kCalibrationClockMhz{"measured clocks", 0, 1e4, "MHz"};
 inline constexpr Bound kCalibrationSeconds{"calibration durations", 0, 1e6, "s"};
+// Energy coefficients (spec files and calibration files, `calibrate --energy`): joules per
+// FLOP, exp2 result or byte (a few pJ on GPUs of 2025), and the static power.
+inline constexpr Bound kJoulesPerUnit{"energy coefficients", 0, 1e-6, "J"};
+inline constexpr Bound kStaticWatts{"static powers", 1e-3, 1e5, "W"};
 
 // Workloads (command line and reports alike).
 inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;  // 16,777,216

@@ -208,12 +208,27 @@ const ComputeCeiling* GpuSpec::ceiling(ComputePath path, TensorInstruction instr
 GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   const JsonReader read(origin);
   if (!root.is_object()) read.fail("(top level)", "must be a JSON object");
-  read.only_keys(
-      root, "",
-      {"name", "aliases", "device_names", "chip", "compute_capability", "sm_count",
-       "boost_clock_mhz", "base_clock_mhz", "l2_cache_bytes", "memory_bytes", "tdp_watts",
-       "xu_exp2_per_clock_per_sm", "shared_bytes_per_clock_per_sm", "launch_floor_us", "sources",
-       "memory_levels", "compute_ceilings", "calibrated_from", "sm_limits"});
+  read.only_keys(root, "",
+                 {"name",
+                  "aliases",
+                  "device_names",
+                  "chip",
+                  "compute_capability",
+                  "sm_count",
+                  "boost_clock_mhz",
+                  "base_clock_mhz",
+                  "l2_cache_bytes",
+                  "memory_bytes",
+                  "tdp_watts",
+                  "xu_exp2_per_clock_per_sm",
+                  "shared_bytes_per_clock_per_sm",
+                  "launch_floor_us",
+                  "sources",
+                  "memory_levels",
+                  "compute_ceilings",
+                  "calibrated_from",
+                  "sm_limits",
+                  "energy_coefficients"});
   GpuSpec spec;
   spec.key = std::filesystem::path(origin).stem().string();
   spec.file = origin;
@@ -235,6 +250,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     read.fail("base_clock_mhz", "must not exceed boost_clock_mhz");
   if (root.contains("calibrated_from"))
     spec.calibrated_from = read.string(root, "", "calibrated_from");
+  if (const json* energy = read.optional_member(root, "", "energy_coefficients"); energy != nullptr)
+    spec.energy = parse_energy_coefficients(read, *energy, "energy_coefficients");
 
   if (const json* limits = read.optional_member(root, "", "sm_limits"); limits != nullptr) {
     read.require_object(*limits, "sm_limits");
@@ -375,6 +392,7 @@ json to_json(const GpuSpec& spec) {
                          {"shared_bytes", spec.sm_limits->shared_bytes},
                          {"reserved_shared_per_cta", spec.sm_limits->reserved_shared_per_cta},
                          {"source", spec.sm_limits->source}};
+  if (spec.energy) root["energy_coefficients"] = to_json(*spec.energy);
   return root;
 }
 

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lib/core/domain/energy_coefficients.hpp"
+
 namespace roofline {
 
 enum class MemoryLevel { kDram, kL2, kL1 };
@@ -107,6 +109,10 @@ struct GpuSpec {
   // Key of the spec-sheet spec this one was calibrated from (calibration.hpp); empty for a
   // spec sheet. JSON key "calibrated_from", optional.
   std::string calibrated_from;
+  // The energy roofline's coefficients (energy_coefficients.hpp), measured by `calibrate
+  // --energy` and carried by the calibrated spec; absent otherwise. JSON key
+  // "energy_coefficients", optional.
+  std::optional<EnergyCoefficients> energy;
 
   const MemoryLevelSpec* level(MemoryLevel level) const;
   // The whole chip's exp2 results per second at `clock_hz` (boost clock when <= 0 or NaN);

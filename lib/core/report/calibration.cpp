@@ -137,6 +137,13 @@ json to_json(const CalibrationOverlay& overlay) {
                                     {"work", m.work},
                                     {"samples_seconds", m.samples_seconds},
                                     {"sm_clock_mhz", m.sm_clock_mhz}});
+  for (std::size_t i = 0; i < overlay.measurements.size(); ++i)
+    if (const auto& energy = overlay.measurements[i].energy)
+      root["measurements"][i]["energy"] = energy_json(*energy);
+  if (overlay.static_power)
+    root["static_power"] = {{"method", overlay.static_power->method},
+                            {"energy", energy_json(overlay.static_power->energy)}};
+  if (overlay.energy) root["energy_coefficients"] = to_json(*overlay.energy);
   // The same entries as a spec file's.
   GpuSpec levels_only;
   levels_only.memory = overlay.memory;
@@ -161,7 +168,8 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   // Every key is one that `calibrate` writes: a misspelt one is an error, not ignored.
   read.only_keys(root, "",
                  {"format", "format_version", "tool_version", "time_utc", "host", "spec", "device",
-                  "duration_seconds", "measurements", "memory_levels", "compute_ceilings"});
+                  "duration_seconds", "measurements", "memory_levels", "compute_ceilings",
+                  "static_power", "energy_coefficients"});
   CalibrationOverlay overlay;
   overlay.file = origin;
   overlay.tool_version = read.string(root, "", "tool_version");
@@ -180,8 +188,9 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   for (std::size_t i = 0; i < measurements.size(); ++i) {
     const std::string where = index_path("measurements", i);
     const json& entry = measurements[i];
-    read.only_keys(entry, where,
-                   {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz"});
+    read.only_keys(
+        entry, where,
+        {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz", "energy"});
     CalibrationMeasurement m;
     m.id = read.string(entry, where, "id");
     m.target = read.string(entry, where, "target");
@@ -204,8 +213,23 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
       m.samples_seconds.push_back(
           read.number_value(samples[k], index_path(samples_path, k), kSampleSeconds));
     m.sm_clock_mhz = read.number(entry, where, "sm_clock_mhz", kCalibrationClockMhz);
+    if (const json* energy = read.optional_member(entry, where, "energy"); energy != nullptr) {
+      read.require_object(*energy, key_path(where, "energy"));
+      m.energy = energy_from_json(read, *energy, key_path(where, "energy"));
+    }
     overlay.measurements.push_back(std::move(m));
   }
+  if (const json* p = read.optional_member(root, "", "static_power"); p != nullptr) {
+    read.require_object(*p, "static_power");
+    read.only_keys(*p, "static_power", {"method", "energy"});
+    const json& energy = read.member(*p, "static_power", "energy");
+    read.require_object(energy, "static_power.energy");
+    overlay.static_power =
+        CalibrationOverlay::StaticPower{read.string(*p, "static_power", "method"),
+                                        energy_from_json(read, energy, "static_power.energy")};
+  }
+  if (const json* e = read.optional_member(root, "", "energy_coefficients"); e != nullptr)
+    overlay.energy = parse_energy_coefficients(read, *e, "energy_coefficients");
   const json& memory_levels = read.member(root, "", "memory_levels");
   read.require_array(memory_levels, "memory_levels");
   const json& compute_ceilings = read.member(root, "", "compute_ceilings");
@@ -301,6 +325,7 @@ GpuSpec apply_calibration(const GpuSpec& spec, const CalibrationOverlay& overlay
     out.xu_exp2_per_clock_per_sm = overlay.xu_exp2_per_clock_per_sm;
     out.sources["xu_exp2_per_clock_per_sm"] = overlay.xu_source;
   }
+  if (overlay.energy) out.energy = overlay.energy;
   for (const ComputeCeiling& ceiling : overlay.compute) {
     auto same = std::find_if(out.compute.begin(), out.compute.end(),
                              [&](const ComputeCeiling& c) { return c.id() == ceiling.id(); });

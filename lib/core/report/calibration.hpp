@@ -15,6 +15,13 @@
 //    "measurements": [{"id", "target", "method", "unit": "bytes"|"flops", "work",
 //                      "samples_seconds": [...], "sm_clock_mhz"}],
 //    "memory_levels": [spec entries], "compute_ceilings": [spec entries]}
+// With `calibrate --energy` (calibration_energy.hpp), keys that a reader without them refuses
+// rather than misreads, so the version stays 1:
+//   each measurement's "energy": the kernel back to back while NVML's energy counter was read
+//   (report JSON's row "energy" object: joules_per_launch, watts, seconds_per_launch,
+//   window_seconds, updates, relative_spread);
+//   "static_power": {"method", "energy": {the same object}}: the active idle power;
+//   "energy_coefficients": the derived coefficients, a spec's entry (energy_coefficients.hpp).
 #pragma once
 
 #include <filesystem>
@@ -50,6 +57,9 @@ struct CalibrationMeasurement {
   double work = 0;     // FLOPs or bytes per launch
   std::vector<double> samples_seconds;
   double sm_clock_mhz = 0;  // measured inside the kernel (cycles ÷ elapsed); 0 when unknown
+  // `calibrate --energy`: the kernel launched back to back while the board's energy counter
+  // was read (raw); absent otherwise.
+  std::optional<EnergyMeasurement> energy;
 
   double median_seconds() const;
   double rate_per_second() const;  // work ÷ median: FLOP/s or bytes/s
@@ -71,6 +81,14 @@ struct CalibrationOverlay {
   // source line.
   double xu_exp2_per_clock_per_sm = 0;
   std::string xu_source;
+  // `calibrate --energy`: the active idle power (method: what ran) and, derived from it and
+  // each measurement's energy (calibration_energy.hpp), the energy roofline's coefficients.
+  struct StaticPower {
+    std::string method;
+    EnergyMeasurement energy;
+  };
+  std::optional<StaticPower> static_power;
+  std::optional<EnergyCoefficients> energy;
   std::string file;  // where it was read from; empty when built in memory
 };
 
@@ -89,7 +107,7 @@ bool calibrates(const CalibrationOverlay& overlay, const GpuSpec& spec);
 
 // The calibrated spec: key "<key>.calibrated", name "<name> (calibrated)", calibrated_from
 // = spec.key, no aliases or device names; measured levels and ceilings replace or extend the
-// sheet's.
+// sheet's; the overlay's energy coefficients, when it has them, replace the sheet's.
 GpuSpec apply_calibration(const GpuSpec& spec, const CalibrationOverlay& overlay);
 
 enum class Ceilings { kSpec, kCalibrated };

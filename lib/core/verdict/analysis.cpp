@@ -321,8 +321,13 @@ RowAnalysis analyze(const Row& row, const Report& report) {
   const bool timed = row.timing.has_value() && !row.timing->samples_seconds.empty();
   const bool verdict =
       row.status == RowStatus::kOk || row.status == RowStatus::kCountersUnavailable;
-  if (measured == nullptr || !timed || !verdict) return analyze(row, spec, projection);
-  return project(row, *measured, spec);
+  if (measured != nullptr && timed && verdict) return project(row, *measured, spec);
+  RowAnalysis a = analyze(row, spec, projection);
+  // The energy verdict with the coefficients of the GPU measured on: none for a projection.
+  if (const EnergyCoefficients* coefficients = energy_coefficients_for(report, spec);
+      coefficients != nullptr && !projection)
+    a.energy = analyze_energy(row, a, *coefficients);
+  return a;
 }
 
 }  // namespace roofline

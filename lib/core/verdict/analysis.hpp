@@ -8,6 +8,7 @@
 #include "lib/core/model/tail_effect.hpp"
 #include "lib/core/report/report.hpp"
 #include "lib/core/report/row_note.hpp"
+#include "lib/core/verdict/analysis_energy.hpp"
 #include "lib/core/verdict/analysis_exp.hpp"
 
 namespace roofline {
@@ -96,6 +97,10 @@ struct RowAnalysis {
   // re-estimated DRAM bytes are `projected`; the note says how.
   bool projected = false;
   std::string projection_note;
+
+  // The energy verdict (analysis_energy.hpp): only by analyze(row, report), for a row with
+  // counters and a time on a GPU with energy coefficients.
+  std::optional<EnergyAnalysis> energy;
 };
 
 // `projection`: measured on another GPU than `spec` describes; a point above a roof is then

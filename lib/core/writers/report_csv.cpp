@@ -55,6 +55,20 @@ struct Cell {
   std::string launch(F&& f) const {
     return row.launch ? f(*row.launch) : std::string();
   }
+  // The joules of the energy model's terms that `pick` chooses; empty without a model or such
+  // a term.
+  template <class F>
+  std::string energy_joules(F&& pick) const {
+    if (!a.energy) return "";
+    double joules = 0;
+    bool any = false;
+    for (const EnergyTerm& t : a.energy->model.terms)
+      if (pick(t)) {
+        joules += t.joules;
+        any = true;
+      }
+    return any ? csv_number(joules) : std::string();
+  }
   std::string timing(double (Timing::*stat)() const) const {
     return csv_number(row.timing ? (*row.timing.*stat)() : std::nan(""));
   }
@@ -276,6 +290,53 @@ const Column kColumns[] = {
      "decode workloads: cached tokens over all sequences (`batch`·`seq_len` unless the lengths "
      "are ragged)",
      [](C c) { return c.decode(static_cast<long long>(c.row.workload.total_kv_len())); }},
+    // The energy model (analysis_energy.hpp), last so that earlier columns keep their places:
+    // empty for a row without counters or without energy coefficients for its GPU.
+    {"energy_model_j",
+     "modelled energy per launch in joules: P_static × time + FLOPs × J/FLOP per pipe + bytes "
+     "× J/byte per level (`--calibration` from `calibrate --energy`)",
+     [](C c) { return csv_number(c.a.energy ? c.a.energy->model.joules : std::nan("")); }},
+    {"energy_static_j", "its static term: P_static × time, in joules",
+     [](C c) {
+       return c.energy_joules(
+           [](const EnergyTerm& t) { return t.kind == EnergyTermKind::kStatic; });
+     }},
+    {"energy_tensor_j", "its tensor pipes' term (mma.sync and wgmma), in joules",
+     [](C c) {
+       return c.energy_joules([](const EnergyTerm& t) {
+         return t.kind == EnergyTermKind::kPipe && t.id.rfind("tensor", 0) == 0;
+       });
+     }},
+    {"energy_fp32_j", "its FP32 pipe's term, in joules (empty without FP32 FLOPs counted)",
+     [](C c) { return c.energy_joules([](const EnergyTerm& t) { return t.id == "fp32"; }); }},
+    {"energy_fp16_j", "its FP16 CUDA-core pipe's term, in joules",
+     [](C c) {
+       return c.energy_joules([](const EnergyTerm& t) { return t.id == "fp16_cuda_core"; });
+     }},
+    {"energy_xu_j", "its exponential unit's term (exp2 results), in joules",
+     [](C c) {
+       return c.energy_joules([](const EnergyTerm& t) { return t.kind == EnergyTermKind::kExp; });
+     }},
+    {"energy_dram_j", "its DRAM term (the DRAM bytes × J/byte of DRAM), in joules",
+     [](C c) { return c.energy_joules([](const EnergyTerm& t) { return t.id == "dram"; }); }},
+    {"energy_l2_j", "its L2 term ((L2 − DRAM bytes) × J/byte of L2), in joules",
+     [](C c) { return c.energy_joules([](const EnergyTerm& t) { return t.id == "l2"; }); }},
+    {"energy_l1_j", "its L1 term ((L1 − L2 bytes) × J/byte of L1/shared), in joules",
+     [](C c) { return c.energy_joules([](const EnergyTerm& t) { return t.id == "l1"; }); }},
+    {"energy_dominant", "the term with the most joules: `static`, a pipe, `XU`, `DRAM`, `L2`, `L1`",
+     [](C c) { return c.a.energy ? csv_escape(c.a.energy->dominant) : std::string(); }},
+    {"energy_dominant_share", "its share of the modelled joules (a fraction)",
+     [](C c) { return csv_number(c.a.energy ? c.a.energy->dominant_share : std::nan("")); }},
+    {"energy_model_vs_measured",
+     "`energy_model_j` ÷ `energy_j` (empty unless the energy was measured with `run --energy`)",
+     [](C c) { return csv_number(c.a.energy ? c.a.energy->modelled_vs_measured : std::nan("")); }},
+    {"energy_flops_per_j", "`flops` per joule: ÷ `energy_j` when measured, else ÷ `energy_model_j`",
+     [](C c) { return csv_number(c.a.energy ? c.a.energy->flops_per_joule : std::nan("")); }},
+    {"energy_roof_flops_per_j",
+     "the energy roof at the row's DRAM intensity on its pipe, FLOPs per joule",
+     [](C c) { return csv_number(c.a.energy ? c.a.energy->roof_flops_per_joule : std::nan("")); }},
+    {"energy_of_roof", "`energy_flops_per_j` ÷ `energy_roof_flops_per_j` (a fraction)",
+     [](C c) { return csv_number(c.a.energy ? c.a.energy->fraction_of_roof : std::nan("")); }},
 };
 
 const LevelAnalysis* level_of(const RowAnalysis& a, MemoryLevel wanted) {

@@ -28,6 +28,14 @@ std::string joules_text(double joules) {
                          : " µJ");
 }
 
+// The energy model in a cell: the dominant cost and its share, and modelled ÷ measured joules
+// where the row's energy was measured: "static 58%", "DRAM 47% ×1.04".
+std::string energy_model_brief(const EnergyAnalysis& e) {
+  return e.dominant + " " + format_fixed(100 * e.dominant_share, 0) + "%" +
+         (std::isfinite(e.modelled_vs_measured) ? " ×" + format_fixed(e.modelled_vs_measured, 2)
+                                                : std::string());
+}
+
 std::string bytes_text(double bytes) {
   return std::isnan(bytes) ? "-" : format_si(bytes) + "B";
 }
@@ -54,6 +62,7 @@ enum Column : std::size_t {
   kEnergy,
   kFlopsPerJoule,
   kStall,
+  kEnergyModel,
   kColumnCount,
 };
 
@@ -104,6 +113,7 @@ const std::vector<TableColumn>& report_table_columns() {
       {"energy", "J/launch", true, 9, 0},
       {"flop-per-j", "GFLOP/J", true, 9, 0},
       {"stall", "stall", false, 9, 12, 9},
+      {"energy-model", "energy model", false, 9, 14, 9},
   };
   return columns;
 }
@@ -270,6 +280,7 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
             ? format_fixed(view.flops / row.energy->joules_per_launch / 1e9, 1)
             : std::string("-"),
         row.stalls && row.stalls->samples > 0 ? stall_brief(*row.stalls) : std::string("-"),
+        a.energy ? energy_model_brief(*a.energy) : std::string("-"),
     });
     if (a.projected) notes.push_back(row.kernel + " " + row_label(row) + ": " + a.projection_note);
   }
@@ -293,7 +304,8 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
   };
   const bool present[] = {any_row([](const Row& r) { return r.energy.has_value(); }),
                           any_row([](const Row& r) { return r.energy.has_value(); }),
-                          any_row([](const Row& r) { return r.stalls.has_value(); })};
+                          any_row([](const Row& r) { return r.stalls.has_value(); }),
+                          any_row([&](const Row& r) { return judged.of(r).energy.has_value(); })};
   std::vector<TableColumn> columns;
   std::vector<std::size_t> kept;
   for (std::size_t col = 0; col < kColumnCount; ++col)
@@ -339,6 +351,37 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
     say("regime and ridge distance: on the roofs of the kernel's own pipe (ratios: the same in "
         "either convention). XU roof: the exponential unit's rate × the row's FLOPs per "
         "exponential.");
+  // The energy verdict of each modelled row, under the table that shows its column (at its
+  // index among the columns kept).
+  const auto energy_at = std::find(kept.begin(), kept.end(), kEnergyModel);
+  if (energy_at != kept.end() &&
+      std::find(table.shown.begin(), table.shown.end(),
+                static_cast<std::size_t>(energy_at - kept.begin())) != table.shown.end()) {
+    say("energy model: the dominant cost by the calibrated coefficients (P_static × time + FLOPs "
+        "× J/FLOP per pipe + bytes × J/byte per level); ×: modelled ÷ measured joules.");
+    // A note every modelled row shares (the work the counter set did not count) is said once.
+    std::vector<std::string> row_notes;
+    for (const Row& row : report.rows)
+      if (const auto& e = judged.of(row).energy) row_notes.push_back(e->note);
+    const bool one_note = std::all_of(row_notes.begin(), row_notes.end(),
+                                      [&](const std::string& n) { return n == row_notes.front(); });
+    for (const Row& row : report.rows)
+      if (const auto& e = judged.of(row).energy)
+        say("energy: " + row.kernel + " " + row_label(row) + ": " +
+            e->verdict.substr(std::string("energy: ").size()) + "; modelled " +
+            joules_text(e->model.joules) +
+            (std::isfinite(e->measured_joules)
+                 ? ", measured " + joules_text(e->measured_joules) + " (×" +
+                       format_fixed(e->modelled_vs_measured, 2) + ")"
+                 : std::string()) +
+            "; " + format_fixed(e->flops_per_joule / 1e9, 1) + " GFLOP/J" +
+            (std::isfinite(e->fraction_of_roof)
+                 ? ", " + format_fixed(100 * e->fraction_of_roof, 0) + "% of the energy roof"
+                 : std::string()) +
+            (e->note.empty() || one_note ? std::string() : " (" + e->note + ")"));
+    if (one_note && !row_notes.front().empty())
+      say("energy model, every row: " + row_notes.front());
+  }
   if (any_stand_in)
     say("a launch without an attention workload has no FlashAttention count: its FLOP figures "
         "are its counted FLOPs.");

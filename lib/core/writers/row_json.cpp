@@ -130,6 +130,35 @@ json analysis_json(const RowAnalysis& a, const std::optional<Advice>& advice) {
   } else {
     out["tail"] = nullptr;
   }
+  if (a.energy) {
+    const EnergyAnalysis& e = *a.energy;
+    json terms = json::array();
+    for (const EnergyTerm& t : e.model.terms)
+      terms.push_back({{"term", t.id},
+                       {"label", energy_term_label(t)},
+                       {"unit", t.kind == EnergyTermKind::kStatic ? "seconds"
+                                : t.kind == EnergyTermKind::kPipe ? "flops"
+                                : t.kind == EnergyTermKind::kExp  ? "exponentials"
+                                                                  : "bytes"},
+                       {"work", json_number(t.work)},
+                       {"joules_per_unit", json_number(t.joules_per_unit)},
+                       {"joules", json_number(t.joules)},
+                       {"share", json_number(t.share)}});
+    out["energy"] = {{"joules", tagged(e.model.joules, Source::kModel)},
+                     {"terms", std::move(terms)},
+                     {"uncosted", e.model.uncosted},
+                     {"dominant", e.dominant},
+                     {"dominant_share", json_number(e.dominant_share)},
+                     {"flops_per_joule", tagged(e.flops_per_joule, e.flops_per_joule_source)},
+                     {"roof_flops_per_joule", tagged(e.roof_flops_per_joule, Source::kModel)},
+                     {"fraction_of_roof", json_number(e.fraction_of_roof)},
+                     {"measured_joules", tagged(e.measured_joules, Source::kMeasured)},
+                     {"modelled_vs_measured", json_number(e.modelled_vs_measured)},
+                     {"verdict", e.verdict},
+                     {"note", e.note}};
+  } else {
+    out["energy"] = nullptr;
+  }
   out["flops_vs_model"] = json_number(a.flops_vs_model);
   out["dram_bytes_vs_model"] = json_number(a.dram_bytes_vs_model);
   out["dram_bytes_vs_compulsory"] = json_number(a.dram_bytes_vs_compulsory);

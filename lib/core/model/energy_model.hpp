@@ -1,0 +1,66 @@
+// The energy roofline's model of one launch (energy_coefficients.hpp for the coefficients):
+//   joules = P_static × time + Σ_pipe FLOPs_pipe × e_pipe + exp2 results × e_xu
+//            + Σ_level bytes charged to the level × e_level.
+// Each byte is charged once, at the deepest level it reached, because a level's coefficient
+// already holds the trip through the levels above it (the DRAM micro-kernel's bytes cross L2
+// and the load path as well; the L2 micro-kernel's cross the load path):
+//   DRAM: the DRAM bytes;  L2: L2 bytes − DRAM bytes;  L1: L1 bytes − L2 bytes
+// (a difference below zero counts zero). With the traffic nested so, this is the incremental
+// form DRAM × (e_dram − e_l2) + L2 × (e_l2 − e_l1) + L1 × e_l1.
+//
+// The roof: the most FLOPs per joule a launch of arithmetic intensity I (FLOP per DRAM byte)
+// can reach on a pipe: its FLOPs and DRAM bytes alone, at the time roofline's floor,
+//   FLOP/J(I) = 1 ÷ (e_pipe + e_dram ÷ I + P_static × max(1 ÷ peak, 1 ÷ (I × bandwidth))).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lib/core/domain/energy_coefficients.hpp"
+#include "lib/core/domain/gpu_spec.hpp"
+
+namespace roofline {
+
+// What a launch did, as counted. A quantity not counted is absent (NaN for exponentials): it
+// then enters no term.
+struct EnergyWork {
+  double seconds = 0;                   // time per launch
+  std::map<std::string, double> flops;  // by ceiling id ("tensor_fp16.wgmma", "fp32", ...)
+  double exponentials = 0;              // exp2 results (XU); NaN when not counted
+  std::map<MemoryLevel, double> bytes;  // by level, as counted
+};
+
+enum class EnergyTermKind { kStatic, kPipe, kExp, kLevel };
+
+struct EnergyTerm {
+  EnergyTermKind kind = EnergyTermKind::kStatic;
+  std::string id;              // "static", a ceiling id, "xu", "dram", "l2", "l1"
+  double work = 0;             // seconds (static), FLOPs, exp2 results or bytes charged
+  double joules_per_unit = 0;  // watts for the static term
+  double joules = 0;           // work × joules_per_unit
+  double share = 0;            // joules ÷ the model's total
+};
+
+struct EnergyModel {
+  std::vector<EnergyTerm> terms;  // static first, then pipes, XU, levels (DRAM, L2, L1)
+  double joules = 0;              // their sum
+  // Work that was counted (and is not zero) but has no coefficient: the pipes' ceiling ids or
+  // level names. Its energy is not in `joules`.
+  std::vector<std::string> uncosted;
+
+  // The term with the most joules; nullptr without terms.
+  const EnergyTerm* dominant() const;
+};
+
+// Throws std::invalid_argument for a negative or non-finite time, count or coefficient (they
+// are validated where they are read: a spec's coefficients, a report's counters).
+EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& coefficients);
+
+// The roof above: FLOPs per joule at `intensity` (FLOP per DRAM byte). NaN when an input is
+// missing (a peak, bandwidth or intensity that is not positive).
+double energy_roof_flops_per_joule(double intensity, double joules_per_flop,
+                                   double joules_per_dram_byte, double static_watts,
+                                   double peak_flops_per_second, double dram_bytes_per_second);
+
+}  // namespace roofline

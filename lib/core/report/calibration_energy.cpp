@@ -1,0 +1,54 @@
+#include "lib/core/report/calibration_energy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lib/core/base/text.hpp"
+
+namespace roofline {
+
+std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay) {
+  overlay.energy.reset();
+  std::vector<std::string> left_out;
+  if (!overlay.static_power || !(overlay.static_power->energy.watts > 0)) return left_out;
+  const double static_watts = overlay.static_power->energy.watts;
+  // Per target, the measurement with an energy and the highest rate.
+  std::vector<const CalibrationMeasurement*> best;
+  for (const CalibrationMeasurement& m : overlay.measurements) {
+    if (!m.energy || !(m.rate_per_second() > 0)) continue;
+    auto same = std::find_if(best.begin(), best.end(), [&](const CalibrationMeasurement* b) {
+      return b->target == m.target;
+    });
+    if (same == best.end())
+      best.push_back(&m);
+    else if (m.rate_per_second() > (*same)->rate_per_second())
+      *same = &m;
+  }
+  EnergyCoefficients c;
+  c.static_watts = static_watts;
+  for (const CalibrationMeasurement* m : best) {
+    const double joules = dynamic_joules_per_unit(m->energy->watts, static_watts,
+                                                  m->energy->seconds_per_launch, m->work);
+    if (!std::isfinite(joules)) {
+      left_out.push_back(m->target + ": the power under " + m->id + " (" +
+                         format_fixed(m->energy->watts, 1) + " W) is not above the static power (" +
+                         format_fixed(static_watts, 1) + " W), or its time or work is unknown");
+      continue;
+    }
+    if (m->target == kXuTarget)
+      c.joules_per_exp2 = joules;
+    else if (auto level = parse_memory_level(m->target))
+      c.joules_per_byte[*level] = joules;
+    else
+      c.joules_per_flop[m->target] = joules;
+  }
+  c.source = "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
+             "): NVML's energy counter while each micro-kernel ran back to back, less the " +
+             "static power " + format_fixed(static_watts, 1) + " W (" +
+             overlay.static_power->method + ")";
+  if (!c.joules_per_flop.empty() || !c.joules_per_byte.empty() || c.joules_per_exp2 > 0)
+    overlay.energy = std::move(c);
+  return left_out;
+}
+
+}  // namespace roofline

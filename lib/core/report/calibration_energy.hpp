@@ -1,0 +1,21 @@
+// The energy roofline's coefficients from a calibration (`calibrate --energy`): the static
+// power measured with the GPU active but idle, and for each target (pipe, exponential unit,
+// memory level) the dynamic energy per unit of work of its micro-kernel,
+//   (P_kernel − P_static) × seconds per launch ÷ work per launch
+// (domain/energy_coefficients.hpp), from the kernel with the highest rate on that target, as
+// the ceilings are (derive_ceilings).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lib/core/report/calibration.hpp"
+
+namespace roofline {
+
+// Sets overlay.energy from overlay.static_power and the measurements' energies (resets it
+// without a static power). Returns one line per target left without a coefficient ("l1: the
+// power under shared_read (61.0 W) is not above the static power (62.5 W)").
+std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay);
+
+}  // namespace roofline

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Does the energy roofline's model hold? Reports of `run --energy --counters --calibration
+CAL.json` (CAL.json from `calibrate --energy`), row by row:
+
+    python3 scripts/energy_model.py REPORT.json... [--limit 0.10]
+
+Prints each row's modelled joules per launch (analysis.energy: P_static x time + FLOPs x J/FLOP
+per pipe + bytes x J/byte per level), the measured joules (`run --energy`), |modelled - measured|
+/ measured, the dominant cost, and a PASS/FAIL line for "every row within LIMIT (default 10%)";
+rows without a model or a measurement are listed as such. Exits 0 either way (a report, not a
+gate).
+"""
+import json
+import sys
+
+
+def label(row):
+    w = row.get("workload") or {}
+    return (f"{row['kernel']} B{w.get('batch')} H{w.get('heads')} N{w.get('seq_len')} "
+            f"d{w.get('head_dim')} {'causal' if w.get('causal') else 'full'} {w.get('pass')}")
+
+
+def main():
+    argv = sys.argv[1:]
+    limit = 0.10
+    if "--limit" in argv:
+        at = argv.index("--limit")
+        limit = float(argv[at + 1])
+        del argv[at:at + 2]
+    if not argv:
+        print(__doc__)
+        sys.exit(2)
+    good = total = 0
+    worst = 0.0
+    print(f"{'row':46} {'modelled J':>11} {'measured J':>11} {'|error|':>8}  dominant")
+    for path in argv:
+        for row in json.load(open(path))["rows"]:
+            energy = (row.get("analysis") or {}).get("energy")
+            measured = row.get("energy")
+            if not energy:
+                print(f"{label(row):46} no energy model (no counters or no coefficients)")
+                continue
+            if not measured or not measured.get("joules_per_launch"):
+                print(f"{label(row):46} no measured energy (run --energy)")
+                continue
+            modelled = energy["joules"]["value"]
+            joules = measured["joules_per_launch"]
+            error = abs(modelled - joules) / joules
+            ok = error <= limit
+            good += ok
+            total += 1
+            worst = max(worst, error)
+            print(f"{label(row):46} {modelled:11.4g} {joules:11.4g} {100 * error:7.1f}%"
+                  f"{'' if ok else '!'} {energy['dominant']} "
+                  f"{100 * energy['dominant_share']:.0f}%")
+            if energy.get("note"):
+                print(f"{'':46} note: {energy['note']}")
+    print(f"rows within {100 * limit:.0f}%: {good}/{total}, largest |error| {100 * worst:.1f}%: "
+          f"{'PASS' if total and good == total else 'FAIL'}")
+
+
+if __name__ == "__main__":
+    main()
