@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Energy on the device, in two stages. Builds first unless the build is there.
-#  1. Repeatable? The seed sweep (`run --pass fwd,bwd`, default shapes, no counters) twice with
+#  1. Repeatable? The seed sweep (`run`, its default points, no counters) twice with
 #     --energy, judged row by row by scripts/energy_repeat.py (every row within 3%).
 #  2. Does the energy roofline's model hold? `calibrate --energy -o cal.json` (the coefficients
 #     from the micro-kernels), then `run --energy --counters --counter-set full --calibration
@@ -31,7 +31,7 @@ if [[ ",$stages," == *",repeat,"* ]]; then
   echo "== stage 1: run --energy repeatable" | tee -a "$summary"
   for k in 1 2; do
     t=$(seconds)
-    "$tool" run --pass fwd,bwd --no-counters --energy --json "$work/sweep_$k.json" \
+    "$tool" run --no-counters --energy --json "$work/sweep_$k.json" \
       >"$work/sweep_$k.txt" 2>&1
     echo "sweep $k: rc=$? in $(elapsed "$t" 1) s" | tee -a "$summary"
   done
