@@ -426,7 +426,9 @@ void Injection::finish_sampling(Measuring& m) {
       record.totals = gpu::cupti::stall_totals_of(range);
       record.pcs = gpu::cupti::pc_samples_of(range);
       record.sampled = true;
-    } catch (const gpu::ProfilerError& error) {
+    } catch (const std::exception& error) {
+      // Nothing may leave the exit callback before it unlocks the launch lock: the row says it.
+      record.pcs.clear();
       record.note = "not sampled: " + first_line(error.what());
     }
     recorder_.add_phase("sample", seconds_since(t));
