@@ -39,6 +39,7 @@ struct ProfileCommandOptions {
   std::int64_t launch_skip = 0;
   std::int64_t launch_count = -1;
   bool stalls = false;
+  std::int64_t stalls_per_kernel = -1;
   std::string injection;
   std::string gpu;
   OutputOptions output;
@@ -88,6 +89,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   profile.launch_skip = options.launch_skip;
   profile.launch_count = options.launch_count;
   profile.stalls = options.stalls;
+  profile.stalls_per_kernel = options.stalls_per_kernel;
 
   TempDir records_dir("cuflash-profile");
   std::map<std::string, std::string> environment = to_environment(profile);
@@ -206,6 +208,13 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       "nodes timed (--graph-nodes counted is refused)");
   stalls->excludes(counter_set);
   stalls->excludes(replay);
+  sub->add_option("--stalls-per-kernel", options->stalls_per_kernel,
+                  "With --stalls: sample at most N launches of each kernel (or executable graph); "
+                  "its later launches run unprofiled, without a row (-1: all)")
+      ->type_name("N")
+      ->check(decimal_in(-1, std::numeric_limits<std::int64_t>::max()))
+      ->needs(stalls)
+      ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Profile only kernels whose demangled name matches (ECMAScript, search); in "
                   "CUDA graphs, the nodes that match")

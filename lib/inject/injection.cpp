@@ -173,6 +173,12 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
   if (regex_ && !matches(*site, demangled, exec)) return;
   if (matched_++ < options_.launch_skip) return;
   if (options_.launch_count >= 0 && profiled_ >= options_.launch_count) return;
+  // --stalls-per-kernel: a kernel (or executable graph) sampled that often runs unprofiled.
+  const std::string time_key = site->graph ? "graph " + std::to_string(exec_id)
+                                           : std::string(cb->symbolName ? cb->symbolName : "");
+  if (options_.stalls && options_.stalls_per_kernel >= 0 &&
+      sampled_per_kernel_[time_key]++ >= options_.stalls_per_kernel)
+    return;
 
   Measuring m;
   KernelLaunch& launch = m.launch;
@@ -205,7 +211,7 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
     if (options_.stalls) {
       m.timing_only = true;
       m.why = kSampledNotCounted;
-      m.time_key = site->graph ? "graph " + std::to_string(exec_id) : m.launch.mangled_name;
+      m.time_key = time_key;
     } else {
       m.timing_only = !handover_.take_counters(session, &m.why);
     }

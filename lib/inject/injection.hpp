@@ -189,6 +189,7 @@ class Injection {
   gpu::cupti::CubinCatalog cubins_{gpu::cupti::CubinCatalog::NoSubscription{}};
   std::set<std::uint64_t> saved_cubins_;
   std::map<std::string, double> last_seconds_;
+  std::map<std::string, std::int64_t> sampled_per_kernel_;  // --stalls-per-kernel's counts
 };
 
 }  // namespace roofline::inject

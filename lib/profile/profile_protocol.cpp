@@ -172,7 +172,8 @@ std::map<std::string, std::string> to_environment(const ProfileOptions& options)
           {profile_env::kLaunchCount, std::to_string(options.launch_count)},
           {profile_env::kReplay, options.replay == ReplayMode::kBatch ? "batch" : "launch"},
           {profile_env::kGraphNodes, std::string(to_string(options.graph_nodes))},
-          {profile_env::kStalls, options.stalls ? "1" : "0"}};
+          {profile_env::kStalls, options.stalls ? "1" : "0"},
+          {profile_env::kStallsPerKernel, std::to_string(options.stalls_per_kernel)}};
 }
 
 std::string_view to_string(GraphNodes mode) {
@@ -236,6 +237,7 @@ ProfileOptions options_from_environment() {
   if (const char* regex = std::getenv(profile_env::kKernelRegex)) options.kernel_regex = regex;
   options.launch_skip = integer_variable(profile_env::kLaunchSkip, 0, 0);
   options.launch_count = integer_variable(profile_env::kLaunchCount, -1, -1);
+  options.stalls_per_kernel = integer_variable(profile_env::kStallsPerKernel, -1, -1);
   return options;
 }
 

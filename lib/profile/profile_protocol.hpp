@@ -26,6 +26,8 @@ inline constexpr const char* kLaunchCount = "CUFLASH_ROOFLINE_PROFILE_COUNT";   
 inline constexpr const char* kReplay = "CUFLASH_ROOFLINE_PROFILE_REPLAY";       // batch|launch
 inline constexpr const char* kGraphNodes = "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES";  // see below
 inline constexpr const char* kStalls = "CUFLASH_ROOFLINE_PROFILE_STALLS";  // 1: sample, 0: count
+// integer, -1: no limit
+inline constexpr const char* kStallsPerKernel = "CUFLASH_ROOFLINE_PROFILE_STALLS_PER_KERNEL";
 }  // namespace profile_env
 
 enum class CacheControl { kCold, kWarm };
@@ -67,6 +69,9 @@ struct ProfileOptions {
   // records, as timing-only launches are, and carry their StallSampling; graph launches are
   // sampled whole, their kernel nodes timed (graph_nodes is never kCounted with it).
   bool stalls = false;
+  // --stalls-per-kernel: at most this many launches of one kernel (mangled name) or executable
+  // graph are sampled (the later ones run unprofiled, without a row); -1: no limit.
+  std::int64_t stalls_per_kernel = -1;
 };
 
 // name=value pairs for the child's environment.

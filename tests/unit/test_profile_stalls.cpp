@@ -77,9 +77,16 @@ std::string script(const TempDir& dir, const std::string& name, const std::strin
 TEST_CASE("profile stalls: the option travels through the environment") {
   ProfileOptions options;
   options.stalls = true;
+  options.stalls_per_kernel = 4;
   for (const auto& [name, value] : to_environment(options))
     ::setenv(name.c_str(), value.c_str(), 1);
   CHECK(options_from_environment().stalls);
+  CHECK(options_from_environment().stalls_per_kernel == 4);
+  ::setenv(profile_env::kStallsPerKernel, "-2", 1);
+  CHECK_THROWS_WITH_AS(options_from_environment(),
+                       "CUFLASH_ROOFLINE_PROFILE_STALLS_PER_KERNEL=-2: must be an integer >= -1",
+                       InputError);
+  ::setenv(profile_env::kStallsPerKernel, "-1", 1);
   ::setenv(profile_env::kStalls, "0", 1);
   CHECK_FALSE(options_from_environment().stalls);
   ::setenv(profile_env::kStalls, "yes", 1);
@@ -87,6 +94,7 @@ TEST_CASE("profile stalls: the option travels through the environment") {
                        "CUFLASH_ROOFLINE_PROFILE_STALLS=yes: must be 0 or 1", InputError);
   for (const auto& [name, value] : to_environment(ProfileOptions{})) ::unsetenv(name.c_str());
   CHECK_FALSE(options_from_environment().stalls);  // off unless asked for
+  CHECK(options_from_environment().stalls_per_kernel == -1);
 }
 
 TEST_CASE("profile stalls: a stalls record reads back as written") {
@@ -231,6 +239,9 @@ TEST_CASE("cli: profile --stalls with a stand-in program") {
       CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
       CHECK_FALSE(std::filesystem::exists(json));
     }
+    const CliResult alone = profile({"--stalls-per-kernel", "2", "--", "/bin/true"});
+    CHECK(alone.code == 2);
+    CHECK(alone.err.find("--stalls") != std::string::npos);
   }
   SUBCASE("a sampled launch: its row has the stalls, the table the column") {
     KernelLaunch l = launch(4, kAdd);
