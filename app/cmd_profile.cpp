@@ -16,6 +16,7 @@
 #include "app/help.hpp"
 #include "app/options.hpp"
 #include "app/profile_process.hpp"
+#include "app/profile_stalls.hpp"
 #include "app/temp_dir.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/input.hpp"
@@ -37,6 +38,8 @@ struct ProfileCommandOptions {
   std::string kernel_regex;
   std::int64_t launch_skip = 0;
   std::int64_t launch_count = -1;
+  bool stalls = false;
+  std::int64_t stalls_per_kernel = -1;
   std::string injection;
   std::string gpu;
   OutputOptions output;
@@ -85,6 +88,8 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   profile.kernel_regex = options.kernel_regex;
   profile.launch_skip = options.launch_skip;
   profile.launch_count = options.launch_count;
+  profile.stalls = options.stalls;
+  profile.stalls_per_kernel = options.stalls_per_kernel;
 
   TempDir records_dir("cuflash-profile");
   std::map<std::string, std::string> environment = to_environment(profile);
@@ -96,7 +101,8 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   // the record directory is removed (they would write into it); then no report.
   if (const int signal = pending_signal()) end_adopted(signal, std::chrono::seconds(5));
   throw_if_interrupted();
-  const std::vector<ProcessRecords> processes = read_records(records_dir.path());
+  std::vector<ProcessRecords> processes = read_records(records_dir.path());
+  if (options.stalls) resolve_stall_pcs(processes, records_dir.path());
 
   const ProcessRecords::Error* fatal = nullptr;
   std::size_t rows = 0;
@@ -163,31 +169,51 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       "profile",
       "Run a CUDA program and place each of its kernel launches on the roofline "
       "(cuflash-roofline profile [options] -- PROGRAM [ARGS...])");
-  sub->add_option("--counter-set", options->counter_set,
-                  "roofline: one pass, no instrumentation; full: adds CUDA-core FLOPs and "
-                  "shared-memory bytes (kernel replay, 3 passes, instrumented)")
-      ->check(CLI::IsMember({"roofline", "full"}))
-      ->capture_default_str();
+  auto* counter_set =
+      sub->add_option("--counter-set", options->counter_set,
+                      "roofline: one pass, no instrumentation; full: adds CUDA-core FLOPs and "
+                      "shared-memory bytes (kernel replay, 3 passes, instrumented)")
+          ->check(CLI::IsMember({"roofline", "full"}))
+          ->capture_default_str();
   sub->add_option("--cache", options->cache,
                   "cold: empty the instruction caches and L2 before each profiled launch (as "
                   "ncu --cache-control all); "
                   "warm: leave the caches as the program left them")
       ->check(CLI::IsMember({"cold", "warm"}))
       ->capture_default_str();
-  sub->add_option("--replay", options->replay,
-                  "batch: one counter pass spans many launches, a range around each (one-pass "
-                  "sets; a graph launch is one range); launch: a pass per launch (kernel replay; "
-                  "always so for --counter-set full)")
-      ->check(CLI::IsMember({"batch", "launch"}))
-      ->capture_default_str();
-  sub->add_option("--graph-nodes", options->graph_nodes,
-                  "counted: a row per node of each CUDA graph launch (kernel, memcpy, memset) "
-                  "with its time as the graph ran it and the NVTX ranges of its capture, each "
-                  "kernel node counted by a replay of its own before the launch (device memory "
-                  "saved and restored; --replay batch, one-pass sets); timed: the same rows, "
-                  "timed only; off: the graph launch is one row. The launch is the nodes' "
-                  "parent, counted as one range")
-      ->check(CLI::IsMember({"counted", "timed", "off"}))
+  auto* replay =
+      sub->add_option(
+             "--replay", options->replay,
+             "batch: one counter pass spans many launches, a range around each (one-pass "
+             "sets; a graph launch is one range); launch: a pass per launch (kernel replay; "
+             "always so for --counter-set full)")
+          ->check(CLI::IsMember({"batch", "launch"}))
+          ->capture_default_str();
+  auto* graph_nodes =
+      sub->add_option("--graph-nodes", options->graph_nodes,
+                      "counted: a row per node of each CUDA graph launch (kernel, memcpy, memset) "
+                      "with its time as the graph ran it and the NVTX ranges of its capture, each "
+                      "kernel node counted by a replay of its own before the launch (device memory "
+                      "saved and restored; --replay batch, one-pass sets); timed: the same rows, "
+                      "timed only; off: the graph launch is one row. The launch is the nodes' "
+                      "parent, counted as one range")
+          ->check(CLI::IsMember({"counted", "timed", "off"}))
+          ->capture_default_str();
+  auto* stalls = sub->add_flag(
+      "--stalls", options->stalls,
+      "Sample the warps of each chosen launch instead of counting it (CUPTI PC sampling, "
+      "kernel-serialized): why it stalls, by reason (ncu's names), SASS instruction and source "
+      "line; rows are timed, not counted (PC sampling cannot run beside the counters: profile "
+      "again without --stalls for the roofline). Graph launches are sampled whole and their "
+      "nodes timed (--graph-nodes counted is refused)");
+  stalls->excludes(counter_set);
+  stalls->excludes(replay);
+  sub->add_option("--stalls-per-kernel", options->stalls_per_kernel,
+                  "With --stalls: sample at most N launches of each kernel (or executable graph); "
+                  "its later launches run unprofiled, without a row (-1: all)")
+      ->type_name("N")
+      ->check(decimal_in(-1, std::numeric_limits<std::int64_t>::max()))
+      ->needs(stalls)
       ->capture_default_str();
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Profile only kernels whose demangled name matches (ECMAScript, search); in "
@@ -219,18 +245,28 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
   set_command_help(
       *sub,
       {"profile -- python train_step.py", "profile --json mlp.json -- ./mlp --batch 64",
-       "profile --kernel-regex gemm --launch-count 20 --counter-set full -- ./app"},
+       "profile --kernel-regex gemm --launch-count 20 --counter-set full -- ./app",
+       "profile --stalls --kernel-regex gemm --launch-count 5 -- python train_step.py"},
       {kExitOk,
        {"2",
-        "usage or input error, or the program launched no kernel: nothing written; the "
-        "program failed (exit status or signal in the message): the launches profiled "
+        "usage or input error (--stalls with --counter-set, --replay or --graph-nodes counted), "
+        "or the program launched no kernel: nothing written; the program failed (exit status or "
+        "signal in the message): the launches profiled "
         "before it failed are written"},
        {"3",
         "no usable GPU, counters not permitted, or another profiler attached: the launches "
         "profiled before, if any, are written"},
        {"4", "internal error: the launches profiled before are written"},
        kExitSignal});
-  sub->callback([options, &global, exit_code] {
+  sub->callback([options, &global, exit_code, graph_nodes] {
+    if (options->stalls) {
+      if (graph_nodes->count() > 0 && options->graph_nodes == "counted")
+        throw InputError(
+            "profile: --stalls cannot count graph nodes (--graph-nodes counted replays them "
+            "under the counters, which PC sampling cannot run beside): use --graph-nodes timed "
+            "or off");
+      if (graph_nodes->count() == 0) options->graph_nodes = "timed";  // sampled, not counted
+    }
     if (!global.program.empty()) options->command = global.program;  // after "--" (cli.cpp)
     if (options->command.empty())
       throw InputError("profile: no program to run (profile [options] -- PROGRAM [ARGS...])");

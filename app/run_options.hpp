@@ -27,9 +27,10 @@ struct RunCommandOptions {
   bool verify = false;
   bool no_counters = false;
   bool counters = false;
-  bool energy = false;        // --energy: joules per launch per point
-  bool stalls = false;        // --stalls (and --counter-set full): warp samples per point
-  int stall_samples = 50000;  // --stall-samples: the samples each sampled launch aims for
+  bool energy = false;  // --energy: joules per launch per point
+  bool stalls = false;  // --stalls (and --counter-set full): warp samples per point
+  // --stall-samples: the samples each sampled launch aims for (kStallTargetSamples).
+  int stall_samples = 50000;
   std::uint64_t seed = 20240607;
   std::string save_counter_data;
   std::string counter_set = "roofline";

@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# Warp stalls (`run --stalls`) against Nsight Compute's warp-state sampling, in one call:
-# build, the GPU tests, then on each point of STALL_POINTS our stall pass and ncu's
+# Warp stalls (`run --stalls`, `profile --stalls`) against Nsight Compute's warp-state sampling,
+# in one call: build, the GPU tests, then on each point of STALL_POINTS our stall pass and ncu's
 # WarpStateStats and SourceCounters sections on the same launch, judged by
 # scripts/stalls_vs_ncu.py; and the cost of each beside a run of the same points without it.
+# Stage `profile`: the same for three kernels of a PyTorch program of our own
+# (scripts/programs/stall_mix.py: a cuBLAS GEMM, cuDNN's SDPA backward, an element-wise
+# kernel), one launch of each under `profile --stalls` and under ncu (the same launch: its
+# regex, --launch-skip and --launch-count 1 in both), and the cost of each against the program
+# alone; judged apart (stalls_vs_ncu.py on $WORK_DIR/profile).
 #
-#   bash scripts/stalls_check.sh [stages...]     stages (default all): build gputests stalls sweep
+#   bash scripts/stalls_check.sh [stages...]
+#   stages (default all): build gputests stalls sweep profile
 #
 #   sweep: the seed sweep (`run`'s default points) with and without --stalls (an empty SASS
 #   cache, then the warm one) against ncu's two sections on the same launches: the cost
 #
 #   STALL_POINTS   "KERNEL:PASS:D ..." (default: flash-v2 and flash-v3, fwd and bwd, d 64 and 128)
 #   STALL_SHAPE    "B:H:N" of every point (default 4:16:4096), no causal mask, FP16
+#   PROFILE_STALL_KERNELS  "LABEL=REGEX ..." of stage profile, each regex searched in the
+#                  demangled name by both tools (default: gemm, sdpa_bwd, elementwise below)
+#   PROFILE_STALL_SKIP     matching launches skipped first (default 1: the second iteration's)
 #
-# $OUT (or out/stalls-check/) gets summary.txt (the judge's tables last) and stalls.tar.xz (our
-# report, ncu's raw and source pages per point, the logs), to keep in tests/data/reports.
+# $OUT (or out/stalls-check/) gets summary.txt (the judge's tables last), stalls.tar.xz (our
+# report, ncu's raw and source pages per point, the logs) and profile_stalls.tar.xz (the same
+# for stage profile), to keep in tests/data/reports.
 # Never changes clocks: ncu runs with --clock-control none.
 set -u -o pipefail
 source "$(dirname "$0")/device_env.sh"
@@ -23,7 +33,7 @@ mkdir -p "$out" "$work"
 summary="$out/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
-stages="${*:-build gputests stalls sweep}"
+stages="${*:-build gputests stalls sweep profile}"
 points="${STALL_POINTS:-flash-v2:fwd:64 flash-v2:bwd:64 flash-v2:fwd:128 flash-v2:bwd:128 flash-v3:fwd:64 flash-v3:bwd:64 flash-v3:fwd:128 flash-v3:bwd:128}"
 IFS=: read -r B H N <<<"${STALL_SHAPE:-4:16:4096}"
 
@@ -121,5 +131,51 @@ for name, ours in (("empty SASS cache", cold), ("SASS cache warm", warm)):
 PY
   note "seed sweep: run rc (stalls) $cold_rc/$warm_rc, ncu rc $ncu_rc; $(grep -o 'warp stalls: [^;]*' "$work/sweep_warm.txt" | head -1)"
   tar -C "$work" -cJf "$out/stalls.tar.xz" --exclude=build.log --exclude=sass_cache . 2>/dev/null
+fi
+
+if [[ " $stages " == *" profile "* ]]; then
+  pwork="$work/profile"
+  mkdir -p "$pwork"
+  : >"$pwork/cost.txt"
+  program=(python3 scripts/programs/stall_mix.py --iterations 3)
+  kernels="${PROFILE_STALL_KERNELS:-gemm=nvjet|gemm|xmma sdpa_bwd=bprop elementwise=vectorized_elementwise_kernel.*MulFunctor}"
+  skip="${PROFILE_STALL_SKIP:-1}"
+  t=$(seconds)
+  "${program[@]}" >"$pwork/alone.txt" 2>&1
+  alone=$(elapsed "$t" 2)
+  expected=$(grep '^stall_mix:' "$pwork/alone.txt")
+  note "profile: stall_mix.py alone ${alone} s: $expected"
+  n=0
+  for spec in $kernels; do
+    label=${spec%%=*}
+    regex=${spec#*=}
+    t=$(seconds)
+    "$tool" profile --stalls --kernel-regex "$regex" --launch-skip "$skip" --launch-count 1 \
+      --json "$pwork/ours_$n.json" -- "${program[@]}" >"$pwork/ours_$n.txt" 2>&1
+    rc=$?
+    ours=$(elapsed "$t" 2)
+    t=$(seconds)
+    ncu --clock-control none --cache-control all --kernel-name-base demangled \
+      -k "regex:$regex" --launch-skip "$skip" --launch-count 1 \
+      --section WarpStateStats --section SourceCounters \
+      --metrics "regex:smsp__pcsamp_warps_issue_stalled_.*" -f -o "$pwork/ncu_$n" \
+      "${program[@]}" >"$pwork/ncu_$n.log" 2>&1
+    ncu_rc=$?
+    with_ncu=$(elapsed "$t" 2)
+    ncu -i "$pwork/ncu_$n.ncu-rep" --page raw --csv >"$pwork/ncu_raw_$n.csv" 2>>"$pwork/ncu_$n.log"
+    ncu -i "$pwork/ncu_$n.ncu-rep" --page source --csv --print-source sass \
+      >"$pwork/ncu_source_$n.csv" 2>>"$pwork/ncu_$n.log"
+    same=no
+    [ -n "$expected" ] && grep -qxF "$expected" "$pwork/ours_$n.txt" && same=yes
+    kernel=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[0]['kernel'] if r else '-')" "$pwork/ours_$n.json" 2>/dev/null)
+    echo "$label plain=$alone stalls=$ours alone=$alone ncu=$with_ncu rc=$rc ncu_rc=$ncu_rc" >>"$pwork/cost.txt"
+    note "profile $label ($regex, launch skip $skip): $kernel; profile --stalls ${ours} s (rc $rc, output as alone: $same); under ncu ${with_ncu} s (rc $ncu_rc); alone ${alone} s"
+    n=$((n + 1))
+  done
+  python3 scripts/stalls_vs_ncu.py "$pwork" >"$pwork/judge.txt" 2>&1
+  echo "stalls_vs_ncu rc=$?" >>"$pwork/judge.txt"
+  cat "$pwork/judge.txt" >>"$summary"
+  rm -f "$pwork"/ncu_*.ncu-rep
+  tar -C "$pwork" -cJf "$out/profile_stalls.tar.xz" . 2>/dev/null
 fi
 cat "$summary"

@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""`run --stalls` against Nsight Compute's warp-state sampling, point by point, from what
-scripts/stalls_check.sh wrote into DIR:
+"""`run --stalls` and `profile --stalls` against Nsight Compute's warp-state sampling, point by
+point, from what scripts/stalls_check.sh wrote into DIR (its stage `profile` into DIR/profile):
 
     python3 scripts/stalls_vs_ncu.py DIR
 
-  ours_N.json          run --stalls --json (one point)
+  ours_N.json          run --stalls --json (one point), or profile --stalls --json (one launch)
   ncu_raw_N.csv        ncu -i REPORT --page raw --csv (smsp__pcsamp_warps_issue_stalled_*)
   ncu_source_N.csv     ncu -i REPORT --page source --csv --print-source sass
-  cost.txt             one line per point: plain= stalls= alone= ncu= seconds
+  cost.txt             one line per point: LABEL plain= stalls= alone= ncu= seconds (for
+                       profile, plain and alone are both the program alone)
 
 Judged per point (the issue's criteria): every stall reason above 5% of the samples in either
 tool within 5 percentage points of ncu's share; the top 5 instructions by samples the same as
 ncu's (as a set; an instruction is its offset in its kernel and its opcode), in the point's
 main kernel (ncu samples each kernel of a point at a period of its own, so its samples of two
 kernels are not shares of one time; where the sets differ, each instruction apart is printed
-with its share in both, and a difference within the sampling noise is called a tie); the cost of the
-stall pass (run --stalls minus run) at most a fifth of ncu's (under ncu minus alone). Prints a
+with its share in both, and a difference within the sampling noise is called a tie); the cost of
+the stall pass (run --stalls minus run; profile --stalls minus the program alone) at most a fifth
+of ncu's (under ncu minus alone). Prints a
 table per point and a PASS/FAIL line per criterion; exits 0 either way (a report, not a gate).
 """
 import csv
@@ -119,19 +121,35 @@ def main():
         sys.exit(2)
     d = sys.argv[1]
     costs = {}
+    labels = {}
     if os.path.exists(os.path.join(d, "cost.txt")):
         for i, line in enumerate(open(os.path.join(d, "cost.txt"))):
             fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
             costs[i] = {k: number(v) for k, v in fields.items()}
+            labels[i] = line.split()[0] if line.split() else ""
     reasons_ok = [0, 0]
     top_ok = [0, 0]
     cost_ok = [0, 0]
     n = 0
     while os.path.exists(os.path.join(d, f"ours_{n}.json")):
-        report = json.load(open(os.path.join(d, f"ours_{n}.json")))
-        row = report["rows"][0]
-        w = row["workload"]
-        label = f"{row['kernel']} d{w['head_dim']} {w['pass']}"
+        try:
+            report = json.load(open(os.path.join(d, f"ours_{n}.json")))
+        except (OSError, ValueError) as error:
+            print(f"{labels.get(n, n)}: no report ({error})")
+            n += 1
+            continue
+        # A profiled program's first sampled row (a graph launch's parent holds all its nodes').
+        rows = [r for r in report["rows"] if r.get("stalls")] or report["rows"]
+        if not rows:
+            print(f"{labels.get(n, n)}: no row")
+            n += 1
+            continue
+        row = rows[0]
+        w = row.get("workload")
+        if row.get("launch"):
+            label = f"{labels.get(n, '')} {row['kernel']} #{row['launch']['index']}".strip()
+        else:
+            label = f"{row['kernel']} d{w['head_dim']} {w['pass']}"
         stalls = row.get("stalls")
         theirs = ncu_reasons(os.path.join(d, f"ncu_raw_{n}.csv"))
         if not stalls or not stalls["samples"] or not theirs:
@@ -213,7 +231,7 @@ def main():
             ok = ncu_added > 0 and added <= ncu_added / 5
             cost_ok[0] += ok
             cost_ok[1] += 1
-            print(f"  cost: the stall pass adds {added:.2f} s, ncu's sections {ncu_added:.2f} s "
+            print(f"  cost: ours adds {added:.2f} s, ncu's sections {ncu_added:.2f} s "
                   f"({added / ncu_added:.2f} of it): {'PASS' if ok else 'FAIL'}")
         n += 1
     print()

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/core/domain/metric_catalog.hpp"
+#include "lib/core/domain/stalls.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline::gpu {
@@ -49,9 +50,8 @@ struct RunOptions {
   CounterSet counter_set = CounterSet::kRoofline;
   // Sample each ok point's warps once more after the counters (stall_pass.hpp): Row::stalls.
   bool stalls = false;
-  // The samples each sampled launch aims for (the period is chosen from its measured time):
-  // 50,000 know a 50% share to ±0.44 points (binomial, 95%); more are tighter and slower.
-  int stall_samples = 50000;
+  // The samples each sampled launch aims for (the period is chosen from its measured time).
+  int stall_samples = static_cast<int>(kStallTargetSamples);
   // Measure each ok point's energy per launch after that (energy_pass.hpp): Row::energy.
   bool energy = false;
   std::uint64_t seed = 20240607;

@@ -185,13 +185,15 @@ void CounterHandover::close_session() {
   // The counters, flush buffer and events belong to the context: free them with it current.
   if (driver_.ctx_push_current(session_->context) == CUDA_SUCCESS) {
     if (session_->counters) release_counters(*session_);
+    session_->sampler.reset();  // sampling disabled: the context's kernels run concurrently again
     session_->flush.reset();
     session_->timer.reset();
     CUcontext popped = nullptr;
     driver_.ctx_pop_current(&popped);
-  } else {  // the context is gone: so are its buffer, events and counters
+  } else {  // the context is gone: so are its buffer, events, counters and sampling
     batches_.fail(*session_, "the context was gone before the counters of its batch were read");
     session_->counters.reset();
+    session_->sampler.release();
     session_->flush.release();
     session_->timer.release();
   }

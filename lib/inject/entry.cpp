@@ -27,7 +27,21 @@ Injection* g_injection = nullptr;  // never deleted: see the file comment
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id,
                           const void* data) {
-  if (t_inside || g_injection == nullptr) return;
+  if (g_injection == nullptr) return;
+  // A module's cubin (--stalls), also when our own driver calls load it (a launch's module is
+  // loaded inside its entry callback, before its flush and sampling).
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    const auto* module = static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor);
+    try {
+      if (module != nullptr && module->pCubin != nullptr && module->cubinSize > 0)
+        g_injection->on_module_loaded(module->pCubin, module->cubinSize);
+    } catch (...) {
+      // Out of memory for the copy: that module's PCs get no SASS or lines.
+    }
+    return;
+  }
+  if (t_inside) return;
   t_inside = true;
   try {
     switch (domain) {
@@ -163,6 +177,10 @@ bool start() {
         CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING,
         CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED})
     cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, id);
+  // --stalls: each module's cubin as it loads, for the sampled PCs' SASS and lines (without
+  // it, the stall records say that their modules were not kept).
+  if (options.stalls)
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
   cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);  // without NVTX: no range names
   std::atexit(on_process_exit);
   pthread_atfork(nullptr, nullptr, on_fork_child);

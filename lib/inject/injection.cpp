@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <utility>
 
+#include "lib/core/base/text.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/nvtx_ranges.hpp"
@@ -38,6 +40,18 @@ constexpr const char* kGraphNotReplayed =
     "and this counter set needs several passes: kernel time only; the default counter set "
     "counts it";
 
+// The row message of a launch sampled for its warp stalls (--stalls).
+constexpr const char* kSampledNotCounted =
+    "sampled for warp stalls (--stalls): kernel time only; PC sampling cannot run beside the "
+    "range profiler, so this run counts nothing (profile without --stalls counts)";
+
+// --stalls never replays graph nodes: the replays are counted by the range profiler.
+ProfileOptions for_injection(ProfileOptions options) {
+  if (options.stalls && options.graph_nodes == GraphNodes::kCounted)
+    options.graph_nodes = GraphNodes::kTimed;
+  return options;
+}
+
 // Per thread: the launch measured.
 thread_local std::optional<Measuring> t_measuring;
 thread_local bool t_holds_lock = false;
@@ -62,7 +76,7 @@ std::optional<std::regex> compile_regex(const std::string& pattern) {
 Injection::Injection(std::unique_ptr<RecordFile> records, ProfileOptions options,
                      const Driver& driver, std::string run_dir, std::string no_activity,
                      void (*read_batch_at_exit)())
-    : options_(std::move(options)),
+    : options_(for_injection(std::move(options))),
       driver_(driver),
       process_(process_name()),
       regex_(compile_regex(options_.kernel_regex)),
@@ -73,8 +87,9 @@ Injection::Injection(std::unique_ptr<RecordFile> records, ProfileOptions options
       batches_(driver, recorder_, rows_, options_.replay, read_batch_at_exit),
       graph_counter_(driver, recorder_, batches_, rows_, catalog_, regex_ ? &*regex_ : nullptr,
                      options_.cache),
-      handover_(driver, recorder_, batches_, options_.counter_set, options_.cache,
-                std::move(run_dir), launch_mutex_) {}
+      handover_(driver, recorder_, batches_, options_.counter_set, options_.cache, run_dir,
+                launch_mutex_),
+      run_dir_(std::move(run_dir)) {}
 
 void Injection::fail(ProfileErrorKind kind, const std::string& message) {
   recorder_.record(error_record(kind, message));
@@ -125,6 +140,13 @@ void Injection::on_context_destroy(CUcontext context) {
   handover_.close(context);
 }
 
+void Injection::on_module_loaded(const char* cubin, std::size_t size) {
+  if (!options_.stalls || forked_child_.load()) return;
+  const Clock::time_point t = Clock::now();
+  cubins_.add(cubin, size);
+  recorder_.add_phase("cubins", seconds_since(t));
+}
+
 void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
   if (!active_.load()) return;
   const std::optional<LaunchSite> site = launch_site(id, cb->functionParams);
@@ -151,6 +173,12 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
   if (regex_ && !matches(*site, demangled, exec)) return;
   if (matched_++ < options_.launch_skip) return;
   if (options_.launch_count >= 0 && profiled_ >= options_.launch_count) return;
+  // --stalls-per-kernel: a kernel (or executable graph) sampled that often runs unprofiled.
+  const std::string time_key = site->graph ? "graph " + std::to_string(exec_id)
+                                           : std::string(cb->symbolName ? cb->symbolName : "");
+  if (options_.stalls && options_.stalls_per_kernel >= 0 &&
+      sampled_per_kernel_[time_key]++ >= options_.stalls_per_kernel)
+    return;
 
   Measuring m;
   KernelLaunch& launch = m.launch;
@@ -180,7 +208,13 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
   try {
     const auto lock = handover_.lock();
     Session& session = handover_.session_for(cb->context);
-    m.timing_only = !handover_.take_counters(session, &m.why);
+    if (options_.stalls) {
+      m.timing_only = true;
+      m.why = kSampledNotCounted;
+      m.time_key = time_key;
+    } else {
+      m.timing_only = !handover_.take_counters(session, &m.why);
+    }
     if (!m.timing_only && site->graph && !batches_.takes(session)) {
       m.timing_only = true;
       m.why = session.counters != nullptr && session.counters->num_passes() == 1
@@ -204,6 +238,7 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
       session.flush->run(site->stream);
       recorder_.add_phase("flush", seconds_since(t));
     }
+    if (options_.stalls) start_sampling(session, m);
     if (!m.timing_only) {
       try {
         if (batches_.takes(session)) {
@@ -252,9 +287,11 @@ void Injection::on_launch_exit(const CUpti_CallbackData* cb) {
     t_measuring.reset();
     recorder_.add_phase("kernel", seconds_since(m.kernel_start));
     ++profiled_;
-    if (m.timing_only)
-      finish_timing_only(m, cb);
-    else if (m.batched)
+    if (m.stalls) finish_sampling(m);
+    if (m.timing_only) {
+      const double seconds = finish_timing_only(m, cb);
+      if (m.stalls && seconds > 0) last_seconds_[m.time_key] = seconds;
+    } else if (m.batched)
       finish_batched(m, cb);
     else
       finish(m, cb);
@@ -263,6 +300,9 @@ void Injection::on_launch_exit(const CUpti_CallbackData* cb) {
     // Hand the counters over when another process waits for them, or for good when done.
     const auto lock = handover_.lock();
     handover_.hand_over(done);
+    // The last launch sampled: the program's kernels run concurrently again.
+    if (done && options_.stalls)
+      if (Session* session = handover_.session()) session->sampler.reset();
   }
   if (t_holds_lock) {
     t_holds_lock = false;
@@ -306,14 +346,15 @@ CUresult Injection::launch_result(const CUpti_CallbackData* cb) const {
                                             : CUDA_SUCCESS;
 }
 
-void Injection::finish_timing_only(const Measuring& m, const CUpti_CallbackData* cb) {
+double Injection::finish_timing_only(const Measuring& m, const CUpti_CallbackData* cb) {
   const auto lock = handover_.lock();
   Session* session = handover_.session();
-  if (session == nullptr || session->timer == nullptr) return;
+  const double none = std::nan("");
+  if (session == nullptr || session->timer == nullptr) return none;
   if (const CUresult result = launch_result(cb); result != CUDA_SUCCESS) {
     recorder_.record(
         launch_record(m.launch, RowStatus::kError, driver_.describe(cb->functionName, result), {}));
-    return;
+    return none;
   }
   const Clock::time_point t = Clock::now();
   double seconds = std::nan("");
@@ -321,27 +362,119 @@ void Injection::finish_timing_only(const Measuring& m, const CUpti_CallbackData*
     seconds = session->timer->end(m.stream);
   } catch (const std::exception& error) {
     recorder_.record(launch_record(m.launch, RowStatus::kError, error.what(), {}));
-    return;
+    return none;
   }
   recorder_.add_phase("events", seconds_since(t));
   handover_.record_device(*session, 0);
   const std::optional<LaunchActivity> activity =
       rows_.activity_of(m.launch, m.correlation, m.window_start);
+  const std::optional<LaunchGpuTime> time = gpu_time_of(activity);
   if (m.launch.graph && rows_.graph_nodes()) {
     rows_.record_timed_graph(m.launch, seconds, activity, m.why);
-    return;
+    return time && time->kernels > 0 ? time->seconds : seconds;
   }
   // The events bracket the launch on its stream; the activity record holds the kernel alone.
   std::map<std::string, double> counters{{quantity::kGpuTime, seconds}};
   std::string message = m.why;
   KernelLaunch launch = m.launch;
-  const std::optional<LaunchGpuTime> time = gpu_time_of(activity);
   if (time && time->kernels > 0) {
     launch.gpu_start_ns = static_cast<std::int64_t>(time->first_start_ns);
     launch.gpu_end_ns = static_cast<std::int64_t>(time->last_end_ns);
   }
   rows_.apply_gpu_time(counters, time, message, Around::kEvents, false);
   recorder_.record(launch_record(launch, RowStatus::kCountersUnavailable, message, counters));
+  return counters[quantity::kGpuTime];
+}
+
+void Injection::start_sampling(Session& session, Measuring& m) {
+  m.stalls = true;
+  StallRecord& record = m.stall;
+  record.launch_index = m.launch.index;
+  const auto last = last_seconds_.find(m.time_key);
+  record.expected_default = last == last_seconds_.end();
+  record.expected_seconds = record.expected_default ? kStallDefaultSeconds : last->second;
+  int sms = 0;
+  if (driver_.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                   session.device) != CUDA_SUCCESS)
+    sms = 1;
+  record.period_log2 = stall_period_on_grid(
+      stall_period_log2(record.expected_seconds, kStallAssumedClockMhz, sms, kStallTargetSamples));
+  if (!session.no_sampling.empty()) {
+    record.note = "not sampled: " + session.no_sampling;
+    return;
+  }
+  const Clock::time_point t = Clock::now();
+  try {
+    if (!session.sampler)
+      session.sampler = std::make_unique<gpu::cupti::PcSampler>(session.context);
+    session.sampler->start(record.period_log2);
+    m.sampled = true;
+  } catch (const gpu::ProfilerError& error) {
+    record.note = "not sampled: " + first_line(error.what());
+    // What no later launch of the context can change is not tried again.
+    if (error.kind() != gpu::ProfilerErrorKind::kOther)
+      session.no_sampling = first_line(error.what());
+  }
+  recorder_.add_phase("sample", seconds_since(t));
+}
+
+void Injection::finish_sampling(Measuring& m) {
+  StallRecord& record = m.stall;
+  if (m.sampled) {
+    const auto lock = handover_.lock();
+    Session* session = handover_.session();
+    const Clock::time_point t = Clock::now();
+    try {
+      if (session == nullptr || session->sampler == nullptr)
+        throw gpu::ProfilerError(gpu::ProfilerErrorKind::kOther,
+                                 "the context's sampling session closed during the launch");
+      const gpu::cupti::SampledRange range = session->sampler->stop();
+      record.totals = gpu::cupti::stall_totals_of(range);
+      record.pcs = gpu::cupti::pc_samples_of(range);
+      record.sampled = true;
+    } catch (const std::exception& error) {
+      // Nothing may leave the exit callback before it unlocks the launch lock: the row says it.
+      record.pcs.clear();
+      record.note = "not sampled: " + first_line(error.what());
+    }
+    recorder_.add_phase("sample", seconds_since(t));
+  }
+  if (record.sampled) save_cubins(record);
+  recorder_.record(stalls_record(record));
+}
+
+void Injection::save_cubins(StallRecord& record) {
+  const Clock::time_point t = Clock::now();
+  bool missing = false;
+  for (const PcSample& pc : record.pcs) {
+    if (saved_cubins_.count(pc.cubin_crc) != 0) continue;
+    const std::string* cubin = cubins_.cubin(pc.cubin_crc);
+    if (cubin == nullptr) {
+      missing = true;
+      continue;
+    }
+    // Written under a name of this process's, then renamed: another process of the run may
+    // save the same module, and the app never reads half a file.
+    const std::string path = run_dir_ + "/" + cubin_file_name(pc.cubin_crc);
+    const std::string temp = path + "." + std::to_string(getpid()) + ".part";
+    bool written = false;
+    {
+      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+      out.write(cubin->data(), static_cast<std::streamsize>(cubin->size()));
+      out.close();
+      written = static_cast<bool>(out);
+    }
+    if (!written || std::rename(temp.c_str(), path.c_str()) != 0) {
+      std::remove(temp.c_str());
+      missing = true;
+      continue;
+    }
+    saved_cubins_.insert(pc.cubin_crc);
+  }
+  if (missing)
+    record.note += std::string(record.note.empty() ? "" : "; ") +
+                   "the module of some PCs was not kept: no SASS or lines for them";
+  recorder_.add_phase("cubins", seconds_since(t));
 }
 
 void Injection::finish(const Measuring& m, const CUpti_CallbackData* cb) {

@@ -18,6 +18,19 @@
 // taken and handed over between the run's processes by counter_handover.hpp; a launch's time
 // comes from its kernels' activity records (launch_rows.hpp).
 //
+// With --stalls the chosen launches are sampled instead (CUPTI PC sampling, kernel-serialized,
+// a start/stop range around each launch: start at the entry callback, after the flushes, and
+// stop at the exit callback) and never counted: PC sampling gives no PC records once the range
+// profiler has run in the process (NOTES.md). Their rows are timed as timing-only launches are
+// (activity records), and a "stalls" record carries each launch's PCs. The period follows the
+// rule of `run --stalls` (stall_period_log2) for the previous launch time of the same kernel (or
+// executable graph), else for kStallDefaultSeconds. The cubins of sampled PCs are saved once each
+// into the run's directory (cubin_file_name), from the module-load callback's copies, so that
+// the app names instructions and lines after the program exited: no nvdisasm and no line
+// lookup in the program. A graph launch is sampled whole; the app gives each kernel node row the
+// samples of its function (attach_stalls). Sampling is disabled when the last launch to profile
+// is done, so that the program's kernels run concurrently again.
+//
 // A CUDA graph launch gets a row per node (graph_rows.hpp) unless --graph-nodes is off: the
 // launch is one range of a batch (or timed with events), its nodes timed by their activity
 // records. With --graph-nodes counted, its nodes are first replayed alone, each kernel a range
@@ -39,12 +52,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 
+#include "lib/gpu/cupti/cubin_catalog.hpp"
 #include "lib/inject/batch_recorder.hpp"
 #include "lib/inject/counter_handover.hpp"
 #include "lib/inject/driver.hpp"
@@ -71,6 +87,12 @@ struct Measuring {
   Clock::time_point kernel_start;
   std::uint32_t correlation = 0;   // of its driver call: its kernels' activity records
   std::uint64_t window_start = 0;  // CUPTI timestamp just before the launch
+  // --stalls: the launch's sampling (`sampled`: a range was started), and what its row's time
+  // is remembered by for the next launch's period (`time_key`).
+  bool stalls = false;
+  bool sampled = false;
+  StallRecord stall;
+  std::string time_key;
 };
 
 // The profiled process's name (/proc/self/comm).
@@ -95,6 +117,9 @@ class Injection {
 
   void on_context_destroy(CUcontext context);
 
+  // The module-load callback (--stalls): the module's cubin, kept for the sampled PCs.
+  void on_module_loaded(const char* cubin, std::size_t size);
+
   void on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* cb);
 
   void on_launch_exit(const CUpti_CallbackData* cb);
@@ -114,7 +139,14 @@ class Injection {
  private:
   CUresult launch_result(const CUpti_CallbackData* cb) const;
 
-  void finish_timing_only(const Measuring& m, const CUpti_CallbackData* cb);
+  // Writes the row of a launch timed without counters; returns its time (NaN when none).
+  double finish_timing_only(const Measuring& m, const CUpti_CallbackData* cb);
+
+  // --stalls: starts the launch's sampling range in `session` (or says in m.stall why not).
+  void start_sampling(Session& session, Measuring& m);
+  // --stalls: stops it, saves the cubins its PCs name and writes its stalls record.
+  void finish_sampling(Measuring& m);
+  void save_cubins(StallRecord& record);
 
   // The exit of a launch measured by kernel replay: stops its pass and writes its rows.
   void finish(const Measuring& m, const CUpti_CallbackData* cb);
@@ -150,6 +182,14 @@ class Injection {
   BatchRecorder batches_;
   GraphCounter graph_counter_;
   CounterHandover handover_;
+  std::string run_dir_;
+  // --stalls: the modules' cubins (from the module-load callback), those saved into run_dir_,
+  // and the last time of each kernel (mangled name) or executable graph, for the next period
+  // (guarded by launch_mutex_, as are the saved ones).
+  gpu::cupti::CubinCatalog cubins_{gpu::cupti::CubinCatalog::NoSubscription{}};
+  std::set<std::uint64_t> saved_cubins_;
+  std::map<std::string, double> last_seconds_;
+  std::map<std::string, std::int64_t> sampled_per_kernel_;  // --stalls-per-kernel's counts
 };
 
 }  // namespace roofline::inject

@@ -1,9 +1,9 @@
 // What one profiled process writes: its record file (profile_protocol.hpp) and the seconds the
 // library spends in each phase, which the end record carries and `profile -v` prints (wait,
-// open, plan, checkpoint, flush, start, sync, push, kernel, pop, restore, events, stop, decode,
-// evaluate, activity, record, close; "sessions" and "batches" count, as do "activity by
-// correlation", "activity by window" and "activity missing", how each launch's activity records
-// were found).
+// open, plan, checkpoint, flush, start, sample, sync, push, kernel, pop, restore, events, stop,
+// decode, evaluate, activity, record, cubins, close; "sessions" and "batches" count, as do
+// "activity by correlation", "activity by window" and "activity missing", how each launch's
+// activity records were found).
 #pragma once
 
 #include <chrono>

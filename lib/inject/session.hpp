@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/core/domain/launch.hpp"
+#include "lib/gpu/cupti/pc_sampler.hpp"
 #include "lib/gpu/range_profiler.hpp"
 #include "lib/inject/cache_flush.hpp"
 #include "lib/inject/event_timer.hpp"
@@ -34,8 +35,9 @@ struct BatchedLaunch {
   std::uint64_t replayed_node = 0;
 };
 
-// The flush buffer and event pair (the context's), and the counters, open only while this
-// process holds the device's lease.
+// The flush buffer and event pair (the context's), the counters, open only while this
+// process holds the device's lease, and, under --stalls (which never opens the counters), the
+// context's PC-sampling session.
 struct Session {
   CUcontext context = nullptr;
   CUdevice device = 0;
@@ -47,6 +49,10 @@ struct Session {
   std::unique_ptr<CounterLease> lease;
   std::unique_ptr<gpu::KernelRangeProfiler> counters;  // open only while the lease is held
   std::string no_counters;  // set when a profiler outside the run holds the counters
+  // --stalls: made at the context's first sampled launch, enabled until the session closes or
+  // the last launch to profile is done; `no_sampling` says why it could not be made.
+  std::unique_ptr<gpu::cupti::PcSampler> sampler;
+  std::string no_sampling;
   // Launches measured in the open batch, in the order of their ranges. Ranges are named by a
   // count that only grows, so that a range left by a dropped launch is never taken for another.
   std::vector<BatchedLaunch> batched;

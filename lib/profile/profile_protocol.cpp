@@ -1,5 +1,7 @@
 #include "lib/profile/profile_protocol.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <regex>
@@ -61,6 +63,65 @@ Row row_from(const JsonReader& read, const json& j) {
   return row;
 }
 
+constexpr std::int64_t kCountMax = std::numeric_limits<std::int64_t>::max();
+
+std::uint64_t count_of(const JsonReader& read, const json& j, const std::string& where,
+                       const char* key) {
+  return static_cast<std::uint64_t>(read.integer(j, where, key, 0, kCountMax));
+}
+
+// "0x1a2b": a CRC as the records write it (a string: a JSON number would not keep 64 bits
+// everywhere).
+std::string crc_text(std::uint64_t crc) {
+  char text[19];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(crc));
+  return text;
+}
+
+std::uint64_t crc_from(const JsonReader& read, const json& j, const std::string& where) {
+  const std::string text = read.string(j, where, "crc");
+  const std::string key = key_path(where, "crc");
+  if (text.size() < 3 || text.size() > 18 || text.compare(0, 2, "0x") != 0 ||
+      text.find_first_not_of("0123456789abcdef", 2) != std::string::npos)
+    read.fail(key, "must be a hexadecimal CRC (\"0x...\"), not " + quote_text(text));
+  return std::stoull(text.substr(2), nullptr, 16);
+}
+
+StallRecord stall_record_from(const JsonReader& read, const json& j) {
+  StallRecord r;
+  r.launch_index = read.integer(j, "", "index", 0, kCountMax);
+  r.sampled = read.boolean(j, "", "sampled");
+  r.period_log2 = static_cast<int>(read.integer(j, "", "period_log2", 0, 31));
+  r.expected_seconds = read.number(j, "", "expected_seconds", kSampleSeconds);
+  r.expected_default = read.boolean(j, "", "expected_default");
+  r.note = read.string(j, "", "note", true);
+  const json& totals = read.member(j, "", "totals");
+  read.only_keys(totals, "totals", {"total", "dropped", "non_user", "buffer_full"});
+  r.totals.total = count_of(read, totals, "totals", "total");
+  r.totals.dropped = count_of(read, totals, "totals", "dropped");
+  r.totals.non_user = count_of(read, totals, "totals", "non_user");
+  r.totals.buffer_full = read.boolean(totals, "totals", "buffer_full");
+  const json& pcs = read.member(j, "", "pcs");
+  read.require_array(pcs, "pcs");
+  for (std::size_t k = 0; k < pcs.size(); ++k) {
+    const std::string where = index_path("pcs", k);
+    read.only_keys(pcs[k], where, {"function", "crc", "offset", "reasons"});
+    PcSample pc;
+    pc.function = read.string(pcs[k], where, "function", true);
+    pc.cubin_crc = crc_from(read, pcs[k], where);
+    pc.pc_offset = count_of(read, pcs[k], where, "offset");
+    const json& reasons = read.member(pcs[k], where, "reasons");
+    const std::string rw = key_path(where, "reasons");
+    read.require_object(reasons, rw);
+    for (const auto& item : reasons.items())
+      pc.reasons[item.key()] = static_cast<std::uint64_t>(
+          read.integer_value(item.value(), key_path(rw, item.key()), 0, kCountMax));
+    r.pcs.push_back(std::move(pc));
+  }
+  if (!r.sampled && !r.pcs.empty()) read.fail("pcs", "a launch not sampled has no PCs");
+  return r;
+}
+
 // One record (a line) into `out`.
 void read_record(const JsonReader& read, const json& j, ProcessRecords& out) {
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
@@ -77,6 +138,8 @@ void read_record(const JsonReader& read, const json& j, ProcessRecords& out) {
     out.counter_passes = static_cast<int>(read.integer(j, "", "passes", 0, kMaxCounterPasses));
   } else if (type == "launch") {
     out.rows.push_back(row_from(read, j));
+  } else if (type == "stalls") {
+    out.stalls.push_back(stall_record_from(read, j));
   } else if (type == "error") {
     const std::string kind_text = read.string(j, "", "kind");
     auto kind = parse_profile_error_kind(kind_text);
@@ -108,7 +171,9 @@ std::map<std::string, std::string> to_environment(const ProfileOptions& options)
           {profile_env::kLaunchSkip, std::to_string(options.launch_skip)},
           {profile_env::kLaunchCount, std::to_string(options.launch_count)},
           {profile_env::kReplay, options.replay == ReplayMode::kBatch ? "batch" : "launch"},
-          {profile_env::kGraphNodes, std::string(to_string(options.graph_nodes))}};
+          {profile_env::kGraphNodes, std::string(to_string(options.graph_nodes))},
+          {profile_env::kStalls, options.stalls ? "1" : "0"},
+          {profile_env::kStallsPerKernel, std::to_string(options.stalls_per_kernel)}};
 }
 
 std::string_view to_string(GraphNodes mode) {
@@ -162,9 +227,17 @@ ProfileOptions options_from_environment() {
                        ": must be counted, timed or off");
     options.graph_nodes = *mode;
   }
+  if (const char* stalls = std::getenv(profile_env::kStalls);
+      stalls != nullptr && *stalls != '\0') {
+    if (std::string(stalls) == "1")
+      options.stalls = true;
+    else if (std::string(stalls) != "0")
+      throw InputError(std::string(profile_env::kStalls) + "=" + stalls + ": must be 0 or 1");
+  }
   if (const char* regex = std::getenv(profile_env::kKernelRegex)) options.kernel_regex = regex;
   options.launch_skip = integer_variable(profile_env::kLaunchSkip, 0, 0);
   options.launch_count = integer_variable(profile_env::kLaunchCount, -1, -1);
+  options.stalls_per_kernel = integer_variable(profile_env::kStallsPerKernel, -1, -1);
   return options;
 }
 
@@ -248,10 +321,94 @@ std::string end_record(std::int64_t launches, std::int64_t profiled,
   return line_of({{"type", "end"}, {"launches", launches}, {"profiled", profiled}, {"phases", p}});
 }
 
+std::string stalls_record(const StallRecord& r) {
+  json pcs = json::array();
+  for (const PcSample& pc : r.pcs) {
+    json reasons = json::object();
+    for (const auto& [reason, samples] : pc.reasons) reasons[reason] = samples;
+    pcs.push_back({{"function", pc.function},
+                   {"crc", crc_text(pc.cubin_crc)},
+                   {"offset", pc.pc_offset},
+                   {"reasons", reasons}});
+  }
+  return line_of({{"type", "stalls"},
+                  {"index", r.launch_index},
+                  {"sampled", r.sampled},
+                  {"period_log2", r.period_log2},
+                  {"expected_seconds", json_number(r.expected_seconds)},
+                  {"expected_default", r.expected_default},
+                  {"totals",
+                   {{"total", r.totals.total},
+                    {"dropped", r.totals.dropped},
+                    {"non_user", r.totals.non_user},
+                    {"buffer_full", r.totals.buffer_full}}},
+                  {"pcs", pcs},
+                  {"note", r.note}});
+}
+
+std::string cubin_file_name(std::uint64_t crc) {
+  return "cubin-" + crc_text(crc).substr(2) + ".cubin";
+}
+
+void attach_stalls(std::vector<Row>& rows, const std::vector<StallRecord>& stalls,
+                   const std::vector<std::string>& notes) {
+  std::map<std::int64_t, const StallRecord*> by_index;
+  for (const StallRecord& r : stalls) by_index[r.launch_index] = &r;
+  // Kernel node rows by launch and function: how many share one function's samples.
+  std::map<std::pair<std::int64_t, std::string>, int> nodes_of;
+  for (const Row& row : rows)
+    if (row.launch && row.launch->node_kind == "kernel")
+      ++nodes_of[{row.launch->index, row.launch->mangled_name}];
+  for (Row& row : rows) {
+    if (!row.launch) continue;
+    const auto found = by_index.find(row.launch->index);
+    if (found == by_index.end()) continue;
+    const StallRecord& record = *found->second;
+    const KernelLaunch& launch = *row.launch;
+    if (launch.is_graph_node() && launch.node_kind != "kernel") continue;
+    std::vector<std::string> all;
+    if (!record.note.empty()) all.push_back(record.note);
+    if (!record.sampled) {
+      StallSampling none;
+      none.period_log2 = record.period_log2;
+      none.note = join(all, "; ");
+      row.stalls = std::move(none);
+      continue;
+    }
+    if (record.expected_default)
+      all.push_back("period for an assumed " + format_fixed(record.expected_seconds * 1e6, 0) +
+                    " µs launch (no earlier launch of this kernel)");
+    all.insert(all.end(), notes.begin(), notes.end());
+    if (!launch.is_graph_node()) {
+      row.stalls = stall_sampling_of(record.pcs, record.period_log2, record.totals, all);
+      continue;
+    }
+    // A kernel node: the samples of its function in this launch.
+    std::vector<PcSample> mine;
+    for (const PcSample& pc : record.pcs)
+      if (pc.function == launch.mangled_name) mine.push_back(pc);
+    const int same = nodes_of[{launch.index, launch.mangled_name}];
+    if (same > 1)
+      all.push_back("the samples of all " + std::to_string(same) +
+                    " nodes of this kernel in the graph launch (PC sampling does not tell "
+                    "them apart)");
+    if (mine.empty() && !record.pcs.empty()) {
+      StallSampling none;
+      none.period_log2 = record.period_log2;
+      all.insert(all.begin(), "no sample of the graph launch fell in this node's kernel");
+      none.note = join(all, "; ");
+      row.stalls = std::move(none);
+      continue;
+    }
+    row.stalls = stall_sampling_of(mine, record.period_log2, record.totals, all);
+  }
+}
+
 std::string describe_phases(const std::map<std::string, double>& phases) {
-  static const char* const kOrder[] = {
-      "wait", "open",    "plan", "checkpoint", "flush",    "start",  "sync",   "push",     "kernel",
-      "pop",  "restore", "stop", "decode",     "evaluate", "record", "events", "activity", "close"};
+  static const char* const kOrder[] = {"wait",   "open",    "plan",     "checkpoint", "flush",
+                                       "start",  "sample",  "sync",     "push",       "kernel",
+                                       "pop",    "restore", "stop",     "decode",     "evaluate",
+                                       "record", "events",  "activity", "cubins",     "close"};
   std::string out;
   double total = 0;
   for (const char* phase : kOrder)

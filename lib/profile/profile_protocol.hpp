@@ -25,6 +25,9 @@ inline constexpr const char* kLaunchSkip = "CUFLASH_ROOFLINE_PROFILE_SKIP";     
 inline constexpr const char* kLaunchCount = "CUFLASH_ROOFLINE_PROFILE_COUNT";   // integer, -1 all
 inline constexpr const char* kReplay = "CUFLASH_ROOFLINE_PROFILE_REPLAY";       // batch|launch
 inline constexpr const char* kGraphNodes = "CUFLASH_ROOFLINE_PROFILE_GRAPH_NODES";  // see below
+inline constexpr const char* kStalls = "CUFLASH_ROOFLINE_PROFILE_STALLS";  // 1: sample, 0: count
+// integer, -1: no limit
+inline constexpr const char* kStallsPerKernel = "CUFLASH_ROOFLINE_PROFILE_STALLS_PER_KERNEL";
 }  // namespace profile_env
 
 enum class CacheControl { kCold, kWarm };
@@ -60,6 +63,15 @@ struct ProfileOptions {
   std::int64_t launch_count = -1;  // matching launches profiled after those; -1: all
   ReplayMode replay = ReplayMode::kBatch;
   GraphNodes graph_nodes = GraphNodes::kCounted;
+  // --stalls: the chosen launches are sampled (CUPTI PC sampling) instead of counted. PC
+  // sampling gives no PC records once the range profiler has run in the process, so a process
+  // profiled with --stalls never opens the range profiler: its rows are timed by their activity
+  // records, as timing-only launches are, and carry their StallSampling; graph launches are
+  // sampled whole, their kernel nodes timed (graph_nodes is never kCounted with it).
+  bool stalls = false;
+  // --stalls-per-kernel: at most this many launches of one kernel (mangled name) or executable
+  // graph are sampled (the later ones run unprofiled, without a row); -1: no limit.
+  std::int64_t stalls_per_kernel = -1;
 };
 
 // name=value pairs for the child's environment.
@@ -78,6 +90,27 @@ enum class ProfileErrorKind {
 std::string_view to_string(ProfileErrorKind kind);
 std::optional<ProfileErrorKind> parse_profile_error_kind(std::string_view text);
 
+// One launch's warp samples (a "stalls" record, --stalls), written by the injected process at the
+// launch's exit; the app fills its PCs' SASS and lines from the cubins the process saved and
+// attaches it to the launch's rows (attach_stalls).
+struct StallRecord {
+  std::int64_t launch_index = 0;  // KernelLaunch::index of the rows it belongs to
+  bool sampled = false;           // false: `note` says why CUPTI could not sample the launch
+  int period_log2 = 0;
+  // The launch time the period was chosen for: the previous launch of the same kernel (or
+  // graph), else kStallDefaultSeconds (`expected_default`).
+  double expected_seconds = 0;
+  bool expected_default = false;
+  StallRangeTotals totals;
+  std::vector<PcSample> pcs;  // reasons under ncu's names; no SASS or line yet
+  std::string note;           // why not sampled, or what is partial
+
+  friend bool operator==(const StallRecord&, const StallRecord&) = default;
+};
+
+// The file a saved cubin has in the run's record directory: "cubin-<crc in hex>.cubin".
+std::string cubin_file_name(std::uint64_t crc);
+
 // What one process's record file says.
 struct ProcessRecords {
   int process_id = 0;
@@ -87,7 +120,8 @@ struct ProcessRecords {
   std::string counter_set;
   std::vector<std::string> metrics;
   int counter_passes = 0;
-  std::vector<Row> rows;  // one per profiled launch (no spec key yet)
+  std::vector<Row> rows;            // one per profiled launch (no spec key yet)
+  std::vector<StallRecord> stalls;  // --stalls: one per sampled launch, in launch order
   struct Error {
     ProfileErrorKind kind;
     std::string message;
@@ -114,6 +148,18 @@ std::string launch_record(const KernelLaunch& launch, RowStatus status, const st
 std::string error_record(ProfileErrorKind kind, const std::string& message);
 std::string end_record(std::int64_t launches, std::int64_t profiled,
                        const std::map<std::string, double>& phases = {});
+std::string stalls_record(const StallRecord& record);
+
+// Gives each row of `rows` (one process's) that a record of `stalls` names (by launch index)
+// its StallSampling (stall_sampling_of), each with `notes` added (what the app could not
+// resolve):
+// - a kernel launch's row: the launch's samples;
+// - a graph launch's row (the parent): every sample of the launch; each kernel node row: the
+//   samples of its kernel function (the kernel nodes of one function in one launch cannot be
+//   told apart: each such row has them all, and says so); memcpy and memset nodes: none;
+// - a launch CUPTI could not sample: a StallSampling without samples whose note says why.
+void attach_stalls(std::vector<Row>& rows, const std::vector<StallRecord>& stalls,
+                   const std::vector<std::string>& notes = {});
 
 // "total 0.520 s: wait 0.000 s, open 0.410 s, flush 0.030 s, ...; 1 counter session(s)
 // opened": where the injection library spent its time in one process (ProcessRecords::phases),

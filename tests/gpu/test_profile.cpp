@@ -401,6 +401,54 @@ TEST_CASE("profile: a graph with parallel branches on two streams, node by node"
   }
 }
 
+TEST_CASE("profile --stalls: every launch sampled, the program's output unchanged") {
+  // The main program (threads, streams, NVTX, a graph, a child) and a graph replayed with
+  // changing inputs: each launch's warps sampled instead of counted; the program computes and
+  // prints what it does alone, and exits 0 (profile() requires it).
+  const std::string prefix = "profile_target graph-replay: checksum";
+  const std::string alone =
+      line_starting(stdout_alone(std::string(ROOFLINE_PROFILE_TARGET) + " --graph-replay"), prefix);
+  REQUIRE_FALSE(alone.empty());
+  const auto [printed, replayed] =
+      profile_stdout({"--stalls"}, {ROOFLINE_PROFILE_TARGET, "--graph-replay"});
+  CHECK(line_starting(printed, prefix) == alone);
+  for (const json& row : replayed["rows"])
+    if (row["launch"].value("node_kind", "kernel") == "kernel") {
+      CAPTURE(row.dump());
+      REQUIRE(row.contains("stalls"));
+    }
+
+  const auto [output, report] =
+      profile_stdout({"--stalls"}, {ROOFLINE_PROFILE_TARGET, "--spawn-child"});
+  CHECK(output.find("profile_target: ok") != std::string::npos);
+  CHECK(report["context"]["counters"].get<std::string>().find("--stalls") != std::string::npos);
+  std::set<int> processes;
+  for (const json& row : report["rows"]) {
+    CAPTURE(row.dump());
+    if (row["launch"].value("node_kind", "kernel") != "kernel") continue;
+    processes.insert(row["launch"]["process_id"].get<int>());
+    REQUIRE(row.contains("stalls"));
+    const json& stalls = row["stalls"];
+    CHECK(row["status"] == "counters_unavailable");  // timed, not counted
+    CHECK(row["message"].get<std::string>().find("--stalls") != std::string::npos);
+    REQUIRE(stalls["samples"].get<double>() > 0);
+    double shares = 0;
+    for (const auto& [reason, samples] : stalls["reasons"].items())
+      shares += samples.get<double>() / stalls["samples"].get<double>();
+    CHECK(shares == doctest::Approx(1.0).epsilon(1e-9));  // the reasons: 100%
+    REQUIRE_FALSE(stalls["hottest"].empty());
+    CHECK_FALSE(stalls["hottest"][0]["sass"].get<std::string>().empty());
+    // profile_target is built with line information: its hottest line is in its own source.
+    REQUIRE_FALSE(stalls["lines"].empty());
+    CHECK(stalls["lines"][0]["file"].get<std::string>().find("profile_target.cu") !=
+          std::string::npos);
+  }
+  CHECK(processes.size() == 2);  // the child's launch sampled too
+  const std::vector<json> gemm = rows_of(report, "wmma_gemm");
+  REQUIRE(gemm.size() == 1);
+  CHECK(gemm[0]["stalls"]["samples"].get<double>() >= 1000);
+}
+
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {

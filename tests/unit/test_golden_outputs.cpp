@@ -163,6 +163,21 @@ TEST_CASE("golden: profile records, written and read back") {
     launch.workload_known = false;  // as the injection writes it: the reader derives it
     records += launch_record(launch, row.status, row.message, row.counters);
   }
+  // A launch's warp samples (profile --stalls), as the injection writes them.
+  StallRecord stalls;
+  stalls.launch_index = report.rows.front().launch->index;
+  stalls.sampled = true;
+  stalls.period_log2 = 9;
+  stalls.expected_seconds = 2.5e-5;
+  stalls.totals = {120, 2, 5, false};
+  PcSample pc;
+  pc.function = "_Z6kernelv";
+  pc.cubin_crc = 0x8000000000000001;  // 64 bits, kept whole
+  pc.pc_offset = 0x1a0;
+  pc.reasons = {{"long_scoreboard", 90}, {"selected", 25}};
+  stalls.pcs = {pc};
+  stalls.note = "the module of some PCs was not kept: no SASS or lines for them";
+  records += stalls_record(stalls);
   records += error_record(ProfileErrorKind::kOtherProfiler, "ncu holds the counters");
   records += end_record(5, 3, {{"open", 0.25}, {"kernel", 0.125}, {"sessions", 1}});
   check_golden("profile_records.jsonl", records);
@@ -171,6 +186,8 @@ TEST_CASE("golden: profile records, written and read back") {
   REQUIRE(read.device);
   CHECK(*read.device == *report.context.device);
   REQUIRE(read.rows.size() == report.rows.size());
+  REQUIRE(read.stalls.size() == 1);
+  CHECK(read.stalls[0] == stalls);
   std::string again = process_record(read.process_id, read.parent_id, read.process);
   again += device_record(*read.device, read.counter_set, read.metrics, read.counter_passes);
   for (const Row& row : read.rows) {

@@ -257,4 +257,12 @@ TEST_CASE("stalls: the sampling period gives a launch about the target's samples
   CHECK(stall_period_log2(3600, 2000, 200, 1) == 31);
   CHECK(stall_period_log2(0, 1700, 132, 200000) == 5);
   CHECK(stall_period_log2(1e-3, 1700, 132, 0) == 5);
+  // profile's grid: 5, 8, 11, ... rounded down (more samples, never fewer), within 5..31.
+  CHECK(stall_period_on_grid(5) == 5);
+  CHECK(stall_period_on_grid(7) == 5);
+  CHECK(stall_period_on_grid(8) == 8);
+  CHECK(stall_period_on_grid(13) == 11);
+  CHECK(stall_period_on_grid(31) == 29);
+  CHECK(stall_period_on_grid(2) == 5);
+  CHECK(stall_period_on_grid(40) == 29);
 }

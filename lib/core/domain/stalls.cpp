@@ -93,10 +93,24 @@ std::string ncu_stall_name(std::string_view cupti_name) {
   return std::string(name);
 }
 
+std::map<std::string, std::uint64_t> ncu_stall_reasons(
+    const std::map<std::string, std::uint64_t>& cupti_reasons) {
+  std::map<std::string, std::uint64_t> out;
+  for (const auto& [name, samples] : cupti_reasons)
+    if (std::string reason = ncu_stall_name(name); !reason.empty()) out[reason] += samples;
+  return out;
+}
+
 int stall_period_log2(double seconds, double clock_mhz, int sms, double target) {
   const double cycles = seconds * clock_mhz * 1e6 * std::max(sms, 1);
   if (!(cycles > 0) || !(target > 0)) return 5;
   return std::clamp(static_cast<int>(std::floor(std::log2(cycles / target))), 5, 31);
+}
+
+int stall_period_on_grid(int period_log2) {
+  constexpr int kMin = 5, kStep = 3;
+  const int p = std::clamp(period_log2, kMin, 31);
+  return kMin + (p - kMin) / kStep * kStep;
 }
 
 StallSampling summarize_stalls(const std::vector<PcSample>& pcs, int period_log2,
@@ -154,6 +168,23 @@ StallSampling summarize_stalls(const std::vector<PcSample>& pcs, int period_log2
   if (unlisted) notes.push_back("some instructions were not disassembled");
   for (std::size_t i = 0; i < notes.size(); ++i) out.note += (i ? "; " : "") + notes[i];
   return out;
+}
+
+StallSampling stall_sampling_of(const std::vector<PcSample>& pcs, int period_log2,
+                                const StallRangeTotals& totals,
+                                const std::vector<std::string>& notes) {
+  StallSampling s = summarize_stalls(pcs, period_log2, totals.dropped);
+  std::vector<std::string> all;
+  if (!s.note.empty()) all.push_back(s.note);
+  if (totals.buffer_full) all.push_back("the hardware buffer filled: samples lost");
+  if (pcs.empty())
+    all.push_back("no PC records: " + std::to_string(totals.total) + " samples in all, " +
+                  std::to_string(totals.non_user) + " in kernels CUPTI does not attribute");
+  for (const std::string& note : notes)
+    if (!note.empty() && std::find(all.begin(), all.end(), note) == all.end()) all.push_back(note);
+  s.note.clear();
+  for (std::size_t i = 0; i < all.size(); ++i) s.note += (i ? "; " : "") + all[i];
+  return s;
 }
 
 std::string stall_brief(const StallSampling& s) {

@@ -84,6 +84,28 @@ std::string ncu_stall_name(std::string_view cupti_name);
 // `sms` SMs at `clock_mhz` about `target` samples, within CUPTI's 5..31: a shorter launch gets
 // the shortest period and fewer samples.
 int stall_period_log2(double seconds, double clock_mhz, int sms, double target);
+// A period on a coarse grid (5, 8, 11, ...: rounded down, so a launch gets 1 to 8 times its
+// target), for `profile --stalls`, whose launches of many kernels in program order would
+// otherwise change the period at nearly every launch, and a change costs about 0.4 s at the
+// next sampled launch (H100, CUPTI 13.0).
+int stall_period_on_grid(int period_log2);
+
+// Samples a launch should get by default (the `target` of stall_period_log2 for `profile
+// --stalls`, and `run --stalls` unless --stall-samples says otherwise): a 50% share is known to
+// ±0.44 points (binomial, 95%) at 50,000; more are tighter and take no longer to read, but
+// fill the hardware buffer sooner.
+inline constexpr double kStallTargetSamples = 50000;
+// The SM clock assumed when a launch's own is unknown.
+inline constexpr double kStallAssumedClockMhz = 1500;
+// The time assumed for a launch of a kernel not seen before (`profile --stalls`, which learns a
+// kernel's time from its previous launch): 1 ms gives a 20 µs launch thousands of samples on
+// an H100 and a 10 ms one a few million.
+inline constexpr double kStallDefaultSeconds = 1e-3;
+
+// The samples of a PC by ncu's reason names, from CUPTI's (ncu_stall_name; the entries that are
+// no reason left out).
+std::map<std::string, std::uint64_t> ncu_stall_reasons(
+    const std::map<std::string, std::uint64_t>& cupti_reasons);
 
 // One sampled PC as the sampler gives it, before the row's summary.
 struct PcSample {
@@ -93,11 +115,30 @@ struct PcSample {
   std::string sass;
   std::string file;
   int line = 0;
+  std::uint64_t cubin_crc = 0;  // the module's (cuptiGetCubinCrc): where its SASS and lines are
+
+  friend bool operator==(const PcSample&, const PcSample&) = default;
 };
 // The row's summary of a launch's samples (one function's, or every function's of the launch):
 // the reasons summed, the kStallListed hottest instructions and lines.
 StallSampling summarize_stalls(const std::vector<PcSample>& pcs, int period_log2,
                                std::uint64_t dropped);
+
+// What a sampled range counted beside its PCs (CUPTI's totals).
+struct StallRangeTotals {
+  std::uint64_t total = 0;     // every sample, the unattributed included
+  std::uint64_t dropped = 0;   // dropped by the hardware
+  std::uint64_t non_user = 0;  // in kernels CUPTI gives no PCs for
+  bool buffer_full = false;    // the hardware buffer filled
+
+  friend bool operator==(const StallRangeTotals&, const StallRangeTotals&) = default;
+};
+// A row's StallSampling from a range's PCs (their SASS and lines filled where known): the
+// summary, its note saying what is partial (the buffer filled, no PC records, and each of
+// `notes`, joined with "; ").
+StallSampling stall_sampling_of(const std::vector<PcSample>& pcs, int period_log2,
+                                const StallRangeTotals& totals,
+                                const std::vector<std::string>& notes);
 
 // "long_scoreboard 41%": the dominant reason and its share; empty without samples.
 std::string stall_brief(const StallSampling& s);

@@ -381,8 +381,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
       add(Lever::kLatency,
           "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
               ", and no counter points elsewhere",
-          "latency, occupancy or synchronisation: sample the warp stalls (run --stalls; ncu --set "
-          "full for another program)",
+          "latency, occupancy or synchronisation: sample the warp stalls (run --stalls; profile "
+          "--stalls for another program)",
           a.time_floor_seconds);
   }
   // Every other lever keeps its evidence and gains the samples' (they add, never decide).

@@ -216,8 +216,8 @@ const Column kColumns[] = {
                              : std::nan(""));
      }},
     {"stall_reason",
-     "the dominant warp stall reason (`run --stalls`; ncu's name, `selected` left "
-     "out)",
+     "the dominant warp stall reason (`run --stalls`, `profile --stalls`; ncu's name, "
+     "`selected` left out)",
      [](C c) { return c.row.stalls ? dominant_stall(*c.row.stalls) : std::string(); }},
     {"stall_share", "its share of the launch's warp samples (a fraction)",
      [](C c) {

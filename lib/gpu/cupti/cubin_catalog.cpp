@@ -38,14 +38,21 @@ CubinCatalog::~CubinCatalog() {
   if (subscriber_ != nullptr) cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
 }
 
-void CubinCatalog::add(const char* cubin, std::size_t size) {
+std::optional<std::uint64_t> cubin_crc(const char* cubin, std::size_t size) {
   CUpti_GetCubinCrcParams params{};
   params.size = CUpti_GetCubinCrcParamsSize;
   params.cubin = cubin;
   params.cubinSize = size;
-  if (cuptiGetCubinCrc(&params) != CUPTI_SUCCESS) return;  // that module stays without lines
+  if (cuptiGetCubinCrc(&params) != CUPTI_SUCCESS) return std::nullopt;
+  return params.cubinCrc;
+}
+
+std::optional<std::uint64_t> CubinCatalog::add(const char* cubin, std::size_t size) {
+  const std::optional<std::uint64_t> crc = cubin_crc(cubin, size);
+  if (!crc) return std::nullopt;  // that module stays without lines
   const std::lock_guard<std::mutex> lock(mutex_);
-  cubins_.try_emplace(params.cubinCrc, cubin, size);
+  cubins_.try_emplace(*crc, cubin, size);
+  return crc;
 }
 
 const std::string* CubinCatalog::cubin(std::uint64_t crc) const {
@@ -58,10 +65,15 @@ SourceLocation CubinCatalog::source(std::uint64_t crc, const std::string& functi
                                     std::uint64_t pc_offset) const {
   const std::string* bytes = cubin(crc);
   if (bytes == nullptr) return {};
+  return source_in_cubin(*bytes, function, pc_offset);
+}
+
+SourceLocation source_in_cubin(const std::string& cubin, const std::string& function,
+                               std::uint64_t pc_offset) {
   CUpti_GetSassToSourceCorrelationParams params{};
   params.size = CUpti_GetSassToSourceCorrelationParamsSize;
-  params.cubin = bytes->data();
-  params.cubinSize = bytes->size();
+  params.cubin = cubin.data();
+  params.cubinSize = cubin.size();
   params.functionName = function.c_str();
   params.pcOffset = pc_offset;
   // Fails for code without line information: no location, not an error.

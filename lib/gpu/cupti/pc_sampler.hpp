@@ -8,7 +8,10 @@
 // ("smsp__pcsamp_warps_issue_stalled_barrier", and a "_not_issued" twin of each).
 //
 // Sampling serialises kernels and perturbs none of their results; it cannot run beside another
-// CUPTI PC-sampling or profiling session in the context.
+// CUPTI PC-sampling or profiling session in the context. Two users: the stall pass of `run`
+// (stall_pass.hpp), which hands sample() the launch, and `profile --stalls` (lib/inject), whose
+// launch happens between its driver call's entry and exit callbacks: start() at the entry,
+// stop() at the exit.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "lib/core/domain/stalls.hpp"
 
 namespace roofline::gpu::cupti {
 
@@ -46,6 +51,11 @@ struct SamplerSeconds {
   double read = 0;       // cuptiPCSamplingGetData and the records' attribution
 };
 
+// A range's PCs as the stall rows take them (reasons under ncu's names, no SASS or line yet),
+// and its totals.
+std::vector<PcSample> pc_samples_of(const SampledRange& range);
+StallRangeTotals stall_totals_of(const SampledRange& range);
+
 struct PcSession;
 
 class PcSampler {
@@ -53,6 +63,9 @@ class PcSampler {
   // In the calling thread's current context (the runtime's primary context: create it first).
   // Throws ProfilerError when the device or the process cannot sample.
   PcSampler();
+  // In `context` (a CUcontext), which must be current on the threads that call start() and
+  // stop(); the runtime is not used.
+  explicit PcSampler(void* context);
   ~PcSampler();  // disables sampling
   PcSampler(const PcSampler&) = delete;
   PcSampler& operator=(const PcSampler&) = delete;
@@ -64,10 +77,19 @@ class PcSampler {
   SampledRange sample(int period_log2, const std::function<void()>& work);
   const SamplerSeconds& seconds() const { return seconds_; }
 
+  // The two halves of sample(): start() waits for the context's work and starts a range at
+  // that period (enabling sampling first when needed); stop() waits for the context's work,
+  // stops the range and returns what it sampled. Each throws ProfilerError, after which the
+  // session is disabled (the next start() enables it again). stop() only after a start() that
+  // returned.
+  void start(int period_log2);
+  SampledRange stop();
+
  private:
   void read_reasons();
   void open_session(int period_log2);
-  SampledRange sample_range(const std::function<void()>& work);
+  void synchronize() const;
+  SampledRange stop_and_read();
 
   void* context_ = nullptr;  // CUcontext
   int period_log2_ = 0;      // the period set last (0: none yet)
