@@ -13,6 +13,7 @@
 #include "lib/core/report/calibration.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
+#include "lib/core/writers/projection_table.hpp"
 #include "lib/core/writers/report_writers.hpp"
 #include "tests/unit/helpers.hpp"
 
@@ -243,4 +244,11 @@ TEST_CASE(
            "--no-causal", "--ceilings", "spec", "--calibration", calibration.string()});
   REQUIRE(r.code == 0);
   CHECK(r.out.find("at the power cap") == std::string::npos);
+}
+
+TEST_CASE("power cap: show --gpu matches a roof at the power cap with the other GPU's same pipe") {
+  const GpuSpec from = apply_calibration(shipped_spec("h200"), capped_overlay());
+  CHECK(roof_change("tensor FP16 (wgmma) at the power cap", from, shipped_spec("h100")) ==
+        "tensor FP16 (wgmma) at the power cap 825 → 989 TFLOP/s");
+  CHECK(roof_change("FP32", from, shipped_spec("h100")) == "FP32 60 → 67 TFLOP/s");
 }
