@@ -1,6 +1,7 @@
 // `cuflash-roofline calibrate`: measure the achievable roofs of the GPU present with
 // micro-kernels and write them as a spec overlay (`run|model|plot --ceilings calibrated
 // --calibration FILE`). Prints each roof beside the spec sheet's figure.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@ struct CalibrateCliOptions {
   int device = 0;
   int reps = 10;
   bool energy = false;
+  bool power_cap = false;
 };
 
 std::string percent(double share) {
@@ -45,11 +47,32 @@ std::string energy_cell(const CalibrationMeasurement& m, const CalibrationOverla
                                                                  : " pJ/byte");
 }
 
-// roof | measured | spec sheet | share | at clock | spread | [power | energy] | kernel
+// The rate sustained back to back and whether it is the roof: "824.6 TFLOP/s", or "991.0
+// TFLOP/s (not below burst)" when the burst figure stays the roof; "-" without a window.
+std::string power_cap_cell(const CalibrationMeasurement& m, double unit, const char* suffix,
+                           int digits) {
+  const double rate = m.power_cap_rate_per_second();
+  if (!(rate > 0)) return "-";
+  std::string out = format_fixed(rate / unit, digits) + suffix;
+  if (m.target != kXuTarget && !(rate < m.rate_per_second() && m.power_cap->sm_clock_mhz > 0))
+    out += " (not below burst)";
+  return out;
+}
+
+// roof | measured | spec sheet | share | at clock | spread | [at the power cap | its clock]
+// | [power | energy] | kernel
 std::string render_calibration_table(const CalibrationOverlay& overlay, const GpuSpec& sheet) {
-  std::vector<std::string> header = {"roof",  "measured", "spec sheet", "of sheet",
-                                     "clock", "spread",   "kernel"};
+  // With `--power-cap` or `--energy`: "measured" is the burst figure, beside the sustained one.
+  const bool capped =
+      std::any_of(overlay.measurements.begin(), overlay.measurements.end(),
+                  [](const CalibrationMeasurement& m) { return m.power_cap.has_value(); });
+  std::vector<std::string> header = {
+      "roof", capped ? "burst" : "measured", "spec sheet", "of sheet", "clock", "spread", "kernel"};
   std::vector<bool> right = {false, true, true, true, true, true, false};
+  if (capped) {
+    header.insert(header.end() - 1, {"at the power cap", "its clock"});
+    right.insert(right.end() - 1, {true, true});
+  }
   // With `--energy`: the power under each kernel and its energy per unit of work.
   const bool energy = overlay.static_power.has_value();
   if (energy) {
@@ -97,6 +120,12 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
          std::isfinite(sheet_rate) ? format_fixed(sheet_rate / unit, digits) + suffix : "-", share,
          m.sm_clock_mhz > 0 ? format_fixed(m.sm_clock_mhz, 0) + " MHz" : "-",
          percent(m.relative_range()), m.method});
+    if (capped)
+      rows.back().insert(rows.back().end() - 1,
+                         {power_cap_cell(m, unit, suffix, digits),
+                          m.power_cap && m.power_cap->sm_clock_mhz > 0
+                              ? format_fixed(m.power_cap->sm_clock_mhz, 0) + " MHz"
+                              : "-"});
     if (energy)
       rows.back().insert(
           rows.back().end() - 1,
@@ -111,6 +140,7 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
     row[5] = percent(idle.relative_spread);
     row[header.size() - 3] = format_fixed(idle.watts, 1) + " W";
     row[header.size() - 2] = "-";
+    if (capped) row[6] = row[7] = "-";
     row.back() = overlay.static_power->method;
     rows.push_back(std::move(row));
   }
@@ -143,6 +173,7 @@ int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& globa
   run.device = options.device;
   run.reps = options.reps;
   run.energy = options.energy;
+  run.power_cap = options.power_cap || options.energy;
   run.progress = [](const std::string& line) { spdlog::info("calibrate: {}", line); };
   CalibrationOverlay overlay = gpu::calibrate(run, device, choice.spec.key);
   const ReportContext context = make_context("calibrate");
@@ -164,6 +195,11 @@ int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& globa
             (overlay.static_power ? "; power: NVML's energy counter over each kernel back to back, "
                                     "energy = (power − static power) × time ÷ work"
                                   : "") +
+            (std::any_of(overlay.measurements.begin(), overlay.measurements.end(),
+                         [](const CalibrationMeasurement& m) { return m.power_cap.has_value(); })
+                 ? "; at the power cap: each compute kernel back to back, its clock NVML's "
+                   "median over the window (the roof is the lower figure)"
+                 : "") +
             "\n" + render_calibration_table(overlay, choice.spec) + "wrote " + options.output +
             " (use: --ceilings calibrated --calibration " + options.output + ")\n");
   outputs.commit();
@@ -189,11 +225,17 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
   sub->add_flag("--energy", options->energy,
                 "Also measure each micro-kernel's power (NVML's energy counter over 1.2 s back "
                 "to back) and the active idle power; write energy per FLOP and per byte and the "
-                "static power into the overlay (the energy roofline)");
-  set_command_help(*sub,
-                   {"calibrate -o h200-calibrated.json", "calibrate --energy -o h200-energy.json",
-                    "run --ceilings calibrated --calibration h200-calibrated.json"},
-                   {kExitOk, kExitUsage, kExitNoGpu, kExitInternal, kExitSignal});
+                "static power into the overlay (the energy roofline); implies --power-cap");
+  sub->add_flag("--power-cap", options->power_cap,
+                "Also run each compute micro-kernel back to back for 1.2 s while NVML samples the "
+                "SM clock: the roofs the GPU sustains at its power cap, used as the compute "
+                "ceilings where below the burst figures");
+  set_command_help(
+      *sub,
+      {"calibrate -o h200-calibrated.json", "calibrate --power-cap -o h200-capped.json",
+       "calibrate --energy -o h200-energy.json",
+       "run --ceilings calibrated --calibration h200-calibrated.json"},
+      {kExitOk, kExitUsage, kExitNoGpu, kExitInternal, kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_calibrate(*options, global); });
 }
 

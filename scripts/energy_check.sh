@@ -6,7 +6,9 @@
 #     from the micro-kernels), then `run --energy --counters --counter-set full --calibration
 #     cal.json` on three shapes no coefficient was fitted on (flash-v3 fwd d128 N8192, flash-v2
 #     bwd d64 N4096, standard fwd d64 N2048, all non-causal), judged by scripts/energy_model.py:
-#     modelled against measured joules per row (every row within 10%).
+#     modelled against measured joules per row (every row within 10%); and by
+#     scripts/power_cap_check.py: each compute roof of cal.json burst vs at the power cap (with
+#     their clocks), and no measured row of the three runs above the roof of its pipe.
 #
 #   bash scripts/energy_check.sh            # both stages
 #   STAGES=model bash scripts/energy_check.sh  # stage 2 only (STAGES=repeat: stage 1 only)
@@ -62,6 +64,9 @@ if [[ ",$stages," == *",model,"* ]]; then
     reports+=("$work/model_$name.json")
   done
   python3 scripts/energy_model.py "${reports[@]}" --limit 0.10 >>"$summary" 2>&1
+  echo "== stage 2b: the power-capped roofs (calibrate --energy implies --power-cap)" |
+    tee -a "$summary"
+  python3 scripts/power_cap_check.py "$work/cal.json" "${reports[@]}" >>"$summary" 2>&1
 fi
 tar -C "$work" -cJf "$out/energy.tar.xz" --exclude=build.log . 2>/dev/null
 cat "$summary"

@@ -45,6 +45,17 @@ std::string watts_line(const EnergyMeasurement& e) {
          format_fixed(100 * e.relative_spread, 1) + "%)";
 }
 
+// A measurement's rate for the progress lines: "989.0 TFLOP/s", "3074.1 GB/s" or, for the XU,
+// "2.345 T exp2/s (15.99 per clock and SM)".
+std::string rate_text(const CalibrationMeasurement& m, double rate, int sms, double clock_mhz) {
+  if (m.target == kXuTarget)
+    return format_fixed(rate / 1e12, 3) + " T exp2/s" +
+           (clock_mhz > 0
+                ? " (" + format_fixed(rate / (sms * clock_mhz * 1e6), 2) + " per clock and SM)"
+                : std::string());
+  return format_fixed(rate / (m.flops ? 1e12 : 1e9), 1) + (m.flops ? " TFLOP/s" : " GB/s");
+}
+
 std::string mib(std::size_t bytes) {
   return format_fixed(static_cast<double>(bytes) / (1 << 20), 0) + " MiB";
 }
@@ -137,13 +148,20 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
   overlay.spec_key = spec_key;
   overlay.device = device;
   void* nvml = nullptr;
-  if (options.energy) {
+  bool read_energy = false;
+  if (options.energy || options.power_cap) {
     nvml = nvml::device_handle(options.device);
-    if (nvml == nullptr || !nvml::total_energy_mj(nvml)) {
+    if (nvml == nullptr)
       spdlog::warn(
-          "calibrate --energy: NVML or its energy counter is not available on this device: no "
-          "energy coefficients (the roofs are calibrated as without --energy)");
-      nvml = nullptr;
+          "calibrate --{}: NVML is not available on this device: no power-capped roofs{} (the "
+          "roofs are calibrated as without it)",
+          options.energy ? "energy" : "power-cap", options.energy ? " and no energies" : "");
+    read_energy = options.energy && nvml != nullptr;
+    if (read_energy && !nvml::total_energy_mj(nvml)) {
+      spdlog::warn(
+          "calibrate --energy: NVML's energy counter is not available on this device: no energy "
+          "coefficients (the power-capped roofs are still measured)");
+      read_energy = false;
     }
   }
   for (const Plan& plan : plans) {
@@ -191,33 +209,51 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
       if (sample.clock_mhz > 0) clocks.push_back(sample.clock_mhz);
     }
     m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
-    if (nvml != nullptr) {
+    // Back to back: for the energy counter (memory kernels too) and, on a compute pipe, the
+    // rate and SM clock the board settles at under that pipe's load.
+    if (nvml != nullptr && (read_energy || m.flops)) {
+      EnergyWindow window;
+      window.read_energy = read_energy;
+      BackToBackRun run;
       const EnergyMeasurement e = measure_back_to_back(
           nvml, stream.get(),
           [&] {
             ROOFLINE_CUDA_CALL(kernels::launch_micro_kernel(plan.kernel, args, stream.get()));
           },
-          m.median_seconds());
-      if (e.watts > 0) m.energy = e;
-      if (options.progress)
-        options.progress(std::string(plan.id) + ": " +
-                         (m.energy ? watts_line(e)
-                                   : std::string("no energy: fewer than two counter updates in "
-                                                 "the window")));
+          m.median_seconds(), window, &run);
+      if (read_energy) {
+        if (e.watts > 0) m.energy = e;
+        if (options.progress)
+          options.progress(std::string(plan.id) + ": " +
+                           (m.energy ? watts_line(e)
+                                     : std::string("no energy: fewer than two counter updates in "
+                                                   "the window")));
+      }
+      if (m.flops && run.launches > 0 && run.seconds_per_launch > 0) {
+        m.power_cap = PowerCapMeasurement{run.seconds_per_launch,
+                                          run.window_seconds,
+                                          run.launches,
+                                          run.clocks.median_mhz(),
+                                          static_cast<int>(run.clocks.sm_clock_mhz.size()),
+                                          run.clocks.limit()};
+        if (options.progress)
+          options.progress(
+              std::string(plan.id) + ": back to back " + format_fixed(run.window_seconds, 2) +
+              " s: " + rate_text(m, m.power_cap_rate_per_second(), sms, m.power_cap->sm_clock_mhz) +
+              " at " + format_fixed(m.power_cap->sm_clock_mhz, 0) + " MHz (NVML median" +
+              (m.power_cap->clock_limit.empty()
+                   ? std::string()
+                   : "; clock held down by: " + m.power_cap->clock_limit) +
+              ")");
+      }
     }
     if (options.progress)
-      options.progress(
-          std::string(plan.id) + ": " +
-          (m.target == kXuTarget
-               ? format_fixed(m.rate_per_second() / 1e12, 3) + " T exp2/s (" +
-                     format_fixed(m.rate_per_second() / (sms * m.sm_clock_mhz * 1e6), 2) +
-                     " per clock and SM)"
-               : format_fixed(m.rate_per_second() / (m.flops ? 1e12 : 1e9), 1) +
-                     (m.flops ? " TFLOP/s" : " GB/s")) +
-          " at " + format_fixed(m.sm_clock_mhz, 0) + " MHz");
+      options.progress(std::string(plan.id) + ": " +
+                       rate_text(m, m.rate_per_second(), sms, m.sm_clock_mhz) + " at " +
+                       format_fixed(m.sm_clock_mhz, 0) + " MHz");
     overlay.measurements.push_back(std::move(m));
   }
-  if (nvml != nullptr) {
+  if (read_energy) {
     EnergyWindow idle_window;
     idle_window.settle_seconds = kIdleSettleSeconds;
     const EnergyMeasurement idle = measure_back_to_back(

@@ -18,13 +18,18 @@ struct CalibrateOptions {
   // `--energy`: also each micro-kernel back to back while NVML's energy counter is read, and
   // the active idle power, for the energy coefficients (calibration_energy.hpp).
   bool energy = false;
+  // `--power-cap` (implied by energy): each compute micro-kernel also back to back for the same
+  // window while NVML samples the SM clock: the rate sustained at the power cap and its clock.
+  bool power_cap = false;
   std::function<void(const std::string&)> progress;  // one line per micro-kernel; may be empty
 };
 
 // Measures every roof the device has a micro-kernel for (wgmma only on compute capability 9.0
-// with sm_90a code) and derives the ceilings; with options.energy, also each kernel's power and
-// the active idle power, and derives the energy coefficients (without NVML's energy counter: a
-// warning, and no energies). `spec_key` names the spec the result calibrates.
+// with sm_90a code) and derives the ceilings; with options.power_cap or options.energy, also each
+// compute kernel's rate and NVML's SM clock back to back (the power-capped roofs; without NVML:
+// a warning, and none); with options.energy, also each kernel's power and the active idle
+// power, and derives the energy coefficients (without NVML's energy counter: a warning, and no
+// energies). `spec_key` names the spec the result calibrates.
 // Throws GpuUnavailableError without a device, gpu::CudaError when a CUDA call fails.
 CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& device,
                              const std::string& spec_key);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <optional>
 
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device_memory.hpp"
@@ -12,7 +13,8 @@ namespace roofline::gpu {
 
 EnergyMeasurement measure_back_to_back(void* nvml, cudaStream_t stream,
                                        const std::function<void()>& launch,
-                                       double seconds_per_launch_hint, const EnergyWindow& window) {
+                                       double seconds_per_launch_hint, const EnergyWindow& window,
+                                       BackToBackRun* run) {
   using Clock = EnergyReader::Clock;
   const double hint = std::max(seconds_per_launch_hint, 1e-7);
   // Launches per batch: about a millisecond of work, at least one.
@@ -23,7 +25,9 @@ EnergyMeasurement measure_back_to_back(void* nvml, cudaStream_t stream,
   const auto since = [origin] {
     return std::chrono::duration<double>(Clock::now() - origin).count();
   };
-  EnergyReader reader(nvml, origin);
+  std::optional<EnergyReader> reader;
+  if (window.read_energy) reader.emplace(nvml, origin);
+  std::optional<ClockSampler> sampler;
   std::deque<Event> marks;
   Event first, last;
   long long launches = 0;
@@ -34,6 +38,7 @@ EnergyMeasurement measure_back_to_back(void* nvml, cudaStream_t stream,
       ROOFLINE_CUDA_CALL(cudaEventRecord(first.get(), stream));
       window_from = since();
       counting = true;
+      if (run != nullptr) sampler.emplace(nvml, run->clocks);
     }
     for (int k = 0; k < per_batch; ++k) launch();
     if (counting) launches += per_batch;
@@ -48,11 +53,18 @@ EnergyMeasurement measure_back_to_back(void* nvml, cudaStream_t stream,
   // The GPU was busy until the queue drained: the window ends when the last mark was enqueued,
   // before any of the queued work ran out.
   const double window_to = since();
+  if (sampler) sampler->stop();
   ROOFLINE_CUDA_CALL(cudaEventSynchronize(last.get()));
-  reader.stop();
+  if (reader) reader->stop();
   const double per_launch =
       launches > 0 ? elapsed_seconds(first, last) / static_cast<double>(launches) : 0;
-  return energy_from_readings(reader.seconds(), reader.millijoules(), window_from, window_to,
+  if (run != nullptr) {
+    run->seconds_per_launch = per_launch;
+    run->window_seconds = window_to - window_from;
+    run->launches = launches;
+  }
+  if (!reader) return EnergyMeasurement{0, 0, per_launch, 0, 0, 0};
+  return energy_from_readings(reader->seconds(), reader->millijoules(), window_from, window_to,
                               per_launch);
 }
 

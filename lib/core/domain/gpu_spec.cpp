@@ -166,6 +166,7 @@ std::string ComputeCeiling::label() const {
   }
   if (instruction != TensorInstruction::kNone)
     out += " (" + std::string(to_string(instruction)) + ")";
+  if (at_power_cap) out += " at the power cap";
   return out;
 }
 
@@ -322,7 +323,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     const std::string where = index_path("compute_ceilings", i);
     const json& entry = ceilings[i];
     read.require_object(entry, where);
-    read.only_keys(entry, where, {"path", "instruction", "peak_tflops", "clock_mhz", "source"});
+    read.only_keys(entry, where,
+                   {"path", "instruction", "peak_tflops", "clock_mhz", "source", "at_power_cap"});
     const std::string path_name = read.string(entry, where, "path");
     auto path = parse_compute_path(path_name);
     if (!path) read.fail(key_path(where, "path"), "unknown compute path " + quote_text(path_name));
@@ -338,6 +340,8 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     const double peak = read.number(entry, where, "peak_tflops", kPeakTflops);
     const double clock = read.number(entry, where, "clock_mhz", kClockMhz);
     ComputeCeiling ceiling{*path, instruction, peak, clock, read.string(entry, where, "source")};
+    if (read.optional_member(entry, where, "at_power_cap") != nullptr)
+      ceiling.at_power_cap = read.boolean(entry, where, "at_power_cap");
     for (const ComputeCeiling& other : spec.compute)
       if (other.id() == ceiling.id())
         read.fail(key_path(where, "path"), "duplicate ceiling " + ceiling.id());
@@ -382,6 +386,7 @@ json to_json(const GpuSpec& spec) {
                   {"source", ceiling.source}};
     if (ceiling.instruction != TensorInstruction::kNone)
       entry["instruction"] = to_string(ceiling.instruction);
+    if (ceiling.at_power_cap) entry["at_power_cap"] = true;
     root["compute_ceilings"].push_back(std::move(entry));
   }
   if (!spec.calibrated_from.empty()) root["calibrated_from"] = spec.calibrated_from;

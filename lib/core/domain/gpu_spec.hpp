@@ -60,10 +60,14 @@ struct ComputeCeiling {
   double peak_tflops;             // dense, 1e12 FLOP/s, at clock_mhz
   double clock_mhz;               // the SM clock the peak assumes
   std::string source;
+  // The rate the pipe sustains at the board's power cap (measured back to back for over a
+  // second, `calibrate --power-cap`), at the SM clock the board settled at, not a burst's.
+  bool at_power_cap = false;
 
   // "tensor_fp16" or "tensor_fp16.wgmma"
   std::string id() const;
-  std::string label() const;  // "tensor FP16 (wgmma)"
+  // "tensor FP16 (wgmma)"; "tensor FP16 (wgmma) at the power cap" when at_power_cap.
+  std::string label() const;
 };
 
 // What one SM holds at once (the CUDA C++ Programming Guide's technical specifications per

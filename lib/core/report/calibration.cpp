@@ -19,6 +19,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormatName = "cuflash-roofline calibration";
+// The most launches and clock samples a power-cap window is read with.
+constexpr std::int64_t kCountMax = std::numeric_limits<int>::max();
 
 // `object[key]` when it is a string (empty allowed), "" when absent or null.
 std::string optional_string(const JsonReader& read, const json& object, std::string_view path,
@@ -52,6 +54,23 @@ std::string describe(const CalibrationOverlay& overlay, const CalibrationMeasure
   return out;
 }
 
+// The power-capped figure's source: what ran, the window, the clock it settled at, and the burst
+// figure it stands below.
+std::string describe_power_cap(const CalibrationOverlay& overlay, const CalibrationMeasurement& m,
+                               const std::string& label) {
+  const PowerCapMeasurement& p = *m.power_cap;
+  std::string out =
+      "calibrated on " + overlay.device.name + " (" + overlay.time_utc + "): " + label +
+      " at the power cap: " + format_fixed(m.power_cap_rate_per_second() / 1e12, 1) +
+      " TFLOP/s at " + format_fixed(p.sm_clock_mhz, 0) + " MHz (calibrate, " +
+      format_fixed(p.window_seconds, 1) + " s back to back, " + std::to_string(p.launches) +
+      " launches; median of " + std::to_string(p.clock_samples) + " NVML SM clock samples";
+  if (!p.clock_limit.empty()) out += ", clock held down by: " + p.clock_limit;
+  out += "); burst " + format_fixed(m.rate_per_second() / 1e12, 1) + " TFLOP/s";
+  if (m.sm_clock_mhz > 0) out += " at " + format_fixed(m.sm_clock_mhz, 0) + " MHz";
+  return out + "; " + m.method;
+}
+
 void sort_levels(std::vector<MemoryLevelSpec>& levels) {
   std::stable_sort(levels.begin(), levels.end(),
                    [](const MemoryLevelSpec& a, const MemoryLevelSpec& b) {
@@ -67,6 +86,10 @@ double CalibrationMeasurement::median_seconds() const {
 
 double CalibrationMeasurement::rate_per_second() const {
   return work / median_seconds();
+}
+
+double CalibrationMeasurement::power_cap_rate_per_second() const {
+  return power_cap && power_cap->seconds_per_launch > 0 ? work / power_cap->seconds_per_launch : 0;
 }
 
 double CalibrationMeasurement::relative_range() const {
@@ -110,8 +133,21 @@ void derive_ceilings(CalibrationOverlay& overlay) {
     if (!m->flops) throw InputError("calibration " + m->id + ": a compute ceiling measures FLOPs");
     if (!(m->sm_clock_mhz > 0))
       throw InputError("calibration " + m->id + ": no SM clock measured for a compute ceiling");
-    overlay.compute.push_back({ceiling->first, ceiling->second, m->rate_per_second() / 1e12,
-                               m->sm_clock_mhz, describe(overlay, *m)});
+    ComputeCeiling burst{ceiling->first, ceiling->second, m->rate_per_second() / 1e12,
+                         m->sm_clock_mhz, describe(overlay, *m)};
+    // The power-capped roof where the window settled below the burst; a window at or above
+    // it (the burst ran below the settled clock, or within the noise) leaves the burst roof.
+    const double sustained = m->power_cap_rate_per_second();
+    if (sustained > 0 && sustained < m->rate_per_second() && m->power_cap->sm_clock_mhz > 0) {
+      ComputeCeiling capped = burst;
+      capped.peak_tflops = sustained / 1e12;
+      capped.clock_mhz = m->power_cap->sm_clock_mhz;
+      capped.at_power_cap = true;
+      capped.source = describe_power_cap(overlay, *m, burst.label());
+      overlay.compute.push_back(std::move(capped));
+    } else {
+      overlay.compute.push_back(std::move(burst));
+    }
   }
   sort_levels(overlay.memory);
 }
@@ -140,6 +176,14 @@ json to_json(const CalibrationOverlay& overlay) {
   for (std::size_t i = 0; i < overlay.measurements.size(); ++i)
     if (const auto& energy = overlay.measurements[i].energy)
       root["measurements"][i]["energy"] = energy_json(*energy);
+  for (std::size_t i = 0; i < overlay.measurements.size(); ++i)
+    if (const auto& p = overlay.measurements[i].power_cap)
+      root["measurements"][i]["power_cap"] = {{"seconds_per_launch", p->seconds_per_launch},
+                                              {"window_seconds", p->window_seconds},
+                                              {"launches", p->launches},
+                                              {"sm_clock_mhz", p->sm_clock_mhz},
+                                              {"clock_samples", p->clock_samples},
+                                              {"clock_limit", p->clock_limit}};
   if (overlay.static_power)
     root["static_power"] = {{"method", overlay.static_power->method},
                             {"energy", energy_json(overlay.static_power->energy)}};
@@ -188,9 +232,9 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   for (std::size_t i = 0; i < measurements.size(); ++i) {
     const std::string where = index_path("measurements", i);
     const json& entry = measurements[i];
-    read.only_keys(
-        entry, where,
-        {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz", "energy"});
+    read.only_keys(entry, where,
+                   {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz",
+                    "energy", "power_cap"});
     CalibrationMeasurement m;
     m.id = read.string(entry, where, "id");
     m.target = read.string(entry, where, "target");
@@ -216,6 +260,23 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
     if (const json* energy = read.optional_member(entry, where, "energy"); energy != nullptr) {
       read.require_object(*energy, key_path(where, "energy"));
       m.energy = energy_from_json(read, *energy, key_path(where, "energy"));
+    }
+    if (const json* p = read.optional_member(entry, where, "power_cap"); p != nullptr) {
+      const std::string p_where = key_path(where, "power_cap");
+      read.require_object(*p, p_where);
+      read.only_keys(*p, p_where,
+                     {"seconds_per_launch", "window_seconds", "launches", "sm_clock_mhz",
+                      "clock_samples", "clock_limit"});
+      if (!m.flops) read.fail(p_where, "only a compute measurement has one");
+      PowerCapMeasurement cap;
+      cap.seconds_per_launch = read.number(*p, p_where, "seconds_per_launch", kSampleSeconds);
+      cap.window_seconds = read.number(*p, p_where, "window_seconds", kCalibrationSeconds);
+      cap.launches = read.integer(*p, p_where, "launches", 1, kCountMax);
+      cap.sm_clock_mhz = read.number(*p, p_where, "sm_clock_mhz", kCalibrationClockMhz);
+      cap.clock_samples =
+          static_cast<int>(read.integer(*p, p_where, "clock_samples", 0, kCountMax));
+      cap.clock_limit = read.string(*p, p_where, "clock_limit", true);
+      m.power_cap = std::move(cap);
     }
     overlay.measurements.push_back(std::move(m));
   }

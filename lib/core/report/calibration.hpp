@@ -22,6 +22,12 @@
 //   window_seconds, updates, relative_spread);
 //   "static_power": {"method", "energy": {the same object}}: the active idle power;
 //   "energy_coefficients": the derived coefficients, a spec's entry (energy_coefficients.hpp).
+// With `calibrate --power-cap` (implied by --energy), a compute measurement's "power_cap":
+//   {"seconds_per_launch", "window_seconds", "launches", "sm_clock_mhz", "clock_samples",
+//    "clock_limit"}: the kernel back to back for over a second (PowerCapMeasurement); refused,
+//   not misread, by a reader without it, so the version stays 1. Its compute ceiling is then
+//   the lower of the two rates, marked "at_power_cap": true in the spec entry when it is the
+//   sustained one.
 #pragma once
 
 #include <filesystem>
@@ -49,6 +55,22 @@ inline constexpr int kCalibrationFormatVersion = 1;
 // rate quoted at its clock): it calibrates the spec's xu_exp2_per_clock_per_sm.
 inline constexpr const char* kXuTarget = "xu";
 
+// A micro-kernel launched back to back for a settling start and a window of over a second
+// (gpu/energy_window.hpp): the rate the pipe sustains once the board has settled at its power
+// cap, and the SM clock it settled at. Raw; the rate is work ÷ seconds_per_launch.
+struct PowerCapMeasurement {
+  double seconds_per_launch = 0;  // GPU time per launch over the window, the gaps included
+  double window_seconds = 0;      // the window's length (the settling start excluded)
+  long long launches = 0;         // launches inside the window
+  double sm_clock_mhz = 0;        // median of NVML's SM clock samples over the window
+  int clock_samples = 0;          // how many samples that median is of
+  // Why NVML said the clock was held down during the window (ClockSamples::limit: "power cap",
+  // "thermal", "power cap, thermal", "none"); empty when NVML did not say.
+  std::string clock_limit;
+
+  friend bool operator==(const PowerCapMeasurement&, const PowerCapMeasurement&) = default;
+};
+
 struct CalibrationMeasurement {
   std::string id;      // "dram_read", "dram_copy", "l2_read", "fp32_ffma", ...
   std::string target;  // what it measures
@@ -60,9 +82,14 @@ struct CalibrationMeasurement {
   // `calibrate --energy`: the kernel launched back to back while the board's energy counter
   // was read (raw); absent otherwise.
   std::optional<EnergyMeasurement> energy;
+  // `calibrate --power-cap` (or --energy), compute kernels only: the same launch back to back
+  // at the power cap; absent otherwise.
+  std::optional<PowerCapMeasurement> power_cap;
 
   double median_seconds() const;
-  double rate_per_second() const;  // work ÷ median: FLOP/s or bytes/s
+  double rate_per_second() const;  // work ÷ median: FLOP/s or bytes/s (the burst rate)
+  // work ÷ power_cap->seconds_per_launch; 0 without a power-cap measurement.
+  double power_cap_rate_per_second() const;
   // (max − min) ÷ median over the samples.
   double relative_range() const;
 };
@@ -92,9 +119,14 @@ struct CalibrationOverlay {
   std::string file;  // where it was read from; empty when built in memory
 };
 
-// Fills `memory` and `compute` from `measurements`: per target the highest rate; a compute
-// ceiling is quoted at the SM clock its measurement ran at. Throws InputError for a target
-// that is neither a level nor a ceiling id, or a compute measurement without a clock.
+// Fills `memory` and `compute` from `measurements`: per target the measurement of the highest
+// (burst) rate; a compute ceiling is quoted at the SM clock its measurement ran at. Where that
+// measurement has a power-cap window (with a clock) whose rate is below the burst rate, the
+// ceiling is the sustained one, at_power_cap, quoted at the window's median NVML clock, its
+// source naming both; a sustained rate at or above the burst rate leaves the burst ceiling (the
+// lower of the two; the window stays in the measurement as measured). The XU rate is per clock
+// and stays the burst's. Throws InputError for a target that is neither a level nor a ceiling
+// id, or a compute measurement without a clock.
 void derive_ceilings(CalibrationOverlay& overlay);
 
 nlohmann::json to_json(const CalibrationOverlay& overlay);

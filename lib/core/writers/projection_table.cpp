@@ -2,6 +2,7 @@
 
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "lib/core/base/table_layout.hpp"
 #include "lib/core/base/text.hpp"
@@ -49,9 +50,18 @@ std::string roof_change(const std::string& binding, const GpuSpec& from, const G
   }
   if (binding == "tail")
     return "tail " + std::to_string(from.sm_count) + " → " + std::to_string(to.sm_count) + " SMs";
+  // A roof at the power cap (a calibrated spec's) is the same pipe as the other side's roof.
+  const std::string_view cap = " at the power cap";
+  const std::string pipe =
+      binding.size() > cap.size() &&
+              binding.compare(binding.size() - cap.size(), cap.size(), cap) == 0
+          ? binding.substr(0, binding.size() - cap.size())
+          : binding;
   const auto peak = [&](const GpuSpec& spec) {
-    for (const ComputeCeiling& c : spec.compute)
-      if (c.label() == binding) return c.peak_tflops;
+    for (ComputeCeiling c : spec.compute) {
+      c.at_power_cap = false;
+      if (c.label() == pipe) return c.peak_tflops;
+    }
     return 0.0;
   };
   const double a = peak(from), b = peak(to);
