@@ -87,7 +87,10 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   options.reps = 3;
   options.sample_seconds = 0.005;
   options.energy = true;
-  const CalibrationOverlay overlay = gpu::calibrate(options, device, choice.spec.key);
+  CalibrationOverlay overlay = gpu::calibrate(options, device, choice.spec.key);
+  // What `calibrate` (app/cmd_calibrate.cpp) adds before writing the file.
+  overlay.tool_version = "test";
+  overlay.time_utc = "now";
   if (!overlay.static_power) {
     // No NVML energy counter here (calibrate warned): the roofs alone, as without --energy.
     MESSAGE("no NVML energy counter on this device: energy not checked");
