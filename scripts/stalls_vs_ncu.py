@@ -189,6 +189,10 @@ def main():
         ref_top = [(off, op) for _, off, op, kernel in ref_rows if kernel == main][:5]
         ours_top = [(i["pc_offset"], opcode(i["sass"])) for i in stalls["hottest"]
                     if not main or main in i.get("function", "")][:5]
+        # Where our listing has no opcode (no SASS for that module), the offset alone names the
+        # instruction: take ncu's opcode for it.
+        ncu_opcode = {off: op for _, off, op, kernel in ref_rows if kernel == main}
+        ours_top = [(off, op or ncu_opcode.get(off, "")) for off, op in ours_top]
         if len(per_kernel) > 1:
             print(f"  instructions of {main} (ncu's page has {len(per_kernel)} kernels, each "
                   "sampled at its own period)")
@@ -203,7 +207,9 @@ def main():
                 # Each instruction apart, by its share in both tools: where ours and ncu's
                 # order them within the half-widths of a 95% binomial interval, they are tied
                 # in rank, and which of them is 5th is noise (reported, still not a PASS).
-                ours_share = {(i["pc_offset"], opcode(i["sass"])): i["samples"] / ours_total
+                ours_share = {(i["pc_offset"],
+                               opcode(i["sass"]) or ncu_opcode.get(i["pc_offset"], "")):
+                              i["samples"] / ours_total
                               for i in stalls["hottest"]
                               if not main or main in i.get("function", "")}
                 main_total = per_kernel.get(main, 0) or 1
