@@ -1,29 +1,10 @@
 #include "lib/gpu/stall_sources.hpp"
 
-#include <chrono>
-
+#include "lib/core/base/stopwatch.hpp"
 #include "lib/gpu/cupti/cubin_catalog.hpp"
 #include "lib/gpu/sass_disassembler.hpp"
 
 namespace roofline::gpu {
-namespace {
-
-// Adds the seconds its scope lasts to `into`.
-class Stopwatch {
- public:
-  explicit Stopwatch(double& into) : into_(into), t_(std::chrono::steady_clock::now()) {}
-  ~Stopwatch() {
-    into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_).count();
-  }
-  Stopwatch(const Stopwatch&) = delete;
-  Stopwatch& operator=(const Stopwatch&) = delete;
-
- private:
-  double& into_;
-  std::chrono::steady_clock::time_point t_;
-};
-
-}  // namespace
 
 StallSources::StallSources(CubinLookup lookup) : lookup_(std::move(lookup)) {}
 
