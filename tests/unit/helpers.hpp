@@ -19,9 +19,37 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/workload.hpp"
+#include "lib/core/report/calibration.hpp"
 #include "lib/core/report/report.hpp"
 
 namespace roofline {
+
+// A calibration overlay's header as `calibrate` writes it, on a GH100 of 132 SMs: the tests add
+// their measurements and derive the ceilings.
+inline CalibrationOverlay gh100_calibration(std::string spec_key, std::string device_name,
+                                            std::string time_utc, double duration_seconds) {
+  CalibrationOverlay overlay;
+  overlay.tool_version = "0.1.0";
+  overlay.time_utc = std::move(time_utc);
+  overlay.host = "test";
+  overlay.spec_key = std::move(spec_key);
+  overlay.device.name = std::move(device_name);
+  overlay.device.chip = "GH100";
+  overlay.device.compute_capability = "9.0";
+  overlay.device.sm_count = 132;
+  overlay.duration_seconds = duration_seconds;
+  return overlay;
+}
+
+// The error parse_calibration gives for `j` ("(no error)" when it reads it).
+inline std::string calibration_parse_error(const nlohmann::json& j) {
+  try {
+    parse_calibration(j, "cal.json");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
 
 #ifdef ROOFLINE_TEST_SPECS_DIR
 // The specs of gpu_specs/ (unit tests: they define where), loaded once.

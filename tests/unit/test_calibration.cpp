@@ -41,16 +41,8 @@ CalibrationMeasurement measurement(std::string id, std::string target, bool flop
 // An H200-like calibration: DRAM 4.0 TB/s (copy) beating 3.9 TB/s (read), L2 10 TB/s,
 // mma.sync 600 TFLOP/s at 1755 MHz, FP32 60 TFLOP/s at 1980 MHz.
 CalibrationOverlay h200_overlay() {
-  CalibrationOverlay overlay;
-  overlay.tool_version = "0.1.0";
-  overlay.time_utc = "2026-11-30T13:00:00Z";
-  overlay.host = "test";
-  overlay.spec_key = "h200-sxm";
-  overlay.device.name = "NVIDIA H200";
-  overlay.device.chip = "GH100";
-  overlay.device.compute_capability = "9.0";
-  overlay.device.sm_count = 132;
-  overlay.duration_seconds = 3.5;
+  CalibrationOverlay overlay =
+      gh100_calibration("h200-sxm", "NVIDIA H200", "2026-11-30T13:00:00Z", 3.5);
   overlay.measurements = {
       measurement("dram_read", "dram", false, 3.9e9, {1e-3, 1.01e-3, 0.99e-3}),
       measurement("dram_copy", "dram", false, 4.0e9, {1.02e-3, 1e-3, 0.98e-3}),
@@ -60,15 +52,6 @@ CalibrationOverlay h200_overlay() {
   };
   derive_ceilings(overlay);
   return overlay;
-}
-
-std::string parse_error(const json& j) {
-  try {
-    parse_calibration(j, "cal.json");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
@@ -126,29 +109,33 @@ TEST_CASE("calibration: the file round-trips and is validated like a spec") {
 
   json j = written;
   j.erase("format");
-  CHECK(parse_error(j).rfind("cal.json: format: missing or not", 0) == 0);
+  CHECK(calibration_parse_error(j).rfind("cal.json: format: missing or not", 0) == 0);
   j = written;
   j["format_version"] = 2;
-  CHECK(parse_error(j) == "cal.json: format_version: 2 is not supported (this tool reads 1)");
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: format_version: 2 is not supported (this tool reads 1)");
   j = written;
   j.erase("spec");
-  CHECK(parse_error(j) == "cal.json: spec: missing");
+  CHECK(calibration_parse_error(j) == "cal.json: spec: missing");
   j = written;
   j["device"].erase("name");
-  CHECK(parse_error(j) == "cal.json: device.name: missing");
+  CHECK(calibration_parse_error(j) == "cal.json: device.name: missing");
   j = written;
   j["memory_levels"][1]["level"] = "l3";
-  CHECK(parse_error(j) == "cal.json: memory_levels[1].level: must be dram, l2 or l1 (got \"l3\")");
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: memory_levels[1].level: must be dram, l2 or l1 (got \"l3\")");
   j = written;
   j["compute_ceilings"][0]["peak_tflops"] = -1;
-  CHECK(parse_error(j) == "cal.json: compute_ceilings[0].peak_tflops: must be positive (got -1)");
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: compute_ceilings[0].peak_tflops: must be positive (got -1)");
   j = written;
   j["measurements"][0]["samples_seconds"] = json::array();
-  CHECK(parse_error(j) == "cal.json: measurements[0].samples_seconds: must not be empty");
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: measurements[0].samples_seconds: must not be empty");
   j = written;
   j["memory_levels"] = json::array();
   j["compute_ceilings"] = json::array();
-  CHECK(parse_error(j) ==
+  CHECK(calibration_parse_error(j) ==
         "cal.json: memory_levels: no level and no ceiling: nothing was calibrated");
   // An overlay may lack DRAM or compute entirely.
   j = written;
@@ -191,7 +178,7 @@ TEST_CASE("calibration: hostile files get one line naming the key and the bound"
   for (const Case& c : cases) {
     json j = written;
     c.change(j);
-    const std::string error = parse_error(j);
+    const std::string error = calibration_parse_error(j);
     CAPTURE(error);
     CHECK(error.rfind(c.message, 0) == 0);
     CHECK(error.find('\n') == std::string::npos);

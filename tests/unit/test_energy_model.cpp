@@ -61,16 +61,8 @@ CalibrationMeasurement measurement(std::string id, std::string target, bool flop
 //   wgmma      8e12 FLOPs at 500 W: 5e-13 J/FLOP
 //   xu         2e11 results at 140 W: 2e-12 J/result
 CalibrationOverlay h100_energy_overlay() {
-  CalibrationOverlay overlay;
-  overlay.tool_version = "0.1.0";
-  overlay.time_utc = "2026-12-05T18:00:00Z";
-  overlay.host = "test";
-  overlay.spec_key = "h100-sxm5";
-  overlay.device.name = "NVIDIA H100 80GB HBM3";
-  overlay.device.chip = "GH100";
-  overlay.device.compute_capability = "9.0";
-  overlay.device.sm_count = 132;
-  overlay.duration_seconds = 20;
+  CalibrationOverlay overlay =
+      gh100_calibration("h100-sxm5", "NVIDIA H100 80GB HBM3", "2026-12-05T18:00:00Z", 20);
   overlay.measurements = {
       measurement("dram_read", "dram", false, 3e10, 0.01, 0, 400),
       measurement("l2_read", "l2", false, 1e11, 0.01, 0, 300),
@@ -89,15 +81,6 @@ CalibrationOverlay h100_energy_overlay() {
 
 Report head_report() {
   return read_report_file(std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "head.json");
-}
-
-std::string calibration_error(const json& j) {
-  try {
-    parse_calibration(j, "cal.json");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
@@ -215,7 +198,7 @@ TEST_CASE("energy roofline: bad coefficients are one line naming the key") {
   for (const Case& c : cases) {
     json j = written;
     c.change(j);
-    const std::string error = calibration_error(j);
+    const std::string error = calibration_parse_error(j);
     CAPTURE(error);
     CHECK(error.rfind(c.message, 0) == 0);
     CHECK(error.find('\n') == std::string::npos);

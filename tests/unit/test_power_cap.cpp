@@ -43,16 +43,8 @@ PowerCapMeasurement window(double seconds, double clock_mhz) {
 // An H200-like calibration: DRAM 4.0 TB/s; wgmma 990 TFLOP/s in bursts at 1980 MHz and 825
 // TFLOP/s at 1530 MHz back to back; FP32 60 TFLOP/s at 1980 MHz without a window.
 CalibrationOverlay capped_overlay() {
-  CalibrationOverlay overlay;
-  overlay.tool_version = "0.1.0";
-  overlay.time_utc = "2026-12-05T12:00:00Z";
-  overlay.host = "test";
-  overlay.spec_key = "h200-sxm";
-  overlay.device.name = "NVIDIA H200";
-  overlay.device.chip = "GH100";
-  overlay.device.compute_capability = "9.0";
-  overlay.device.sm_count = 132;
-  overlay.duration_seconds = 20;
+  CalibrationOverlay overlay =
+      gh100_calibration("h200-sxm", "NVIDIA H200", "2026-12-05T12:00:00Z", 20);
   overlay.measurements = {
       measurement("dram_read", "dram", false, 4.0e9, 1e-3, 0),
       measurement("wgmma", "tensor_fp16.wgmma", true, 1.98e13, 0.02, 1980),
@@ -68,15 +60,6 @@ const ComputeCeiling& ceiling(const CalibrationOverlay& overlay, const std::stri
     if (c.id() == id) return c;
   FAIL("no ceiling " << id);
   throw std::logic_error("unreachable");
-}
-
-std::string parse_error(const json& j) {
-  try {
-    parse_calibration(j, "cal.json");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
@@ -179,20 +162,20 @@ TEST_CASE("power cap: the overlay round-trips with and without the power_cap key
   // Validated like the rest: on a compute measurement only, every key known and in bounds.
   json j = written;
   j["measurements"][0]["power_cap"] = cap;
-  CHECK(parse_error(j) ==
+  CHECK(calibration_parse_error(j) ==
         "cal.json: measurements[0].power_cap: only a compute measurement has one");
   j = written;
   j["measurements"][1]["power_cap"]["watts"] = 700;
-  CHECK(parse_error(j).rfind("cal.json: measurements[1].power_cap", 0) == 0);
+  CHECK(calibration_parse_error(j).rfind("cal.json: measurements[1].power_cap", 0) == 0);
   j = written;
   j["measurements"][1]["power_cap"].erase("sm_clock_mhz");
-  CHECK(parse_error(j) == "cal.json: measurements[1].power_cap.sm_clock_mhz: missing");
+  CHECK(calibration_parse_error(j) == "cal.json: measurements[1].power_cap.sm_clock_mhz: missing");
   j = written;
   j["measurements"][1]["power_cap"]["launches"] = 0;
-  CHECK(parse_error(j).rfind("cal.json: measurements[1].power_cap.launches: ", 0) == 0);
+  CHECK(calibration_parse_error(j).rfind("cal.json: measurements[1].power_cap.launches: ", 0) == 0);
   j = written;
   j["compute_ceilings"][0]["at_power_cap"] = "yes";
-  CHECK(parse_error(j).rfind("cal.json: compute_ceilings[0].at_power_cap: ", 0) == 0);
+  CHECK(calibration_parse_error(j).rfind("cal.json: compute_ceilings[0].at_power_cap: ", 0) == 0);
 }
 
 TEST_CASE(
