@@ -16,23 +16,42 @@
 
 using namespace roofline;
 
-TEST_CASE("calibrate: every roof measured, within the device's physical limits") {
+namespace {
+
+// Device 0, the spec it matches, and its calibration (short: 3 launches of each kernel), with
+// what `calibrate` (app/cmd_calibrate.cpp) adds before writing the file.
+struct Calibrated {
   SpecRegistry registry;
-  registry.add_directory(default_specs_dir());
-  const DeviceInfo device = gpu::detect_device(0);
-  const gpu::SpecChoice choice = gpu::choose_spec(registry, device, 0, std::nullopt);
-  gpu::CalibrateOptions options;
-  options.reps = 3;
-  options.sample_seconds = 0.005;
-  CalibrationOverlay overlay = gpu::calibrate(options, device, choice.spec.key);
-  overlay.tool_version = "test";
-  overlay.time_utc = "now";
+  DeviceInfo device;
+  gpu::SpecChoice choice;
+  CalibrationOverlay overlay;
+
+  explicit Calibrated(bool energy) {
+    registry.add_directory(default_specs_dir());
+    device = gpu::detect_device(0);
+    choice = gpu::choose_spec(registry, device, 0, std::nullopt);
+    gpu::CalibrateOptions options;
+    options.reps = 3;
+    options.sample_seconds = 0.005;
+    options.energy = energy;
+    overlay = gpu::calibrate(options, device, choice.spec.key);
+    overlay.tool_version = "test";
+    overlay.time_utc = "now";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("calibrate: every roof measured, within the device's physical limits") {
+  const Calibrated run(false);
+  const gpu::SpecChoice& choice = run.choice;
+  const CalibrationOverlay& overlay = run.overlay;
   CHECK(overlay.spec_key == choice.spec.key);
   CHECK(overlay.duration_seconds > 0);
 
   std::vector<std::string> expected = {"dram_read", "dram_copy",  "l2_read", "shared_read",
                                        "fp32_ffma", "fp16_hfma2", "mma_sync"};
-  if (device.compute_capability == "9.0") expected.push_back("wgmma");
+  if (run.device.compute_capability == "9.0") expected.push_back("wgmma");
   expected.push_back("xu_exp2");
   REQUIRE(overlay.measurements.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -79,18 +98,9 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
 }
 
 TEST_CASE("calibrate --energy: each kernel's power, the static power and the coefficients") {
-  SpecRegistry registry;
-  registry.add_directory(default_specs_dir());
-  const DeviceInfo device = gpu::detect_device(0);
-  const gpu::SpecChoice choice = gpu::choose_spec(registry, device, 0, std::nullopt);
-  gpu::CalibrateOptions options;
-  options.reps = 3;
-  options.sample_seconds = 0.005;
-  options.energy = true;
-  CalibrationOverlay overlay = gpu::calibrate(options, device, choice.spec.key);
-  // What `calibrate` (app/cmd_calibrate.cpp) adds before writing the file.
-  overlay.tool_version = "test";
-  overlay.time_utc = "now";
+  const Calibrated run(true);
+  const gpu::SpecChoice& choice = run.choice;
+  const CalibrationOverlay& overlay = run.overlay;
   if (!overlay.static_power) {
     // No NVML energy counter here (calibrate warned): the roofs alone, as without --energy.
     MESSAGE("no NVML energy counter on this device: energy not checked");
