@@ -41,6 +41,22 @@ inline CalibrationOverlay gh100_calibration(std::string spec_key, std::string de
   return overlay;
 }
 
+// One micro-kernel's timings as calibrate records them ("test kernel ID" its method).
+inline CalibrationMeasurement calibration_measurement(std::string id, std::string target,
+                                                      bool flops, double work,
+                                                      std::vector<double> samples,
+                                                      double clock_mhz = 0) {
+  CalibrationMeasurement m;
+  m.id = std::move(id);
+  m.target = std::move(target);
+  m.method = "test kernel " + m.id;
+  m.flops = flops;
+  m.work = work;
+  m.samples_seconds = std::move(samples);
+  m.sm_clock_mhz = clock_mhz;
+  return m;
+}
+
 // The error parse_calibration gives for `j` ("(no error)" when it reads it).
 inline std::string calibration_parse_error(const nlohmann::json& j) {
   try {

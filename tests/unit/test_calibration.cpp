@@ -27,15 +27,8 @@ SpecRegistry shipped() {
 
 CalibrationMeasurement measurement(std::string id, std::string target, bool flops, double work,
                                    std::vector<double> samples, double clock_mhz = 0) {
-  CalibrationMeasurement m;
-  m.id = std::move(id);
-  m.target = std::move(target);
-  m.method = "test kernel " + m.id;
-  m.flops = flops;
-  m.work = work;
-  m.samples_seconds = std::move(samples);
-  m.sm_clock_mhz = clock_mhz;
-  return m;
+  return calibration_measurement(std::move(id), std::move(target), flops, work, std::move(samples),
+                                 clock_mhz);
 }
 
 // An H200-like calibration: DRAM 4.0 TB/s (copy) beating 3.9 TB/s (read), L2 10 TB/s,

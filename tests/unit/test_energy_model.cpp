@@ -40,14 +40,8 @@ EnergyMeasurement reading_at(double watts, double seconds_per_launch) {
 
 CalibrationMeasurement measurement(std::string id, std::string target, bool flops, double work,
                                    double seconds, double clock_mhz, double watts) {
-  CalibrationMeasurement m;
-  m.id = std::move(id);
-  m.target = std::move(target);
-  m.method = "test kernel " + m.id;
-  m.flops = flops;
-  m.work = work;
-  m.samples_seconds = {seconds, seconds, seconds};
-  m.sm_clock_mhz = clock_mhz;
+  CalibrationMeasurement m = calibration_measurement(std::move(id), std::move(target), flops, work,
+                                                     {seconds, seconds, seconds}, clock_mhz);
   if (watts > 0) m.energy = reading_at(watts, seconds);
   return m;
 }

@@ -24,15 +24,8 @@ namespace {
 
 CalibrationMeasurement measurement(std::string id, std::string target, bool flops, double work,
                                    double seconds, double clock_mhz) {
-  CalibrationMeasurement m;
-  m.id = std::move(id);
-  m.target = std::move(target);
-  m.method = "test kernel " + m.id;
-  m.flops = flops;
-  m.work = work;
-  m.samples_seconds = {seconds, seconds, seconds};
-  m.sm_clock_mhz = clock_mhz;
-  return m;
+  return calibration_measurement(std::move(id), std::move(target), flops, work,
+                                 {seconds, seconds, seconds}, clock_mhz);
 }
 
 // 50 launches back to back over 1.2 s at `seconds` each, NVML's median clock `clock_mhz`.
