@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/common.hpp"
+#include "lib/core/domain/stalls.hpp"
 
 namespace roofline::app {
 
@@ -30,7 +31,7 @@ struct RunCommandOptions {
   bool energy = false;  // --energy: joules per launch per point
   bool stalls = false;  // --stalls (and --counter-set full): warp samples per point
   // --stall-samples: the samples each sampled launch aims for (kStallTargetSamples).
-  int stall_samples = 50000;
+  int stall_samples = static_cast<int>(kStallTargetSamples);
   std::uint64_t seed = 20240607;
   std::string save_counter_data;
   std::string counter_set = "roofline";

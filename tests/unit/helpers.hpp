@@ -8,11 +8,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
 #include "app/temp_dir.hpp"
@@ -65,6 +68,24 @@ inline std::string calibration_parse_error(const nlohmann::json& j) {
     return error.what();
   }
   return "(no error)";
+}
+
+// A change to a written calibration file and the one-line error it must give, from its start.
+struct CalibrationErrorCase {
+  std::function<void(nlohmann::json&)> change;
+  std::string message;
+};
+
+inline void check_calibration_errors(const nlohmann::json& written,
+                                     const std::vector<CalibrationErrorCase>& cases) {
+  for (const CalibrationErrorCase& c : cases) {
+    nlohmann::json j = written;
+    c.change(j);
+    const std::string error = calibration_parse_error(j);
+    CAPTURE(error);
+    CHECK(error.rfind(c.message, 0) == 0);
+    CHECK(error.find('\n') == std::string::npos);
+  }
 }
 
 #ifdef ROOFLINE_TEST_SPECS_DIR

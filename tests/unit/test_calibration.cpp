@@ -142,10 +142,7 @@ TEST_CASE("calibration: the file round-trips and is validated like a spec") {
 
 TEST_CASE("calibration: hostile files get one line naming the key and the bound") {
   const json written = to_json(h200_overlay());
-  struct Case {
-    std::function<void(json&)> change;
-    std::string message;
-  } cases[] = {
+  const std::vector<CalibrationErrorCase> cases = {
       {[](json& j) { j["device"]["sm_count"] = std::int64_t{1} << 40; },
        "cal.json: device.sm_count: must be an integer from 1 to 10000 (got 1099511627776)"},
       {[](json& j) { j["device"]["sm_count"] = 132.5; },
@@ -168,14 +165,7 @@ TEST_CASE("calibration: hostile files get one line naming the key and the bound"
       {[](json& j) { j["measurements"] = json::object(); },
        "cal.json: measurements: must be an array"},
   };
-  for (const Case& c : cases) {
-    json j = written;
-    c.change(j);
-    const std::string error = calibration_parse_error(j);
-    CAPTURE(error);
-    CHECK(error.rfind(c.message, 0) == 0);
-    CHECK(error.find('\n') == std::string::npos);
-  }
+  check_calibration_errors(written, cases);
   // Depth and number overflow: from the text, through the one JSON reading layer.
   std::string deep = written.dump();
   deep.insert(deep.size() - 1, ", \"x\": " + std::string(100, '[') + std::string(100, ']'));

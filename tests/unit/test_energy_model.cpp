@@ -165,10 +165,7 @@ TEST_CASE("energy roofline: the overlay's energy keys round-trip, and files with
 
 TEST_CASE("energy roofline: bad coefficients are one line naming the key") {
   const json written = to_json(h100_energy_overlay());
-  struct Case {
-    std::function<void(json&)> change;
-    std::string message;
-  } cases[] = {
+  const std::vector<CalibrationErrorCase> cases = {
       {[](json& j) { j["energy_coefficients"]["joules_per_flop"]["fp32"] = -5e-12; },
        "cal.json: energy_coefficients.joules_per_flop.fp32: must not be negative"},
       {[](json& j) { j["energy_coefficients"]["joules_per_byte"]["dram"] = 3.0; },
@@ -189,14 +186,7 @@ TEST_CASE("energy roofline: bad coefficients are one line naming the key") {
       {[](json& j) { j["measurements"][0]["energy"]["updates"] = 1.5; },
        "cal.json: measurements[0].energy.updates: must be an integer"},
   };
-  for (const Case& c : cases) {
-    json j = written;
-    c.change(j);
-    const std::string error = calibration_parse_error(j);
-    CAPTURE(error);
-    CHECK(error.rfind(c.message, 0) == 0);
-    CHECK(error.find('\n') == std::string::npos);
-  }
+  check_calibration_errors(written, cases);
   // Not finite: JSON has no NaN or infinity, and a number beyond a double is refused as such.
   std::string huge = written.dump();
   const std::string key = "\"static_watts\":";
