@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "app/commands.hpp"
 #include "app/help.hpp"
@@ -66,30 +67,43 @@ int run_list(const GlobalOptions& global) {
 int run_show(const std::string& name, const GlobalOptions& global) {
   const SpecRegistry registry = global.specs.load();
   const GpuSpec& spec = registry.find(name);
-  std::cout << one_line(spec.name) << "  [" << one_line(spec.key) << "]  " << one_line(spec.file)
-            << "\n"
-            << "  aliases: " << one_line(join(spec.aliases, ", ")) << "\n"
-            << "  device names: " << one_line(join(spec.device_names, ", ")) << "\n"
-            << "  chip " << one_line(spec.chip) << ", compute capability "
-            << one_line(spec.compute_capability) << ", " << spec.sm_count << " SMs\n"
-            << "  clocks: boost " << spec.boost_clock_mhz << " MHz, base " << spec.base_clock_mhz
-            << " MHz; L2 " << format_si(static_cast<double>(spec.l2_cache_bytes)) << "B; memory "
-            << format_si(static_cast<double>(spec.memory_bytes)) << "B; TDP " << spec.tdp_watts
-            << " W\n";
+  // Every line fitted to the terminal: a long source breaks at spaces, its continuation lines
+  // indented under its text.
+  const std::size_t width = terminal_columns();
+  auto line = [width](const std::string& text, std::string_view indent) {
+    std::cout << wrap_words(text, width, indent);
+  };
+  auto number = [](double value) {  // as a stream prints it: 1980, 1.5
+    std::ostringstream out;
+    out << value;
+    return out.str();
+  };
+  line(one_line(spec.name) + "  [" + one_line(spec.key) + "]  " + one_line(spec.file), "    ");
+  line("  aliases: " + one_line(join(spec.aliases, ", ")), "    ");
+  line("  device names: " + one_line(join(spec.device_names, ", ")), "    ");
+  line("  chip " + one_line(spec.chip) + ", compute capability " +
+           one_line(spec.compute_capability) + ", " + std::to_string(spec.sm_count) + " SMs",
+       "    ");
+  line("  clocks: boost " + number(spec.boost_clock_mhz) + " MHz, base " +
+           number(spec.base_clock_mhz) + " MHz; L2 " +
+           format_si(static_cast<double>(spec.l2_cache_bytes)) + "B; memory " +
+           format_si(static_cast<double>(spec.memory_bytes)) + "B; TDP " + number(spec.tdp_watts) +
+           " W",
+       "    ");
   for (const auto& [key, source] : spec.sources)
-    std::cout << "    " << one_line(key) << ": " << one_line(source) << "\n";
+    line("    " + one_line(key) + ": " + one_line(source), "        ");
   std::cout << "  memory levels:\n";
   for (const MemoryLevelSpec& level : spec.memory)
-    std::cout << "    " << display_name(level.level) << "  "
-              << format_fixed(level.bandwidth_gbps, 0) << " GB/s  (" << one_line(level.source)
-              << ")\n";
+    line("    " + std::string(display_name(level.level)) + "  " +
+             format_fixed(level.bandwidth_gbps, 0) + " GB/s  (" + one_line(level.source) + ")",
+         "        ");
   std::cout << "  compute ceilings (ridge against DRAM):\n";
   for (const ComputeCeiling& c : spec.compute)
-    std::cout << "    " << c.label() << "  " << format_fixed(c.peak_tflops, 1) << " TFLOP/s at "
-              << format_fixed(c.clock_mhz, 0) << " MHz, ridge "
-              << format_fixed(ridge_point(c.peak_tflops * 1e12, spec.dram().bandwidth_gbps * 1e9),
-                              1)
-              << " FLOP/B  (" << one_line(c.source) << ")\n";
+    line("    " + c.label() + "  " + format_fixed(c.peak_tflops, 1) + " TFLOP/s at " +
+             format_fixed(c.clock_mhz, 0) + " MHz, ridge " +
+             format_fixed(ridge_point(c.peak_tflops * 1e12, spec.dram().bandwidth_gbps * 1e9), 1) +
+             " FLOP/B  (" + one_line(c.source) + ")",
+         "        ");
   return 0;
 }
 

@@ -27,7 +27,16 @@ namespace {
 constexpr double kAxpyN = 1 << 25;
 constexpr double kGemmN = 512;
 
-json profile(const std::vector<std::string>& options, const std::vector<std::string>& program) {
+// `profile` in-process: its exit, stderr and (when it wrote one) the report. Asserts nothing, so
+// that a caller with file descriptor 1 redirected checks after restoring it (doctest prints a
+// failed assertion on standard output the moment it fails).
+struct ProfileResult {
+  CliResult cli;
+  json report;
+};
+
+ProfileResult run_profile(const std::vector<std::string>& options,
+                          const std::vector<std::string>& program) {
   TempDir dir;
   const std::string out = (dir.path / "profile.json").string();
   std::vector<std::string> args = {"profile", "--injection", ROOFLINE_INJECTION_LIBRARY, "--json",
@@ -35,10 +44,21 @@ json profile(const std::vector<std::string>& options, const std::vector<std::str
   args.insert(args.end(), options.begin(), options.end());
   args.push_back("--");
   args.insert(args.end(), program.begin(), program.end());
-  const CliResult r = cli(args);
-  INFO(r.err);
-  REQUIRE(r.code == 0);  // profile_target exits 1 when a result is wrong
-  return json::parse(read_text(out));
+  ProfileResult result{cli(args), json()};
+  if (result.cli.code == 0) result.report = json::parse(read_text(out), nullptr, false);
+  return result;
+}
+
+void check_profiled(const ProfileResult& result) {
+  INFO(result.cli.err);
+  REQUIRE(result.cli.code == 0);  // profile_target exits 1 when a result is wrong
+  REQUIRE(!result.report.is_discarded());
+}
+
+json profile(const std::vector<std::string>& options, const std::vector<std::string>& program) {
+  ProfileResult result = run_profile(options, program);
+  check_profiled(result);
+  return std::move(result.report);
 }
 
 std::vector<json> rows_of(const json& report, const std::string& kernel) {
@@ -87,9 +107,9 @@ std::pair<std::string, json> profile_stdout(const std::vector<std::string>& opti
   REQUIRE(fd >= 0);
   dup2(fd, 1);
   close(fd);
-  json report;
+  ProfileResult result{};
   try {
-    report = profile(options, program);
+    result = run_profile(options, program);
   } catch (...) {
     std::fflush(stdout);
     dup2(saved, 1);
@@ -99,7 +119,10 @@ std::pair<std::string, json> profile_stdout(const std::vector<std::string>& opti
   std::fflush(stdout);
   dup2(saved, 1);
   close(saved);
-  return {read_text(captured), report};
+  const std::string printed = read_text(captured);
+  INFO("the program printed: " << printed);
+  check_profiled(result);
+  return {printed, std::move(result.report)};
 }
 
 }  // namespace
