@@ -67,11 +67,14 @@ int run_list(const GlobalOptions& global) {
 int run_show(const std::string& name, const GlobalOptions& global) {
   const SpecRegistry registry = global.specs.load();
   const GpuSpec& spec = registry.find(name);
-  // Every line fitted to the terminal: a long source breaks at spaces, its continuation lines
-  // indented under its text.
+  // Every line fitted to the terminal: a longer one (a source) breaks at spaces, its
+  // continuation lines indented under its text.
   const std::size_t width = terminal_columns();
   auto line = [width](const std::string& text, std::string_view indent) {
-    std::cout << wrap_words(text, width, indent);
+    if (width == 0 || display_width(text) <= width)
+      std::cout << text << "\n";
+    else
+      std::cout << wrap_words(text, width, indent);
   };
   auto number = [](double value) {  // as a stream prints it: 1980, 1.5
     std::ostringstream out;

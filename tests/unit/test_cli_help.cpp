@@ -204,6 +204,15 @@ TEST_CASE("cli: help, specs list and metrics fit an 80-column terminal") {
     CHECK(display_width(line) <= 80);
   }
   CHECK(specs.out.find("FP16 TFLOP/s") != std::string::npos);
+  // specs show too (375 columns before): each source wrapped under its key.
+  const CliResult show = cli({"specs", "show", "h200"});
+  REQUIRE(show.code == 0);
+  std::istringstream show_lines(show.out);
+  for (std::string line; std::getline(show_lines, line);) {
+    CAPTURE(line);
+    CHECK(display_width(line) <= 80);
+  }
+  CHECK(show.out.find("    launch_floor_us: the shortest kernel time") != std::string::npos);
   CHECK(specs.out.find("h200-sxm") != std::string::npos);
   // metrics too (161 columns before): a wide sum a term a line.
   const CliResult metrics = cli({"metrics", "--chip", "GH100"});
