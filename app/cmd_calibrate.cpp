@@ -193,7 +193,9 @@ int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& globa
             choice.spec.key + "]; median of " + std::to_string(options.reps) +
             " launches each, at the running clock" +
             (overlay.static_power ? "; power: NVML's energy counter over each kernel back to back, "
-                                    "energy = (power − static power) × time ÷ work"
+                                    "energy = (power − static power) × time ÷ work, on operands "
+                                    "like the bundled kernels' (FP16 in [-1, 1), changing from "
+                                    "one instruction or beat to the next)"
                                   : "") +
             (std::any_of(overlay.measurements.begin(), overlay.measurements.end(),
                          [](const CalibrationMeasurement& m) { return m.power_cap.has_value(); })
@@ -235,7 +237,11 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
       {"calibrate -o h200-calibrated.json", "calibrate --power-cap -o h200-capped.json",
        "calibrate --energy -o h200-energy.json",
        "run --ceilings calibrated --calibration h200-calibrated.json"},
-      {kExitOk, kExitUsage, kExitNoGpu, kExitInternal, kExitSignal});
+      {kExitOk,
+       kExitUsage,
+       {"3", "no usable GPU (calibrate reads no counters)"},
+       kExitInternal,
+       kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_calibrate(*options, global); });
 }
 

@@ -6,6 +6,13 @@
 // latency at full occupancy) on register operands, so nothing but the pipe limits them; the
 // results feed a store that only happens when the value is impossible, which keeps the
 // compiler from removing the work without adding memory traffic.
+//
+// Operands look like the data the bundled kernels read (FP16 values uniform in [-1, 1), as
+// `run` fills its inputs), and change from one instruction to the next, because part of a
+// pipe's or a bus's energy is the bits it toggles: the DRAM and L2 buffers are filled so by the
+// runner, shared memory here, and each mma.sync chain has operands of its own. A constant
+// pattern (the same bytes on every beat, the same fragments in every MMA) draws less power than
+// the work it stands for, so `calibrate --energy` would price a FLOP or a byte too low.
 #include <cstdint>
 
 #include "kernels/calibration.hpp"
@@ -65,6 +72,12 @@ __device__ __forceinline__ std::size_t spread(std::size_t i, int chunk_shift) {
   return ((i >> kChunkShift) << chunk_shift) | (i & ((std::size_t{1} << kChunkShift) - 1));
 }
 
+// Two FP16 values uniform in [-1, 1) as one 32-bit word, a function of `key` alone.
+__device__ __forceinline__ std::uint32_t random_half2_bits(std::uint64_t key) {
+  const std::uint64_t bits = splitmix64(key);
+  return pack_half2(signed_unit(bits), signed_unit(bits << 24));
+}
+
 __global__ void __launch_bounds__(kMemoryThreads)
     stream_read_kernel(const uint4* src, std::size_t count, int chunk_shift, long long passes,
                        unsigned long long* clock, unsigned int* sink) {
@@ -117,7 +130,8 @@ __global__ void __launch_bounds__(kComputeThreads)
                        unsigned long long* clock, unsigned int* sink) {
   __shared__ uint4 buffer[kSharedBytes / 16];
   for (int i = threadIdx.x; i < kSharedBytes / 16; i += blockDim.x)
-    buffer[i] = make_uint4(i, i * 3u, i * 5u, i * 7u);
+    buffer[i] = make_uint4(random_half2_bits(4u * i), random_half2_bits(4u * i + 1),
+                           random_half2_bits(4u * i + 2), random_half2_bits(4u * i + 3));
   __syncthreads();
   ClockProbe probe;
   probe.start();
@@ -147,7 +161,9 @@ __global__ void __launch_bounds__(kComputeThreads)
   float x[kFmaChains];
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c) x[c] = seed + static_cast<float>(threadIdx.x + c);
-  const float a = 0.999f + seed * 1e-9f, b = 1e-4f * seed;
+  // a = -1 at run time (seed = 1): x alternates between x0 and b - x0, so every result differs
+  // from the one before in sign and mantissa (a chain that converged would repeat one value).
+  const float a = -seed, b = 0.3183099f * seed;
   for (long long trip = 0; trip < trips; ++trip) {
 #pragma unroll
     for (int u = 0; u < kFmaUnroll; ++u)
@@ -169,8 +185,9 @@ __global__ void __launch_bounds__(kComputeThreads)
 #pragma unroll
   for (int c = 0; c < kFmaChains; ++c)
     x[c] = __floats2half2_rn(seed + 0.001f * static_cast<float>(threadIdx.x + c), seed);
-  const __half2 a = __floats2half2_rn(0.999f, 0.998f + seed * 1e-6f);
-  const __half2 b = __floats2half2_rn(1e-3f * seed, 2e-3f);
+  // a = -1 at run time: x alternates between x0 and b - x0 (see fp32_fma_kernel).
+  const __half2 a = __floats2half2_rn(-seed, -seed);
+  const __half2 b = __floats2half2_rn(0.3183099f * seed, 0.7071068f * seed);
   for (long long trip = 0; trip < trips; ++trip) {
 #pragma unroll
     for (int u = 0; u < kFmaUnroll; ++u)
@@ -188,11 +205,18 @@ __global__ void __launch_bounds__(kComputeThreads)
     mma_sync_kernel(long long trips, float seed, unsigned long long* clock, unsigned int* sink) {
   ClockProbe probe;
   probe.start();
-  // Operand fragments from the thread index: values the compiler cannot know.
-  const __half2 h = __floats2half2_rn(seed * 1e-3f * static_cast<float>(threadIdx.x % 7), 0.5f);
-  const std::uint32_t bits = *reinterpret_cast<const std::uint32_t*>(&h);
-  const std::uint32_t a0 = bits, a1 = bits ^ 0x00010000u, a2 = bits ^ 0x1u, a3 = bits;
-  const std::uint32_t b0 = bits ^ 0x00020000u, b1 = bits;
+  // Each chain's fragments drawn from (seed, thread, chain): values the compiler cannot know,
+  // and different in consecutive MMAs (the chains issue in turn), as a real kernel's tiles are.
+  std::uint32_t a[kMmaChains][4], b[kMmaChains][2];
+  const std::uint64_t key = (static_cast<std::uint64_t>(__float_as_uint(seed)) << 32) ^
+                            ((blockIdx.x * blockDim.x + threadIdx.x) * 64ull);
+#pragma unroll
+  for (int c = 0; c < kMmaChains; ++c) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) a[c][j] = random_half2_bits(key + c * 8 + j);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) b[c][j] = random_half2_bits(key + c * 8 + 4 + j);
+  }
   float d[kMmaChains][4];
 #pragma unroll
   for (int c = 0; c < kMmaChains; ++c)
@@ -207,7 +231,7 @@ __global__ void __launch_bounds__(kComputeThreads)
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
             "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
             : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+            : "r"(a[c][0]), "r"(a[c][1]), "r"(a[c][2]), "r"(a[c][3]), "r"(b[c][0]), "r"(b[c][1]));
   }
   probe.stop(clock);
   float sum = 0;

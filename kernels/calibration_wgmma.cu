@@ -5,9 +5,11 @@
 // in the sm_90a feature set, so this file is built for sm_90a alone (its own CMake target); in
 // any other build the kernel body is empty and the host side reports it unavailable.
 // Each warpgroup keeps one 64×256 accumulator (128 registers per thread) and issues
-// kWgmmaPerTrip MMAs into it per commit group, then waits: the operands never change, so the
-// tensor pipe, not memory, sets the rate. The shared operands hold small values that are not
-// zero, so the pipe does real work.
+// kWgmmaPerTrip MMAs into it per commit group, then waits: the operands stay in shared memory,
+// so the tensor pipe, not memory, sets the rate. They hold FP16 values uniform in [-1, 1) (the
+// bundled kernels' inputs), in two tile pairs that consecutive MMAs alternate between, so the
+// pipe's inputs change from one MMA to the next as a real kernel's do (a constant operand draws
+// less power: `calibrate --energy` would price the FLOP too low).
 #include <cstdint>
 
 #include "kernels/calibration.hpp"
@@ -24,7 +26,9 @@ constexpr double kWgmmaFlops = 2.0 * 64 * 256 * 16;
 // A: 64×16 FP16 (2 KiB), B: 256×16 FP16 (8 KiB), per warpgroup.
 constexpr int kABytes = 64 * 16 * 2;
 constexpr int kBBytes = 256 * 16 * 2;
-constexpr int kSharedBytes = kWarpgroups * (kABytes + kBBytes);
+constexpr int kTilePairs = 2;  // per warpgroup; consecutive MMAs alternate between them
+constexpr int kPairBytes = kABytes + kBBytes;
+constexpr int kSharedBytes = kWarpgroups * kTilePairs * kPairBytes;
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define ROOFLINE_HAS_WGMMA 1
@@ -48,7 +52,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #ifdef ROOFLINE_HAS_WGMMA
   extern __shared__ __align__(128) unsigned char shared[];
   for (int i = threadIdx.x; i < kSharedBytes / 2; i += blockDim.x)
-    reinterpret_cast<__half*>(shared)[i] = __float2half_rn(0.01f * static_cast<float>(i % 17));
+    reinterpret_cast<__half*>(shared)[i] = __float2half_rn(signed_unit(splitmix64(i)));
   // Generic-proxy stores must be visible to the async proxy that wgmma reads through.
   sm90::fence_proxy_async();
   __syncthreads();
@@ -59,17 +63,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     cycles0 = clock64();
   }
   const int group = threadIdx.x / 128;
-  const std::uint32_t base =
-      static_cast<std::uint32_t>(__cvta_generic_to_shared(shared)) + group * (kABytes + kBBytes);
-  const std::uint64_t a = matrix_descriptor(base);
-  const std::uint64_t b = matrix_descriptor(base + kABytes);
+  const std::uint32_t base = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared)) +
+                             group * kTilePairs * kPairBytes;
+  std::uint64_t a[kTilePairs], b[kTilePairs];
+#pragma unroll
+  for (int p = 0; p < kTilePairs; ++p) {
+    a[p] = matrix_descriptor(base + p * kPairBytes);
+    b[p] = matrix_descriptor(base + p * kPairBytes + kABytes);
+  }
   float d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0.f;
   for (long long trip = 0; trip < trips; ++trip) {
     sm90::wgmma_fence();
 #pragma unroll
-    for (int k = 0; k < kWgmmaPerTrip; ++k) sm90::Wgmma<256, __half>::ss<0, 0>(d, a, b, true);
+    for (int k = 0; k < kWgmmaPerTrip; ++k)
+      sm90::Wgmma<256, __half>::ss<0, 0>(d, a[k % kTilePairs], b[k % kTilePairs], true);
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
   }

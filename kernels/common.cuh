@@ -94,6 +94,20 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&h);
 }
 
+// SplitMix64's finaliser: a well-mixed 64-bit function of `x`, for deterministic pseudo-random
+// draws (the inputs' fill, the calibration kernels' operands).
+__host__ __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The top 24 bits of `bits` as a float uniform in [-1, 1) (exactly: 24 bits fit its mantissa).
+__host__ __device__ __forceinline__ float signed_unit(std::uint64_t bits) {
+  return static_cast<float>(bits >> 40) * (2.f / 16777216.f) - 1.f;
+}
+
 __device__ __forceinline__ float round_to_half(float x) {
   return __half2float(__float2half_rn(x));
 }

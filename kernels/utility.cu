@@ -19,13 +19,6 @@ unsigned grid_for(std::size_t items) {
   return static_cast<unsigned>(wanted == 0 ? 1 : (wanted < kMaxBlocks ? wanted : kMaxBlocks));
 }
 
-__host__ __device__ std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 template <typename T>
 __global__ void fill_random_kernel(T* dst, std::size_t count, std::uint64_t seed_mix, float scale) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
