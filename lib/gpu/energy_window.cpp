@@ -8,6 +8,7 @@
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device_memory.hpp"
 #include "lib/gpu/energy_reader.hpp"
+#include "lib/gpu/nvml.hpp"
 
 namespace roofline::gpu {
 
@@ -64,8 +65,10 @@ EnergyMeasurement measure_back_to_back(void* nvml, cudaStream_t stream,
     run->launches = launches;
   }
   if (!reader) return EnergyMeasurement{0, 0, per_launch, 0, 0, 0};
-  return energy_from_readings(reader->seconds(), reader->millijoules(), window_from, window_to,
-                              per_launch);
+  EnergyMeasurement measured = energy_from_readings(reader->seconds(), reader->millijoules(),
+                                                    window_from, window_to, per_launch);
+  measured.temperature_c = gpu::nvml::temperature_c(nvml).value_or(0);
+  return measured;
 }
 
 }  // namespace roofline::gpu

@@ -15,12 +15,14 @@ struct Library {
   using Clock = int (*)(void*, int, unsigned*);
   using Reasons = int (*)(void*, unsigned long long*);
   using Energy = int (*)(void*, unsigned long long*);
+  using Temperature = int (*)(void*, int, unsigned*);
   ByPci by_pci = nullptr;
   ByIndex by_index = nullptr;
   Name name = nullptr;
   Clock clock = nullptr;
   Reasons reasons = nullptr;
   Energy energy = nullptr;
+  Temperature temperature = nullptr;
   bool ok = false;
 
   Library() {
@@ -36,6 +38,7 @@ struct Library {
     if (reasons == nullptr)
       reasons = reinterpret_cast<Reasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     energy = reinterpret_cast<Energy>(dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
+    temperature = reinterpret_cast<Temperature>(dlsym(lib, "nvmlDeviceGetTemperature"));
     ok = init != nullptr && init() == 0;
   }
 };
@@ -85,6 +88,16 @@ std::optional<std::uint64_t> total_energy_mj(void* handle) {
   unsigned long long mj = 0;
   if (handle == nullptr || n.energy == nullptr || n.energy(handle, &mj) != 0) return std::nullopt;
   return mj;
+}
+
+std::optional<unsigned> temperature_c(void* handle) {
+  Library& n = library();
+  constexpr int kGpuSensor = 0;  // NVML_TEMPERATURE_GPU: the die
+  unsigned celsius = 0;
+  if (handle == nullptr || n.temperature == nullptr ||
+      n.temperature(handle, kGpuSensor, &celsius) != 0)
+    return std::nullopt;
+  return celsius;
 }
 
 std::optional<std::uint64_t> clock_event_reasons(void* handle) {

@@ -24,6 +24,11 @@ std::optional<unsigned> sm_clock_mhz(void* handle);
 // few milliseconds (docs/methodology.md, "Energy").
 std::optional<std::uint64_t> total_energy_mj(void* handle);
 
+// The GPU die's temperature now, °C (nvmlDeviceGetTemperature, NVML_TEMPERATURE_GPU). A board's
+// power at one load rises with it (leakage), so an energy figure is tied to the temperature it
+// was measured at.
+std::optional<unsigned> temperature_c(void* handle);
+
 // Why the clocks are below their maximum now (nvmlClocksEventReasons bits; 0 when none).
 std::optional<std::uint64_t> clock_event_reasons(void* handle);
 // The bits of clock_event_reasons that mean the board held its clock down for power or heat.

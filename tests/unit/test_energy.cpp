@@ -47,7 +47,7 @@ TEST_CASE("energy: the report keeps it, and the table and CSV show it only where
       read_report_file(std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "head.json");
   REQUIRE(report.rows.size() > 1);
   CHECK(render_table(report, {}).find("J/launch") == std::string::npos);
-  report.rows[0].energy = EnergyMeasurement{0.0123, 412.5, 2.98e-5, 1.2, 12, 0.004};
+  report.rows[0].energy = EnergyMeasurement{0.0123, 412.5, 2.98e-5, 1.2, 12, 0.004, 61};
   const Report back = report_from_text(render_json(report), "energy.json");
   REQUIRE(back.rows[0].energy);
   CHECK(*back.rows[0].energy == *report.rows[0].energy);
@@ -60,6 +60,16 @@ TEST_CASE("energy: the report keeps it, and the table and CSV show it only where
   CHECK(csv.find("energy_j,power_w,flops_per_j,dram_bytes_per_j") != std::string::npos);
   CHECK(csv.find("0.0123,412.5,") != std::string::npos);
   nlohmann::json j = nlohmann::json::parse(render_json(report));
+  CHECK(j["rows"][0]["energy"]["temperature_c"] == 61);
+  // The die's temperature: optional (reports before it was kept, or NVML gave none: null) and
+  // bounded.
+  j["rows"][0]["energy"].erase("temperature_c");
+  CHECK(report_from_text(j.dump(), "old.json").rows[0].energy->temperature_c == 0);
+  j["rows"][0]["energy"]["temperature_c"] = nullptr;
+  CHECK(report_from_text(j.dump(), "null.json").rows[0].energy->temperature_c == 0);
+  j["rows"][0]["energy"]["temperature_c"] = 500;
+  CHECK_THROWS_AS(report_from_text(j.dump(), "hot.json"), InputError);
+  j["rows"][0]["energy"]["temperature_c"] = 61;
   j["rows"][0]["energy"]["watts"] = -1;
   CHECK_THROWS_AS(report_from_text(j.dump(), "bad.json"), InputError);
 }

@@ -17,6 +17,9 @@ struct EnergyMeasurement {
   // Half the distance between the 25th and 75th percentiles of the steps' powers, relative to
   // their median: how steady the board was over the window.
   double relative_spread = 0;
+  // The GPU die's temperature at the window's end, °C; 0 where NVML did not say. At one load a
+  // warmer board draws more (leakage): two figures compare at like temperatures.
+  double temperature_c = 0;
 
   friend bool operator==(const EnergyMeasurement&, const EnergyMeasurement&) = default;
 };

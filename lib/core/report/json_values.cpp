@@ -16,6 +16,8 @@ using nlohmann::json;
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+// The GPU's temperature where an energy figure was measured.
+constexpr Bound kCelsius{"temperatures", 0, 200, "°C"};
 
 // A string member that may be absent or null (then empty).
 std::string optional_string(const JsonReader& r, const json& object, const std::string& path,
@@ -260,13 +262,14 @@ json energy_json(const EnergyMeasurement& e) {
           {"seconds_per_launch", json_number(e.seconds_per_launch)},
           {"window_seconds", json_number(e.window_seconds)},
           {"updates", e.updates},
-          {"relative_spread", json_number(e.relative_spread)}};
+          {"relative_spread", json_number(e.relative_spread)},
+          {"temperature_c", e.temperature_c > 0 ? json(e.temperature_c) : json(nullptr)}};
 }
 
 EnergyMeasurement energy_from_json(const JsonReader& r, const json& j, const std::string& where) {
   r.only_keys(j, where,
               {"joules_per_launch", "watts", "seconds_per_launch", "window_seconds", "updates",
-               "relative_spread"});
+               "relative_spread", "temperature_c"});
   EnergyMeasurement e;
   e.joules_per_launch = r.number(j, where, "joules_per_launch", kJoules);
   e.watts = r.number(j, where, "watts", kWatts);
@@ -274,6 +277,11 @@ EnergyMeasurement energy_from_json(const JsonReader& r, const json& j, const std
   e.window_seconds = r.number(j, where, "window_seconds", kSampleSeconds);
   e.updates = static_cast<int>(r.integer(j, where, "updates", 0, kIntMax));
   e.relative_spread = r.number(j, where, "relative_spread", kErrorNorm);
+  // Reports before the temperature was kept have no key; null: NVML did not say.
+  if (r.optional_member(j, where, "temperature_c") != nullptr) {
+    const double celsius = r.number_or_nan(j, where, "temperature_c", kCelsius);
+    e.temperature_c = std::isnan(celsius) ? 0 : celsius;
+  }
   return e;
 }
 
