@@ -6,7 +6,7 @@ CAL.json` (CAL.json from `calibrate --energy`), row by row:
 
 Prints each row's modelled joules per launch (analysis.energy: P_static x time + FLOPs x J/FLOP
 per pipe + bytes x J/byte per level), the measured joules (`run --energy`), |modelled - measured|
-/ measured, the dominant cost, and a PASS/FAIL line for "every row within LIMIT (default 10%)";
+/ measured, the dominant cost, each term as a share of the measured joules, and a PASS/FAIL line for "every row within LIMIT (default 10%)";
 rows without a model or a measurement are listed as such. Exits 0 either way (a report, not a
 gate).
 """
@@ -17,7 +17,8 @@ import sys
 def label(row):
     w = row.get("workload") or {}
     return (f"{row['kernel']} B{w.get('batch')} H{w.get('heads')} N{w.get('seq_len')} "
-            f"d{w.get('head_dim')} {'causal' if w.get('causal') else 'full'} {w.get('pass')}")
+            f"d{w.get('head_dim')} {'causal' if w.get('causal') else 'full'} {w.get('pass')} "
+            f"{w.get('dtype')}")
 
 
 def main():
@@ -53,6 +54,10 @@ def main():
             print(f"{label(row):46} {modelled:11.4g} {joules:11.4g} {100 * error:7.1f}%"
                   f"{'' if ok else '!'} {energy['dominant']} "
                   f"{100 * energy['dominant_share']:.0f}%")
+            # Each term's joules as a share of the measured joules: where a miss lies.
+            terms = ", ".join(f"{t['label']} {100 * t['joules'] / joules:.0f}%"
+                              for t in energy.get("terms", []) if t["joules"] >= 0.005 * joules)
+            print(f"{'':46} terms (of measured): {terms}")
             if energy.get("note"):
                 print(f"{'':46} note: {energy['note']}")
     print(f"rows within {100 * limit:.0f}%: {good}/{total}, largest |error| {100 * worst:.1f}%: "

@@ -3,8 +3,10 @@
 
     python3 scripts/energy_repeat.py A.json B.json [--limit 0.03]
 
-Prints each row's joules per launch and mean power in both, their ratio, and a PASS/FAIL line
-for "every row within LIMIT (default 3%)"; exits 0 either way (a report, not a gate).
+Prints each row's joules per launch, mean power and GPU temperature (°C at the window's end,
+where the report has it) in both, their ratio, and a PASS/FAIL line for "every row within LIMIT
+(default 3%)"; exits 0 either way (a report, not a gate). A board draws more at one load when
+warmer, so the temperatures say whether a difference is the board's state.
 """
 import json
 import sys
@@ -20,6 +22,11 @@ def rows(path):
     return out
 
 
+def celsius(energy):
+    t = energy.get("temperature_c")
+    return f"{t:.0f}" if t else "-"
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     limit = 0.03
@@ -32,7 +39,8 @@ def main():
     a, b = rows(args[0]), rows(args[1])
     good = total = 0
     worst = 0.0
-    print(f"{'row':44} {'J A':>10} {'J B':>10} {'W A':>7} {'W B':>7} {'B/A':>7}")
+    print(f"{'row':44} {'J A':>10} {'J B':>10} {'W A':>7} {'W B':>7} {'°C A':>5} {'°C B':>5} "
+          f"{'B/A':>7}")
     for key in a:
         ea, eb = a[key], b.get(key)
         if not ea or not eb:
@@ -44,7 +52,8 @@ def main():
         worst = max(worst, abs(ratio - 1))
         label = f"{key[0]} N{key[3]} d{key[4]} {'causal' if key[5] else 'full'} {key[6]} {key[7]}"
         print(f"{label:44} {ea['joules_per_launch']:10.4g} {eb['joules_per_launch']:10.4g} "
-              f"{ea['watts']:7.1f} {eb['watts']:7.1f} {ratio:7.4f}{'' if ok else ' !'}")
+              f"{ea['watts']:7.1f} {eb['watts']:7.1f} {celsius(ea):>5} {celsius(eb):>5} "
+              f"{ratio:7.4f}{'' if ok else ' !'}")
     print(f"rows within {100 * limit:.0f}%: {good}/{total}, largest difference "
           f"{100 * worst:.2f}%: {'PASS' if total and good == total else 'FAIL'}")
 
