@@ -4,8 +4,8 @@
 # speed gate on the other kernels.
 #
 #   scripts/v3_check.sh [stages...]
-#   stages (default all, in this order): build sass grid sanitize quick verify bench profile gate;
-#   quickbench (not in the default) after quick
+#   stages (default all, in this order): build sass grid sanitize verify bench profile gate;
+#   quick and quickbench (not in the default; quickbench after quick)
 #   pairs (not in the default): flash-v3 and cuDNN row by row, one right after the other
 #     (V3_PAIRS, V3_PAIR_ROUNDS, V3_PAIR_SETTLE; see the stage)
 #   power (not in the default): scripts/power_trace.py on V3_POWER_ROWS (default

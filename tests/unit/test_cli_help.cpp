@@ -178,51 +178,42 @@ TEST_CASE("cli: help screens in plain words, with each command's examples and ex
   CHECK(root.find("Every command:") != std::string::npos);
 }
 
-TEST_CASE("cli: help, specs list and metrics fit an 80-column terminal") {
+namespace {
+
+// Every line of `args`'s standard output at most `width` columns; the output.
+std::string output_fits(const std::vector<std::string>& args, std::size_t width) {
+  CAPTURE(args.front());
+  const CliResult r = cli(args);
+  REQUIRE(r.code == 0);
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    CAPTURE(line);
+    CHECK(display_width(line) <= width);
+  }
+  return r.out;
+}
+
+}  // namespace
+
+TEST_CASE("cli: help, specs list and show, and metrics fit an 80-column terminal") {
   // They were wrapped at 100 columns whatever the terminal (150-column lines at 80); a long
   // example goes on in the next line after a shell line continuation.
   setenv("COLUMNS", "80", 1);
   for (const char* command : {"show", "profile", "run", "compare", "model", "merge", "plot",
-                              "calibrate", "specs", "metrics"}) {
-    CAPTURE(command);
-    const CliResult r = cli({command, "--help"});
-    REQUIRE(r.code == 0);
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);) {
-      CAPTURE(line);
-      CHECK(display_width(line) <= 80);
-    }
-  }
-  const CliResult compare = cli({"compare", "--help"});
-  CHECK(compare.out.find("--markdown \\\n      \"$GITHUB_STEP_SUMMARY\"") != std::string::npos);
+                              "calibrate", "specs", "metrics"})
+    output_fits({command, "--help"}, 80);
+  const std::string compare = output_fits({"compare", "--help"}, 80);
+  CHECK(compare.find("--markdown \\\n      \"$GITHUB_STEP_SUMMARY\"") != std::string::npos);
   // specs list too (104 columns before): the name cut, the peaks kept.
-  const CliResult specs = cli({"specs", "list"});
-  REQUIRE(specs.code == 0);
-  std::istringstream lines(specs.out);
-  for (std::string line; std::getline(lines, line);) {
-    CAPTURE(line);
-    CHECK(display_width(line) <= 80);
-  }
-  CHECK(specs.out.find("FP16 TFLOP/s") != std::string::npos);
+  const std::string specs = output_fits({"specs", "list"}, 80);
+  CHECK(specs.find("FP16 TFLOP/s") != std::string::npos);
+  CHECK(specs.find("h200-sxm") != std::string::npos);
   // specs show too (375 columns before): each source wrapped under its key.
-  const CliResult show = cli({"specs", "show", "h200"});
-  REQUIRE(show.code == 0);
-  std::istringstream show_lines(show.out);
-  for (std::string line; std::getline(show_lines, line);) {
-    CAPTURE(line);
-    CHECK(display_width(line) <= 80);
-  }
-  CHECK(show.out.find("    launch_floor_us: the shortest kernel time") != std::string::npos);
-  CHECK(specs.out.find("h200-sxm") != std::string::npos);
+  const std::string show = output_fits({"specs", "show", "h200"}, 80);
+  CHECK(show.find("    launch_floor_us: the shortest kernel time") != std::string::npos);
   // metrics too (161 columns before): a wide sum a term a line.
-  const CliResult metrics = cli({"metrics", "--chip", "GH100"});
-  REQUIRE(metrics.code == 0);
-  std::istringstream metric_lines(metrics.out);
-  for (std::string line; std::getline(metric_lines, line);) {
-    CAPTURE(line);
-    CHECK(display_width(line) <= 80);
-  }
-  CHECK(metrics.out.find("+ sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum") !=
+  const std::string metrics = output_fits({"metrics", "--chip", "GH100"}, 80);
+  CHECK(metrics.find("+ sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum") !=
         std::string::npos);
   unsetenv("COLUMNS");
 }
