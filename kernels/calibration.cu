@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/calibration.hpp"
+#include "kernels/clock_probe.cuh"
 #include "kernels/common.cuh"
 
 namespace roofline::kernels {
@@ -33,30 +34,6 @@ constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;
 constexpr int kExpChains = 8;   // independent MUFU.EX2 chains per thread
 constexpr int kExpUnroll = 16;  // exp2 per chain per loop trip
 constexpr int kChunkShift = kMicroKernelChunkShift;
-
-__device__ __forceinline__ unsigned long long global_timer_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Block 0's thread 0 brackets the kernel with the SM cycle counter and the global timer.
-struct ClockProbe {
-  unsigned long long cycles0 = 0, ns0 = 0;
-  __device__ __forceinline__ void start() {
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-      ns0 = global_timer_ns();
-      cycles0 = clock64();
-    }
-  }
-  __device__ __forceinline__ void stop(unsigned long long* out) {
-    if (out != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
-      const unsigned long long cycles = clock64() - cycles0;
-      out[1] = global_timer_ns() - ns0;
-      out[0] = cycles;
-    }
-  }
-};
 
 __device__ __forceinline__ uint4 load_cg(const uint4* p) {
   uint4 v;
@@ -284,6 +261,8 @@ int micro_kernel_threads(MicroKernel kernel) {
       return kMemoryThreads;
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_threads();
+    case MicroKernel::kDramReadBulk:
+      return bulk_read_micro_kernel_threads();
     default:
       return kComputeThreads;
   }
@@ -307,6 +286,8 @@ cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks) {
       return blocks_per_sm(mma_sync_kernel, threads, blocks);
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_blocks_per_sm(blocks);
+    case MicroKernel::kDramReadBulk:
+      return bulk_read_micro_kernel_blocks_per_sm(blocks);
     case MicroKernel::kExp2:
       return blocks_per_sm(exp2_kernel, threads, blocks);
   }
@@ -333,6 +314,8 @@ double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args) {
       return threads / 32 * trips * kMmaUnroll * kMmaChains * kMmaFlops;
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_flops(args);
+    case MicroKernel::kDramReadBulk:
+      return bulk_read_micro_kernel_bytes(args);
     case MicroKernel::kExp2:
       return threads * trips * kExpUnroll * kExpChains;
   }
@@ -377,6 +360,8 @@ cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,
       break;
     case MicroKernel::kWgmma:
       return launch_wgmma_micro_kernel(args, stream);
+    case MicroKernel::kDramReadBulk:
+      return launch_bulk_read_micro_kernel(args, stream);
     case MicroKernel::kExp2:
       exp2_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock,
                                                        args.sink);

@@ -15,15 +15,16 @@
 namespace roofline::kernels {
 
 enum class MicroKernel {
-  kDramRead,    // 16-byte loads (L1 bypassed) over a buffer many times the L2: DRAM read
-  kDramCopy,    // 16-byte loads and stores between two such buffers: DRAM read + write
-  kL2Read,      // 16-byte loads (L1 bypassed) over a buffer a quarter of the L2, repeated
-  kSharedRead,  // conflict-free 16-byte shared-memory loads: the L1/shared roof
-  kFp32Fma,     // independent FFMA chains: 2 FLOP per lane per instruction
-  kFp16Fma,     // independent HFMA2 chains: 4 FLOP per lane per instruction
-  kMmaSync,     // independent mma.sync.m16n8k16 f32.f16.f16.f32 chains: 4096 FLOP per warp op
-  kWgmma,       // wgmma.mma_async m64n256k16 f32.f16.f16, operands in shared memory (sm_90a)
-  kExp2,        // independent ex2.approx.ftz.f32 chains (MUFU.EX2): exp2 results, not FLOPs
+  kDramRead,      // 16-byte loads (L1 bypassed) over a buffer many times the L2: DRAM read
+  kDramReadBulk,  // bulk copies (TMA, cp.async.bulk) of 32 KB chunks of that buffer (sm_90a)
+  kDramCopy,      // 16-byte loads and stores between two such buffers: DRAM read + write
+  kL2Read,        // 16-byte loads (L1 bypassed) over a buffer a quarter of the L2, repeated
+  kSharedRead,    // conflict-free 16-byte shared-memory loads: the L1/shared roof
+  kFp32Fma,       // independent FFMA chains: 2 FLOP per lane per instruction
+  kFp16Fma,       // independent HFMA2 chains: 4 FLOP per lane per instruction
+  kMmaSync,       // independent mma.sync.m16n8k16 f32.f16.f16.f32 chains: 4096 FLOP per warp op
+  kWgmma,         // wgmma.mma_async m64n256k16 f32.f16.f16, operands in shared memory (sm_90a)
+  kExp2,          // independent ex2.approx.ftz.f32 chains (MUFU.EX2): exp2 results, not FLOPs
 };
 
 // Read kernels walk their working set in chunks of 2^12 16-byte elements (64 KiB).
@@ -65,5 +66,11 @@ cudaError_t wgmma_micro_kernel_blocks_per_sm(int* blocks);
 // Warpgroups per block and wgmma instructions per loop trip, for the FLOP count.
 int wgmma_micro_kernel_threads();
 double wgmma_micro_kernel_flops(const MicroKernelArgs& args);
+
+// kDramReadBulk likewise (calibration_bulk.cu): one CTA per SM; its bytes are whole chunks.
+cudaError_t launch_bulk_read_micro_kernel(const MicroKernelArgs& args, cudaStream_t stream);
+cudaError_t bulk_read_micro_kernel_blocks_per_sm(int* blocks);
+int bulk_read_micro_kernel_threads();
+double bulk_read_micro_kernel_bytes(const MicroKernelArgs& args);
 
 }  // namespace roofline::kernels

@@ -13,8 +13,10 @@
 #include <cstdint>
 
 #include "kernels/calibration.hpp"
+#include "kernels/clock_probe.cuh"
 #include "kernels/common.cuh"
 #include "kernels/hopper/sm90.cuh"
+#include "kernels/hopper/sm90_available.hpp"
 
 namespace roofline::kernels {
 namespace {
@@ -57,11 +59,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   sm90::fence_proxy_async();
   __syncthreads();
 
-  unsigned long long cycles0 = 0, ns0 = 0;
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns0));
-    cycles0 = clock64();
-  }
+  ClockProbe probe;
+  probe.start();
   const int group = threadIdx.x / 128;
   const std::uint32_t base = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared)) +
                              group * kTilePairs * kPairBytes;
@@ -82,13 +81,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
   }
-  if (clock != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
-    const unsigned long long cycles = clock64() - cycles0;
-    unsigned long long ns1;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns1));
-    clock[0] = cycles;
-    clock[1] = ns1 - ns0;
-  }
+  probe.stop(clock);
   float sum = 0;
 #pragma unroll
   for (int i = 0; i < 128; ++i) sum += d[i];
@@ -100,19 +93,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// Whether this build holds sm_90a code for the current device.
-bool wgmma_available() {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return false;
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-    return false;
-  cudaFuncAttributes attributes{};
-  return major == 9 && minor == 0 &&
-         cudaFuncGetAttributes(&attributes, wgmma_kernel) == cudaSuccess;
-}
-
 }  // namespace
 
 int wgmma_micro_kernel_threads() {
@@ -120,15 +100,7 @@ int wgmma_micro_kernel_threads() {
 }
 
 cudaError_t wgmma_micro_kernel_blocks_per_sm(int* blocks) {
-  *blocks = 0;
-  if (!wgmma_available()) {
-    cudaGetLastError();  // a missing kernel image is an answer here, not an error
-    return cudaSuccess;
-  }
-  ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
-      wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, wgmma_kernel, kThreads,
-                                                       kSharedBytes);
+  return sm90a_blocks_per_sm(wgmma_kernel, kThreads, kSharedBytes, blocks);
 }
 
 double wgmma_micro_kernel_flops(const MicroKernelArgs& args) {
@@ -137,12 +109,7 @@ double wgmma_micro_kernel_flops(const MicroKernelArgs& args) {
 }
 
 cudaError_t launch_wgmma_micro_kernel(const MicroKernelArgs& args, cudaStream_t stream) {
-  if (!wgmma_available()) {
-    cudaGetLastError();
-    return cudaErrorNoKernelImageForDevice;
-  }
-  ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
-      wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
+  ROOFLINE_RETURN_IF_ERROR(sm90a_prepare_launch(wgmma_kernel, kSharedBytes));
   wgmma_kernel<<<args.blocks, kThreads, kSharedBytes, stream>>>(args.iterations, args.clock,
                                                                 args.sink);
   ROOFLINE_RETURN_IF_LAUNCH_FAILED();

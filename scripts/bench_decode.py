@@ -9,9 +9,10 @@ scaled_dot_product_attention on the same shape, timed in this process on the sam
 Ours, per row: the median of the row's timing samples; DRAM bytes as the counters counted them
 (`counters.dram_read_bytes + dram_write_bytes`, as model_vs_counters.py reads them; a row without
 counters shows the model's `model.dram_bytes`, marked ~); GB/s = bytes / median time; and that
-as a share of the calibration's DRAM read bandwidth: its `dram_read` measurement (`calibrate`'s
-read-only 16-byte stream, work / median of its samples), or, in a file without one, its
-`memory_levels` DRAM entry (the best of the read-only and copy streams).
+as a share of the calibration's DRAM read bandwidth: the fastest of its read-only DRAM
+measurements (`dram_read`, the 16-byte load stream; `dram_read_bulk`, TMA bulk copies on Hopper;
+work / median of its samples), or, in a file without one, its `memory_levels` DRAM entry (the
+best of the read-only and copy streams).
 
 Acceptance (issue 41), printed and never asserted: at least 90% of the read bandwidth where the
 cache is at least 8192 tokens and the batch at least 8, at least 80% at batch 1 with 32768 tokens
@@ -80,15 +81,21 @@ def read_bandwidth(path):
                          f"calibrate`)")
     device = (cal.get("device") or {}).get("name", "?")
     measurements = [m for m in cal.get("measurements") or [] if isinstance(m, dict)]
-    chosen = ([m for m in measurements if m.get("id") == "dram_read"] or
-              [m for m in measurements
-               if m.get("target") == "dram" and "read only" in str(m.get("method", ""))])
+    # Every read-only DRAM kernel (dram_read's 16-byte loads, dram_read_bulk's TMA copies on
+    # Hopper): the highest rate is the ceiling, as calibrate keeps it for its DRAM roof.
+    chosen = [m for m in measurements
+              if m.get("target") == "dram" and ("read only" in str(m.get("method", ""))
+                                                 or str(m.get("id", "")).startswith("dram_read"))]
+    best = None
     for m in chosen:
         samples = [s for s in m.get("samples_seconds") or [] if isinstance(s, (int, float))]
         work = m.get("work")
         if samples and isinstance(work, (int, float)) and statistics.median(samples) > 0:
             gbps = work / statistics.median(samples) / 1e9
-            return gbps, f"`calibrate`'s {m.get('id')} ({m.get('method', '')})", device
+            if best is None or gbps > best[0]:
+                best = (gbps, f"`calibrate`'s {m.get('id')} ({m.get('method', '')})", device)
+    if best:
+        return best
     for level in cal.get("memory_levels") or []:
         if isinstance(level, dict) and level.get("level") == "dram":
             gbps = level.get("bandwidth_gbps")

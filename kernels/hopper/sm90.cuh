@@ -244,6 +244,18 @@ __device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t smem_sr
       : "memory");
 }
 
+// Copies `bytes` (a multiple of 16, at most 2^20 - 1) from global memory at `src` (16-byte
+// aligned) to the shared address `smem_dst`: the non-tensor bulk copy, no tensor map; its bytes
+// complete the transaction count on the barrier at shared address `bar`, as tma_load_3d's do.
+__device__ __forceinline__ void bulk_load(uint32_t smem_dst, const void* src, uint32_t bytes,
+                                          uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(smem_dst),
+      "l"(src), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
 // Closes the group of bulk stores issued by this thread since the last commit.
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");

@@ -130,6 +130,9 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
   const std::vector<Plan> plans = {
       {MicroKernel::kDramRead, "dram_read", "dram", false,
        "16-byte ld.global.cg over " + mib(dram_bytes) + " (read only)"},
+      {MicroKernel::kDramReadBulk, "dram_read_bulk", "dram", false,
+       "32 KiB bulk copies (TMA) to shared memory over " + mib(dram_bytes) +
+           " (read only), one CTA per SM, 4 in flight"},
       {MicroKernel::kDramCopy, "dram_copy", "dram", false,
        "16-byte ld.global.cg + st.global, " + mib(dram_bytes) + " to " + mib(dram_bytes) +
            " (read + write)"},
