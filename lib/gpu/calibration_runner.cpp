@@ -32,6 +32,10 @@ struct Plan {
   const char* target;
   bool flops;
   std::string method;
+  // Measured under NVML's energy counter with --energy. Not the bulk-copy DRAM stream: one lane
+  // per SM at work prices a byte without the load instructions that kernels reading through
+  // the SM pay, so the DRAM coefficient stays dram_read's (its rate still counts for the roof).
+  bool energy = true;
 };
 
 // The active idle load: one thread of one block spinning on the SM's cycle counter for this
@@ -132,7 +136,8 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
        "16-byte ld.global.cg over " + mib(dram_bytes) + " (read only)"},
       {MicroKernel::kDramReadBulk, "dram_read_bulk", "dram", false,
        "32 KiB bulk copies (TMA) to shared memory over " + mib(dram_bytes) +
-           " (read only), one CTA per SM, 4 in flight"},
+           " (read only), one CTA per SM, 4 in flight",
+       false},
       {MicroKernel::kDramCopy, "dram_copy", "dram", false,
        "16-byte ld.global.cg + st.global, " + mib(dram_bytes) + " to " + mib(dram_bytes) +
            " (read + write)"},
@@ -219,9 +224,10 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
     m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
     // Back to back: for the energy counter (memory kernels too) and, on a compute pipe, the
     // rate and SM clock the board settles at under that pipe's load.
-    if (nvml != nullptr && (read_energy || m.flops)) {
+    const bool energy = read_energy && plan.energy;
+    if (nvml != nullptr && (energy || m.flops)) {
       EnergyWindow window;
-      window.read_energy = read_energy;
+      window.read_energy = energy;
       BackToBackRun run;
       const EnergyMeasurement e = measure_back_to_back(
           nvml, stream.get(),
@@ -229,7 +235,7 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
             ROOFLINE_CUDA_CALL(kernels::launch_micro_kernel(plan.kernel, args, stream.get()));
           },
           m.median_seconds(), window, &run);
-      if (read_energy) {
+      if (energy) {
         if (e.watts > 0) m.energy = e;
         if (options.progress)
           options.progress(std::string(plan.id) + ": " +

@@ -118,6 +118,11 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   CHECK(overlay.static_power->method.find("spin") != std::string::npos);
   for (const CalibrationMeasurement& m : overlay.measurements) {
     CAPTURE(m.id);
+    // The bulk-copy stream prices no byte (calibration_runner.cpp): measured for its rate alone.
+    if (m.id == "dram_read_bulk") {
+      CHECK_FALSE(m.energy);
+      continue;
+    }
     REQUIRE(m.energy);
     CHECK(m.energy->updates >= 2);
     CHECK(m.energy->window_seconds > 0.5);
