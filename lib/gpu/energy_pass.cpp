@@ -1,5 +1,6 @@
 #include "lib/gpu/energy_pass.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <spdlog/spdlog.h>
@@ -30,6 +31,7 @@ void collect_energy(RunResult& result, PointLauncher& launcher, const RunOptions
   const EnergyWindow window;
   const Clock::time_point t0 = Clock::now();
   std::size_t measured = 0;
+  double coolest = 0, warmest = 0;  // the GPU's temperature over the points, where NVML says
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
     Row& row = result.rows[i];
     if (row.status != RowStatus::kOk || !row.timing) continue;
@@ -44,13 +46,21 @@ void collect_energy(RunResult& result, PointLauncher& launcher, const RunOptions
       row.energy = e;
       ++measured;
     }
+    if (e.temperature_c > 0) {
+      coolest = coolest > 0 ? std::min(coolest, e.temperature_c) : e.temperature_c;
+      warmest = std::max(warmest, e.temperature_c);
+    }
   }
   launcher.arena().release();
   result.counters +=
       "; energy: NVML's energy counter over " + format_fixed(window.window_seconds, 1) +
       " s of back-to-back launches per point (after " + format_fixed(window.settle_seconds, 1) +
       " s to settle), " + std::to_string(measured) + (measured == 1 ? " point" : " points") +
-      " in " + format_fixed(since(t0), 1) + " s";
+      " in " + format_fixed(since(t0), 1) + " s" +
+      (warmest > 0
+           ? ", GPU at " + format_fixed(coolest, 0) +
+                 (warmest > coolest ? "-" + format_fixed(warmest, 0) : std::string()) + " °C"
+           : std::string());
 }
 
 }  // namespace roofline::gpu
