@@ -371,7 +371,9 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
        "run --sms 66 --json share.json"},
       {kExitOk,
        kExitUsage,
-       {"3", "no usable GPU, or --counters and hardware counters not permitted"},
+       {"3",
+        "no usable GPU, --counters and hardware counters not permitted, or --sms and the "
+        "driver has no green context to give"},
        kExitInternal,
        kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_run(*options, global); });
