@@ -92,7 +92,7 @@ TEST_CASE("cli: bad input gives one line, exit 2, and no output file") {
       {{"run", "--sms", "10001", "--json", out},
        "error: --sms: must be a decimal integer from 1 to 10000 (got \"10001\")"},
       {{"run", "--sms", "66", "--devices", "all", "--json", out},
-       "error: --devices excludes --sms"},
+       "error: --sms excludes --devices"},
       {{"run", "--counters-after-round", "x", "--json", out},
        "error: --counters-after-round must be a whole number from 0 to 1000 (got \"x\")"},
       {{}, "error: A subcommand is required"},
