@@ -19,8 +19,10 @@
 #include "app/run_devices.hpp"
 #include "app/run_options.hpp"
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/domain/sm_share.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/verdict/assemble.hpp"
 #include "lib/core/verdict/partition.hpp"
@@ -156,6 +158,7 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
 
   gpu::RunOptions run;
   run.device = options.device;
+  run.sms = options.sms;
   run.reps = options.reps;
   run.rounds = options.rounds;
   run.counter_repeats = options.counter_repeats;
@@ -185,6 +188,18 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   const Clock::time_point detected = Clock::now();
   gpu::SpecChoice choice = gpu::choose_spec(registry, device, options.device, requested);
   if (!choice.note.empty()) spdlog::warn("{}", choice.note);
+  // --sms against the GPU and the spec it is judged on, before any work: a count above either
+  // is an input error (the green context's own rounding is checked when it is made).
+  if (options.sms > device.sm_count)
+    throw InputError("--sms " + std::to_string(options.sms) + ": " + device.name + " has " +
+                     std::to_string(device.sm_count) + " SMs");
+  if (options.sms > 0) {
+    try {
+      on_sm_share(choice, options.sms);
+    } catch (const InputError& error) {
+      throw InputError(std::string("--sms: ") + error.what());
+    }
+  }
 
   gpu::RunResult result;
   if (points.empty()) {  // a shard with no points: an empty report, the GPU left alone
@@ -203,6 +218,11 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   report.context = make_context("run");
   report.context.command_line = global.command_line();
   report.context.device = result.device;
+  if (result.green_context_sms > 0) {
+    // Judged on the share of the GPU the launches had (sm_share.hpp), and saying so.
+    report.context.green_context_sms = result.green_context_sms;
+    choice = on_sm_share(std::move(choice), result.green_context_sms);
+  }
   report.context.counters = result.counters;
   report.context.metrics = result.metrics;
   report.context.counter_passes = result.counter_passes;
@@ -243,12 +263,20 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   auto* device = sub->add_option("--device", options->device, "CUDA device ordinal")
                      ->check(decimal_in(0, 1023))
                      ->capture_default_str();
+  auto* sms = sub->add_option("--sms", options->sms,
+                              "Run every launch (timing, counters, energy) in a CUDA green "
+                              "context of N of the GPU's SMs, judged against the spec on that "
+                              "share: the driver rounds N up to its granularity (a multiple of "
+                              "8 on Hopper), and the report says how many it got")
+                  ->type_name("N")
+                  ->check(decimal_in(1, kMaxSmCount));
   sub->add_option("--devices", options->devices,
                   "Spread the sweep over these GPUs, one worker process each, one report "
                   "(ordinals such as 0,1, or all)")
       ->type_name("LIST|all")
       ->check(kNonEmpty)
-      ->excludes(device);
+      ->excludes(device)
+      ->excludes(sms);
   auto* shard = sub->add_option("--shard", options->shard,
                                 "Measure only shard I of N (0 <= I < N) of the sweep, the same "
                                 "split on every machine; `merge` joins the shards' reports")
@@ -339,10 +367,13 @@ void setup_run(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   set_command_help(
       *sub,
       {"run --json report.json", "run --kernel flash-v2 --seq 4096,8192 --pass fwd,bwd --plot",
-       "run --devices all --rounds 5 --json report.json", "run --kernel flash-v3 --wide"},
+       "run --devices all --rounds 5 --json report.json", "run --kernel flash-v3 --wide",
+       "run --sms 66 --json share.json"},
       {kExitOk,
        kExitUsage,
-       {"3", "no usable GPU, or --counters and hardware counters not permitted"},
+       {"3",
+        "no usable GPU, --counters and hardware counters not permitted, or --sms and the "
+        "driver has no green context to give"},
        kExitInternal,
        kExitSignal});
   sub->callback([options, &global, exit_code] { *exit_code = run_run(*options, global); });

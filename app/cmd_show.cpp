@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <regex>
 
 #include "app/commands.hpp"
@@ -16,9 +17,11 @@
 #include "app/options.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
+#include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare_rows.hpp"
+#include "lib/core/domain/sm_share.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
 #include "lib/core/verdict/reproject.hpp"
@@ -45,6 +48,7 @@ struct ShowOptions {
   TableChoice table;        // --wide, --columns, --flops
   bool source = false;      // --source: the hottest lines' text under each sampled row
   std::string gpus;         // --gpu: specs to project the program onto, comma-separated
+  int sms = 0;              // --sms: each --gpu spec on this many of its SMs; 0: all of them
   CeilingOptions ceilings;  // --ceilings, --calibration (the energy model's coefficients too)
 };
 
@@ -91,21 +95,48 @@ JudgedReport select_rows(Report report, const std::optional<std::regex>& regex,
   return judged.select(order);
 }
 
-// --gpu: the program's time measured and projected onto each spec, by group (projection_table).
+// The --gpu names as specs, each on --sms of its SMs when given.
+std::vector<GpuSpec> projection_specs(const ShowOptions& options, const SpecRegistry& registry) {
+  std::vector<GpuSpec> specs;
+  for (const std::string& name : split(options.gpus, ',')) {
+    if (trim(name).empty())
+      throw InputError("--gpu " + quote_text(options.gpus, 80) +
+                       ": an empty name (spec names, comma-separated: h100,b200)");
+    const GpuSpec& spec = registry.find(trim(name));  // InputError for an unknown name
+    if (options.sms == 0) {
+      specs.push_back(spec);
+      continue;
+    }
+    try {
+      specs.push_back(with_sm_count(spec, options.sms));
+    } catch (const InputError& error) {
+      throw InputError(std::string("--sms: ") + error.what());
+    }
+  }
+  return specs;
+}
+
+// --gpu: the program's time measured and projected onto each spec, by group (projection_table);
+// with one spec, --json and --csv write the report projected onto it.
 int show_projection(const ShowOptions& options, const GlobalOptions& global,
                     const JudgedReport& measured) {
   const SpecRegistry registry = global.specs.load();
   const std::string& origin = options.reports.front();
   const GroupBy by = group_by_of(options.group_by);
   std::vector<ProjectionTarget> targets;
-  for (const std::string& name : split(options.gpus, ',')) {
-    if (trim(name).empty())
-      throw InputError("--gpu " + quote_text(options.gpus, 80) +
-                       ": an empty name (spec names, comma-separated: h100,b200)");
-    const GpuSpec& spec = registry.find(trim(name));  // InputError for an unknown name
-    const JudgedReport projected(reproject(measured.report(), spec, origin));
+  std::optional<JudgedReport> only;  // the projection, when there is one target
+  const std::vector<GpuSpec> specs = projection_specs(options, registry);
+  for (const GpuSpec& spec : specs) {
+    JudgedReport projected(reproject(measured.report(), spec, origin));
     targets.push_back({spec, summarize(projected, by), projection_fallbacks(projected)});
+    if (specs.size() == 1) only.emplace(std::move(projected));
   }
+  OutputSet files;
+  if (!options.json_path.empty()) files.add(options.json_path, render_json(*only));
+  if (!options.csv_path.empty()) files.add(options.csv_path, render_csv(*only));
+  files.commit();
+  for (const std::string* path : {&options.json_path, &options.csv_path})
+    if (writes_stdout(*path)) return 0;
   const Report& report = measured.report();
   std::cout << render_projection(summarize(measured, by), report.spec_for(report.rows.front()),
                                  report.context.device ? report.context.device->name : "?", targets,
@@ -117,12 +148,15 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
   options.table.check(report_table_columns());
   if (!options.gpus.empty()) {
     if (options.reports.size() != 1) throw InputError("--gpu projects one report; give one");
-    for (const std::string* path : {&options.json_path, &options.csv_path, &options.markdown_path})
-      if (!path->empty())
-        throw InputError(
-            "--gpu prints the projection only; it writes no --json, --csv or "
-            "--markdown");
-    if (!options.exports.empty()) throw InputError("--gpu prints the projection only; no --export");
+    if (!options.markdown_path.empty())
+      throw InputError("--gpu prints the projection; it writes no --markdown");
+    if (!options.exports.empty()) throw InputError("--gpu prints the projection; no --export");
+    if ((!options.json_path.empty() || !options.csv_path.empty()) &&
+        split(options.gpus, ',').size() != 1)
+      throw InputError(
+          "--gpu with --json or --csv writes the report projected onto one spec; name one");
+  } else if (options.sms > 0) {
+    throw InputError("--sms takes the SMs of the --gpu specs; give --gpu");
   }
   const std::vector<ExportTarget> exports = export_targets(options.exports);
   std::vector<OutputPath> outputs = {{"--json", options.json_path},
@@ -253,8 +287,15 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
                 "(where the file is readable here) and the hottest instructions");
   sub->add_option("--gpu", options->gpus,
                   "Project the program onto these GPUs' specs (comma-separated, e.g. h100,b200): "
-                  "its time by group, measured and projected, and what binds it there")
+                  "its time by group, measured and projected, and what binds it there; with one "
+                  "spec, --json and --csv write the projected report")
       ->type_name("NAMES");
+  sub->add_option("--sms", options->sms,
+                  "With --gpu: each spec on N of its SMs (compute and L1 roofs scaled by N over "
+                  "its SM count, DRAM and L2 kept), as a green context of N SMs (run --sms) "
+                  "would measure")
+      ->type_name("N")
+      ->check(decimal_in(1, kMaxSmCount));
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Only rows whose kernel or full name matches (ECMAScript, search)")
       ->type_name("REGEX");
@@ -279,7 +320,8 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
   set_command_help(*sub,
                    {"show report.json", "show profile.json --view summary --top 5",
                     "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv",
-                    "show report.json --wide", "show profile.json --gpu h100,b200"},
+                    "show report.json --wide", "show profile.json --gpu h100,b200",
+                    "show report.json --gpu h200 --sms 66 --group-by shape --top 0"},
                    {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, &global, exit_code] {
     if ((!options->json_path.empty() || !options->csv_path.empty() ||

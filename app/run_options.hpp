@@ -18,6 +18,7 @@ struct RunCommandOptions {
   OutputOptions output;
   CeilingOptions ceilings;
   int device = 0;
+  int sms = 0;  // --sms: every launch in a green context of this many SMs; 0: the whole GPU
   int reps = 20;
   int rounds = 5;
   int counter_repeats = 3;

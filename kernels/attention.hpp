@@ -44,7 +44,7 @@ struct AttentionShape {
   int q_len = 0;      // 0: prefill (queries = keys = seq_len)
   int kv_heads = 0;   // 0: heads
   int page_size = 0;  // 0: contiguous cache
-  int kv_splits = 0;  // 0: decode_splits() (decode_plan.hpp) for the current device
+  int kv_splits = 0;  // 0: decode_splits() (decode_plan.hpp) for the current context's SMs
 
   bool decode() const { return q_len > 0; }
   int key_heads() const { return kv_heads > 0 ? kv_heads : heads; }

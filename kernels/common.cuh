@@ -10,6 +10,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "kernels/context_sms.hpp"
+
 // Returns the first failing cudaError_t of `expr` from the enclosing function.
 #define ROOFLINE_RETURN_IF_ERROR(expr)           \
   do {                                           \
@@ -34,14 +36,6 @@ __host__ __device__ constexpr int ceil_div(int a, int b) {
 // Workspace sub-buffers start on 256-byte boundaries so vector and cuBLAS accesses stay aligned.
 constexpr std::size_t align_up(std::size_t bytes, std::size_t alignment = 256) {
   return (bytes + alignment - 1) / alignment * alignment;
-}
-
-// The current device's SM count: how many CTAs a persistent kernel of one CTA per SM launches.
-inline cudaError_t current_device_sms(int* sms) {
-  int device = 0;
-  const cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
 }
 
 // The current device's compute capability major (9: Hopper, whose launches may be programmatic

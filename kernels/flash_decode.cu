@@ -552,14 +552,14 @@ __global__ void __launch_bounds__(kCombineThreads)
 }
 
 // The parts the launch splits each sequence's keys into: the shape's, else decode_plan.hpp's
-// choice for the current device.
+// choice for the SMs of the current context (a green context's share under `run --sms`).
 cudaError_t resolve_splits(const AttentionShape& shape, int* splits) {
   if (shape.kv_splits > 0) {
     *splits = shape.kv_splits;
     return cudaSuccess;
   }
   int sms = 0;
-  ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
+  ROOFLINE_RETURN_IF_ERROR(current_context_sms(&sms));
   *splits = decode_splits(shape.batch, shape.key_heads(),
                           decode_rows(shape.heads, shape.key_heads(), shape.q_len), shape.head_dim,
                           shape.seq_len, sms);

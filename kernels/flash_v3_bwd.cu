@@ -306,7 +306,7 @@ cudaError_t launch_v3_backward(const AttentionShape& shape, const V3BwdMaps& map
   // blocks before any head's shorter ones measured slower:
   // docs/results/2026-12-02-h200-flash-v3-backward-tuning.md).
   int sms = 0;
-  ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
+  ROOFLINE_RETURN_IF_ERROR(current_context_sms(&sms));
   V3BwdParams<T> launched = params;
   const int ctas = Cfg::kPersistent ? std::min(params.total_items, sms) : params.total_items;
   if (ctas == params.total_items) launched.next_item = nullptr;  // CTA c takes item c

@@ -508,7 +508,7 @@ cudaError_t launch_v3_forward(const AttentionShape& shape, const AttentionBuffer
   params.num_q_tiles = ceil_div(shape.seq_len, Cfg::kBlockQ);
   params.total_tiles = params.num_q_tiles * static_cast<int>(heads);
   int sms = 0;
-  ROOFLINE_RETURN_IF_ERROR(current_device_sms(&sms));
+  ROOFLINE_RETURN_IF_ERROR(current_context_sms(&sms));
   // Persistent: one CTA per SM, items taken from a counter rather than a static stride, since
   // the SMs of one GPU do not run at one speed (the counter lets the fast ones take more items).
   // docs/results/2026-12-02-h200-flash-v3-forward-tuning.md has the measurements against one CTA

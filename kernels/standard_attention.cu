@@ -38,6 +38,8 @@ namespace {
 struct Cublas {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasSetStream_v2) set_stream = nullptr;
+  // Optional (null where the library lacks it): the SMs cuBLAS plans its grids for.
+  decltype(&cublasSetSmCountTarget) set_sm_count_target = nullptr;
   // cublasGemmStridedBatchedEx, 32-bit sizes (the header overloads it with 64-bit ones in C++).
   cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                          const void*, const void*, cudaDataType, int, long long, const void*,
@@ -63,37 +65,62 @@ const Cublas* cublas() {
     api.set_stream =
         reinterpret_cast<decltype(api.set_stream)>(dlsym(library, "cublasSetStream_v2"));
     api.gemm = reinterpret_cast<decltype(api.gemm)>(dlsym(library, "cublasGemmStridedBatchedEx"));
+    api.set_sm_count_target = reinterpret_cast<decltype(api.set_sm_count_target)>(
+        dlsym(library, "cublasSetSmCountTarget"));
     if (api.create == nullptr || api.set_stream == nullptr || api.gemm == nullptr) return nullptr;
     return &api;
   }();
   return loaded;
 }
 
+cudaError_t to_cuda_error(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
 // One handle per (host thread, device): cuBLAS handles are not thread-safe and are bound to the
 // device that was current when they were created. They are created on first use and never
 // destroyed, because at thread exit the CUDA runtime may already be shut down.
+struct Handle {
+  cublasHandle_t handle = nullptr;
+  int sm_target = 0;  // what cuBLAS was last told (0: its default, the whole device)
+};
+
+// cuBLAS plans its grids (split-K, waves) for the SMs it is told of: in a context with fewer SMs
+// than the device (a green context's share under `run --sms`) it is told that count; in one
+// with all of them it keeps its default. Nothing where the library has no such call.
+cudaError_t target_context_sms(Handle& h, int device) {
+  if (cublas()->set_sm_count_target == nullptr) return cudaSuccess;
+  int sms = 0, device_sms = 0;
+  ROOFLINE_RETURN_IF_ERROR(current_context_sms(&sms));
+  ROOFLINE_RETURN_IF_ERROR(
+      cudaDeviceGetAttribute(&device_sms, cudaDevAttrMultiProcessorCount, device));
+  const int target = sms < device_sms ? sms : 0;
+  if (target == h.sm_target) return cudaSuccess;
+  ROOFLINE_RETURN_IF_ERROR(to_cuda_error(cublas()->set_sm_count_target(h.handle, target)));
+  h.sm_target = target;
+  return cudaSuccess;
+}
+
 cublasHandle_t cublas_handle(cudaError_t* error) {
-  thread_local std::unordered_map<int, cublasHandle_t> handles;
+  thread_local std::unordered_map<int, Handle> handles;
   int device = 0;
   *error = cudaGetDevice(&device);
   if (*error != cudaSuccess) return nullptr;
   auto found = handles.find(device);
-  if (found != handles.end()) return found->second;
-  if (cublas() == nullptr) {
-    *error = cudaErrorSharedObjectInitFailed;  // libcublas could not be opened
-    return nullptr;
+  if (found == handles.end()) {
+    if (cublas() == nullptr) {
+      *error = cudaErrorSharedObjectInitFailed;  // libcublas could not be opened
+      return nullptr;
+    }
+    cublasHandle_t handle = nullptr;
+    if (cublas()->create(&handle) != CUBLAS_STATUS_SUCCESS) {
+      *error = cudaErrorUnknown;
+      return nullptr;
+    }
+    found = handles.emplace(device, Handle{handle, 0}).first;
   }
-  cublasHandle_t handle = nullptr;
-  if (cublas()->create(&handle) != CUBLAS_STATUS_SUCCESS) {
-    *error = cudaErrorUnknown;
-    return nullptr;
-  }
-  handles.emplace(device, handle);
-  return handle;
-}
-
-cudaError_t to_cuda_error(cublasStatus_t status) {
-  return status == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+  *error = target_context_sms(found->second, device);
+  return *error == cudaSuccess ? found->second.handle : nullptr;
 }
 
 // Row-major C[batch][m_rows][n_cols] = alpha · op(A) · op(B), expressed in cuBLAS's

@@ -79,12 +79,19 @@ struct RangeProfiler::Impl {
     max_ranges = ranges;
 
     require_device(device);
-    ROOFLINE_PROFILER_CUDA_CALL(cudaSetDevice(device));
-    ROOFLINE_PROFILER_CUDA_CALL(cudaFree(nullptr));  // the primary context exists from here on
     using CtxGetCurrent = CUresult (*)(CUcontext*);
     using CtxGetDevice = CUresult (*)(CUdevice*);
     CUcontext context = nullptr;
     CUdevice cu_device = 0;
+    // The context current on this thread when it is the device's: a green context (`run --sms`)
+    // is profiled where its launches run (CUPTI's range profiler takes the CUcontext that
+    // cuCtxFromGreenCtx gives). cudaSetDevice would make the primary context current instead.
+    int current = -1;
+    if (cupti::driver_function<CtxGetCurrent>("cuCtxGetCurrent")(&context) != CUDA_SUCCESS ||
+        context == nullptr || cudaGetDevice(&current) != cudaSuccess || current != device) {
+      ROOFLINE_PROFILER_CUDA_CALL(cudaSetDevice(device));
+      ROOFLINE_PROFILER_CUDA_CALL(cudaFree(nullptr));  // the primary context exists from here on
+    }
     if (cupti::driver_function<CtxGetCurrent>("cuCtxGetCurrent")(&context) != CUDA_SUCCESS ||
         cupti::driver_function<CtxGetDevice>("cuCtxGetDevice")(&cu_device) != CUDA_SUCCESS ||
         context == nullptr) {

@@ -28,6 +28,7 @@
 #include "lib/gpu/device.hpp"
 #include "lib/gpu/device_memory.hpp"
 #include "lib/gpu/energy_pass.hpp"
+#include "lib/gpu/green_context.hpp"
 #include "lib/gpu/input_arena.hpp"
 #include "lib/gpu/nvml.hpp"
 #include "lib/gpu/output_check.hpp"
@@ -326,11 +327,22 @@ class SweepRunner {
 RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options,
                     const DeviceInfo& device) {
   ROOFLINE_CUDA_CALL(cudaSetDevice(options.device));
+  // Current before anything that launches or makes a stream exists, and ended after them (a
+  // green context's streams must go before it does).
+  std::optional<GreenContext> green;
+  if (options.sms > 0) {
+    green.emplace(options.device, options.sms);
+    spdlog::info("--sms {}: every launch runs in {}", options.sms, green->description());
+  }
   // Before the first launch: the cubins arrive once, as their modules load (stall_pass.hpp).
   std::unique_ptr<StallSetup> stalls;
   if (options.stalls) stalls = std::make_unique<StallSetup>();
-  SweepRunner runner(points, options, device, stalls.get());
-  return runner.run();
+  RunResult result = SweepRunner(points, options, device, stalls.get()).run();
+  if (green) {
+    result.green_context_sms = green->sm_count();
+    result.counters = "in " + green->description() + "; " + result.counters;
+  }
+  return result;
 }
 
 RunResult run_sweep(const std::vector<SweepPoint>& points, const RunOptions& options) {

@@ -29,6 +29,9 @@ enum class CounterMode {
 
 struct RunOptions {
   int device = 0;
+  // --sms: every launch of the run in a green context of at least this many SMs of the device
+  // (green_context.hpp); 0: the whole GPU.
+  int sms = 0;
   int warmup = 3;  // untimed launches before a point's first round; one before each later round
   int reps = 20;   // timed repetitions per point, spread over the rounds
   // The sweep is timed in this many interleaved rounds (every point once per round), so that one
@@ -70,9 +73,10 @@ struct RunOptions {
 };
 
 struct RunResult {
-  std::vector<Row> rows;  // one per point, in order; no spec_key or prediction (add_rows)
-  DeviceInfo device;      // with the chip name when counters ran
-  std::string counters;   // provenance line for the report context
+  std::vector<Row> rows;      // one per point, in order; no spec_key or prediction (add_rows)
+  DeviceInfo device;          // with the chip name when counters ran
+  int green_context_sms = 0;  // the SMs the green context got (RunOptions::sms); 0: none
+  std::string counters;       // provenance line for the report context
   // The stall pass's part of it ("; warp stalls: ..."), kept apart until the counter pass has
   // written its own (the stall pass runs first), then appended to `counters`.
   std::string stalls;

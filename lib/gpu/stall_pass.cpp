@@ -6,8 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "kernels/context_sms.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/stalls.hpp"
+#include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/cupti/cubin_catalog.hpp"
 #include "lib/gpu/cupti/pc_sampler.hpp"
 #include "lib/gpu/range_profiler.hpp"
@@ -53,14 +55,16 @@ void collect_stalls(RunResult& result, PointLauncher& launcher, const RunOptions
     // sampler sets the period only when it changes), each point's functions' SASS requested as
     // its samples come.
     std::vector<std::pair<int, std::size_t>> order;
+    // The SMs the launches run on: a green context's share under --sms.
+    int sms = 0;
+    ROOFLINE_CUDA_CALL(kernels::current_context_sms(&sms));
     for (std::size_t i = 0; i < result.rows.size(); ++i) {
       const Row& row = result.rows[i];
       if (row.status != RowStatus::kOk || !row.timing) continue;
       const double clock =
           row.timing->sm_clock_mhz() > 0 ? row.timing->sm_clock_mhz() : kStallAssumedClockMhz;
-      order.emplace_back(stall_period_log2(row.timing->median_seconds(), clock,
-                                           result.device.sm_count, options.stall_samples),
-                         i);
+      order.emplace_back(
+          stall_period_log2(row.timing->median_seconds(), clock, sms, options.stall_samples), i);
     }
     std::stable_sort(order.begin(), order.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });

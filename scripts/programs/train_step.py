@@ -6,11 +6,20 @@ element-wise ops, the optimizer) beside large GEMMs and attention. Prints one ch
 the losses and the final parameters (deterministic algorithms on), which profiling must leave
 bit-identical:
 
-    python3 scripts/programs/train_step.py [--steps 2] [--layers 4]
+    python3 scripts/programs/train_step.py [--steps 2] [--layers 4] [--sms N]
+
+--sms N runs the whole program in a CUDA green context of N SMs through PyTorch's
+torch.cuda.green_contexts (beta; PyTorch 2.10 and later, CUDA 12.8+): GreenContext.create, then
+set_context, which makes the green context current and its default stream PyTorch's current
+stream, so that every kernel after it runs on those SMs. The driver rounds N up to its
+granularity (a multiple of 8 on Hopper), as `cuflash-roofline run --sms` does; the line
+"train_step: green context ..." says what was asked. Exits 2 where PyTorch has no green
+contexts.
 """
 import argparse
 import hashlib
 import os
+import sys
 
 # Deterministic kernels (cuBLAS's workspace, attention's and embedding's backward), so that two
 # runs print the same checksum and profiling can be held to it.
@@ -54,6 +63,23 @@ class Model(torch.nn.Module):
         return self.head(self.norm(x))
 
 
+def on_green_context(sms):
+    """Makes a green context of `sms` SMs current (main pops it when the work is done)."""
+    try:
+        from torch.cuda import green_contexts
+    except ImportError:
+        green_contexts = None
+    if green_contexts is None or not getattr(green_contexts, "SUPPORTED", True):
+        print(f"train_step: --sms: PyTorch {torch.__version__} has no green contexts",
+              file=sys.stderr)
+        sys.exit(2)
+    torch.zeros(1, device="cuda")  # the primary context first, as create() wants it
+    context = green_contexts.GreenContext.create(num_sms=sms, device_id=0)
+    context.set_context()
+    print(f"train_step: green context of {sms} SMs asked (torch {torch.__version__})", flush=True)
+    return context
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=2)
@@ -63,7 +89,11 @@ def main():
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--vocab", type=int, default=8192)
+    parser.add_argument("--sms", type=int, default=0,
+                        help="run in a CUDA green context of this many SMs (0: the whole GPU)")
     args = parser.parse_args()
+    # Kept to the end: the green context is destroyed with its Python object.
+    green = on_green_context(args.sms) if args.sms else None
     torch.manual_seed(0)
     torch.use_deterministic_algorithms(True)
     device = torch.device("cuda")
@@ -83,6 +113,8 @@ def main():
     for p in model.parameters():
         hash_.update(p.detach().float().cpu().numpy().tobytes())
     print(f"train_step: checksum {hash_.hexdigest()[:16]}")
+    if green is not None:
+        green.pop_context()  # the context before it current again, before teardown
 
 
 if __name__ == "__main__":

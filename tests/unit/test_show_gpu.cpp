@@ -70,8 +70,8 @@ TEST_CASE("show --gpu: the program measured and projected, by group, and its bad
   CHECK(r.out.find("not as measured on b200") != std::string::npos);
 
   expect_input_error(cli({"show", kHead, kHead, "--gpu", "h100"}), "--gpu projects one report");
-  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--json", "-"}),
-                     "--gpu prints the projection only");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100,b200", "--json", "-"}),
+                     "--gpu with --json or --csv writes the report projected onto one spec");
   expect_input_error(cli({"show", kHead, "--gpu", "h999"}), "h999");
   expect_input_error(cli({"show", kHead, "--gpu", "h100,,b200"}), "an empty name");
   expect_input_error(cli({"show", kModel, "--gpu", "h100"}), "nothing measured to project");

@@ -91,7 +91,8 @@ std::string describe(const Row& row, const std::string& device) {
 bool same_place(const ReportContext& a, const ReportContext& b) {
   return a.host == b.host && a.device == b.device && a.tool_version == b.tool_version &&
          a.projection == b.projection && a.measured_spec == b.measured_spec &&
-         a.ceilings == b.ceilings && a.metrics == b.metrics && a.counter_passes == b.counter_passes;
+         a.green_context_sms == b.green_context_sms && a.ceilings == b.ceilings &&
+         a.metrics == b.metrics && a.counter_passes == b.counter_passes;
 }
 
 std::string device_name_of(const Report& report, const Row& row) {

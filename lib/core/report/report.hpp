@@ -152,6 +152,9 @@ struct ReportContext {
   std::optional<DeviceInfo> device;  // absent for `model`
   bool projection = false;           // measured on one GPU, judged against another's spec
   std::string measured_spec;         // projection: key (in specs) of the GPU measured on
+  // `run --sms`: the SMs of the CUDA green context every launch ran in (the driver's count,
+  // which may round the asked one up); 0: the whole GPU (device.sm_count).
+  int green_context_sms = 0;
   std::string counters;              // provenance: "cupti range profiler ..." or why none
   std::vector<std::string> metrics;  // hardware metric names collected
   int counter_passes = 0;

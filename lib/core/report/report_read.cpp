@@ -51,6 +51,11 @@ ReportContext read_context(const JsonReader& r, const json& c, const std::string
   if (const json* measured = r.optional_member(c, where, "measured_spec");
       measured != nullptr && !measured->is_null())
     context.measured_spec = r.string(c, where, "measured_spec");
+  // Added with `run --sms`; absent (or null) where every launch had the whole GPU.
+  if (const json* sms = r.optional_member(c, where, "green_context_sms");
+      sms != nullptr && !sms->is_null())
+    context.green_context_sms =
+        static_cast<int>(r.integer(c, where, "green_context_sms", 1, kMaxSmCount));
   context.counters = r.string(c, where, "counters", true);
   context.counter_passes =
       static_cast<int>(r.integer(c, where, "counter_passes", 0, kMaxCounterPasses));

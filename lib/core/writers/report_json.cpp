@@ -28,6 +28,8 @@ json context_json(const ReportContext& c) {
       {"counter_passes", c.counter_passes},
       {"ceilings", c.ceilings}};
   context["device"] = c.device ? device_json(*c.device) : json(nullptr);
+  // Only where the run had a share of the GPU (`run --sms`); readers take its absence as none.
+  if (c.green_context_sms > 0) context["green_context_sms"] = c.green_context_sms;
   return context;
 }
 

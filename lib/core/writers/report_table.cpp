@@ -166,8 +166,12 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
   say("cuflash-roofline " + c.command + " — judged against " + join(spec_names, ", ") +
       (c.ceilings == "calibrated" ? " (measured ceilings: `calibrate`)" : ""));
   if (c.device)
-    say("measured on " + c.device->name + " (" + std::to_string(c.device->sm_count) + " SMs, CC " +
-        c.device->compute_capability + ")" +
+    say("measured on " + c.device->name + " (" +
+        (c.green_context_sms > 0
+             ? std::to_string(c.green_context_sms) + " of its " +
+                   std::to_string(c.device->sm_count) + " SMs: a green context (run --sms)"
+             : std::to_string(c.device->sm_count) + " SMs") +
+        ", CC " + c.device->compute_capability + ")" +
         (c.projection ? " — PROJECTION: measured on this device, judged against another GPU's peaks"
                       : ""));
   else

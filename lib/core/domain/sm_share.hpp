@@ -1,0 +1,28 @@
+// A GPU on a share of its SMs: the spec a green context of N SMs is judged against (`run --sms
+// N`), and the target a whole-GPU report is projected onto to predict it (`show REPORT --gpu
+// NAME --sms N`). What scales with the SMs and what does not (docs/model.md, "A share of the
+// SMs"):
+//   - scales by N / the spec's SM count: every compute ceiling (each SM has its own pipes) and
+//     the L1/shared bandwidth (one L1 per SM); the exponential unit's and shared memory's
+//     per-SM rates scale through the SM count itself;
+//   - kept: DRAM and L2 bandwidth and L2 size (shared by all SMs behind the crossbar; whether
+//     N SMs can draw all of it is what the projection check measures), clocks, memory, power,
+//     the launch floor and what one SM holds (sm_limits).
+#pragma once
+
+#include "lib/core/domain/gpu_spec.hpp"
+#include "lib/core/domain/spec_choice.hpp"
+
+namespace roofline {
+
+// `spec` on `sms` of its SMs: key "<key>.<sms>sm", name "<name>, <sms> of <count> SMs", no
+// aliases or device names (no device reports itself as a share), sources that say so. `spec`
+// itself when `sms` is its SM count. Throws InputError when `sms` is below 1 or above the
+// spec's SM count.
+GpuSpec with_sm_count(const GpuSpec& spec, int sms);
+
+// The choice of a run measured on `sms` SMs of its device: the measured spec on that share and,
+// unless the run is a projection onto another GPU, the judging spec too.
+SpecChoice on_sm_share(SpecChoice choice, int sms);
+
+}  // namespace roofline

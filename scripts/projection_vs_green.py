@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Does the projection onto a share of the SMs hold? A report measured on the whole GPU and
+projected onto N of its SMs (`show FULL.json --gpu SPEC --sms N --json PROJECTED.json`) against
+the same work measured in a green context of N SMs (`run --sms N` or `profile` of a program that
+made one), row by row and in sum:
+
+    python3 scripts/projection_vs_green.py PROJECTED.json GREEN.json [--by row|name]
+        [--sum-limit 0.10] [--row-limit 0.20] [--min-seconds 0]
+
+--by row (default, `run` reports): one row per kernel and workload. --by name (`profile`
+reports): the launches of each kernel name summed, a row per name. Prints each row's projected
+and measured time, measured / projected, the roof that binds the projection, and PASS/FAIL for
+"summed time within SUM-LIMIT, every row within ROW-LIMIT" (rows whose projected time is below
+MIN-SECONDS are listed but not judged). Exits 0 either way (a report, not a gate); 2 when the
+reports do not fit together (no common row, or the green report's SM count is not the
+projection's).
+"""
+import argparse
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def seconds(row):
+    t = (row.get("analysis") or {}).get("time_seconds") or {}
+    value = t.get("value")
+    return value if isinstance(value, (int, float)) and value > 0 else None
+
+
+def key_of(row, by):
+    if by == "name":
+        return row["kernel"]
+    w = row.get("workload") or {}
+    mask = "causal" if w.get("causal") else "full"
+    return (f"{row['kernel']} B{w.get('batch')} H{w.get('heads')} N{w.get('seq_len')} "
+            f"d{w.get('head_dim')} {mask} {w.get('pass')} {w.get('dtype', 'fp16')}"
+            + (f" q{w['q_len']}" if w.get("q_len") else ""))
+
+
+def table(report, by):
+    """key -> [seconds, launches, regime of the longest launch]"""
+    out = {}
+    for row in report["rows"]:
+        if row.get("status") not in ("ok", "counters_unavailable"):
+            continue
+        t = seconds(row)
+        if t is None:
+            continue
+        entry = out.setdefault(key_of(row, by), [0.0, 0, "", 0.0])
+        entry[0] += t
+        entry[1] += 1
+        if t > entry[3]:
+            entry[2] = (row.get("analysis") or {}).get("regime", "")
+            entry[3] = t
+    return out
+
+
+def sms_of(report):
+    specs = report.get("specs") or {}
+    keys = {row.get("spec") for row in report["rows"]}
+    return {k: specs[k].get("sm_count") for k in keys if k in specs}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("projected")
+    parser.add_argument("green")
+    parser.add_argument("--by", choices=("row", "name"), default="row")
+    parser.add_argument("--sum-limit", type=float, default=0.10)
+    parser.add_argument("--row-limit", type=float, default=0.20)
+    parser.add_argument("--min-seconds", type=float, default=0.0)
+    args = parser.parse_args()
+    projected_report, green_report = load(args.projected), load(args.green)
+    projected_sms = set(sms_of(projected_report).values())
+    green_sms = green_report["context"].get("green_context_sms")
+    print(f"projected: {args.projected} (spec SMs {sorted(projected_sms)}); measured: "
+          f"{args.green} (green context of {green_sms} SMs)")
+    if green_sms is not None and projected_sms and projected_sms != {green_sms}:
+        print(f"the projection is onto {sorted(projected_sms)} SMs, the green context had "
+              f"{green_sms}: project onto the SMs it had")
+        sys.exit(2)
+    projected, green = table(projected_report, args.by), table(green_report, args.by)
+    common = [k for k in projected if k in green]
+    if not common:
+        print("no row is in both reports")
+        sys.exit(2)
+    only = len(projected) - len(common), len(green) - len(common)
+    common.sort(key=lambda k: -projected[k][0])
+    width = min(60, max(len(k) for k in common))
+    print(f"{'row':{width}} {'n':>5} {'projected':>12} {'measured':>12} {'meas/proj':>9}  binds "
+          "(projected)")
+    judged = good = 0
+    worst = 0.0
+    for k in common:
+        p, g = projected[k][0], green[k][0]
+        ratio = g / p
+        small = p < args.min_seconds
+        ok = abs(ratio - 1) <= args.row_limit
+        if not small:
+            judged += 1
+            good += ok
+            worst = max(worst, abs(ratio - 1))
+        mark = " (not judged)" if small else ("" if ok else " !")
+        print(f"{k[:width]:{width}} {green[k][1]:5d} {p * 1e3:10.4f}ms {g * 1e3:10.4f}ms "
+              f"{ratio:9.3f}  {projected[k][2][:48]}{mark}")
+    total_p = sum(projected[k][0] for k in common)
+    total_g = sum(green[k][0] for k in common)
+    sum_ok = abs(total_g / total_p - 1) <= args.sum_limit
+    print(f"{'sum':{width}} {'':5} {total_p * 1e3:10.4f}ms {total_g * 1e3:10.4f}ms "
+          f"{total_g / total_p:9.3f}")
+    if any(only):
+        print(f"rows in one report only: {only[0]} projected, {only[1]} measured (left out)")
+    print(f"summed time within {100 * args.sum_limit:.0f}%: {'yes' if sum_ok else 'no'} "
+          f"({100 * (total_g / total_p - 1):+.1f}%); rows within {100 * args.row_limit:.0f}%: "
+          f"{good}/{judged}, largest difference {100 * worst:.1f}%: "
+          f"{'PASS' if sum_ok and judged and good == judged else 'FAIL'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+// A GPU on a share of its SMs (domain/sm_share.hpp): what scales and what does not, the spec
+// choice of a run in a green context (`run --sms`), the report that says so, and `show --gpu
+// NAME --sms N` with every way to give it a bad count.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/core/base/errors.hpp"
+#include "lib/core/domain/sm_share.hpp"
+#include "lib/core/report/report_read.hpp"
+#include "lib/core/verdict/judged_report.hpp"
+#include "lib/core/verdict/reproject.hpp"
+#include "lib/core/writers/report_writers.hpp"
+#include "tests/unit/helpers.hpp"
+
+using namespace roofline;
+
+namespace {
+
+const std::string kHead = std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/head.json";  // H100
+const std::string kModel = std::string(ROOFLINE_TEST_DATA_DIR) + "/reports/model.json";
+
+}  // namespace
+
+TEST_CASE("sm share: compute and L1 roofs scale with the SMs, DRAM, L2 and clocks do not") {
+  const GpuSpec& h200 = shipped_spec("h200");
+  REQUIRE(h200.sm_count == 132);
+  const GpuSpec half = with_sm_count(h200, 66);
+  CHECK(half.key == "h200-sxm.66sm");
+  CHECK(half.name == h200.name + ", 66 of 132 SMs");
+  CHECK(half.sm_count == 66);
+  CHECK(half.aliases.empty());
+  CHECK(half.device_names.empty());
+  CHECK(half.sources.at("sm_count").find("66 of 132 SMs") != std::string::npos);
+  REQUIRE(half.compute.size() == h200.compute.size());
+  for (std::size_t i = 0; i < h200.compute.size(); ++i) {
+    CAPTURE(h200.compute[i].id());
+    CHECK(half.compute[i].id() == h200.compute[i].id());
+    CHECK(half.compute[i].peak_tflops == doctest::Approx(h200.compute[i].peak_tflops / 2));
+    CHECK(half.compute[i].clock_mhz == h200.compute[i].clock_mhz);
+    CHECK(half.compute[i].source.find("66 of 132 SMs") != std::string::npos);
+  }
+  for (MemoryLevel level : kAllMemoryLevels) {
+    const MemoryLevelSpec* whole = h200.level(level);
+    if (whole == nullptr) continue;
+    CAPTURE(display_name(level));
+    const double expected =
+        level == MemoryLevel::kL1 ? whole->bandwidth_gbps / 2 : whole->bandwidth_gbps;
+    CHECK(half.level(level)->bandwidth_gbps == doctest::Approx(expected));
+  }
+  CHECK(half.l2_cache_bytes == h200.l2_cache_bytes);
+  CHECK(half.boost_clock_mhz == h200.boost_clock_mhz);
+  CHECK(half.tdp_watts == h200.tdp_watts);
+  CHECK(half.launch_floor_us == h200.launch_floor_us);
+  // Per-SM rates stay; the chip's follow the SM count.
+  CHECK(half.xu_exp2_per_clock_per_sm == h200.xu_exp2_per_clock_per_sm);
+  CHECK(half.exp2_per_second() == doctest::Approx(h200.exp2_per_second() / 2));
+  CHECK(half.shared_bytes_per_second() == doctest::Approx(h200.shared_bytes_per_second() / 2));
+  // All of the SMs is the spec itself.
+  CHECK(with_sm_count(h200, 132).key == "h200-sxm");
+  // The share survives a report's JSON (its spec is embedded whole).
+  const GpuSpec again = parse_gpu_spec(to_json(half), "half.json");
+  CHECK(again.sm_count == 66);
+  CHECK(again.compute.front().peak_tflops == doctest::Approx(half.compute.front().peak_tflops));
+}
+
+TEST_CASE("sm share: a count that is no share of the spec's SMs is refused") {
+  const GpuSpec& h200 = shipped_spec("h200");
+  for (int sms : {0, -1, 133, 100000}) {
+    CAPTURE(sms);
+    try {
+      with_sm_count(h200, sms);
+      FAIL("accepted");
+    } catch (const InputError& error) {
+      CHECK(std::string(error.what()) ==
+            "h200-sxm has 132 SMs: " + std::to_string(sms) + " is not a share of them (1 to 132)");
+    }
+  }
+}
+
+TEST_CASE("sm share: a run on a share is judged on the share, a projection keeps its target") {
+  const GpuSpec& h200 = shipped_spec("h200");
+  SpecChoice own;
+  own.spec = h200;
+  own.measured = h200;
+  const SpecChoice mine = on_sm_share(own, 72);
+  CHECK(mine.spec.key == "h200-sxm.72sm");
+  CHECK(mine.measured.key == "h200-sxm.72sm");
+  CHECK_FALSE(mine.projection);
+
+  SpecChoice elsewhere;
+  elsewhere.spec = shipped_spec("b200");
+  elsewhere.measured = h200;
+  elsewhere.projection = true;
+  const SpecChoice projected = on_sm_share(elsewhere, 40);
+  CHECK(projected.spec.key == shipped_spec("b200").key);
+  CHECK(projected.measured.key == "h200-sxm.40sm");
+  CHECK_THROWS_AS(on_sm_share(own, 200), InputError);
+}
+
+TEST_CASE("sm share: the report says the run had a green context's SMs, and reads back") {
+  Report report = read_report_file(kHead);
+  report.context.green_context_sms = 72;
+  const std::string text = render_json(JudgedReport(report));
+  CHECK(nlohmann::json::parse(text)["context"]["green_context_sms"] == 72);
+  const Report back = report_from_text(text, "share.json");
+  CHECK(back.context.green_context_sms == 72);
+  TableOptions table;
+  CHECK(
+      render_table(JudgedReport(back), table)
+          .find(
+              "measured on NVIDIA H100 80GB HBM3 (72 of its 132 SMs: a green context (run --sms), "
+              "CC 9.0)") != std::string::npos);
+  // Without it, no key at all, and a report that lacks it reads as the whole GPU.
+  const std::string whole = render_json(JudgedReport(read_report_file(kHead)));
+  CHECK_FALSE(nlohmann::json::parse(whole)["context"].contains("green_context_sms"));
+  CHECK(report_from_text(whole, "whole.json").context.green_context_sms == 0);
+  auto bad = nlohmann::json::parse(text);
+  bad["context"]["green_context_sms"] = 0;
+  CHECK_THROWS_AS(report_from_text(bad.dump(), "bad.json"), InputError);
+}
+
+TEST_CASE("show --gpu --sms: the program projected onto a share of a GPU's SMs") {
+  const CliResult r = cli({"show", kHead, "--gpu", "h100", "--sms", "66", "--group-by", "shape",
+                           "--top", "0", "--wide"});
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("NVIDIA H100 SXM5 80GB, 66 of 132 SMs [h100-sxm5.66sm]") != std::string::npos);
+
+  // One spec: the projected report as JSON. Half the SMs: no row gets faster, none more than
+  // twice as slow, the compute-bound ones exactly twice.
+  const CliResult j = cli({"show", kHead, "--gpu", "h100", "--sms", "66", "--json", "-"});
+  REQUIRE(j.code == 0);
+  const Report projected = report_from_text(j.out, "projected.json");
+  CHECK(projected.context.projection);
+  CHECK(projected.context.measured_spec == "h100-sxm5");
+  const JudgedReport after(projected);
+  const JudgedReport before(read_report_file(kHead));
+  REQUIRE(after.rows().size() == before.rows().size());
+  int compute_bound = 0;
+  for (std::size_t i = 0; i < after.rows().size(); ++i) {
+    if (!after.at(i).has_verdict || !before.at(i).has_verdict) continue;
+    CAPTURE(after.rows()[i].kernel);
+    CHECK(after.rows()[i].spec_key == "h100-sxm5.66sm");
+    CHECK(after.at(i).projected);
+    const double ratio = after.at(i).time_seconds / before.at(i).time_seconds;
+    CHECK(ratio >= 1 - 1e-9);
+    if (before.at(i).compute_bound && after.at(i).compute_bound && !before.at(i).tail_bound &&
+        !after.at(i).tail_bound) {
+      CHECK(ratio == doctest::Approx(2.0));
+      ++compute_bound;
+    }
+  }
+  CHECK(compute_bound > 0);
+
+  // All of the SMs is the spec itself: a projection of 1.
+  const CliResult all = cli({"show", kHead, "--gpu", "h100", "--sms", "132"});
+  REQUIRE(all.code == 0);
+  CHECK(all.out.find("×1.00", all.out.find("\ntotal")) != std::string::npos);
+}
+
+TEST_CASE("show --gpu --sms: every bad count and every bad combination, one line, exit 2") {
+  TempDir dir;
+  const std::string out = (dir.path / "p.json").string();
+  expect_input_error(cli({"show", kHead, "--sms", "66", "--json", out}),
+                     "--sms takes the SMs of the --gpu specs; give --gpu");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--sms", "0", "--json", out}),
+                     "--sms: must be a decimal integer from 1 to 10000 (got \"0\")");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--sms", "half", "--json", out}),
+                     "(got \"half\")");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--sms", "6.5", "--json", out}),
+                     "(got \"6.5\")");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--sms", "133", "--json", out}),
+                     "--sms: h100-sxm5 has 132 SMs: 133 is not a share of them (1 to 132)");
+  // The first spec that cannot take the share names itself (an A100 has 108 SMs).
+  expect_input_error(cli({"show", kHead, "--gpu", "h100,a100", "--sms", "120"}),
+                     "is not a share of them (1 to 108)");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100,b200", "--json", out}),
+                     "--gpu with --json or --csv writes the report projected onto one spec");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--markdown", out}),
+                     "--gpu prints the projection; it writes no --markdown");
+  expect_input_error(cli({"show", kModel, "--gpu", "h100", "--sms", "66"}),
+                     "nothing measured to project");
+  CHECK_FALSE(std::filesystem::exists(out));
+}
