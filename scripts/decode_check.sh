@@ -60,7 +60,6 @@ bench_reps="${BENCH_REPS:-10}"
 cal="$work/cal.json"
 shopt -s nullglob
 
-note() { echo "$*" | tee -a "$summary"; }
 has() { [[ " $stages " == *" $1 "* ]]; }
 # left N: seconds a command may run: N, or what is left before the deadline when that is less.
 left() {

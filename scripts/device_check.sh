@@ -30,7 +30,6 @@ out="$work"
 stages="${*:-build test sanitize fixture fidelity cost calibrate verdicts l1probe corners profile bf16 bench}"
 summary="$out/summary.txt"
 : >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
 has() { [[ " $stages " == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \

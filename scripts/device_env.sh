@@ -22,6 +22,17 @@ export PYTHONUNBUFFERED=1
 seconds() { date +%s.%N; }
 # elapsed T [DIGITS]: seconds since T (from `seconds`), with DIGITS decimals (default 2).
 elapsed() { python3 -c "print(f'{$(seconds) - $1:.${2:-2}f}')"; }
+# note LINE...: prints the line and appends it to the script's $summary.
+note() { echo "$*" | tee -a "$summary"; }
+# check_folders NAME: $out (what comes back from the device: $OUT, else out/NAME-check) and
+# $work ($WORK_DIR, else out/NAME-work), both made; $summary ($out/summary.txt) emptied.
+check_folders() {
+  out="${OUT:-$repo/out/$1-check}"
+  work="${WORK_DIR:-$repo/out/$1-work}"
+  mkdir -p "$out" "$work"
+  summary="$out/summary.txt"
+  : >"$summary"
+}
 
 # find_ncu: puts Nsight Compute's ncu on PATH when it is not there already: the newest
 # $NSIGHT_COMPUTE_ROOT/*/ncu (default /opt/nvidia/nsight-compute), else /usr/local/cuda/bin/ncu.

@@ -32,7 +32,6 @@ summary="$final/summary.txt"
 : >"$summary"
 deadline=$(($(date +%s) + ${DEADLINE_S:-570}))
 left() { local l=$((deadline - $(date +%s))); echo $((l > 1 ? (l < $1 ? l : $1) : 1)); }
-note() { echo "$*" | tee -a "$summary"; }
 finish() {
   (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude=reports --exclude='*.ncu-rep' .)
   (cd "$out/reports" && tar -cJf "$final/reports.tar.xz" .)

@@ -23,7 +23,6 @@ rm -rf "$out"
 mkdir -p "$final" "$out"
 summary="$out/summary.txt"
 : >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
 program=(python3 scripts/sdpa_program.py)
 finish() {
   cp "$summary" "$final/" 2>/dev/null

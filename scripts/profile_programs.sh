@@ -34,7 +34,6 @@ summary="$final/summary.txt"
 # limit never cuts the script off before its summary.
 deadline=$(($(date +%s) + ${DEADLINE_S:-560}))
 left() { local l=$((deadline - $(date +%s))); echo $((l > 1 ? (l < $1 ? l : $1) : 1)); }
-note() { echo "$*" | tee -a "$summary"; }
 finish() { (cd "$out" && tar -cJf "$final/logs.tar.xz" --exclude='*.ncu-rep' .); }
 trap finish EXIT
 legs=" ${*:-build test mlp train} "

@@ -33,12 +33,7 @@
 # projection.tar.xz (the reports, the projections and the logs), to keep in tests/data/reports.
 set -u -o pipefail
 source "$(dirname "$0")/device_env.sh"
-out="${OUT:-$repo/out/projection-check}"
-work="${WORK_DIR:-$repo/out/projection-work}"
-mkdir -p "$out" "$work"
-summary="$out/summary.txt"
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
+check_folders projection
 stages=" ${*:-build gputests sweep judge train} "
 has() { [[ "$stages" == *" $1 "* ]]; }
 sms_list="${SMS:-66 33}"

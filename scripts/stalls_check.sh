@@ -27,12 +27,7 @@
 # Never changes clocks: ncu runs with --clock-control none.
 set -u -o pipefail
 source "$(dirname "$0")/device_env.sh"
-out="${OUT:-$repo/out/stalls-check}"
-work="${WORK_DIR:-$repo/out/stalls-work}"
-mkdir -p "$out" "$work"
-summary="$out/summary.txt"
-: >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
+check_folders stalls
 stages="${*:-build gputests stalls sweep profile}"
 points="${STALL_POINTS:-flash-v2:fwd:64 flash-v2:bwd:64 flash-v2:fwd:128 flash-v2:bwd:128 flash-v3:fwd:64 flash-v3:bwd:64 flash-v3:fwd:128 flash-v3:bwd:128}"
 IFS=: read -r B H N <<<"${STALL_SHAPE:-4:16:4096}"

@@ -78,7 +78,6 @@ summary="$out/summary.txt"
 tables="$out/tables.txt"
 : >"$summary"
 : >"$tables"
-note() { echo "$*" | tee -a "$summary"; }
 has() { [[ " $stages " == *" $1 "* ]]; }
 tests="$build/tests/gpu/gpu_kernel_tests"
 finish() {
