@@ -1,7 +1,9 @@
 // The busy-wait behind `run --test-slowdown`: one block of one thread that spins on the SM's
 // cycle counter. It reads and writes no memory, so a range that contains it counts the same
-// bytes and FLOPs; only its time grows.
+// bytes and FLOPs; only its time grows. And the SM census behind gpu.green_context.
 #include "kernels/test_aids.hpp"
+
+#include <vector>
 
 #include "kernels/common.cuh"
 
@@ -14,7 +16,37 @@ __global__ void spin_kernel(long long cycles) {
   }
 }
 
+// Each CTA marks the SM it runs on (%smid), then spins so that the launch lasts long enough for
+// the scheduler to use every SM it may.
+__global__ void sm_census_kernel(unsigned* seen, unsigned slots) {
+  unsigned sm = 0;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  if (threadIdx.x == 0 && sm < slots) atomicOr(&seen[sm], 1u);
+  const long long start = clock64();
+  while (clock64() - start < 40000) {
+  }
+}
+
 }  // namespace
+
+cudaError_t count_sms_used(int blocks, int* distinct) {
+  if (blocks < 1 || distinct == nullptr) return cudaErrorInvalidValue;
+  constexpr unsigned kSlots = 1024;  // above any GPU's SM ids
+  unsigned* seen = nullptr;
+  ROOFLINE_RETURN_IF_ERROR(cudaMalloc(&seen, kSlots * sizeof(unsigned)));
+  std::vector<unsigned> host(kSlots, 0);
+  cudaError_t status = cudaMemset(seen, 0, kSlots * sizeof(unsigned));
+  if (status == cudaSuccess) {
+    sm_census_kernel<<<blocks, 32>>>(seen, kSlots);
+    status = cudaGetLastError();
+  }
+  if (status == cudaSuccess)
+    status = cudaMemcpy(host.data(), seen, kSlots * sizeof(unsigned), cudaMemcpyDeviceToHost);
+  cudaFree(seen);
+  *distinct = 0;
+  for (unsigned v : host) *distinct += v != 0;
+  return status;
+}
 
 cudaError_t spin_cycles(long long cycles, cudaStream_t stream) {
   if (cycles < 0) return cudaErrorInvalidValue;

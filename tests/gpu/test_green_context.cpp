@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/context_sms.hpp"
+#include "kernels/test_aids.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/gpu/green_context.hpp"
 #include "tests/unit/helpers.hpp"
@@ -48,6 +49,12 @@ TEST_CASE("green context: the kernels see its SMs while it is current, the devic
     CHECK(green.sm_count() >= 33);
     CHECK(green.sm_count() <= whole);
     CHECK(context_sms() == green.sm_count());
+    // Its launches run on its SMs and no others: 8 waves' worth of CTAs land on at most that
+    // many distinct SMs (and on more than half of them: the partition is used).
+    int used = 0;
+    REQUIRE(kernels::count_sms_used(8 * whole, &used) == cudaSuccess);
+    CHECK(used <= green.sm_count());
+    CHECK(2 * used > green.sm_count());
     // The runtime works in it: memory and a synchronised stream.
     void* p = nullptr;
     CHECK(cudaMalloc(&p, 1 << 20) == cudaSuccess);
@@ -56,6 +63,9 @@ TEST_CASE("green context: the kernels see its SMs while it is current, the devic
     CHECK(cudaFree(p) == cudaSuccess);
   }
   CHECK(context_sms() == whole);
+  int used = 0;
+  REQUIRE(kernels::count_sms_used(8 * whole, &used) == cudaSuccess);
+  CHECK(2 * used > whole);  // the primary context is current again: past any 33-SM share
   CHECK_THROWS_AS(gpu::GreenContext(0, whole + 1), InputError);
   CHECK_THROWS_AS(gpu::GreenContext(0, 0), InputError);
 }
