@@ -17,10 +17,12 @@
 #include "app/options.hpp"
 #include "app/profile_process.hpp"
 #include "app/profile_stalls.hpp"
+#include "app/projection_output.hpp"
 #include "app/temp_dir.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/input.hpp"
 #include "lib/core/base/output.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/profile/profile_protocol.hpp"
 #include "lib/profile/profile_report.hpp"
 
@@ -67,6 +69,54 @@ std::vector<ProcessRecords> read_records(const std::filesystem::path& dir) {
   return out;
 }
 
+// --gpu's names (comma-separated), each a known spec: InputError for an empty or unknown one.
+std::vector<std::string> gpu_names(const std::string& list, const SpecRegistry& registry) {
+  std::vector<std::string> names;
+  if (list.empty()) return names;
+  for (const std::string& name : split(list, ',')) {
+    if (trim(name).empty())
+      throw InputError("--gpu " + quote_text(list, 80) +
+                       ": an empty name (spec names, comma-separated: h100,b200)");
+    registry.find(trim(name));  // InputError for an unknown name
+    names.push_back(trim(name));
+  }
+  return names;
+}
+
+// The report written and shown. With --gpu naming GPUs other than the one the program ran on,
+// the table's place goes to the program projected onto each of them, group by group (as `show
+// REPORT --gpu` prints it); the files keep the report: judged against the one --gpu, or, with
+// several, as measured.
+void emit_report(const ProfileCommandOptions& options, const SpecRegistry& registry,
+                 const std::vector<ProcessRecords>& processes, ProfileRun run,
+                 const std::vector<std::string>& gpus) {
+  if (gpus.size() == 1) run.gpu = gpus.front();
+  const std::optional<Report> report = profile_report(processes, registry, run);
+  throw_if_interrupted();  // a signal while the records were read: no report
+  if (!report) return;
+  if (gpus.empty()) return options.output.emit(*report);
+  run.gpu.reset();
+  std::optional<Report> measured = report;
+  if (gpus.size() == 1) {
+    try {
+      measured = profile_report(processes, registry, run);
+    } catch (const InputError& error) {  // no spec names the device: nothing to project from
+      spdlog::warn("--gpu {}: the program is not projected ({})", gpus.front(), error.what());
+      return options.output.emit(*report);
+    }
+  }
+  const std::string own = measured->spec_for(measured->rows.front()).key;
+  std::vector<GpuSpec> targets;
+  for (const std::string& name : gpus)
+    if (const GpuSpec& spec = registry.find(name); spec.key != own) targets.push_back(spec);
+  if (targets.empty()) return options.output.emit(*report);
+  const std::string text =
+      project_program(JudgedReport(*measured), targets, GroupBy::kFunctor,
+                      options.output.summary_top, options.output.table.fit().max_width, "profile")
+          .text;
+  options.output.emit(*report, &text);
+}
+
 int exit_code_of(ProfileErrorKind kind) {
   return kind == ProfileErrorKind::kInternal ? static_cast<int>(ExitCode::kInternal)
                                              : static_cast<int>(ExitCode::kNoGpu);
@@ -76,7 +126,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   options.output.check(global.specs.files, global.specs);  // no spec file overwritten
   if (!options.kernel_regex.empty()) check_kernel_regex(options.kernel_regex);
   const SpecRegistry registry = global.specs.load();
-  if (!options.gpu.empty()) registry.find(options.gpu);  // unknown names fail first
+  const std::vector<std::string> gpus = gpu_names(options.gpu, registry);  // before any work
   const std::string program = resolve_program(options.command.front());
   const std::filesystem::path injection = find_injection_library(options.injection);
 
@@ -133,11 +183,7 @@ int run_profile(const ProfileCommandOptions& options, const GlobalOptions& globa
   run.command_line = global.command_line();
   run.program_command = options.command;
   run.options = profile;
-  if (!options.gpu.empty()) run.gpu = options.gpu;
-  if (const std::optional<Report> report = profile_report(processes, registry, run)) {
-    throw_if_interrupted();  // a signal while the records were read: no report
-    options.output.emit(*report);
-  }
+  emit_report(options, registry, processes, run, gpus);
 
   if (fatal != nullptr) {
     const std::string message = "profile: " + fatal->message;
@@ -234,9 +280,11 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
       ->type_name("PATH")
       ->check(kNonEmpty);
   sub->add_option("--gpu", options->gpu,
-                  "Judge against this GPU's spec (default: the device's own; another GPU projects "
-                  "each launch onto it, as run --gpu does)")
-      ->type_name("NAME");
+                  "GPU specs, comma-separated: the program projected onto each other GPU, group "
+                  "by group, in the table's place (as show REPORT --gpu prints it); one name also "
+                  "judges the report's launches against it, as run --gpu does (default: the "
+                  "device's own spec)")
+      ->type_name("NAME[,NAME...]");
   options->output.add_to(*sub, true);
   options->output.add_export_to(*sub);
   options->output.summary_top = 15;  // where the time goes, then the launches

@@ -15,6 +15,7 @@
 #include "app/export_option.hpp"
 #include "app/help.hpp"
 #include "app/options.hpp"
+#include "app/projection_output.hpp"
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
 #include "lib/core/base/limits.hpp"
@@ -24,8 +25,6 @@
 #include "lib/core/domain/sm_share.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
-#include "lib/core/verdict/reproject.hpp"
-#include "lib/core/writers/projection_table.hpp"
 #include "lib/core/writers/report_writers.hpp"
 #include "lib/core/writers/stall_section.hpp"
 #include "lib/core/writers/summary.hpp"
@@ -121,26 +120,16 @@ std::vector<GpuSpec> projection_specs(const ShowOptions& options, const SpecRegi
 int show_projection(const ShowOptions& options, const GlobalOptions& global,
                     const JudgedReport& measured) {
   const SpecRegistry registry = global.specs.load();
-  const std::string& origin = options.reports.front();
-  const GroupBy by = group_by_of(options.group_by);
-  std::vector<ProjectionTarget> targets;
-  std::optional<JudgedReport> only;  // the projection, when there is one target
-  const std::vector<GpuSpec> specs = projection_specs(options, registry);
-  for (const GpuSpec& spec : specs) {
-    JudgedReport projected(reproject(measured.report(), spec, origin));
-    targets.push_back({spec, summarize(projected, by), projection_fallbacks(projected)});
-    if (specs.size() == 1) only.emplace(std::move(projected));
-  }
+  ProgramProjection projection =
+      project_program(measured, projection_specs(options, registry), group_by_of(options.group_by),
+                      options.top, options.table.fit().max_width, options.reports.front());
   OutputSet files;
-  if (!options.json_path.empty()) files.add(options.json_path, render_json(*only));
-  if (!options.csv_path.empty()) files.add(options.csv_path, render_csv(*only));
+  if (!options.json_path.empty()) files.add(options.json_path, render_json(*projection.only));
+  if (!options.csv_path.empty()) files.add(options.csv_path, render_csv(*projection.only));
   files.commit();
   for (const std::string* path : {&options.json_path, &options.csv_path})
     if (writes_stdout(*path)) return 0;
-  const Report& report = measured.report();
-  std::cout << render_projection(summarize(measured, by), report.spec_for(report.rows.front()),
-                                 report.context.device ? report.context.device->name : "?", targets,
-                                 options.top, options.table.fit().max_width);
+  std::cout << projection.text;
   return 0;
 }
 

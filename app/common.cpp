@@ -331,7 +331,7 @@ void OutputOptions::check(const std::vector<std::string>& inputs, const SpecOpti
     if (!output.path.empty()) check_output_path(output.path);
 }
 
-void OutputOptions::emit(const Report& report) const {
+void OutputOptions::emit(const Report& report, const std::string* terminal) const {
   // Everything rendered first, then written together (output.hpp): all or nothing.
   OutputSet outputs;
   const JudgedReport judged(report);  // every verdict made once, read by every writer
@@ -348,7 +348,10 @@ void OutputOptions::emit(const Report& report) const {
     export_to_stdout = export_to_stdout || writes_stdout(target.path);
   }
   // The table only where stdout gets no report (so that it never follows one on a pipe).
-  if (!writes_stdout(json_path) && !writes_stdout(csv_path) && !export_to_stdout) {
+  if (!writes_stdout(json_path) && !writes_stdout(csv_path) && !export_to_stdout &&
+      terminal != nullptr) {
+    outputs.add("-", *terminal);
+  } else if (!writes_stdout(json_path) && !writes_stdout(csv_path) && !export_to_stdout) {
     const TableFit fit = table.fit();
     TableOptions options;
     options.color = colour_wanted();

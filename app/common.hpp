@@ -78,8 +78,9 @@ struct OutputOptions {
   // an output is one of `inputs`, before any work.
   void check(const std::vector<std::string>& inputs, const SpecOptions& specs) const;
   // Writes every requested output; prints the table to stdout unless stdout already got JSON
-  // or CSV.
-  void emit(const Report& report) const;
+  // or CSV; `terminal`, where given, is printed in the table's place (profile --gpu's
+  // projection).
+  void emit(const Report& report, const std::string* terminal = nullptr) const;
 };
 
 // --ceilings spec|calibrated and --calibration FILE: which roofs judge the rows (calibration.hpp).

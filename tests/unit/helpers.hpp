@@ -174,6 +174,15 @@ inline CliResult cli(const std::vector<std::string>& args) {
   return {code, capture.out.str(), capture.err.str()};
 }
 
+#ifdef ROOFLINE_FAKE_INJECTION
+// `profile` with the stand-in injection library (fake_injection: it only looks like one), `args`
+// after it: the program's records come from the program itself.
+inline CliResult profile_with_stand_in(std::vector<std::string> args) {
+  args.insert(args.begin(), {"profile", "--injection", ROOFLINE_FAKE_INJECTION});
+  return cli(args);
+}
+#endif
+
 // Exit 2, exactly one line on stderr, "error: " first, `needle` inside.
 inline void expect_input_error(const CliResult& r, const std::string& needle) {
   CAPTURE(r.err);

@@ -35,8 +35,7 @@ std::string script(const TempDir& dir, const std::string& name, const std::strin
 }
 
 CliResult profile(std::vector<std::string> args) {
-  args.insert(args.begin(), {"profile", "--injection", ROOFLINE_FAKE_INJECTION});
-  return cli(args);
+  return profile_with_stand_in(std::move(args));
 }
 
 bool wait_for(const std::function<bool()>& condition) {

@@ -242,12 +242,7 @@ TEST_CASE("profile options travel through the environment") {
 
 TEST_CASE("cli: profile fault paths that need no GPU") {
   TempDir dir;
-  const std::string fake_injection = ROOFLINE_FAKE_INJECTION;
-  auto profile = [&](std::vector<std::string> tail) {
-    std::vector<std::string> args = {"profile", "--injection", fake_injection};
-    args.insert(args.end(), tail.begin(), tail.end());
-    return cli(args);
-  };
+  const auto profile = profile_with_stand_in;
 
   SUBCASE("no program") {
     const CliResult r = cli({"profile"});
@@ -367,5 +362,38 @@ TEST_CASE("cli: profile fault paths that need no GPU") {
     CHECK(j["rows"][1]["status"] == "counters_unavailable");
     CHECK(j["rows"][1]["message"].get<std::string>().find("kernel time only") != std::string::npos);
     CHECK(j["rows"][1]["counters"]["gpu_time_seconds"] == 2e-5);
+  }
+}
+
+TEST_CASE("cli: profile --gpu projects the program onto other GPUs, group by group") {
+  TempDir dir;
+  const auto profile = profile_with_stand_in;
+  write_text(dir.path / "records", records_of_one_launch());
+  const std::string program = script(
+      dir, "app.sh",
+      "cat " + (dir.path / "records").string() + " > \"$CUFLASH_ROOFLINE_PROFILE_DIR/$$.jsonl\"");
+  const std::string json = (dir.path / "out.json").string();
+
+  // Another GPU: the projection in the table's place; the report judged against it.
+  const CliResult one = profile({"--gpu", "h100", "--json", json, "--", program});
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("H100") != std::string::npos);
+  CHECK(one.out.find("×") != std::string::npos);
+  CHECK(nlohmann::json::parse(read_text(json))["rows"][0]["spec"] == "h100-sxm5");
+  // Several: one column each; the report as measured, on the device's own spec.
+  const CliResult two = profile({"--gpu", "h100,b200", "--json", json, "--", program});
+  REQUIRE(two.code == 0);
+  CHECK(two.out.find("H100") != std::string::npos);
+  CHECK(two.out.find("B200") != std::string::npos);
+  CHECK(nlohmann::json::parse(read_text(json))["rows"][0]["spec"] == "h200-sxm");
+  // The device's own spec: the plain table, no projection.
+  const CliResult own = profile({"--gpu", "h200", "--", program});
+  REQUIRE(own.code == 0);
+  CHECK(own.out == profile({"--", program}).out);
+  // Bad names before the program runs: one line, exit 2.
+  for (const char* bad : {"h100,", "nosuchgpu"}) {
+    const CliResult r = profile({"--gpu", bad, "--", "/bin/false"});
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }

@@ -216,12 +216,7 @@ TEST_CASE("profile stalls: a launch CUPTI could not sample says why, with no sam
 
 TEST_CASE("cli: profile --stalls with a stand-in program") {
   TempDir dir;
-  const std::string fake_injection = ROOFLINE_FAKE_INJECTION;
-  auto profile = [&](std::vector<std::string> tail) {
-    std::vector<std::string> args = {"profile", "--injection", fake_injection};
-    args.insert(args.end(), tail.begin(), tail.end());
-    return cli(args);
-  };
+  const auto profile = profile_with_stand_in;
   const std::string json = (dir.path / "out.json").string();
 
   SUBCASE("misuse: one line, exit 2, nothing written") {
