@@ -13,6 +13,8 @@
 #include "lib/core/model/exp_model.hpp"
 #include "lib/core/model/model_decode.hpp"
 #include "lib/core/model/model_l1.hpp"
+#include "lib/core/model/model_prefill_dram.hpp"
+#include "lib/core/model/model_terms.hpp"
 
 namespace roofline {
 namespace {
@@ -44,14 +46,6 @@ double flash_score_elements(const Workload& w, int block_q, int block_kv, int ro
   return elements * heads;
 }
 
-void add(std::vector<ModelTerm>& terms, double& total, std::string name, std::string formula,
-         double value) {
-  terms.push_back({std::move(name), std::move(formula), value});
-  total += value;
-}
-
-constexpr double kMB = 1e6;
-
 Prediction predict_standard(const Workload& w) {
   Prediction p;
   const double bh = static_cast<double>(w.batch) * w.heads;
@@ -60,33 +54,37 @@ Prediction predict_standard(const Workload& w) {
   const double nn = bh * n * n * kBytesPerFp16;           // one [B,H,N,N] FP16 matrix, bytes
   const double gemm = 2 * bh * n * n * d;                 // one N×N×d GEMM per head
   if (w.pass == Pass::kForward) {
-    add(p.flop_terms, p.model_flops, "S = Q·Kᵀ (cuBLAS, full square)", "2·B·H·N²·d", gemm);
-    add(p.flop_terms, p.model_flops, "softmax", "5·B·H·N² (v0.3.0 analysis §3.1)", 5 * bh * n * n);
-    add(p.flop_terms, p.model_flops, "O = P·V (cuBLAS, full square)", "2·B·H·N²·d", gemm);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "Q, K, V read", "3·B·H·N·d·2 B", 3 * nd);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "S written, read by softmax", "2·B·H·N²·2 B", 2 * nn);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "P written, read by P·V", "2·B·H·N²·2 B", 2 * nn);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "O written", "B·H·N·d·2 B", nd);
+    add_term(p.flop_terms, p.model_flops, "S = Q·Kᵀ (cuBLAS, full square)", "2·B·H·N²·d", gemm);
+    add_term(p.flop_terms, p.model_flops, "softmax", "5·B·H·N² (v0.3.0 analysis §3.1)",
+             5 * bh * n * n);
+    add_term(p.flop_terms, p.model_flops, "O = P·V (cuBLAS, full square)", "2·B·H·N²·d", gemm);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "Q, K, V read", "3·B·H·N·d·2 B", 3 * nd);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "S written, read by softmax", "2·B·H·N²·2 B",
+             2 * nn);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "P written, read by P·V", "2·B·H·N²·2 B", 2 * nn);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "O written", "B·H·N·d·2 B", nd);
     if (!standard_rows_cached(w))
-      add(p.byte_terms, p.no_reuse_dram_bytes, "S re-read by the streaming softmax (2 more passes)",
-          "2·B·H·N²·2 B", 2 * nn);
+      add_term(p.byte_terms, p.no_reuse_dram_bytes,
+               "S re-read by the streaming softmax (2 more passes)", "2·B·H·N²·2 B", 2 * nn);
     p.compulsory_dram_bytes = 4 * nd;
     p.compulsory_formula = "Q, K, V read once, O written once: 4·B·H·N·d·2 B";
   } else {
-    add(p.flop_terms, p.model_flops, "dV = Pᵀ·dO, dP = dO·Vᵀ (cuBLAS)", "2·2·B·H·N²·d", 2 * gemm);
-    add(p.flop_terms, p.model_flops, "softmax backward", "4·B·H·N²", 4 * bh * n * n);
-    add(p.flop_terms, p.model_flops, "dQ = dS·K, dK = dSᵀ·Q (cuBLAS)", "2·2·B·H·N²·d", 2 * gemm);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "dO read twice; Q, K, V read", "5·B·H·N·d·2 B",
-        5 * nd);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "P read twice (dV GEMM, softmax bwd)", "2·B·H·N²·2 B",
-        2 * nn);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "dP written and read", "2·B·H·N²·2 B", 2 * nn);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "dS written, read by dQ and dK GEMMs", "3·B·H·N²·2 B",
-        3 * nn);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "dQ, dK, dV written", "3·B·H·N·d·2 B", 3 * nd);
+    add_term(p.flop_terms, p.model_flops, "dV = Pᵀ·dO, dP = dO·Vᵀ (cuBLAS)", "2·2·B·H·N²·d",
+             2 * gemm);
+    add_term(p.flop_terms, p.model_flops, "softmax backward", "4·B·H·N²", 4 * bh * n * n);
+    add_term(p.flop_terms, p.model_flops, "dQ = dS·K, dK = dSᵀ·Q (cuBLAS)", "2·2·B·H·N²·d",
+             2 * gemm);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "dO read twice; Q, K, V read", "5·B·H·N·d·2 B",
+             5 * nd);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "P read twice (dV GEMM, softmax bwd)",
+             "2·B·H·N²·2 B", 2 * nn);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "dP written and read", "2·B·H·N²·2 B", 2 * nn);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "dS written, read by dQ and dK GEMMs",
+             "3·B·H·N²·2 B", 3 * nn);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "dQ, dK, dV written", "3·B·H·N·d·2 B", 3 * nd);
     if (!standard_rows_cached(w))
-      add(p.byte_terms, p.no_reuse_dram_bytes, "P and dP re-read by the streaming softmax backward",
-          "2·B·H·N²·2 B", 2 * nn);
+      add_term(p.byte_terms, p.no_reuse_dram_bytes,
+               "P and dP re-read by the streaming softmax backward", "2·B·H·N²·2 B", 2 * nn);
     p.compulsory_dram_bytes = 7 * nd;
     p.compulsory_formula =
         "Q, K, V, dO read once, dQ, dK, dV written once: 7·B·H·N·d·2 B (P from the forward is "
@@ -110,14 +108,16 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
     double kv_rows = 0;
     const double scores =
         flash_score_elements(w, block_q, block_kv, granularity, k.computes_padding, &kv_rows);
-    add(p.flop_terms, p.model_flops, "S = Q·Kᵀ tiles", "2·d·(scores computed)", 2 * d * scores);
-    add(p.flop_terms, p.model_flops, "O += P·V tiles", "2·d·(scores computed)", 2 * d * scores);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "Q read once", "B·H·N·d·2 B", nd);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "K, V reloaded per query tile",
-        "2·d·2 B·Σ_tiles cols (⌈N/Br⌉·N rows; ≈ half when causal)",
-        2 * d * kBytesPerFp16 * kv_rows);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "O written", "B·H·N·d·2 B", nd);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "LSE written", "B·H·N·4 B", row_stats);
+    add_term(p.flop_terms, p.model_flops, "S = Q·Kᵀ tiles", "2·d·(scores computed)",
+             2 * d * scores);
+    add_term(p.flop_terms, p.model_flops, "O += P·V tiles", "2·d·(scores computed)",
+             2 * d * scores);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "Q read once", "B·H·N·d·2 B", nd);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "K, V reloaded per query tile",
+             "2·d·2 B·Σ_tiles cols (⌈N/Br⌉·N rows; ≈ half when causal)",
+             2 * d * kBytesPerFp16 * kv_rows);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "O written", "B·H·N·d·2 B", nd);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "LSE written", "B·H·N·4 B", row_stats);
     p.compulsory_dram_bytes = 4 * nd + row_stats;
     p.compulsory_formula = "Q, K, V read once, O and LSE written once: 4·B·H·N·d·2 B + B·H·N·4 B";
   } else {
@@ -131,239 +131,47 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
     const double scores =
         flash_score_elements(w, block_kv, block_q, k.computes_padding ? k.bwd_key_block : 1,
                              k.computes_padding, &q_rows);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "preprocess: O, dO read; D written",
-        "2·B·H·N·d·2 B + B·H·N·4 B", 2 * nd + row_stats);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "K, V read once; dK, dV written", "4·B·H·N·d·2 B",
-        4 * nd);
-    add(p.byte_terms, p.no_reuse_dram_bytes, "Q, dO, LSE, D reloaded per key tile",
-        "(2·d·2 B + 2·4 B)·Σ_tiles rows", (2 * d * kBytesPerFp16 + 2 * kBytesPerFp32) * q_rows);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "preprocess: O, dO read; D written",
+             "2·B·H·N·d·2 B + B·H·N·4 B", 2 * nd + row_stats);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "K, V read once; dK, dV written", "4·B·H·N·d·2 B",
+             4 * nd);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes, "Q, dO, LSE, D reloaded per key tile",
+             "(2·d·2 B + 2·4 B)·Σ_tiles rows",
+             (2 * d * kBytesPerFp16 + 2 * kBytesPerFp32) * q_rows);
     if (!k.bwd_separate_dq_pass) {
       // dQ = dS·K uses every key of the tile (all warps), the other products 16-key warp blocks.
       double unused = 0;
       const double dq_scores = flash_score_elements(
           w, block_kv, block_q, k.computes_padding ? block_kv : 1, k.computes_padding, &unused);
-      add(p.flop_terms, p.model_flops, "recompute S = Q·Kᵀ", "2·d·(scores computed)",
-          2 * d * scores);
-      add(p.flop_terms, p.model_flops, "dV += Pᵀ·dO, dP = dO·Vᵀ", "4·d·(scores computed)",
-          4 * d * scores);
-      add(p.flop_terms, p.model_flops, "dK += dSᵀ·Q", "2·d·(scores computed)", 2 * d * scores);
-      add(p.flop_terms, p.model_flops, "dQ += dS·K", "2·d·(scores computed, whole key tiles)",
-          2 * d * dq_scores);
-      add(p.byte_terms, p.no_reuse_dram_bytes, "dQ accumulated in FP32 per key tile (read + write)",
-          "2·d·4 B·Σ_tiles rows", 2 * d * kBytesPerFp32 * q_rows);
-      add(p.byte_terms, p.no_reuse_dram_bytes, "dQ cleared, converted to FP16",
-          "B·H·N·d·(4 + 4 + 2) B", w.tensor_elements() * (2 * kBytesPerFp32 + kBytesPerFp16));
+      add_term(p.flop_terms, p.model_flops, "recompute S = Q·Kᵀ", "2·d·(scores computed)",
+               2 * d * scores);
+      add_term(p.flop_terms, p.model_flops, "dV += Pᵀ·dO, dP = dO·Vᵀ", "4·d·(scores computed)",
+               4 * d * scores);
+      add_term(p.flop_terms, p.model_flops, "dK += dSᵀ·Q", "2·d·(scores computed)", 2 * d * scores);
+      add_term(p.flop_terms, p.model_flops, "dQ += dS·K", "2·d·(scores computed, whole key tiles)",
+               2 * d * dq_scores);
+      add_term(p.byte_terms, p.no_reuse_dram_bytes,
+               "dQ accumulated in FP32 per key tile (read + write)", "2·d·4 B·Σ_tiles rows",
+               2 * d * kBytesPerFp32 * q_rows);
+      add_term(p.byte_terms, p.no_reuse_dram_bytes, "dQ cleared, converted to FP16",
+               "B·H·N·d·(4 + 4 + 2) B", w.tensor_elements() * (2 * kBytesPerFp32 + kBytesPerFp16));
     } else {
       double kv_rows = 0;
       const double dq_scores = flash_score_elements(w, block_q, block_kv, 1, false, &kv_rows);
-      add(p.flop_terms, p.model_flops, "dK/dV pass: S, dP recomputed; dV, dK",
-          "8·d·(scores computed)", 8 * d * scores);
-      add(p.flop_terms, p.model_flops, "dQ pass: S, dP recomputed; dQ = dS·K",
-          "6·d·(scores computed)", 6 * d * dq_scores);
-      add(p.byte_terms, p.no_reuse_dram_bytes, "dQ pass: Q, dO, LSE, D read; dQ written",
-          "3·B·H·N·d·2 B + 2·B·H·N·4 B", 3 * nd + 2 * row_stats);
-      add(p.byte_terms, p.no_reuse_dram_bytes, "dQ pass: K, V reloaded per query tile",
-          "2·d·2 B·Σ_tiles cols", 2 * d * kBytesPerFp16 * kv_rows);
+      add_term(p.flop_terms, p.model_flops, "dK/dV pass: S, dP recomputed; dV, dK",
+               "8·d·(scores computed)", 8 * d * scores);
+      add_term(p.flop_terms, p.model_flops, "dQ pass: S, dP recomputed; dQ = dS·K",
+               "6·d·(scores computed)", 6 * d * dq_scores);
+      add_term(p.byte_terms, p.no_reuse_dram_bytes, "dQ pass: Q, dO, LSE, D read; dQ written",
+               "3·B·H·N·d·2 B + 2·B·H·N·4 B", 3 * nd + 2 * row_stats);
+      add_term(p.byte_terms, p.no_reuse_dram_bytes, "dQ pass: K, V reloaded per query tile",
+               "2·d·2 B·Σ_tiles cols", 2 * d * kBytesPerFp16 * kv_rows);
     }
     p.compulsory_dram_bytes = 8 * nd + row_stats;
     p.compulsory_formula =
         "Q, K, V, O, dO and LSE read once, dQ, dK, dV written once: 8·B·H·N·d·2 B + B·H·N·4 B";
   }
   return p;
-}
-
-// ---- cache-aware DRAM bytes ------------------------------------------------------------------
-
-std::string mb(double bytes) {
-  return format_fixed(bytes / kMB, 1) + " MB";
-}
-
-// rows of the per-head operand streamed by the CTA at launch position x of a flash pass:
-// query-tile CTAs (forward, flash-v1's dQ pass) stream K/V up to their diagonal under a causal
-// mask and are launched longest first; key-tile CTAs (backward) stream the queries from their
-// own diagonal on, and key tile 0 (the longest) is launched first.
-std::function<double(long long)> query_tile_rows(const Workload& w, int block_q, int block_kv) {
-  const long long n = w.seq_len;
-  const long long tiles = (n + block_q - 1) / block_q;
-  const bool causal = w.causal;
-  return [=](long long x) -> double {
-    if (!causal) return static_cast<double>(n);
-    const long long tile = tiles - 1 - x;
-    const long long last_row = std::min(n, (tile + 1) * block_q);
-    const long long kv_tiles = (last_row + block_kv - 1) / block_kv;
-    return static_cast<double>(std::min(n, kv_tiles * block_kv));
-  };
-}
-
-std::function<double(long long)> key_tile_rows(const Workload& w, int block_q, int block_kv) {
-  const long long n = w.seq_len;
-  const bool causal = w.causal;
-  return [=](long long x) -> double {
-    if (!causal) return static_cast<double>(n);
-    const long long first_q = (x * block_kv) / block_q * block_q;
-    return static_cast<double>(n - first_q);
-  };
-}
-
-struct CacheContext {
-  double l2 = 0;
-  int sms = 0;
-};
-
-void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheContext& c,
-                       Prediction& p, double* writes) {
-  const double bh = static_cast<double>(w.batch) * w.heads;
-  const double n = w.seq_len, d = w.head_dim;
-  const double nd = w.tensor_elements() * kBytesPerFp16;
-  const double row_stats = bh * n * kBytesPerFp32;
-  const TileShape tiles = k.tiles(w.head_dim);
-  double& total = p.model_dram_bytes;
-  auto& terms = p.cache_aware_byte_terms;
-  const std::string l2 = "L2 " + mb(c.l2);
-  const std::string fits = " that fits in " + l2;
-  if (w.pass == Pass::kForward) {
-    const int bq = tiles.fwd_block_q, bkv = tiles.fwd_block_kv;
-    StreamedOperand kv;
-    kv.heads = static_cast<long long>(bh);
-    kv.ctas_per_head = (w.seq_len + bq - 1) / bq;
-    kv.resident_ctas = static_cast<long long>(c.sms) * k.fwd_ctas_per_sm;
-    kv.rows = query_tile_rows(w, bq, bkv);
-    kv.read_row_bytes = 2 * d * kBytesPerFp16;
-    kv.own_cta_bytes = bq * (2 * d * kBytesPerFp16 + kBytesPerFp32);
-    const StreamedTraffic t = stream_through_l2(kv, c.l2);
-    add(terms, total, "Q read, O and LSE written once", "2·B·H·N·d·2 B + B·H·N·4 B",
-        2 * nd + row_stats);
-    *writes = nd + row_stats;
-    add(terms, total,
-        "K, V from DRAM: once per head, again per wave of " + std::to_string(kv.resident_ctas) +
-            " CTAs whose predecessor's footprint (largest " + mb(t.max_wave_footprint) +
-            ") outgrew " + l2,
-        "2·d·2 B·Σ_waves rows missed (" + format_fixed(t.waves, 0) + " waves)", t.read_bytes);
-    return;
-  }
-  // Backward: the preprocess kernel, the key-tile kernel streaming Q, dO, LSE, D (and, when dQ
-  // is accumulated per key tile, the FP32 dQ accumulator), then dQ's conversion or flash-v1's
-  // query-tile dQ pass.
-  const int bq = tiles.bwd_block_q, bkv = tiles.bwd_block_kv;
-  const double dq_accum = w.tensor_elements() * kBytesPerFp32;
-  add(terms, total, "preprocess: O, dO read; D written", "2·B·H·N·d·2 B + B·H·N·4 B",
-      2 * nd + row_stats);
-  add(terms, total, "K, V read once; dK, dV written", "4·B·H·N·d·2 B", 4 * nd);
-  StreamedOperand q;
-  q.heads = static_cast<long long>(bh);
-  q.ctas_per_head = (w.seq_len + bkv - 1) / bkv;
-  q.resident_ctas = static_cast<long long>(c.sms) * k.bwd_ctas_per_sm;
-  q.rows = key_tile_rows(w, bq, bkv);
-  q.read_row_bytes = 2 * d * kBytesPerFp16 + 2 * kBytesPerFp32;
-  q.own_cta_bytes = bkv * 4 * d * kBytesPerFp16;
-  // The cleared accumulator is still in L2 at first touch when it fits.
-  const double accum_miss = 1 - l2_hit_fraction(dq_accum, c.l2);
-  *writes = row_stats + 2 * nd;
-  double preprocess_footprint = 2 * nd + row_stats;
-  if (!k.bwd_separate_dq_pass) {
-    q.rmw_row_bytes = d * kBytesPerFp32;
-    q.rmw_first_touch_miss = accum_miss;
-    add(terms, total, "dQ accumulator cleared (FP32)", "B·H·N·d·4 B", dq_accum);
-    *writes += dq_accum;
-    preprocess_footprint += dq_accum;
-  }
-  const StreamedTraffic t = stream_through_l2(q, c.l2);
-  *writes += t.write_bytes;
-  add(terms, total,
-      std::string(k.bwd_separate_dq_pass ? "Q, dO, LSE, D"
-                                         : "Q, dO, LSE, D and the dQ accumulator") +
-          " from DRAM: once per head, again per wave of " + std::to_string(q.resident_ctas) +
-          " CTAs whose predecessor's footprint (largest " + mb(t.max_wave_footprint) +
-          ") outgrew " + l2,
-      "(2·d·2 B + 2·4 B [+ d·4 B read and written back])·Σ_waves rows missed (" +
-          format_fixed(t.waves, 0) + " waves)",
-      t.read_bytes + t.write_bytes);
-  add(terms, total, "dO and D first read from L2: the preprocess read and wrote them" + fits,
-      "−(B·H·N·d·2 B + B·H·N·4 B)·L2 hit of its footprint",
-      -(nd + row_stats) * l2_hit_fraction(preprocess_footprint, c.l2));
-  *writes += nd;  // dQ
-  if (!k.bwd_separate_dq_pass) {
-    add(terms, total, "dQ: accumulator read (unless still in L2), FP16 written",
-        "B·H·N·d·4 B·(1 − L2 hit) + B·H·N·d·2 B", dq_accum * accum_miss + nd);
-    return;
-  }
-  StreamedOperand kv;
-  kv.heads = static_cast<long long>(bh);
-  kv.ctas_per_head = (w.seq_len + bq - 1) / bq;
-  kv.resident_ctas = static_cast<long long>(c.sms) * k.bwd_ctas_per_sm;
-  kv.rows = query_tile_rows(w, bq, bkv);
-  kv.read_row_bytes = 2 * d * kBytesPerFp16;
-  kv.own_cta_bytes = bq * (3 * d * kBytesPerFp16 + 2 * kBytesPerFp32);
-  const StreamedTraffic tk = stream_through_l2(kv, c.l2);
-  add(terms, total, "dQ pass: Q, dO, LSE, D read; dQ written", "3·B·H·N·d·2 B + 2·B·H·N·4 B",
-      3 * nd + 2 * row_stats);
-  add(terms, total, "dQ pass: K, V from DRAM, as in the forward",
-      "2·d·2 B·Σ_waves rows missed (" + format_fixed(tk.waves, 0) + " waves)", tk.read_bytes);
-  // The dK/dV kernel just read Q, dO, LSE, D, K and V: their first reads come from L2 when what
-  // it touched fits.
-  const double dkdv_footprint = 4 * nd + 2 * nd + 2 * row_stats;
-  add(terms, total,
-      "dQ pass: first reads of Q, dO, LSE, D, K, V from L2: the dK/dV kernel read them" + fits,
-      "−(4·B·H·N·d·2 B + 2·B·H·N·4 B)·L2 hit of its footprint",
-      -(4 * nd + 2 * row_stats) * l2_hit_fraction(dkdv_footprint, c.l2));
-}
-
-// Standard attention: N×N intermediates written by one kernel and read by the next come from L2
-// when they fit; the row kernels read each row once (rows that fit their registers), or two or
-// three times (the streaming kernel for long or unaligned rows), the repeats from L2 when the
-// rows of all resident blocks fit. Under a causal mask the row kernels read the unmasked
-// prefix only (a fraction (N+1)/2N of each matrix).
-void cache_aware_standard(const Workload& w, const CacheContext& c, Prediction& p, double* writes) {
-  const double bh = static_cast<double>(w.batch) * w.heads;
-  const double n = w.seq_len;
-  const double nd = w.tensor_elements() * kBytesPerFp16;
-  const double nn = bh * n * n * kBytesPerFp16;
-  const double valid = w.causal ? (n + 1) / (2 * n) : 1.0;
-  const bool fwd = w.pass == Pass::kForward;
-  // Streaming row kernels: 256-thread blocks, 8 resident per SM.
-  const bool cached_rows = standard_rows_cached(w);
-  const double resident_rows = static_cast<double>(c.sms) * 8;
-  const double hit_matrix = l2_hit_fraction(nn, c.l2);
-  double& total = p.model_dram_bytes;
-  auto& terms = p.cache_aware_byte_terms;
-  const std::string fits = "(1 − L2 hit of one N×N matrix, " + mb(nn) + " in " + mb(c.l2) + ")";
-  if (fwd) {
-    const double repeat_miss =
-        cached_rows
-            ? 0
-            : 2 * rows_reread_miss_fraction(n, resident_rows * kBytesPerFp16, w.causal, c.l2);
-    add(terms, total, "Q, K, V read; O written", "4·B·H·N·d·2 B", 4 * nd);
-    add(terms, total, "S and P written", "2·B·H·N²·2 B", 2 * nn);
-    *writes = 2 * nn + nd;
-    add(terms, total, "S read by the softmax", "B·H·N²·2 B·valid·" + fits,
-        nn * valid * (1 - hit_matrix));
-    if (!cached_rows)
-      add(terms, total, "S re-read by the streaming softmax (2 more passes, unless in L2)",
-          "B·H·N²·2 B·valid·2·(1 − L2 hit of the resident rows, by row length)",
-          nn * valid * repeat_miss);
-    add(terms, total, "P read by P·V", "B·H·N²·2 B·" + fits, nn * (1 - hit_matrix));
-    return;
-  }
-  const double repeat_miss =
-      cached_rows ? 0
-                  : rows_reread_miss_fraction(n, resident_rows * 2 * kBytesPerFp16, w.causal, c.l2);
-  const double hit_two = l2_hit_fraction(2 * nn, c.l2);
-  add(terms, total, "dO read twice; Q, K, V read; dQ, dK, dV written", "8·B·H·N·d·2 B", 8 * nd);
-  add(terms, total, "P read by the dV GEMM (written by the forward)", "B·H·N²·2 B", nn);
-  add(terms, total, "dP written", "B·H·N²·2 B", nn);
-  // dS overwrites dP in place: a line of dP still dirty in L2 takes dS's bytes and is written
-  // back once; one already written back is dirtied, and written back, again.
-  add(terms, total, "dS written over dP: again where dP had left L2",
-      "B·H·N²·2 B·(1 − L2 hit of P and dP)", nn * (1 - hit_two));
-  *writes = nn + 3 * nd;  // what can still be dirty at the end: dS, dQ, dK, dV
-  add(terms, total, "P and dP read by the softmax backward", "B·H·N²·2 B·valid·(2 − L2 hits)",
-      nn * valid * ((1 - hit_two) + (1 - hit_matrix)));
-  if (!cached_rows)
-    add(terms, total, "P and dP re-read by the streaming softmax backward (unless in L2)",
-        "2·B·H·N²·2 B·valid·(1 − L2 hit of the resident rows, by row length)",
-        2 * nn * valid * repeat_miss);
-  add(terms, total, "dS read by the dQ and dK GEMMs", "2·B·H·N²·2 B·" + fits,
-      2 * nn * (1 - hit_matrix));
 }
 
 TileShape tile_shape(const kernels::KernelTiles& tiles) {
@@ -572,12 +380,12 @@ Prediction predict(const KernelModel& kernel, const Workload& workload, const Gp
   // small): written back later, by whatever evicts it, not while this kernel runs (and the
   // counters of its range do not see it).
   const double retained = l2_retained_writes(writes, p.model_dram_bytes, cache.l2);
-  add(p.cache_aware_byte_terms, p.model_dram_bytes,
-      "outputs still in L2 when the kernel ends (written back after it)",
-      "−min(bytes written " + mb(writes) +
-          ", 0.4·L2)·clamp((1.5 − traffic/L2) ÷ 0.8, 0, 1) (traffic " + mb(p.model_dram_bytes) +
-          ")",
-      -retained);
+  add_term(p.cache_aware_byte_terms, p.model_dram_bytes,
+           "outputs still in L2 when the kernel ends (written back after it)",
+           "−min(bytes written " + mb_text(writes) +
+               ", 0.4·L2)·clamp((1.5 − traffic/L2) ÷ 0.8, 0, 1) (traffic " +
+               mb_text(p.model_dram_bytes) + ")",
+           -retained);
   if (kernel.family == KernelFamily::kStandard) {
     // TMA comes with wgmma (sm_90 on): a spec that lists a wgmma ceiling has both.
     const bool tma = std::any_of(spec.compute.begin(), spec.compute.end(), [](const auto& c) {
@@ -585,7 +393,7 @@ Prediction predict(const KernelModel& kernel, const Workload& workload, const Gp
     });
     add_standard_l1_bytes(workload, tma, spec.sm_count, p);
   }
-  p.dram_model = "cache-aware: " + mb(cache.l2) + " L2 and " + std::to_string(cache.sms) +
+  p.dram_model = "cache-aware: " + mb_text(cache.l2) + " L2 and " + std::to_string(cache.sms) +
                  " SMs of " + spec.key;
   return p;
 }

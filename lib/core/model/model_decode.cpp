@@ -6,15 +6,10 @@
 #include "kernels/decode_plan.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/model/cache_model.hpp"
+#include "lib/core/model/model_terms.hpp"
 
 namespace roofline {
 namespace {
-
-void add(std::vector<ModelTerm>& terms, double& total, std::string name, std::string formula,
-         double value) {
-  terms.push_back({std::move(name), std::move(formula), value});
-  total += value;
-}
 
 int group_rows(const Workload& w) {
   return kernels::decode_rows(w.heads, w.key_heads(), w.q_len);
@@ -93,31 +88,32 @@ Prediction predict_decode(const Workload& w, int sm_count) {
   const int parts = decode_parts(w, sm_count);
   const int row_blocks = kernels::decode_row_blocks(group_rows(w));
   const double scores = hkv * padded_rows(w) * padded_keys(w);
-  add(p.flop_terms, p.model_flops, "S = Q·Kᵀ (whole 64-key tiles, rows padded to 16)",
-      "2·d·H_kv·Σ_blocks rows₁₆·Σ_b ⌈kv_len/64⌉·64", 2 * d * scores);
-  add(p.flop_terms, p.model_flops, "O += P·V", "2·d·(scores computed)", 2 * d * scores);
+  add_term(p.flop_terms, p.model_flops, "S = Q·Kᵀ (whole 64-key tiles, rows padded to 16)",
+           "2·d·H_kv·Σ_blocks rows₁₆·Σ_b ⌈kv_len/64⌉·64", 2 * d * scores);
+  add_term(p.flop_terms, p.model_flops, "O += P·V", "2·d·(scores computed)", 2 * d * scores);
 
   const double q_bytes = w.tensor_elements() * kBytesPerFp16;
   const double lse_bytes = static_cast<double>(w.batch) * w.heads * w.q_len * kBytesPerFp32;
   const double cache = cache_bytes(w);
   const double table = (pages_used(w) + w.batch) * 4.0;  // block-table entries and lengths
-  add(p.byte_terms, p.no_reuse_dram_bytes, "KV cache read (K and V of every cached token)",
-      "2·H_kv·Σ_b kv_len·d·2 B", cache);
+  add_term(p.byte_terms, p.no_reuse_dram_bytes, "KV cache read (K and V of every cached token)",
+           "2·H_kv·Σ_b kv_len·d·2 B", cache);
   if (row_blocks > 1)
-    add(p.byte_terms, p.no_reuse_dram_bytes,
-        "KV cache re-read by each further block of 64 query rows",
-        "(" + std::to_string(row_blocks) + " − 1)·2·H_kv·Σ_b kv_len·d·2 B",
-        (row_blocks - 1) * cache);
-  add(p.byte_terms, p.no_reuse_dram_bytes, "Q read, O written", "2·B·H·q_len·d·2 B", 2 * q_bytes);
-  add(p.byte_terms, p.no_reuse_dram_bytes, "LSE written", "B·H·q_len·4 B", lse_bytes);
-  add(p.byte_terms, p.no_reuse_dram_bytes,
-      w.page_size > 0 ? "block table (pages used) and lengths read" : "lengths read",
-      w.page_size > 0 ? "(Σ_b ⌈kv_len/page⌉ + B)·4 B" : "B·4 B", table * row_blocks);
+    add_term(p.byte_terms, p.no_reuse_dram_bytes,
+             "KV cache re-read by each further block of 64 query rows",
+             "(" + std::to_string(row_blocks) + " − 1)·2·H_kv·Σ_b kv_len·d·2 B",
+             (row_blocks - 1) * cache);
+  add_term(p.byte_terms, p.no_reuse_dram_bytes, "Q read, O written", "2·B·H·q_len·d·2 B",
+           2 * q_bytes);
+  add_term(p.byte_terms, p.no_reuse_dram_bytes, "LSE written", "B·H·q_len·4 B", lse_bytes);
+  add_term(p.byte_terms, p.no_reuse_dram_bytes,
+           w.page_size > 0 ? "block table (pages used) and lengths read" : "lengths read",
+           w.page_size > 0 ? "(Σ_b ⌈kv_len/page⌉ + B)·4 B" : "B·4 B", table * row_blocks);
   if (parts > 1)
-    add(p.byte_terms, p.no_reuse_dram_bytes,
-        "split-KV partials (FP32 O and LSE of " + std::to_string(parts) +
-            " parts) written and read by the combine",
-        "2·parts·B·H·q_len·(d + 1)·4 B", 2 * partial_bytes(w, parts));
+    add_term(p.byte_terms, p.no_reuse_dram_bytes,
+             "split-KV partials (FP32 O and LSE of " + std::to_string(parts) +
+                 " parts) written and read by the combine",
+             "2·parts·B·H·q_len·(d + 1)·4 B", 2 * partial_bytes(w, parts));
   p.compulsory_dram_bytes = cache + 2 * q_bytes + lse_bytes + table;
   p.compulsory_formula =
       "the KV cache read once, Q read, O and LSE written once, block table and lengths read: "
@@ -141,19 +137,19 @@ void cache_aware_decode(const Workload& w, int sm_count, double l2_bytes, Predic
   const double table = (pages_used(w) + w.batch) * 4.0;
   double& total = p.model_dram_bytes;
   auto& terms = p.cache_aware_byte_terms;
-  add(terms, total, "KV cache read once", "2·H_kv·Σ_b kv_len·d·2 B", cache_bytes(w));
+  add_term(terms, total, "KV cache read once", "2·H_kv·Σ_b kv_len·d·2 B", cache_bytes(w));
   // Further row blocks of a head (more than 64 query rows) run beside the first (adjacent
   // CTAs), so their re-reads of the cache meet its lines in L2: not counted here.
-  add(terms, total, "Q read; O and LSE written; block table and lengths read",
-      "2·B·H·q_len·d·2 B + B·H·q_len·4 B + table", 2 * q_bytes + lse_bytes + table);
+  add_term(terms, total, "Q read; O and LSE written; block table and lengths read",
+           "2·B·H·q_len·d·2 B + B·H·q_len·4 B + table", 2 * q_bytes + lse_bytes + table);
   *writes = q_bytes + lse_bytes;
   if (parts > 1) {
     const double partials = partial_bytes(w, parts);
-    add(terms, total,
-        "split-KV partials written (" + std::to_string(parts) + " parts), read back by the " +
-            "combine unless still in L2",
-        "parts·B·H·q_len·(d + 1)·4 B·(2 − L2 hit)",
-        partials * (2 - l2_hit_fraction(partials, l2_bytes)));
+    add_term(terms, total,
+             "split-KV partials written (" + std::to_string(parts) + " parts), read back by the " +
+                 "combine unless still in L2",
+             "parts·B·H·q_len·(d + 1)·4 B·(2 − L2 hit)",
+             partials * (2 - l2_hit_fraction(partials, l2_bytes)));
     *writes += partials;
   }
 }
