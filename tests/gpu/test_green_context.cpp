@@ -70,7 +70,7 @@ TEST_CASE("green context: the kernels see its SMs while it is current, the devic
   CHECK_THROWS_AS(gpu::GreenContext(0, 0), InputError);
 }
 
-TEST_CASE("run --sms 33: the report says the SMs it had, and every row is measured") {
+TEST_CASE("run --sms 33: the report says the SMs it had, and every row is timed") {
   const int whole = device_sms();
   TempDir dir;
   const std::string out = (dir.path / "share.json").string();
@@ -94,7 +94,11 @@ TEST_CASE("run --sms 33: the report says the SMs it had, and every row is measur
     INFO(what);
     // flash-v3 is built for compute capability 9.0 only: elsewhere its rows say so.
     if (row["status"] == "unsupported" && row["kernel"] == "flash-v3") continue;
-    CHECK(row["status"] == "ok");
+    // Timed always; counted where CUPTI's range profiler works in a green context (on the
+    // H200 with CUDA 13.0 it does not: cuptiProfilerGetCounterAvailability returns
+    // CUPTI_ERROR_UNKNOWN, and the row says so).
+    CHECK((row["status"] == "ok" || row["status"] == "counters_unavailable"));
+    CHECK(row["timing"]["samples_seconds"].size() == 3);
     // Judged on the share it ran on (on the whole spec when the share is the whole GPU).
     const std::string spec = row["spec"].get<std::string>();
     const std::string suffix = "." + std::to_string(sms) + "sm";
