@@ -207,16 +207,12 @@ TEST_CASE("golden: a calibration file, written and read back") {
   overlay.device =
       DeviceInfo{"NVIDIA H200", "GH100", "9.0", 132, 150754820096, 62914560, "580.1", "13.0", 9, 0};
   overlay.duration_seconds = 3.5;
+  // helpers.hpp's measurement, its method named as the goldens were recorded with.
   auto measurement = [](std::string id, std::string target, bool flops, double work,
                         std::vector<double> samples, double clock_mhz) {
-    CalibrationMeasurement m;
-    m.id = std::move(id);
-    m.target = std::move(target);
+    CalibrationMeasurement m = calibration_measurement(std::move(id), std::move(target), flops,
+                                                       work, std::move(samples), clock_mhz);
     m.method = "golden kernel " + m.id;
-    m.flops = flops;
-    m.work = work;
-    m.samples_seconds = std::move(samples);
-    m.sm_clock_mhz = clock_mhz;
     return m;
   };
   overlay.measurements = {
