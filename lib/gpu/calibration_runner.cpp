@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -19,6 +21,7 @@
 #include "lib/gpu/cuda_check.hpp"
 #include "lib/gpu/device_memory.hpp"
 #include "lib/gpu/energy_window.hpp"
+#include "lib/gpu/green_context.hpp"
 #include "lib/gpu/nvml.hpp"
 
 namespace roofline::gpu {
@@ -43,6 +46,8 @@ struct Plan {
 constexpr long long kIdleSpinCycles = 1000000;
 // Longer than a micro-kernel's settling: the power falls back from the last kernel's.
 constexpr double kIdleSettleSeconds = 1.0;
+// The SM counts of the share curve (calibrate's green contexts), those below the device's.
+constexpr int kShareSms[] = {8, 16, 24, 32, 48, 64, 96};
 
 std::string watts_line(const EnergyMeasurement& e) {
   return format_fixed(e.watts, 1) + " W over " + format_fixed(e.window_seconds, 2) + " s (" +
@@ -94,6 +99,83 @@ class Timer {
   const DeviceBuffer& clock_;
   Event start_, stop_;
 };
+
+// `plan`'s kernel sized to run about options.sample_seconds per launch (args.iterations set),
+// then timed options.reps times: the measurement without energy or power cap.
+CalibrationMeasurement timed(const Plan& plan, kernels::MicroKernelArgs& args, Timer& timer,
+                             const CalibrateOptions& options) {
+  // Size the launch: grow the loop count until a launch takes a quarter of the target, then
+  // scale it to the target (the first launches also warm the clocks up).
+  args.iterations = 1;
+  double seconds = timer.run(plan.kernel, args).seconds;
+  while (seconds < options.sample_seconds / 4 && args.iterations < (1LL << 40)) {
+    const double grow = seconds > 0 ? options.sample_seconds / 2 / seconds : 16;
+    args.iterations = static_cast<long long>(
+        std::ceil(static_cast<double>(args.iterations) * std::clamp(grow, 2.0, 64.0)));
+    seconds = timer.run(plan.kernel, args).seconds;
+  }
+  args.iterations = std::max<long long>(
+      1, std::llround(static_cast<double>(args.iterations) * options.sample_seconds / seconds));
+  timer.run(plan.kernel, args);  // warm-up at the final size
+
+  CalibrationMeasurement m;
+  m.id = plan.id;
+  m.target = plan.target;
+  m.method = plan.method;
+  m.flops = plan.flops;
+  m.work = kernels::micro_kernel_work(plan.kernel, args);
+  std::vector<double> clocks;
+  for (int rep = 0; rep < options.reps; ++rep) {
+    const Sample sample = timer.run(plan.kernel, args);
+    m.samples_seconds.push_back(sample.seconds);
+    if (sample.clock_mhz > 0) clocks.push_back(sample.clock_mhz);
+  }
+  m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
+  return m;
+}
+
+// Shares of the SMs: the DRAM and L2 read kernels alone on a green context of each count of
+// kShareSms below the device's (the driver rounds a count up to its granularity; a count it
+// rounds to twice is measured once). What a few SMs draw of a level all SMs share is less than
+// the whole device's: the level's share curve (sm_share.hpp). The buffers are the primary
+// context's, which a green context shares; the stream and events are the green context's own,
+// so every launch runs on its SMs. Without green contexts: a warning, and no curve.
+template <class ArgsFor>
+void measure_shares(const CalibrateOptions& options, int sms, const std::vector<Plan>& plans,
+                    const ArgsFor& args_for, const DeviceBuffer& clock,
+                    CalibrationOverlay& overlay) {
+  std::set<int> measured;
+  for (const int asked : kShareSms) {
+    if (asked >= sms) break;
+    std::optional<GreenContext> green;
+    try {
+      green.emplace(options.device, asked);
+    } catch (const GpuUnavailableError& error) {
+      spdlog::warn("calibrate: no bandwidth on a share of the SMs (no green context: {})",
+                   error.what());
+      return;
+    }
+    const int got = green->sm_count();
+    if (got >= sms || !measured.insert(got).second) continue;
+    const Stream stream;
+    Timer timer(stream, clock);
+    for (const Plan& plan : plans) {
+      if (plan.kernel != MicroKernel::kDramRead && plan.kernel != MicroKernel::kL2Read) continue;
+      int per_sm = 0;
+      ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
+      kernels::MicroKernelArgs args = args_for(plan, per_sm * got);
+      CalibrationMeasurement m = timed(plan, args, timer, options);
+      m.id = std::string(plan.id) + "." + std::to_string(got) + "sm";
+      m.method = plan.method + "; alone on a green context of " + std::to_string(got) + " SMs";
+      m.sms = got;
+      m.share_of = plan.id;
+      if (options.progress)
+        options.progress(m.id + ": " + rate_text(m, m.rate_per_second(), got, m.sm_clock_mhz) +
+                         " on " + std::to_string(got) + " of " + std::to_string(sms) + " SMs");
+      overlay.measurements.push_back(std::move(m));
+    }
+  }
+}
 
 }  // namespace
 
@@ -177,15 +259,10 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
       read_energy = false;
     }
   }
-  for (const Plan& plan : plans) {
-    int per_sm = 0;
-    ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
-    if (per_sm <= 0) {
-      if (options.progress) options.progress(std::string(plan.id) + ": not on this device");
-      continue;
-    }
+  // A plan's arguments for a grid of `blocks` (their iterations sized by timed()).
+  const auto args_for = [&](const Plan& plan, int blocks) {
     kernels::MicroKernelArgs args;
-    args.blocks = per_sm * sms;
+    args.blocks = blocks;
     args.clock = clock.as<unsigned long long>();
     args.sink = sink.as<unsigned int>();
     args.src = src.get();
@@ -195,33 +272,17 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
       while ((l2_read_bytes << (args.chunk_shift + 1 - kernels::kMicroKernelChunkShift)) <=
              dram_bytes)
         ++args.chunk_shift;
-    // Size the launch: grow the loop count until a launch takes a quarter of the target, then
-    // scale it to the target (the first launches also warm the clocks up).
-    args.iterations = 1;
-    double seconds = timer.run(plan.kernel, args).seconds;
-    while (seconds < options.sample_seconds / 4 && args.iterations < (1LL << 40)) {
-      const double grow = seconds > 0 ? options.sample_seconds / 2 / seconds : 16;
-      args.iterations = static_cast<long long>(
-          std::ceil(static_cast<double>(args.iterations) * std::clamp(grow, 2.0, 64.0)));
-      seconds = timer.run(plan.kernel, args).seconds;
+    return args;
+  };
+  for (const Plan& plan : plans) {
+    int per_sm = 0;
+    ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
+    if (per_sm <= 0) {
+      if (options.progress) options.progress(std::string(plan.id) + ": not on this device");
+      continue;
     }
-    args.iterations = std::max<long long>(
-        1, std::llround(static_cast<double>(args.iterations) * options.sample_seconds / seconds));
-    timer.run(plan.kernel, args);  // warm-up at the final size
-
-    CalibrationMeasurement m;
-    m.id = plan.id;
-    m.target = plan.target;
-    m.method = plan.method;
-    m.flops = plan.flops;
-    m.work = kernels::micro_kernel_work(plan.kernel, args);
-    std::vector<double> clocks;
-    for (int rep = 0; rep < options.reps; ++rep) {
-      const Sample sample = timer.run(plan.kernel, args);
-      m.samples_seconds.push_back(sample.seconds);
-      if (sample.clock_mhz > 0) clocks.push_back(sample.clock_mhz);
-    }
-    m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
+    kernels::MicroKernelArgs args = args_for(plan, per_sm * sms);
+    CalibrationMeasurement m = timed(plan, args, timer, options);
     // Back to back: for the energy counter (memory kernels too) and, on a compute pipe, the
     // rate and SM clock the board settles at under that pipe's load.
     const bool energy = read_energy && plan.energy;
@@ -267,6 +328,7 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
                        format_fixed(m.sm_clock_mhz, 0) + " MHz");
     overlay.measurements.push_back(std::move(m));
   }
+  measure_shares(options, sms, plans, args_for, clock, overlay);
   if (read_energy) {
     EnergyWindow idle_window;
     idle_window.settle_seconds = kIdleSettleSeconds;

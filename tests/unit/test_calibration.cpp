@@ -140,6 +140,51 @@ TEST_CASE("calibration: the file round-trips and is validated like a spec") {
   CHECK(partial.compute.empty());
 }
 
+TEST_CASE("calibration: shares of the SMs give a level its share curve, never its bandwidth") {
+  CalibrationOverlay overlay = h200_overlay();
+  const auto share = [](int sms, double bytes, std::string of = "dram_read") {
+    CalibrationMeasurement m =
+        measurement("dram_read." + std::to_string(sms) + "sm", "dram", false, bytes, {1e-3});
+    m.sms = sms;
+    m.share_of = std::move(of);
+    return m;
+  };
+  // dram_read: 3.9 TB/s on all 132 SMs; 0.5 and 2.0 TB/s on 8 and 40 (best of two at 40).
+  overlay.measurements.push_back(share(8, 5e8));
+  overlay.measurements.push_back(share(40, 1.9e9));
+  overlay.measurements.push_back(share(40, 2e9));
+  derive_ceilings(overlay);
+  const MemoryLevelSpec& dram = overlay.memory[0];
+  CHECK(dram.bandwidth_gbps == doctest::Approx(4000).epsilon(1e-12));  // dram_copy, whole device
+  CHECK(dram.shares == std::vector<ShareBandwidth>{{8, 500}, {40, 2000}, {132, 3900}});
+  CHECK(dram.shares_source.find("NVIDIA H200") != std::string::npos);
+  CHECK(overlay.memory[1].shares.empty());  // L2: no share measured
+
+  const json written = to_json(overlay);
+  CHECK(written["measurements"][5]["sms"] == 8);
+  CHECK(written["measurements"][5]["share_of"] == "dram_read");
+  CHECK_FALSE(written["measurements"][0].contains("sms"));
+  const CalibrationOverlay read = parse_calibration(written, "cal.json");
+  CHECK(read.memory[0].shares == dram.shares);
+  CHECK(read.measurements[6].sms == 40);
+  CHECK(to_json(read) == written);
+
+  json j = written;
+  j["measurements"][5]["share_of"] = "dram_copy_x";
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: measurements[5].share_of: \"dram_copy_x\" names no whole-device measurement "
+        "of dram");
+  j = written;
+  j["measurements"][5]["sms"] = 200;
+  CHECK(calibration_parse_error(j).find("measurements[5].sms: must be an integer from 1 to 132") !=
+        std::string::npos);
+  j = written;
+  j["measurements"][3]["sms"] = 8;  // mma_sync
+  j["measurements"][3]["share_of"] = "mma_sync";
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: measurements[3].sms: only a memory level is measured on a share of the SMs");
+}
+
 TEST_CASE("calibration: hostile files get one line naming the key and the bound") {
   const json written = to_json(h200_overlay());
   const std::vector<CalibrationErrorCase> cases = {

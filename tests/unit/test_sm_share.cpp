@@ -3,6 +3,7 @@
 // NAME --sms N` with every way to give it a bad count.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -47,6 +48,7 @@ TEST_CASE("sm share: compute and L1 roofs scale with the SMs, DRAM, L2 and clock
     const MemoryLevelSpec* whole = h200.level(level);
     if (whole == nullptr) continue;
     CAPTURE(display_name(level));
+    if (!whole->shares.empty()) continue;  // its share curve: the test below
     const double expected =
         level == MemoryLevel::kL1 ? whole->bandwidth_gbps / 2 : whole->bandwidth_gbps;
     CHECK(half.level(level)->bandwidth_gbps == doctest::Approx(expected));
@@ -65,6 +67,41 @@ TEST_CASE("sm share: compute and L1 roofs scale with the SMs, DRAM, L2 and clock
   const GpuSpec again = parse_gpu_spec(to_json(half), "half.json");
   CHECK(again.sm_count == 66);
   CHECK(again.compute.front().peak_tflops == doctest::Approx(half.compute.front().peak_tflops));
+}
+
+TEST_CASE("sm share: a level with a share curve draws what that many SMs drew, linear between") {
+  GpuSpec spec = shipped_spec("h200");
+  MemoryLevelSpec& dram = *std::find_if(spec.memory.begin(), spec.memory.end(), [](const auto& l) {
+    return l.level == MemoryLevel::kDram;
+  });
+  dram.bandwidth_gbps = 4800;
+  // Measured with one kernel: 4000 GB/s on all 132 SMs (the level's 4800 is another figure).
+  dram.shares = {{16, 800}, {64, 2400}, {132, 4000}};
+  dram.shares_source = "calibrated on a test";
+  SUBCASE("between two points") {
+    // 40 SMs: 800 + (40 − 16)/(64 − 16) × 1600 = 1600 of 4000: 0.4 of the level's 4800.
+    const GpuSpec share = with_sm_count(spec, 40);
+    const MemoryLevelSpec& d = share.dram();
+    CHECK(d.bandwidth_gbps == doctest::Approx(0.4 * 4800));
+    CHECK(d.source.find("× 0.400: what 40 of 132 SMs draw of it") != std::string::npos);
+    CHECK(d.source.find("16 SMs 800 GB/s, 64 SMs 2400 GB/s, 132 SMs 4000 GB/s") !=
+          std::string::npos);
+    CHECK(d.source.find("calibrated on a test") != std::string::npos);
+    CHECK(d.shares.empty());  // a share of the share was never measured
+  }
+  SUBCASE("below the first point: linear from none") {
+    CHECK(with_sm_count(spec, 8).dram().bandwidth_gbps ==
+          doctest::Approx(0.1 * 4800));  // 400 of 4000
+  }
+  SUBCASE("on a measured point, and past where the curve reaches the whole") {
+    CHECK(with_sm_count(spec, 64).dram().bandwidth_gbps == doctest::Approx(0.6 * 4800));
+    dram.shares = {{16, 800}, {96, 4100}, {132, 4000}};  // 96 SMs drew more than all of them
+    CHECK(with_sm_count(spec, 96).dram().bandwidth_gbps == doctest::Approx(4800));
+  }
+  SUBCASE("all the SMs: the spec itself") {
+    CHECK(with_sm_count(spec, 132).dram().bandwidth_gbps == 4800);
+    CHECK(with_sm_count(spec, 132).dram().shares.size() == 3);
+  }
 }
 
 TEST_CASE("sm share: a count that is no share of the spec's SMs is refused") {

@@ -261,3 +261,40 @@ TEST_CASE("specs: a launch floor needs its source and a sane value") {
   absent["sources"].erase("launch_floor_us");
   CHECK(parse_gpu_spec(absent, "x.json").launch_floor_us == 0);
 }
+
+TEST_CASE("specs: a level's share curve rises to all the SMs and names its source") {
+  nlohmann::json spec = valid_spec_json();
+  const int sms = spec["sm_count"].get<int>();
+  nlohmann::json& dram = spec["memory_levels"][0];
+  REQUIRE(dram["level"] == "dram");
+  dram["shares"] = {{{"sms", 8}, {"gbps", 500}}, {{"sms", sms}, {"gbps", 1800}}};
+  dram["shares_source"] = "calibrate on the test GPU";
+  CHECK(load_error(spec) == "(no error)");
+  const GpuSpec parsed = parse_gpu_spec(spec, "test.json");
+  CHECK(parsed.dram().shares == std::vector<ShareBandwidth>{{8, 500}, {sms, 1800}});
+  CHECK(parsed.dram().shares_source == "calibrate on the test GPU");
+  CHECK(to_json(parse_gpu_spec(to_json(parsed), "again.json")) == to_json(parsed));
+
+  auto falling = spec;
+  falling["memory_levels"][0]["shares"][1]["sms"] = 8;
+  CHECK(load_error(falling) ==
+        "test.json: memory_levels[0].shares[1].sms: must rise from one point to the next");
+  auto short_of_all = spec;
+  short_of_all["memory_levels"][0]["shares"][1]["sms"] = sms - 1;
+  CHECK(load_error(short_of_all)
+            .find("memory_levels[0].shares: the last point must be on all " + std::to_string(sms) +
+                  " SMs") != std::string::npos);
+  auto too_many = spec;
+  too_many["memory_levels"][0]["shares"][1]["sms"] = sms + 1;
+  CHECK(load_error(too_many).find("memory_levels[0].shares[1].sms: must be an integer from 1 to") !=
+        std::string::npos);
+  auto no_source = spec;
+  no_source["memory_levels"][0].erase("shares_source");
+  CHECK(load_error(no_source) == "test.json: memory_levels[0].shares_source: missing");
+  auto source_alone = spec;
+  source_alone["memory_levels"][0].erase("shares");
+  CHECK(load_error(source_alone) == "test.json: memory_levels[0].shares_source: without shares");
+  auto empty = spec;
+  empty["memory_levels"][0]["shares"] = nlohmann::json::array();
+  CHECK(load_error(empty).find("must not be empty") != std::string::npos);
+}

@@ -29,6 +29,30 @@ double at_clock(double per_clock_per_sm, int sms, double clock_hz, double boost_
   return per_clock_per_sm > 0 ? per_clock_per_sm * sms * clock : 0;
 }
 
+// A level's "shares" (gpu_spec.hpp, MemoryLevelSpec::shares): points of rising SM count, the
+// last on all of the spec's SMs, and "shares_source" beside them.
+void parse_shares(const JsonReader& read, const json& entry, const json& shares,
+                  const std::string& where, const GpuSpec& spec, MemoryLevelSpec& level) {
+  const std::string path = key_path(where, "shares");
+  read.require_array(shares, path);
+  if (shares.empty()) read.fail(path, "must not be empty (leave it out when not measured)");
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    const std::string at = index_path(path, i);
+    read.require_object(shares[i], at);
+    read.only_keys(shares[i], at, {"sms", "gbps"});
+    ShareBandwidth point;
+    point.sms = static_cast<int>(read.integer(shares[i], at, "sms", 1, spec.sm_count));
+    point.gbps = read.number(shares[i], at, "gbps", kBandwidthGbps);
+    if (!level.shares.empty() && point.sms <= level.shares.back().sms)
+      read.fail(key_path(at, "sms"), "must rise from one point to the next");
+    level.shares.push_back(point);
+  }
+  if (level.shares.back().sms != spec.sm_count)
+    read.fail(path, "the last point must be on all " + std::to_string(spec.sm_count) +
+                        " SMs (the ratios to it scale the level onto a share)");
+  level.shares_source = read.string(entry, where, "shares_source");
+}
+
 }  // namespace
 
 std::string_view to_string(MemoryLevel level) {
@@ -303,7 +327,7 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     const std::string where = index_path("memory_levels", i);
     const json& entry = levels[i];
     read.require_object(entry, where);
-    read.only_keys(entry, where, {"level", "bandwidth_gbps", "source"});
+    read.only_keys(entry, where, {"level", "bandwidth_gbps", "source", "shares", "shares_source"});
     const std::string level_name = read.string(entry, where, "level");
     auto level = parse_memory_level(level_name);
     if (!level)
@@ -313,6 +337,10 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
       read.fail(key_path(where, "level"), "duplicate level " + level_name);
     const double bandwidth = read.number(entry, where, "bandwidth_gbps", kBandwidthGbps);
     spec.memory.push_back({*level, bandwidth, read.string(entry, where, "source")});
+    if (const json* shares = read.optional_member(entry, where, "shares"); shares != nullptr)
+      parse_shares(read, entry, *shares, where, spec, spec.memory.back());
+    else if (entry.contains("shares_source"))
+      read.fail(key_path(where, "shares_source"), "without shares");
   }
   if (spec.level(MemoryLevel::kDram) == nullptr) read.fail("memory_levels", "no dram entry");
 
@@ -374,10 +402,18 @@ json to_json(const GpuSpec& spec) {
   if (spec.launch_floor_us > 0) root[kLaunchFloor] = spec.launch_floor_us;
   root["sources"] = spec.sources;
   root["memory_levels"] = json::array();
-  for (const MemoryLevelSpec& level : spec.memory)
-    root["memory_levels"].push_back({{"level", to_string(level.level)},
-                                     {"bandwidth_gbps", level.bandwidth_gbps},
-                                     {"source", level.source}});
+  for (const MemoryLevelSpec& level : spec.memory) {
+    json entry = {{"level", to_string(level.level)},
+                  {"bandwidth_gbps", level.bandwidth_gbps},
+                  {"source", level.source}};
+    if (!level.shares.empty()) {
+      entry["shares"] = json::array();
+      for (const ShareBandwidth& point : level.shares)
+        entry["shares"].push_back({{"sms", point.sms}, {"gbps", point.gbps}});
+      entry["shares_source"] = level.shares_source;
+    }
+    root["memory_levels"].push_back(std::move(entry));
+  }
   root["compute_ceilings"] = json::array();
   for (const ComputeCeiling& ceiling : spec.compute) {
     json entry = {{"path", to_string(ceiling.path)},

@@ -48,10 +48,25 @@ std::optional<TensorInstruction> parse_tensor_instruction(std::string_view text)
 // "9.0" -> {9, 0}; nullopt unless MAJOR.MINOR with one or two digits each.
 std::optional<std::pair<int, int>> parse_compute_capability(std::string_view text);
 
+// What `sms` SMs drew from a level all SMs share (DRAM, L2) when only they ran: one point of a
+// level's share curve (sm_share.hpp projects onto a share of the SMs with it).
+struct ShareBandwidth {
+  int sms = 0;
+  double gbps = 0;
+
+  friend bool operator==(const ShareBandwidth&, const ShareBandwidth&) = default;
+};
+
 struct MemoryLevelSpec {
   MemoryLevel level;
   double bandwidth_gbps;  // GB/s, 1e9 bytes per second
   std::string source;
+  // One kernel's bandwidth on shares of the SMs (`calibrate`, in green contexts), by rising SM
+  // count, the last point on every SM of the device: empty when not measured. Its ratios, not
+  // its values, scale bandwidth_gbps onto a share (the level's own figure may come from another
+  // kernel or the sheet).
+  std::vector<ShareBandwidth> shares = {};
+  std::string shares_source = {};  // what measured them; empty when `shares` is
 };
 
 struct ComputeCeiling {

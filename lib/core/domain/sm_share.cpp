@@ -1,10 +1,35 @@
 #include "lib/core/domain/sm_share.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "lib/core/base/errors.hpp"
+#include "lib/core/base/text.hpp"
 
 namespace roofline {
+namespace {
+
+// What `sms` SMs draw of the whole device's bandwidth by the level's share curve: linear
+// between its points, from (0, 0) to the last point (all SMs); 1 at or above the last.
+double share_of_bandwidth(const std::vector<ShareBandwidth>& shares, int sms) {
+  const double whole = shares.back().gbps;
+  ShareBandwidth below{0, 0};
+  for (const ShareBandwidth& point : shares) {
+    if (sms <= point.sms) {
+      const double t = static_cast<double>(sms - below.sms) / (point.sms - below.sms);
+      return std::min(1.0, (below.gbps + t * (point.gbps - below.gbps)) / whole);
+    }
+    below = point;
+  }
+  return 1.0;
+}
+
+std::string gbps_text(double gbps) {
+  return format_fixed(gbps, 0) + " GB/s";
+}
+
+}  // namespace
 
 GpuSpec with_sm_count(const GpuSpec& spec, int sms) {
   if (sms < 1 || sms > spec.sm_count)
@@ -27,9 +52,23 @@ GpuSpec with_sm_count(const GpuSpec& spec, int sms) {
     ceiling.source += scaled;
   }
   for (MemoryLevelSpec& level : out.memory) {
-    if (level.level != MemoryLevel::kL1) continue;
-    level.bandwidth_gbps *= share;
-    level.source += scaled;
+    if (level.level == MemoryLevel::kL1) {
+      level.bandwidth_gbps *= share;
+      level.source += scaled;
+    } else if (!level.shares.empty()) {
+      // A level all SMs share: what this many SMs drew of it when they ran alone.
+      const double drawn = share_of_bandwidth(level.shares, sms);
+      level.bandwidth_gbps *= drawn;
+      std::string measured;
+      for (const ShareBandwidth& point : level.shares)
+        measured += (measured.empty() ? "" : ", ") + std::to_string(point.sms) + " SMs " +
+                    gbps_text(point.gbps);
+      level.source += "; × " + format_fixed(drawn, 3) + ": what " + of +
+                      " draw of it, linear between the shares measured (" + measured + "; " +
+                      level.shares_source + ")";
+      level.shares.clear();  // a share of the share was never measured
+      level.shares_source.clear();
+    }
   }
   return out;
 }

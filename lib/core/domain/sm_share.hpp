@@ -5,9 +5,12 @@
 //   - scales by N / the spec's SM count: every compute ceiling (each SM has its own pipes) and
 //     the L1/shared bandwidth (one L1 per SM); the exponential unit's and shared memory's
 //     per-SM rates scale through the SM count itself;
-//   - kept: DRAM and L2 bandwidth and L2 size (shared by all SMs behind the crossbar; whether
-//     N SMs can draw all of it is what the projection check measures), clocks, memory, power,
-//     the launch floor and what one SM holds (sm_limits).
+//   - DRAM and L2 bandwidth (shared by all SMs behind the crossbar): what N SMs drew of it when
+//     they ran alone, by the level's share curve where it has one (`calibrate` measures it in
+//     green contexts; a few SMs cannot keep enough bytes in flight to draw all of it), linear
+//     between its points; kept whole where it has none;
+//   - kept: L2 size, clocks, memory, power, the launch floor and what one SM holds
+//     (sm_limits).
 #pragma once
 
 #include "lib/core/domain/gpu_spec.hpp"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,38 @@ std::string describe_power_cap(const CalibrationOverlay& overlay, const Calibrat
   return out + "; " + m.method;
 }
 
+// The share curve of `level` from the share measurements of the kernel with the most of them
+// (the best rate per SM count) and that kernel's whole-device rate on all the device's SMs.
+void add_shares(const CalibrationOverlay& overlay, MemoryLevelSpec& level) {
+  const std::string target(to_string(level.level));
+  std::map<std::string, std::map<int, double>> by_kernel;  // share_of -> SMs -> GB/s
+  for (const CalibrationMeasurement& m : overlay.measurements)
+    if (m.sms > 0 && m.target == target && m.rate_per_second() > 0) {
+      double& gbps = by_kernel[m.share_of][m.sms];
+      gbps = std::max(gbps, m.rate_per_second() / 1e9);
+    }
+  const CalibrationMeasurement* whole = nullptr;
+  const std::map<int, double>* points = nullptr;
+  for (const auto& [kernel, measured] : by_kernel) {
+    const auto it =
+        std::find_if(overlay.measurements.begin(), overlay.measurements.end(),
+                     [&](const CalibrationMeasurement& m) { return m.sms == 0 && m.id == kernel; });
+    if (it == overlay.measurements.end() || !(it->rate_per_second() > 0)) continue;
+    if (points == nullptr || measured.size() > points->size()) {
+      whole = &*it;
+      points = &measured;
+    }
+  }
+  const int all = overlay.device.sm_count;
+  if (points == nullptr || all <= 0) return;
+  for (const auto& [sms, gbps] : *points)
+    if (sms < all) level.shares.push_back({sms, gbps});
+  level.shares.push_back({all, whole->rate_per_second() / 1e9});
+  level.shares_source = "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
+                        "): " + whole->method + ", alone on a green context of each count of " +
+                        "SMs, then on all " + std::to_string(all);
+}
+
 void sort_levels(std::vector<MemoryLevelSpec>& levels) {
   std::stable_sort(levels.begin(), levels.end(),
                    [](const MemoryLevelSpec& a, const MemoryLevelSpec& b) {
@@ -102,7 +135,7 @@ void derive_ceilings(CalibrationOverlay& overlay) {
   // The best measurement per target: several kernels may measure the same roof.
   std::vector<const CalibrationMeasurement*> best;
   for (const CalibrationMeasurement& m : overlay.measurements) {
-    if (!(m.rate_per_second() > 0)) continue;
+    if (!(m.rate_per_second() > 0) || m.sms > 0) continue;
     auto same = std::find_if(best.begin(), best.end(), [&](const CalibrationMeasurement* b) {
       return b->target == m.target;
     });
@@ -149,6 +182,7 @@ void derive_ceilings(CalibrationOverlay& overlay) {
       overlay.compute.push_back(std::move(burst));
     }
   }
+  for (MemoryLevelSpec& level : overlay.memory) add_shares(overlay, level);
   sort_levels(overlay.memory);
 }
 
@@ -173,6 +207,11 @@ json to_json(const CalibrationOverlay& overlay) {
                                     {"work", m.work},
                                     {"samples_seconds", m.samples_seconds},
                                     {"sm_clock_mhz", m.sm_clock_mhz}});
+  for (std::size_t i = 0; i < overlay.measurements.size(); ++i)
+    if (const CalibrationMeasurement& m = overlay.measurements[i]; m.sms > 0) {
+      root["measurements"][i]["sms"] = m.sms;
+      root["measurements"][i]["share_of"] = m.share_of;
+    }
   for (std::size_t i = 0; i < overlay.measurements.size(); ++i)
     if (const auto& energy = overlay.measurements[i].energy)
       root["measurements"][i]["energy"] = energy_json(*energy);
@@ -234,7 +273,7 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
     const json& entry = measurements[i];
     read.only_keys(entry, where,
                    {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz",
-                    "energy", "power_cap"});
+                    "energy", "power_cap", "sms", "share_of"});
     CalibrationMeasurement m;
     m.id = read.string(entry, where, "id");
     m.target = read.string(entry, where, "target");
@@ -278,7 +317,26 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
       cap.clock_limit = read.string(*p, p_where, "clock_limit", true);
       m.power_cap = std::move(cap);
     }
+    if (entry.contains("sms") || entry.contains("share_of")) {
+      m.sms = static_cast<int>(
+          read.integer(entry, where, "sms", 1, std::max(1, overlay.device.sm_count)));
+      m.share_of = read.string(entry, where, "share_of");
+      if (m.flops || !parse_memory_level(m.target))
+        read.fail(key_path(where, "sms"), "only a memory level is measured on a share of the SMs");
+    }
     overlay.measurements.push_back(std::move(m));
+  }
+  for (std::size_t i = 0; i < overlay.measurements.size(); ++i) {
+    const CalibrationMeasurement& m = overlay.measurements[i];
+    if (m.sms == 0) continue;
+    const bool found =
+        std::any_of(overlay.measurements.begin(), overlay.measurements.end(),
+                    [&](const CalibrationMeasurement& w) {
+                      return w.sms == 0 && w.id == m.share_of && w.target == m.target;
+                    });
+    if (!found)
+      read.fail(key_path(index_path("measurements", i), "share_of"),
+                quote_text(m.share_of) + " names no whole-device measurement of " + m.target);
   }
   if (const json* p = read.optional_member(root, "", "static_power"); p != nullptr) {
     read.require_object(*p, "static_power");
@@ -302,7 +360,7 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
                   {"device_names", json::array()},
                   {"chip", "x"},
                   {"compute_capability", "0.0"},
-                  {"sm_count", 1},
+                  {"sm_count", std::max(1, overlay.device.sm_count)},
                   {"boost_clock_mhz", 1000},
                   {"base_clock_mhz", 1000},
                   {"l2_cache_bytes", std::int64_t{1} << 20},

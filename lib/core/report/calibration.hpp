@@ -22,6 +22,10 @@
 //   window_seconds, updates, relative_spread);
 //   "static_power": {"method", "energy": {the same object}}: the active idle power;
 //   "energy_coefficients": the derived coefficients, a spec's entry (energy_coefficients.hpp).
+// A memory measurement on a share of the SMs has "sms" (the SMs of its green context) and
+// "share_of" (the id of the same kernel's whole-device measurement); its level's spec entry
+// then has "shares" and "shares_source" (gpu_spec.hpp). A reader without them refuses the
+// file rather than misreads it, so the version stays 1.
 // With `calibrate --power-cap` (implied by --energy), a compute measurement's "power_cap":
 //   {"seconds_per_launch", "window_seconds", "launches", "sm_clock_mhz", "clock_samples",
 //    "clock_limit"}: the kernel back to back for over a second (PowerCapMeasurement); refused,
@@ -85,6 +89,11 @@ struct CalibrationMeasurement {
   // `calibrate --power-cap` (or --energy), compute kernels only: the same launch back to back
   // at the power cap; absent otherwise.
   std::optional<PowerCapMeasurement> power_cap;
+  // A share of the SMs: the kernel of measurement `share_of` (on the whole device) run in a
+  // green context of `sms` SMs; 0 and empty for a whole-device measurement. A share measures
+  // its level's share curve, never the level itself.
+  int sms = 0;
+  std::string share_of;
 
   double median_seconds() const;
   double rate_per_second() const;  // work ÷ median: FLOP/s or bytes/s (the burst rate)
@@ -119,14 +128,15 @@ struct CalibrationOverlay {
   std::string file;  // where it was read from; empty when built in memory
 };
 
-// Fills `memory` and `compute` from `measurements`: per target the measurement of the highest
-// (burst) rate; a compute ceiling is quoted at the SM clock its measurement ran at. Where that
-// measurement has a power-cap window (with a clock) whose rate is below the burst rate, the
-// ceiling is the sustained one, at_power_cap, quoted at the window's median NVML clock, its
-// source naming both; a sustained rate at or above the burst rate leaves the burst ceiling (the
-// lower of the two; the window stays in the measurement as measured). The XU rate is per clock
-// and stays the burst's. Throws InputError for a target that is neither a level nor a ceiling
-// id, or a compute measurement without a clock.
+// Fills `memory` and `compute` from `measurements`: per target the whole-device measurement of
+// the highest (burst) rate; a level's share curve from the share measurements of the kernel
+// (share_of) with the most of them, its whole-device rate the last point; a compute ceiling is
+// quoted at the SM clock its measurement ran at. Where that measurement has a power-cap window
+// (with a clock) whose rate is below the burst rate, the ceiling is the sustained one,
+// at_power_cap, quoted at the window's median NVML clock, its source naming both; a sustained rate
+// at or above the burst rate leaves the burst ceiling (the lower of the two; the window stays in
+// the measurement as measured). The XU rate is per clock and stays the burst's. Throws InputError
+// for a target that is neither a level nor a ceiling id, or a compute measurement without a clock.
 void derive_ceilings(CalibrationOverlay& overlay);
 
 nlohmann::json to_json(const CalibrationOverlay& overlay);
