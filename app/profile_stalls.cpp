@@ -4,8 +4,11 @@
 #include <memory>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/input.hpp"
+#include "lib/core/base/text.hpp"
 #include "lib/gpu/stall_sources.hpp"
 
 namespace roofline::app {
@@ -38,6 +41,8 @@ void resolve_stall_pcs(std::vector<ProcessRecords>& processes,
       if (!sources.why().empty() && record.note.find(sources.why()) == std::string::npos)
         record.note += (record.note.empty() ? "" : "; ") + sources.why();
     }
+  spdlog::debug("stall PCs named after the program: {} s of source lines, {} s waiting for SASS",
+                format_fixed(sources.source_seconds(), 3), format_fixed(sources.sass_seconds(), 3));
 }
 
 }  // namespace roofline::app
