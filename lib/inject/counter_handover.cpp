@@ -79,11 +79,7 @@ bool CounterHandover::take_counters(Session& session, std::string* why) {
   const bool held = session.lease->acquire(kLeaseWait);
   recorder_.add_phase("wait", seconds_since(waited));
   if (!held) {
-    const int holder = session.lease->holder();
-    *why = "another process of this run" +
-           (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
-           " kept the GPU's counters for more than " + std::to_string(kLeaseWait.count() / 1000) +
-           " s: kernel time only (CUDA events)";
+    *why = lease_kept(session, "counters") + ": kernel time only (CUDA events)";
     return false;
   }
   const Clock::time_point opened = Clock::now();
@@ -113,11 +109,35 @@ bool CounterHandover::take_counters(Session& session, std::string* why) {
   recorder_.add_phase("open", seconds_since(opened));
   recorder_.add_phase("sessions", 1);
   record_device(session, session.counters->num_passes());
-  if (!watcher_started_) {
-    watcher_started_ = true;
-    std::thread([this] { watch(); }).detach();
-  }
+  start_watcher();
   return true;
+}
+
+bool CounterHandover::take_sampling(Session& session, std::string* why) {
+  if (session.lease->held()) return true;
+  const Clock::time_point waited = Clock::now();
+  const bool held = session.lease->acquire(kLeaseWait);
+  recorder_.add_phase("wait", seconds_since(waited));
+  if (!held) {
+    *why = lease_kept(session, "warp sampling");
+    return false;
+  }
+  start_watcher();
+  return true;
+}
+
+std::string CounterHandover::lease_kept(const Session& session, const std::string& what) const {
+  const int holder = session.lease->holder();
+  return "another process of this run" +
+         (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
+         " kept the GPU's " + what + " for more than " + std::to_string(kLeaseWait.count() / 1000) +
+         " s";
+}
+
+void CounterHandover::start_watcher() {
+  if (watcher_started_) return;
+  watcher_started_ = true;
+  std::thread([this] { watch(); }).detach();
 }
 
 void CounterHandover::record_device(const Session& session, int passes) {
@@ -147,12 +167,13 @@ void CounterHandover::close_inherited() {
   if (session_ != nullptr && session_->lease != nullptr) session_->lease->close_inherited();
 }
 
-// Closes the counters and gives the lease up. With the session's context current (or being
-// destroyed), and the lock held.
+// Closes the counters (or disables the warp sampling) and gives the lease up. With the
+// session's context current (or being destroyed), and the lock held.
 void CounterHandover::release_counters(Session& session) {
   batches_.end(session);
   const Clock::time_point t = Clock::now();
   session.counters.reset();
+  session.sampler.reset();
   session.lease->release();
   recorder_.add_phase("close", seconds_since(t));
 }
@@ -166,7 +187,7 @@ void CounterHandover::watch() {
       std::unique_lock<std::mutex> launch(launch_mutex_, std::try_to_lock);
       if (!launch.owns_lock()) continue;  // a launch is in flight: its exit hands over
       std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_.load() || session_ == nullptr || session_->counters == nullptr ||
+      if (stopping_.load() || session_ == nullptr || !session_->lease->held() ||
           !session_->lease->others_waiting())
         continue;
       if (driver_.ctx_push_current(session_->context) != CUDA_SUCCESS) continue;
@@ -184,7 +205,7 @@ void CounterHandover::close_session() {
   if (session_ == nullptr) return;
   // The counters, flush buffer and events belong to the context: free them with it current.
   if (driver_.ctx_push_current(session_->context) == CUDA_SUCCESS) {
-    if (session_->counters) release_counters(*session_);
+    if (session_->lease->held()) release_counters(*session_);
     session_->sampler.reset();  // sampling disabled: the context's kernels run concurrently again
     session_->flush.reset();
     session_->timer.reset();

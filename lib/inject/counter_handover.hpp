@@ -7,7 +7,8 @@
 // few milliseconds), then takes it back for its next profiled launch. A launch that cannot
 // have the counters (another process of the run kept them longer than kLeaseWait, or a
 // profiler outside the run holds them) is timed with events and its row says so; the run goes
-// on.
+// on. Under --stalls the lease guards the warp sampling instead (CUPTI PC sampling, enabled per
+// context): one process of the run samples at a time, handed over the same way.
 #pragma once
 
 #include <cuda.h>
@@ -49,6 +50,11 @@ class CounterHandover {
   // to hand them over. False, with `why`, when this launch must do without them. Throws
   // gpu::ProfilerError when counters cannot work at all (not permitted, unsupported).
   bool take_counters(Session& session, std::string* why);
+  // --stalls: this process's turn at sampling the device's warps, under the same lease (two
+  // processes of a run never sample at once; the sampler is made by the caller once this is
+  // true, and closed with the lease when another process waits). False, with `why`, when
+  // another process kept the lease longer than kLeaseWait.
+  bool take_sampling(Session& session, std::string* why);
   // The device record, once per process; `passes`: of the counter set, 0 without counters.
   void record_device(const Session& session, int passes);
   // After a profiled launch, with the session's context current: hands the counters over
@@ -66,6 +72,10 @@ class CounterHandover {
 
  private:
   void release_counters(Session& session);
+  // Why the lease could not be had: "another process of this run (pid N) kept the GPU's
+  // <what> for more than 10 s".
+  std::string lease_kept(const Session& session, const std::string& what) const;
+  void start_watcher();
   void watch();
   void close_session();
 

@@ -403,6 +403,10 @@ void Injection::start_sampling(Session& session, Measuring& m) {
     record.note = "not sampled: " + session.no_sampling;
     return;
   }
+  if (std::string why; !handover_.take_sampling(session, &why)) {
+    record.note = "not sampled: " + why;
+    return;
+  }
   const Clock::time_point t = Clock::now();
   try {
     if (!session.sampler)
