@@ -258,6 +258,18 @@ TEST_CASE("energy roofline: the model charges each byte at the deepest level it 
   for (const EnergyTerm& t : n.terms)
     if (t.kind == EnergyTermKind::kLevel) bytes_joules += t.joules;
   CHECK(bytes_joules == doctest::Approx(nested));
+  // Shared memory is no cache of L2: its bytes are charged whole, beside the L1 hits, even when
+  // the global accesses all went on to L2 (TMA kernels).
+  w.bytes[MemoryLevel::kL1] = 1e9;  // below L2: no L1 hit
+  w.shared_bytes = 4e9;
+  const EnergyModel sh = model_energy(w, c);
+  for (const EnergyTerm& t : sh.terms)
+    if (t.id == "l1") CHECK(t.joules == doctest::Approx(4e9 * 5e-12));
+  CHECK(sh.joules == doctest::Approx(0.447 + 4e9 * 5e-12));
+  w.shared_bytes = -1;
+  CHECK_THROWS_AS(model_energy(w, c), std::invalid_argument);
+  w.shared_bytes = 0;
+  w.bytes[MemoryLevel::kL1] = 5e9;
 
   // Counted work without a coefficient is named, not costed; uncounted work is not there.
   w.flops["fp16_cuda_core"] = 1e9;
@@ -315,6 +327,18 @@ TEST_CASE("energy roofline: a counted row gets the breakdown, the verdict and it
   CHECK(e.flops_per_joule_source == Source::kMeasured);
   CHECK(std::isfinite(e.roof_flops_per_joule));
   CHECK(e.fraction_of_roof == doctest::Approx(e.flops_per_joule / e.roof_flops_per_joule));
+  // Shared-memory wavefronts counted (full set): charged beside the L1 hits, less wgmma's
+  // operand reads (the wgmma coefficient holds them).
+  Report full = report;
+  Row& counted_row = full.rows[0];
+  counted_row.counters[quantity::kSharedWavefronts] = 3e6;
+  counted_row.counters[quantity::kSharedWavefrontsGmma] = 2e6;
+  const JudgedReport with_shared(full);
+  const double l1_global = counted(quantity::kL1);
+  const double shared_expected = expected - std::max(0.0, l1 - l2) * 5e-12 +
+                                 std::max(0.0, l1_global - l2) * 5e-12 + 128 * 1e6 * 5e-12;
+  REQUIRE(with_shared.at(0).energy);
+  CHECK(with_shared.at(0).energy->model.joules == doctest::Approx(shared_expected));
   // The head report counts no FP16 CUDA-core FLOPs and no XU: the note says so.
   CHECK(e.note == "FP16, XU not counted (--counter-set full counts them)");
   const EnergyTerm* dominant = e.model.dominant();

@@ -99,4 +99,7 @@ inline constexpr const char* kTensorWgmma = "tensor_wgmma_flops";
 inline constexpr const char* kTensorBf16 = "tensor_bf16_flops";  // part of the two above
 }  // namespace quantity
 
+// Bytes of one shared-memory wavefront: one 128-byte cycle of an SM's data pipe.
+inline constexpr double kSharedWavefrontBytes = 128;
+
 }  // namespace roofline

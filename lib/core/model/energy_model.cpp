@@ -42,6 +42,7 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
     check(*e, "a coefficient");
     m.terms.push_back({EnergyTermKind::kPipe, id, flops, *e, flops * *e, 0});
   }
+  check(work.shared_bytes, "the shared-memory bytes");
   if (!std::isnan(work.exponentials)) {
     check(work.exponentials, "the exponential count");
     if (work.exponentials > 0) {
@@ -59,8 +60,9 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
     const auto it = work.bytes.find(level);
     if (it == work.bytes.end()) continue;
     check(it->second, "a byte count");
-    const double charged = std::max(0.0, it->second - below);
+    double charged = std::max(0.0, it->second - below);
     below = it->second;
+    if (level == MemoryLevel::kL1) charged += work.shared_bytes;
     if (charged == 0) continue;
     const double* e = c.byte(level);
     if (e == nullptr) {

@@ -4,9 +4,12 @@
 // Each byte is charged once, at the deepest level it reached, because a level's coefficient
 // already holds the trip through the levels above it (the DRAM micro-kernel's bytes cross L2
 // and the load path as well; the L2 micro-kernel's cross the load path):
-//   DRAM: the DRAM bytes;  L2: L2 bytes − DRAM bytes;  L1: L1 bytes − L2 bytes
-// (a difference below zero counts zero). With the traffic nested so, this is the incremental
-// form DRAM × (e_dram − e_l2) + L2 × (e_l2 − e_l1) + L1 × e_l1.
+//   DRAM: the DRAM bytes;  L2: L2 bytes − DRAM bytes;
+//   L1: L1 bytes (global and local) − L2 bytes, + shared-memory bytes
+// (a difference below zero counts zero). Shared memory is no cache of L2: its bytes are charged
+// whole, beside the global ones (TMA's copies into it cross L2, not L1, and are L2's); wgmma's
+// operand reads are the wgmma coefficient's. With the global traffic nested so, this is the
+// incremental form DRAM × (e_dram − e_l2) + L2 × (e_l2 − e_l1) + L1 × e_l1 + shared × e_l1.
 //
 // The roof: the most FLOPs per joule a launch of arithmetic intensity I (FLOP per DRAM byte)
 // can reach on a pipe: its FLOPs and DRAM bytes alone, at the time roofline's floor,
@@ -28,7 +31,11 @@ struct EnergyWork {
   double seconds = 0;                   // time per launch
   std::map<std::string, double> flops;  // by ceiling id ("tensor_fp16.wgmma", "fp32", ...)
   double exponentials = 0;              // exp2 results (XU); NaN when not counted
-  std::map<MemoryLevel, double> bytes;  // by level, as counted
+  std::map<MemoryLevel, double> bytes;  // by level, as counted (L1: global and local accesses)
+  // Shared-memory bytes that no L2 byte passes through (loads and stores, not wgmma's operand
+  // reads, which its coefficient holds: the wgmma micro-kernel reads its operands from shared
+  // memory), charged at L1's coefficient beside the L1 hits; 0 when not counted.
+  double shared_bytes = 0;
 };
 
 enum class EnergyTermKind { kStatic, kPipe, kExp, kLevel };

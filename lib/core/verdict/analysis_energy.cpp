@@ -1,5 +1,6 @@
 #include "lib/core/verdict/analysis_energy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -92,6 +93,17 @@ std::optional<EnergyAnalysis> analyze_energy(const Row& row, const RowAnalysis& 
   }
   for (const LevelAnalysis& level : a.levels)
     if (level.bytes_source == Source::kMeasured) work.bytes[level.level] = level.bytes;
+  // The L1 level's bytes hold shared memory's wavefronts (full set): apart for the energy
+  // model, less wgmma's operand reads (energy_model.hpp).
+  const double l1_global = counter(row, quantity::kL1);
+  const double shared_wavefronts = counter(row, quantity::kSharedWavefronts);
+  if (work.bytes.count(MemoryLevel::kL1) != 0 && std::isfinite(l1_global) &&
+      std::isfinite(shared_wavefronts)) {
+    const double gmma = counter(row, quantity::kSharedWavefrontsGmma);
+    work.bytes[MemoryLevel::kL1] = l1_global;
+    work.shared_bytes =
+        kSharedWavefrontBytes * std::max(0.0, shared_wavefronts - (std::isfinite(gmma) ? gmma : 0));
+  }
 
   EnergyAnalysis e;
   e.model = model_energy(work, coefficients);

@@ -11,7 +11,6 @@ namespace roofline {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kSharedWavefrontBytes = 128;  // one data-pipe cycle of an SM
 
 double counter(const Row& row, const char* id) {
   auto it = row.counters.find(id);
