@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "lib/core/domain/sm_share.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
 
@@ -97,4 +98,36 @@ TEST_CASE("projection: a wgmma kernel on an A100 says which pipe it falls back t
     seen = true;
   }
   CHECK(seen);
+}
+
+TEST_CASE("projection: onto a share of the SMs, a causal grid's launch order is carried over") {
+  const Report recorded = read_report_file(kRecorded);
+  const SpecRegistry registry = all_specs();
+  const GpuSpec& h200 = registry.find("h200");
+  int causal = 0;
+  for (const int sms : {40, 72}) {
+    const GpuSpec share = with_sm_count(h200, sms);
+    const Report report = projection(recorded, h200, share);
+    for (const Row& row : report.rows) {
+      const RowAnalysis here = analyze(row, h200);
+      const RowAnalysis a = analyze(row, report);
+      if (!a.has_verdict) continue;
+      CAPTURE(std::to_string(sms) + " SMs: " + row.kernel + " " + row.workload.label());
+      CAPTURE(a.projection_note);
+      CHECK(at_most_one(a.fraction_of_bound));
+      CHECK(at_most_one(a.compute_utilisation));
+      const bool order = a.projection_note.find("handed out in launch order") != std::string::npos;
+      // Only a bundled flash grid of unequal CTAs, bound by compute here and there, has one.
+      if (order) {
+        CHECK(row.workload.causal);
+        CHECK(row.kernel.rfind("flash-", 0) == 0);
+        CHECK((here.compute_bound || here.exp_bound));
+        ++causal;
+      } else if (row.workload.causal && row.kernel.rfind("flash-", 0) == 0 && here.compute_bound &&
+                 (a.compute_bound || a.exp_bound)) {
+        FAIL_CHECK("a compute-bound causal flash row without its launch order");
+      }
+    }
+  }
+  CHECK(causal > 4);
 }

@@ -103,6 +103,39 @@ TEST_CASE("tail effect: bundled flash grids, causal work per tile") {
       bundled_grid(find_kernel_model("standard"), workload(1, 4, 1024, 64, false, Pass::kForward)));
 }
 
+TEST_CASE("tail effect: CTAs handed out in launch order keep fewer SMs busy than the bound") {
+  // Two SMs, one CTA each at a time: work 4, 1, 1, 1, 1 in that order. Slot A takes the 4,
+  // slot B the four 1s one after another: both end at 4, the whole 8 done at the bound's best.
+  LaunchGrid g = equal(5, 1);
+  g.launch_order = {4, 1, 1, 1, 1};
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(1.0));
+  // Lightest first (1, 1, 1, 1, 4): A and B take two 1s each; the 4 starts at 2 and ends at 6.
+  g.launch_order = {1, 1, 1, 1, 4};
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(8.0 / (2 * 6)));
+  // Two CTAs resident per SM share its rate: a CTA of work 1 holds its slot for 2.
+  g = equal(4, 2);
+  g.launch_order = {1};  // one period, repeated to all 4 CTAs
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(1.0));
+  g.ctas = 2;  // two CTAs on four slots: each at half an SM, half the SMs' rate idle
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(0.5));
+  CHECK(std::isnan(launch_order_efficiency(equal(4, 1), 2)));  // no order known
+
+  // A causal forward grid: each head's query tiles, heaviest first (the kernels walk them from
+  // the last); on fewer SMs the heavy CTAs spread better than on many.
+  const KernelModel& v2 = find_kernel_model("flash-v2");
+  const auto causal = bundled_grid(v2, workload(1, 8, 4096, 64, true, Pass::kForward));
+  REQUIRE(causal);
+  REQUIRE(causal->launch_order.size() == 32);  // 4096 / 128 query tiles of one head
+  CHECK(causal->launch_order.front() == 64);   // the last query tile: 4096 / 64 key tiles
+  CHECK(causal->launch_order.back() == 2);     // the first: its 128 rows' two key tiles
+  const double many = launch_order_efficiency(*causal, 132);
+  const double few = launch_order_efficiency(*causal, 40);
+  CHECK(tail_effect(*causal, 132).efficiency == doctest::Approx(1.0));  // the bound: no loss
+  CHECK(many < 0.6);
+  CHECK(few > many + 0.2);
+  CHECK(bundled_grid(v2, workload(1, 8, 4096, 64, false, Pass::kForward))->launch_order.empty());
+}
+
 TEST_CASE("analysis: a grid below one wave is tail-bound, the roof scaled by its busy SMs") {
   Row row;
   row.kernel = "flash-v3";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <queue>
 
 #include "kernels/decode_plan.hpp"
 #include "lib/core/base/text.hpp"
@@ -103,6 +104,24 @@ TailEffect tail_effect(const LaunchGrid& grid, int sm_count) {
   return t;
 }
 
+double launch_order_efficiency(const LaunchGrid& grid, int sm_count) {
+  if (grid.launch_order.empty() || grid.ctas <= 0 || sm_count <= 0) return kNaN;
+  const int per_sm = std::max(1, grid.ctas_per_sm);
+  // Each slot's time free again, earliest on top; a CTA on a slot runs at 1/per_sm of its SM.
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (std::int64_t i = 0; i < std::int64_t{sm_count} * per_sm; ++i) free_at.push(0.0);
+  double total = 0, makespan = 0;
+  for (std::int64_t i = 0; i < grid.ctas; ++i) {
+    const double work = grid.launch_order[static_cast<std::size_t>(i) % grid.launch_order.size()];
+    const double end = free_at.top() + work * per_sm;
+    free_at.pop();
+    free_at.push(end);
+    total += work;
+    makespan = std::max(makespan, end);
+  }
+  return makespan > 0 ? total / (sm_count * makespan) : kNaN;
+}
+
 int resident_ctas_per_sm(const SmLimits& limits, std::int64_t threads_per_cta,
                          int registers_per_thread, std::int64_t shared_bytes_per_cta) {
   if (limits.max_threads <= 0 || threads_per_cta <= 0 || threads_per_cta > limits.max_threads)
@@ -186,6 +205,8 @@ std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload&
                                    : static_cast<double>(tiles_other - first / other);
       work.emplace_back(pairs, heads);  // the same tile of every head
     }
+    for (const auto& [pairs, count] : work) grid.launch_order.push_back(pairs);
+    std::sort(grid.launch_order.begin(), grid.launch_order.end(), std::greater<>());
     grid.cta_work = std::move(work);
   }
   return grid;

@@ -38,6 +38,9 @@ struct LaunchGrid {
   std::vector<std::pair<double, std::int64_t>> cta_work;
   int ctas_per_sm = 0;  // resident at once; 0 when unknown
   std::string origin;   // "the launch's grid", "flash-v2's forward grid (query tiles × B·H)"
+  // One period of the CTAs' work in launch order (blockIdx order, or the order a persistent
+  // kernel's tile counter hands the work out), repeated up to `ctas`; empty when unknown.
+  std::vector<double> launch_order;
 };
 
 struct TailEffect {
@@ -63,6 +66,14 @@ inline constexpr double kTailBindsBelow = 0.95;
 
 TailEffect tail_effect(const LaunchGrid& grid, int sm_count);
 
+// What the tail effect's bound leaves out: the share of the chip's peak the grid keeps busy when
+// its CTAs are handed out in launch order, each to the slot that frees first (sm_count × CTAs
+// per SM slots; the CTAs resident on an SM share its rate), as the hardware dispatches a grid and
+// a persistent kernel's tile counter hands out its work. A schedule that runs, not a bound: a
+// causal grid whose heavy CTAs land on the same SMs loses more than the bound says, and a
+// different share on another SM count. NaN when the grid has no launch order.
+double launch_order_efficiency(const LaunchGrid& grid, int sm_count);
+
 // CTAs of this shape resident on one SM under the spec's per-SM limits (threads, CTAs,
 // registers in 256-register warp allocations, shared memory with its per-CTA reservation);
 // 0 when the spec has no limits or the CTA does not fit.
@@ -70,7 +81,9 @@ int resident_ctas_per_sm(const SmLimits& limits, std::int64_t threads_per_cta,
                          int registers_per_thread, std::int64_t shared_bytes_per_cta);
 
 // The grid of a bundled flash kernel's main launch for this workload (forward: query tiles ×
-// B·H; backward: key tiles × B·H), each CTA's work in tile pairs under a causal mask;
+// B·H; backward: key tiles × B·H), each CTA's work in tile pairs under a causal mask, in launch
+// order (each head's tiles heaviest first: the forward kernels walk their query tiles from the
+// last, the backward ones their key tiles from the first);
 // flash-decode's (sequences × key/value heads × row blocks × split-KV parts, the parts chosen
 // for `sm_count` SMs), each CTA's work in key tiles; nullopt for kernels whose launches the
 // model does not know (standard: cuBLAS chooses).

@@ -84,7 +84,9 @@ void add_shares(const CalibrationOverlay& overlay, MemoryLevelSpec& level) {
     }
   const CalibrationMeasurement* whole = nullptr;
   const std::map<int, double>* points = nullptr;
-  for (const auto& [kernel, measured] : by_kernel) {
+  for (const auto& entry : by_kernel) {
+    const std::string& kernel = entry.first;  // (a lambda may not capture a structured binding)
+    const std::map<int, double>& measured = entry.second;
     const auto it =
         std::find_if(overlay.measurements.begin(), overlay.measurements.end(),
                      [&](const CalibrationMeasurement& m) { return m.sms == 0 && m.id == kernel; });

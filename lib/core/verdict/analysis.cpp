@@ -4,10 +4,14 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/model/roofline.hpp"
+#include "lib/core/model/tail_effect.hpp"
 #include "lib/core/verdict/roof.hpp"
 
 namespace roofline {
@@ -236,6 +240,35 @@ const GpuSpec* find_spec(const Report& report, const std::string& key) {
   return nullptr;
 }
 
+// A bundled grid of unequal CTAs (a causal mask) bound by compute on both GPUs: the tail
+// effect's bound assumes the best schedule, but the CTAs are handed out in launch order, and the
+// share of the SMs that order keeps busy changes with their count (tail_effect.hpp). The time at
+// the measured fraction of the bound, times this, carries the measured fraction of the
+// launch-order schedule over instead. 1 elsewhere.
+double launch_order_change(const Row& row, const KernelModel* model, const RowAnalysis& here,
+                           const RowAnalysis& there, std::vector<std::string>& notes) {
+  const auto compute = [](const RowAnalysis& a) { return a.compute_bound || a.exp_bound; };
+  if (model == nullptr || row.launch.has_value() || !compute(here) || !compute(there) ||
+      !here.tail || !there.tail)
+    return 1;
+  const std::optional<LaunchGrid> grid_here =
+      bundled_grid(*model, row.workload, here.tail->sm_count);
+  const std::optional<LaunchGrid> grid_there =
+      bundled_grid(*model, row.workload, there.tail->sm_count);
+  if (!grid_here || !grid_there) return 1;
+  const double order_here = launch_order_efficiency(*grid_here, here.tail->sm_count);
+  const double order_there = launch_order_efficiency(*grid_there, there.tail->sm_count);
+  const double change =
+      (order_here / here.tail->efficiency) / (order_there / there.tail->efficiency);
+  if (!std::isfinite(change) || !(change > 0)) return 1;
+  notes.push_back(
+      "its CTAs of unequal work, handed out in launch order, keep " +
+      format_fixed(100 * order_here, 0) + "% of " + std::to_string(here.tail->sm_count) +
+      " SMs busy and " + format_fixed(100 * order_there, 0) + "% of " +
+      std::to_string(there.tail->sm_count) + " (time × " + format_fixed(change, 2) + ")");
+  return change;
+}
+
 RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& target) {
   const RowAnalysis here = analyze(row, measured_on, false);
   Row p = row;
@@ -274,7 +307,10 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
     notes.push_back("at " + format_fixed(100 * fraction, 0) + "% of the bound, as measured on " +
                     measured_on.name);
   }
-  const double projected_time = floor.time_floor_seconds / fraction;
+  // Never below the target's floor: the launch order's change may shorten the time.
+  const double projected_time =
+      std::max(floor.time_floor_seconds, floor.time_floor_seconds / fraction *
+                                             launch_order_change(row, model, here, floor, notes));
   const double measured_time = row.timing->median_seconds();
   if (std::isfinite(projected_time) && projected_time > 0 && measured_time > 0) {
     const double factor = projected_time / measured_time;
