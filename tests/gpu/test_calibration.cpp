@@ -4,6 +4,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 
 #include <cuda_runtime_api.h>
@@ -57,9 +59,32 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
     expected.push_back(id);
   if (hopper) expected.push_back("wgmma");
   expected.push_back("xu_exp2");
-  REQUIRE(overlay.measurements.size() == expected.size());
+  // The whole device's measurements first, then the DRAM and L2 reads on shares of the SMs.
+  std::vector<CalibrationMeasurement> whole, shares;
+  for (const CalibrationMeasurement& m : overlay.measurements)
+    (m.sms == 0 ? whole : shares).push_back(m);
+  REQUIRE(whole.size() == expected.size());
+  CHECK(overlay.measurements.size() == whole.size() + shares.size());
+  CHECK(overlay.measurements.front().sms == 0);
+  CHECK(overlay.measurements[whole.size() - 1].sms == 0);
+  for (const CalibrationMeasurement& m : shares) {
+    CAPTURE(m.id);
+    CHECK((m.share_of == "dram_read" || m.share_of == "l2_read"));
+    CHECK(m.sms < run.device.sm_count);
+    CHECK(m.rate_per_second() > 0);
+  }
+  // Green contexts (CUDA 12.4+): each level all SMs share gets its curve, rising to all of them.
+  if (!shares.empty())
+    for (const MemoryLevel level : {MemoryLevel::kDram, MemoryLevel::kL2}) {
+      const auto it = std::find_if(overlay.memory.begin(), overlay.memory.end(),
+                                   [&](const MemoryLevelSpec& l) { return l.level == level; });
+      REQUIRE(it != overlay.memory.end());
+      REQUIRE(it->shares.size() >= 2);
+      CHECK(it->shares.back().sms == run.device.sm_count);
+      CHECK(it->shares.front().gbps < it->shares.back().gbps);
+    }
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    const CalibrationMeasurement& m = overlay.measurements[i];
+    const CalibrationMeasurement& m = whole[i];
     CAPTURE(m.id);
     CHECK(m.id == expected[i]);
     CHECK(m.samples_seconds.size() == 3);
@@ -118,8 +143,9 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   CHECK(overlay.static_power->method.find("spin") != std::string::npos);
   for (const CalibrationMeasurement& m : overlay.measurements) {
     CAPTURE(m.id);
-    // The bulk-copy stream prices no byte (calibration_runner.cpp): measured for its rate alone.
-    if (m.id == "dram_read_bulk") {
+    // The bulk-copy stream prices no byte (calibration_runner.cpp), and a share of the SMs
+    // measures a share curve: measured for their rates alone.
+    if (m.id == "dram_read_bulk" || m.sms > 0) {
       CHECK_FALSE(m.energy);
       continue;
     }
