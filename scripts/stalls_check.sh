@@ -20,6 +20,8 @@
 #   PROFILE_STALL_KERNELS  "LABEL=REGEX ..." of stage profile, each regex searched in the
 #                  demangled name by both tools (default: gemm, sdpa_bwd, elementwise below)
 #   PROFILE_STALL_SKIP     matching launches skipped first (default 1: the second iteration's)
+#   COST_RUNS      stage profile: runs of the program alone, under profile --stalls and under ncu
+#                  per kernel, whose medians give the cost (default 3)
 #
 # $OUT (or out/stalls-check/) gets summary.txt (the judge's tables last), stalls.tar.xz (our
 # report, ncu's raw and source pages per point, the logs) and profile_stalls.tar.xz (the same
@@ -28,6 +30,9 @@
 set -u -o pipefail
 source "$(dirname "$0")/device_env.sh"
 check_folders stalls
+cost_runs="${COST_RUNS:-3}"
+# median SECONDS...: the middle value (the mean of the two middle ones for an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 stages="${*:-build gputests stalls sweep profile}"
 points="${STALL_POINTS:-flash-v2:fwd:64 flash-v2:bwd:64 flash-v2:fwd:128 flash-v2:bwd:128 flash-v3:fwd:64 flash-v3:bwd:64 flash-v3:fwd:128 flash-v3:bwd:128}"
 IFS=: read -r B H N <<<"${STALL_SHAPE:-4:16:4096}"
@@ -135,38 +140,59 @@ if [[ " $stages " == *" profile "* ]]; then
   program=(python3 scripts/programs/stall_mix.py --iterations 3)
   kernels="${PROFILE_STALL_KERNELS:-gemm=nvjet|gemm|xmma sdpa_bwd=bprop elementwise=vectorized_elementwise_kernel.*MulFunctor}"
   skip="${PROFILE_STALL_SKIP:-1}"
-  # The program alone, twice: its first run fills the caches PyTorch and the driver keep on
-  # disk (10.6 s against 7-9 s for the runs after it on an H100), so the second is the baseline.
+  # The program alone: its first run fills the caches PyTorch and the driver keep on disk (10.6 s
+  # against 7-9 s for the runs after it on an H100), then COST_RUNS runs whose median is the
+  # baseline (one program's wall time varies by seconds from run to run: 6.2-8.6 s on an H200).
   "${program[@]}" >"$pwork/alone_first.txt" 2>&1
-  t=$(seconds)
-  "${program[@]}" >"$pwork/alone.txt" 2>&1
-  alone=$(elapsed "$t" 2)
+  alone_runs=()
+  for _ in $(seq "$cost_runs"); do
+    t=$(seconds)
+    "${program[@]}" >"$pwork/alone.txt" 2>&1
+    alone_runs+=("$(elapsed "$t" 2)")
+  done
+  alone=$(median "${alone_runs[@]}")
   expected=$(grep '^stall_mix:' "$pwork/alone.txt")
   note "profile: stall_mix.py alone ${alone} s (its second run): $expected"
   n=0
   for spec in $kernels; do
     label=${spec%%=*}
     regex=${spec#*=}
-    t=$(seconds)
-    "$tool" profile --stalls --kernel-regex "$regex" --launch-skip "$skip" --launch-count 1 \
-      --json "$pwork/ours_$n.json" -- "${program[@]}" >"$pwork/ours_$n.txt" 2>&1
-    rc=$?
-    ours=$(elapsed "$t" 2)
-    t=$(seconds)
-    ncu --clock-control none --cache-control all --kernel-name-base demangled \
-      -k "regex:$regex" --launch-skip "$skip" --launch-count 1 \
-      --section WarpStateStats --section SourceCounters \
-      --metrics "regex:smsp__pcsamp_warps_issue_stalled_.*" -f -o "$pwork/ncu_$n" \
-      "${program[@]}" >"$pwork/ncu_$n.log" 2>&1
-    ncu_rc=$?
-    with_ncu=$(elapsed "$t" 2)
+    # Each tool COST_RUNS times (the first run's report is the one judged), medians compared.
+    ours_runs=()
+    ncu_runs=()
+    for k in $(seq "$cost_runs"); do
+      json="$pwork/ours_$n.json"
+      [ "$k" -gt 1 ] && json="$pwork/ours_${n}_again.json"
+      t=$(seconds)
+      "$tool" profile --stalls --kernel-regex "$regex" --launch-skip "$skip" --launch-count 1 \
+        --json "$json" -- "${program[@]}" >"$pwork/ours_$n.txt" 2>&1
+      rc=$?
+      ours_runs+=("$(elapsed "$t" 2)")
+      [ "$k" -eq 1 ] && cp "$pwork/ours_$n.txt" "$pwork/ours_${n}_first.txt"
+      report="$pwork/ncu_$n"
+      [ "$k" -gt 1 ] && report="$pwork/ncu_${n}_again"
+      t=$(seconds)
+      ncu --clock-control none --cache-control all --kernel-name-base demangled \
+        -k "regex:$regex" --launch-skip "$skip" --launch-count 1 \
+        --section WarpStateStats --section SourceCounters \
+        --metrics "regex:smsp__pcsamp_warps_issue_stalled_.*" -f -o "$report" \
+        "${program[@]}" >>"$pwork/ncu_$n.log" 2>&1
+      ncu_rc=$?
+      ncu_runs+=("$(elapsed "$t" 2)")
+    done
+    mv "$pwork/ours_${n}_first.txt" "$pwork/ours_$n.txt"
+    rm -f "$pwork/ours_${n}_again.json" "$pwork/ncu_${n}_again.ncu-rep"
+    ours=$(median "${ours_runs[@]}")
+    with_ncu=$(median "${ncu_runs[@]}")
     ncu -i "$pwork/ncu_$n.ncu-rep" --page raw --csv >"$pwork/ncu_raw_$n.csv" 2>>"$pwork/ncu_$n.log"
     ncu -i "$pwork/ncu_$n.ncu-rep" --page source --csv --print-source sass \
       >"$pwork/ncu_source_$n.csv" 2>>"$pwork/ncu_$n.log"
     same=no
     [ -n "$expected" ] && grep -qxF "$expected" "$pwork/ours_$n.txt" && same=yes
     kernel=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[0]['kernel'] if r else '-')" "$pwork/ours_$n.json" 2>/dev/null)
-    echo "$label plain=$alone stalls=$ours alone=$alone ncu=$with_ncu rc=$rc ncu_rc=$ncu_rc" >>"$pwork/cost.txt"
+    echo "$label plain=$alone stalls=$ours alone=$alone ncu=$with_ncu rc=$rc ncu_rc=$ncu_rc" \
+      "alone_runs=$(IFS=/; echo "${alone_runs[*]}") stalls_runs=$(IFS=/; echo "${ours_runs[*]}")" \
+      "ncu_runs=$(IFS=/; echo "${ncu_runs[*]}")" >>"$pwork/cost.txt"
     note "profile $label ($regex, launch skip $skip): $kernel; profile --stalls ${ours} s (rc $rc, output as alone: $same); under ncu ${with_ncu} s (rc $ncu_rc); alone ${alone} s"
     n=$((n + 1))
   done

@@ -8,7 +8,9 @@ point, from what scripts/stalls_check.sh wrote into DIR (its stage `profile` int
   ncu_raw_N.csv        ncu -i REPORT --page raw --csv (smsp__pcsamp_warps_issue_stalled_*)
   ncu_source_N.csv     ncu -i REPORT --page source --csv --print-source sass
   cost.txt             one line per point: LABEL plain= stalls= alone= ncu= seconds (for
-                       profile, plain and alone are both the program alone)
+                       profile, plain and alone are both the program alone, medians of its
+                       runs, each run's seconds in alone_runs= stalls_runs= ncu_runs=, "/"
+                       between them)
 
 Judged per point (the issue's criteria): every stall reason above 5% of the samples in either
 tool within 5 percentage points of ncu's share; the top 5 instructions by samples the same as
@@ -121,11 +123,15 @@ def main():
         sys.exit(2)
     d = sys.argv[1]
     costs = {}
+    runs = {}
     labels = {}
     if os.path.exists(os.path.join(d, "cost.txt")):
         for i, line in enumerate(open(os.path.join(d, "cost.txt"))):
             fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
             costs[i] = {k: number(v) for k, v in fields.items()}
+            # Medians above; each run's seconds beside them (stage profile, COST_RUNS).
+            runs[i] = ", ".join(f"{k[:-5]} {v.replace('/', ' ')}" for k, v in fields.items()
+                                if k.endswith("_runs"))
             labels[i] = line.split()[0] if line.split() else ""
     reasons_ok = [0, 0]
     top_ok = [0, 0]
@@ -239,6 +245,8 @@ def main():
             cost_ok[1] += 1
             print(f"  cost: ours adds {added:.2f} s, ncu's sections {ncu_added:.2f} s "
                   f"({added / ncu_added:.2f} of it): {'PASS' if ok else 'FAIL'}")
+            if runs.get(n):
+                print(f"        runs (s): {runs[n]}")
         n += 1
     print()
     for name, (good, total) in (("reasons within 5 points", reasons_ok),
