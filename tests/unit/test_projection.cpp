@@ -2,6 +2,7 @@
 // for every pair of spec files, on the rows counted on the H200 (tests/data/reports).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -130,4 +131,34 @@ TEST_CASE("projection: onto a share of the SMs, a causal grid's launch order is 
     }
   }
   CHECK(causal > 4);
+}
+
+TEST_CASE("projection: a DRAM-bound row on a share of its GPU draws by its bytes in flight") {
+  const Report recorded = read_report_file(kRecorded);
+  const SpecRegistry registry = all_specs();
+  GpuSpec h200 = registry.find("h200");
+  for (MemoryLevelSpec& level : h200.memory)
+    if (level.level == MemoryLevel::kDram) {
+      level.shares = {{16, 2400}, {48, 4500}, {132, 4600}};
+      level.shares_source = "a test curve";
+    }
+  const GpuSpec share = with_sm_count(h200, 40);
+  const Report report = projection(recorded, h200, share);
+  int drawn = 0;
+  for (const Row& row : report.rows) {
+    const RowAnalysis here = analyze(row, h200);
+    const RowAnalysis a = analyze(row, report);
+    if (!a.has_verdict || here.binding != "DRAM") continue;
+    CAPTURE(row.kernel + " " + row.workload.label());
+    CAPTURE(a.projection_note);
+    if (a.projection_note.find("the level's share curve") == std::string::npos) continue;
+    const double gbps = here.dram()->achieved_bytes_per_second / 1e9;
+    const double expected = row.timing->median_seconds() * gbps /
+                            share_drawn_gbps(*h200.level(MemoryLevel::kDram), 132, gbps, 40);
+    CHECK(a.time_seconds == doctest::Approx(std::max(expected, a.time_floor_seconds)));
+    CHECK(a.time_seconds >= here.time_seconds);  // fewer SMs: never faster
+    CHECK(at_most_one(a.fraction_of_bound));
+    ++drawn;
+  }
+  CHECK(drawn > 0);
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -102,6 +103,27 @@ TEST_CASE("sm share: a level with a share curve draws what that many SMs drew, l
     CHECK(with_sm_count(spec, 132).dram().bandwidth_gbps == 4800);
     CHECK(with_sm_count(spec, 132).dram().shares.size() == 3);
   }
+}
+
+TEST_CASE("sm share: what a kernel draws on fewer SMs, with its bytes in flight per SM") {
+  MemoryLevelSpec dram{MemoryLevel::kDram, 4800, "sheet"};
+  CHECK(std::isnan(share_drawn_gbps(dram, 132, 2400, 66)));  // no curve
+  dram.shares = {{16, 800}, {64, 2400}, {132, 4000}};
+  // 2400 GB/s needs 64 of the curve's SMs; on half the SMs, 32 of them: 800 + 16/48 × 1600.
+  CHECK(share_drawn_gbps(dram, 132, 2400, 66) == doctest::Approx(800 + 1600.0 / 3));
+  // Past the curve's top: all of its SMs; on 66, the curve at 66.
+  CHECK(share_drawn_gbps(dram, 132, 4500, 66) == doctest::Approx(2400 + 2 * 1600.0 / 68));
+  // Below the first point: linear from none (400 GB/s: 8 SMs; on 66 of 132, 4: 200 GB/s).
+  CHECK(share_drawn_gbps(dram, 132, 400, 66) == doctest::Approx(200));
+  // A measured point below an earlier one does not count: the curve is taken rising.
+  dram.shares = {{16, 800}, {32, 700}, {64, 2400}, {132, 4000}};
+  CHECK(share_drawn_gbps(dram, 132, 2400, 66) == doctest::Approx(800));
+  CHECK(std::isnan(share_drawn_gbps(dram, 132, 0, 66)));
+
+  const GpuSpec& h200 = shipped_spec("h200");
+  CHECK(is_share_of(with_sm_count(h200, 40), h200));
+  CHECK_FALSE(is_share_of(h200, h200));
+  CHECK_FALSE(is_share_of(with_sm_count(shipped_spec("h100"), 40), h200));
 }
 
 TEST_CASE("sm share: a count that is no share of the spec's SMs is refused") {

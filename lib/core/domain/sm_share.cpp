@@ -1,6 +1,7 @@
 #include "lib/core/domain/sm_share.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,19 +11,28 @@
 namespace roofline {
 namespace {
 
-// What `sms` SMs draw of the whole device's bandwidth by the level's share curve: linear
-// between its points, from (0, 0) to the last point (all SMs); 1 at or above the last.
+// A level's share curve from (0, 0), each point at least the one before (a measured point
+// below an earlier one, noise of one run, does not count).
+std::vector<ShareBandwidth> rising(const std::vector<ShareBandwidth>& shares) {
+  std::vector<ShareBandwidth> curve{{0, 0}};
+  for (const ShareBandwidth& point : shares)
+    curve.push_back({point.sms, std::max(point.gbps, curve.back().gbps)});
+  return curve;
+}
+
+// The curve at `sms` SMs, linear between its points; its top past the last.
+double curve_at(const std::vector<ShareBandwidth>& curve, double sms) {
+  for (std::size_t i = 1; i < curve.size(); ++i)
+    if (sms <= curve[i].sms)
+      return curve[i - 1].gbps + (sms - curve[i - 1].sms) / (curve[i].sms - curve[i - 1].sms) *
+                                     (curve[i].gbps - curve[i - 1].gbps);
+  return curve.back().gbps;
+}
+
+// What `sms` SMs draw of the whole device's bandwidth by the level's share curve: at most 1.
 double share_of_bandwidth(const std::vector<ShareBandwidth>& shares, int sms) {
-  const double whole = shares.back().gbps;
-  ShareBandwidth below{0, 0};
-  for (const ShareBandwidth& point : shares) {
-    if (sms <= point.sms) {
-      const double t = static_cast<double>(sms - below.sms) / (point.sms - below.sms);
-      return std::min(1.0, (below.gbps + t * (point.gbps - below.gbps)) / whole);
-    }
-    below = point;
-  }
-  return 1.0;
+  const std::vector<ShareBandwidth> curve = rising(shares);
+  return std::min(1.0, curve_at(curve, sms) / curve.back().gbps);
 }
 
 std::string gbps_text(double gbps) {
@@ -71,6 +81,27 @@ GpuSpec with_sm_count(const GpuSpec& spec, int sms) {
     }
   }
   return out;
+}
+
+bool is_share_of(const GpuSpec& share, const GpuSpec& whole) {
+  return share.sm_count < whole.sm_count &&
+         share.key == whole.key + "." + std::to_string(share.sm_count) + "sm";
+}
+
+double share_drawn_gbps(const MemoryLevelSpec& level, int all_sms, double drawn_gbps, int sms) {
+  if (level.shares.empty() || !(drawn_gbps > 0) || all_sms <= 0 || sms <= 0)
+    return std::numeric_limits<double>::quiet_NaN();
+  const std::vector<ShareBandwidth> curve = rising(level.shares);
+  // The SMs the curve's kernel needs to draw `drawn_gbps` (all of them at or past its top).
+  double needed = curve.back().sms;
+  for (std::size_t i = 1; i < curve.size(); ++i)
+    if (drawn_gbps <= curve[i].gbps && curve[i].gbps > curve[i - 1].gbps) {
+      needed = curve[i - 1].sms + (drawn_gbps - curve[i - 1].gbps) /
+                                      (curve[i].gbps - curve[i - 1].gbps) *
+                                      (curve[i].sms - curve[i - 1].sms);
+      break;
+    }
+  return curve_at(curve, needed * sms / all_sms);
 }
 
 SpecChoice on_sm_share(SpecChoice choice, int sms) {

@@ -24,6 +24,17 @@ namespace roofline {
 // spec's SM count.
 GpuSpec with_sm_count(const GpuSpec& spec, int sms);
 
+// Whether `share` is `whole` on a share of its SMs (with_sm_count's key "<key>.<sms>sm").
+bool is_share_of(const GpuSpec& share, const GpuSpec& whole);
+
+// What a kernel that drew `drawn_gbps` from `level` on all `all_sms` SMs of its GPU draws on `sms`
+// of them, by Little's law against the level's share curve: its bytes in flight per SM stay
+// as they were, and the memory's latency follows the load alone, so it draws on N SMs what the
+// curve's kernel draws on N × (the SMs that kernel needs to draw `drawn_gbps`) ÷ all. The curve
+// is taken rising (a measured point below an earlier one does not count). NaN when the level
+// has no curve or `drawn_gbps` is not positive.
+double share_drawn_gbps(const MemoryLevelSpec& level, int all_sms, double drawn_gbps, int sms);
+
 // The choice of a run measured on `sms` SMs of its device: the measured spec on that share and,
 // unless the run is a projection onto another GPU, the judging spec too.
 SpecChoice on_sm_share(SpecChoice choice, int sms);

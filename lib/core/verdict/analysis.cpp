@@ -10,6 +10,7 @@
 
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
+#include "lib/core/domain/sm_share.hpp"
 #include "lib/core/model/roofline.hpp"
 #include "lib/core/model/tail_effect.hpp"
 #include "lib/core/verdict/roof.hpp"
@@ -269,6 +270,29 @@ double launch_order_change(const Row& row, const KernelModel* model, const RowAn
   return change;
 }
 
+// A row bound by DRAM or L2 on its GPU and on a share of that GPU's SMs: its time at what its
+// kernels, with their bytes in flight per SM, draw from that level on the share
+// (share_drawn_gbps); 0 elsewhere (the time at the measured fraction of the bound stands).
+double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& target,
+                     const RowAnalysis& here, const RowAnalysis& there,
+                     std::vector<std::string>& notes) {
+  if (!is_share_of(target, measured_on) || here.binding != there.binding) return 0;
+  for (const LevelAnalysis& level : here.levels) {
+    if (here.binding != display_name(level.level) || level.level == MemoryLevel::kL1) continue;
+    const MemoryLevelSpec* spec = measured_on.level(level.level);
+    if (spec == nullptr || !(level.achieved_bytes_per_second > 0)) return 0;
+    const double drawn = level.achieved_bytes_per_second / 1e9;
+    const double gbps = share_drawn_gbps(*spec, measured_on.sm_count, drawn, target.sm_count);
+    if (!(gbps > 0)) return 0;
+    notes.push_back(std::string(display_name(level.level)) + ": drew " + format_fixed(drawn, 0) +
+                    " GB/s on " + std::to_string(measured_on.sm_count) + " SMs; with its bytes " +
+                    "in flight per SM, " + format_fixed(gbps, 0) + " GB/s on " +
+                    std::to_string(target.sm_count) + " (the level's share curve)");
+    return row.timing->median_seconds() * drawn / gbps;
+  }
+  return 0;
+}
+
 RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& target) {
   const RowAnalysis here = analyze(row, measured_on, false);
   Row p = row;
@@ -308,9 +332,11 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
                     measured_on.name);
   }
   // Never below the target's floor: the launch order's change may shorten the time.
-  const double projected_time =
+  double projected_time =
       std::max(floor.time_floor_seconds, floor.time_floor_seconds / fraction *
                                              launch_order_change(row, model, here, floor, notes));
+  if (const double shared = time_on_share(row, measured_on, target, here, floor, notes); shared > 0)
+    projected_time = std::max(floor.time_floor_seconds, shared);
   const double measured_time = row.timing->median_seconds();
   if (std::isfinite(projected_time) && projected_time > 0 && measured_time > 0) {
     const double factor = projected_time / measured_time;
