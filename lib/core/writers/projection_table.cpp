@@ -137,8 +137,10 @@ std::string render_projection(const Summary& measured, const GpuSpec& measured_s
                                        : ", ") +
             targets[t].spec.name + " [" + targets[t].spec.key + "]";
   head +=
-      " (its floor there ÷ the share of its bound it reached here; kernel time summed by "
-      "group, overlaps counted once per kernel)";
+      " (its floor there ÷ the share of its bound it reached here, a causal grid's CTAs in "
+      "launch order, and on a share of its own GPU's SMs a memory-bound row by its bytes in "
+      "flight: each row's note says which; kernel time summed by group, overlaps counted once "
+      "per kernel)";
   out << wrap_words(head, max_width);
   const FittedTable table = fit_table(columns, rows, TableFit{max_width, {}});
   out << table.text;
