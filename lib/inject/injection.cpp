@@ -299,10 +299,9 @@ void Injection::on_launch_exit(const CUpti_CallbackData* cb) {
     if (done) active_.store(false);
     // Hand the counters over when another process waits for them, or for good when done.
     const auto lock = handover_.lock();
+    // (The last launch sampled: handing over for good disables the sampling with the lease, and
+    // the program's kernels run concurrently again.)
     handover_.hand_over(done);
-    // The last launch sampled: the program's kernels run concurrently again.
-    if (done && options_.stalls)
-      if (Session* session = handover_.session()) session->sampler.reset();
   }
   if (t_holds_lock) {
     t_holds_lock = false;

@@ -39,6 +39,23 @@ std::function<double(long long)> key_tile_rows(const Workload& w, int block_q, i
   };
 }
 
+// K and V as the query-tile CTAs of a pass stream them (the forward, flash-v1's dQ pass): one
+// K row and one V row per key, `ctas_per_sm` CTAs resident per SM, each CTA holding
+// `own_cta_bytes` of its own beside them.
+StreamedOperand kv_of_query_tiles(const Workload& w, const TileShape& tiles, bool forward, int sms,
+                                  int ctas_per_sm, double own_cta_bytes) {
+  const int bq = forward ? tiles.fwd_block_q : tiles.bwd_block_q;
+  const int bkv = forward ? tiles.fwd_block_kv : tiles.bwd_block_kv;
+  StreamedOperand kv;
+  kv.heads = static_cast<long long>(w.batch) * w.heads;
+  kv.ctas_per_head = (w.seq_len + bq - 1) / bq;
+  kv.resident_ctas = static_cast<long long>(sms) * ctas_per_sm;
+  kv.rows = query_tile_rows(w, bq, bkv);
+  kv.read_row_bytes = 2.0 * w.head_dim * kBytesPerFp16;
+  kv.own_cta_bytes = own_cta_bytes;
+  return kv;
+}
+
 }  // namespace
 
 void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheContext& c,
@@ -53,14 +70,9 @@ void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheConte
   const std::string l2 = "L2 " + mb_text(c.l2);
   const std::string fits = " that fits in " + l2;
   if (w.pass == Pass::kForward) {
-    const int bq = tiles.fwd_block_q, bkv = tiles.fwd_block_kv;
-    StreamedOperand kv;
-    kv.heads = static_cast<long long>(bh);
-    kv.ctas_per_head = (w.seq_len + bq - 1) / bq;
-    kv.resident_ctas = static_cast<long long>(c.sms) * k.fwd_ctas_per_sm;
-    kv.rows = query_tile_rows(w, bq, bkv);
-    kv.read_row_bytes = 2 * d * kBytesPerFp16;
-    kv.own_cta_bytes = bq * (2 * d * kBytesPerFp16 + kBytesPerFp32);
+    const StreamedOperand kv =
+        kv_of_query_tiles(w, tiles, true, c.sms, k.fwd_ctas_per_sm,
+                          tiles.fwd_block_q * (2 * d * kBytesPerFp16 + kBytesPerFp32));
     const StreamedTraffic t = stream_through_l2(kv, c.l2);
     add_term(terms, total, "Q read, O and LSE written once", "2·B·H·N·d·2 B + B·H·N·4 B",
              2 * nd + row_stats);
@@ -119,13 +131,8 @@ void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheConte
              "B·H·N·d·4 B·(1 − L2 hit) + B·H·N·d·2 B", dq_accum * accum_miss + nd);
     return;
   }
-  StreamedOperand kv;
-  kv.heads = static_cast<long long>(bh);
-  kv.ctas_per_head = (w.seq_len + bq - 1) / bq;
-  kv.resident_ctas = static_cast<long long>(c.sms) * k.bwd_ctas_per_sm;
-  kv.rows = query_tile_rows(w, bq, bkv);
-  kv.read_row_bytes = 2 * d * kBytesPerFp16;
-  kv.own_cta_bytes = bq * (3 * d * kBytesPerFp16 + 2 * kBytesPerFp32);
+  const StreamedOperand kv = kv_of_query_tiles(w, tiles, false, c.sms, k.bwd_ctas_per_sm,
+                                               bq * (3 * d * kBytesPerFp16 + 2 * kBytesPerFp32));
   const StreamedTraffic tk = stream_through_l2(kv, c.l2);
   add_term(terms, total, "dQ pass: Q, dO, LSE, D read; dQ written", "3·B·H·N·d·2 B + 2·B·H·N·4 B",
            3 * nd + 2 * row_stats);
