@@ -5,7 +5,8 @@ CAL.json` (CAL.json from `calibrate --energy`), row by row:
     python3 scripts/energy_model.py REPORT.json... [--limit 0.10]
 
 Prints each row's modelled joules per launch (analysis.energy: P_static x time + FLOPs x J/FLOP
-per pipe + bytes x J/byte per level), the measured joules (`run --energy`), |modelled - measured|
+per pipe + bytes x J/byte per level, at most the board's power limit x time; where the limit
+binds, the terms' sum beside it), the measured joules (`run --energy`), |modelled - measured|
 / measured, the dominant cost, each term as a share of the measured joules, and a PASS/FAIL line for "every row within LIMIT (default 10%)";
 rows without a model or a measurement are listed as such. Exits 0 either way (a report, not a
 gate).
@@ -58,6 +59,13 @@ def main():
             terms = ", ".join(f"{t['label']} {100 * t['joules'] / joules:.0f}%"
                               for t in energy.get("terms", []) if t["joules"] >= 0.005 * joules)
             print(f"{'':46} terms (of measured): {terms}")
+            if energy.get("at_power_limit"):
+                # The model's joules are the limit x the time: the terms alone, for the record.
+                sum_ = energy["terms_joules"]
+                print(f"{'':46} at the power limit ({energy['power_limit_watts']:.0f} W x "
+                      f"{measured['seconds_per_launch'] * 1e6:.1f} us): the terms alone "
+                      f"{sum_:.4g} J ({100 * (sum_ - joules) / joules:+.1f}%), measured "
+                      f"{measured['watts']:.1f} W")
             if energy.get("note"):
                 print(f"{'':46} note: {energy['note']}")
     print(f"rows within {100 * limit:.0f}%: {good}/{total}, largest |error| {100 * worst:.1f}%: "

@@ -20,8 +20,9 @@
 #   PROFILE_STALL_KERNELS  "LABEL=REGEX ..." of stage profile, each regex searched in the
 #                  demangled name by both tools (default: gemm, sdpa_bwd, elementwise below)
 #   PROFILE_STALL_SKIP     matching launches skipped first (default 1: the second iteration's)
-#   COST_RUNS      stage profile: runs of the program alone, under profile --stalls and under ncu
-#                  per kernel, whose medians give the cost (default 3)
+#   COST_RUNS      stage profile: rounds per kernel, each the program alone, under profile --stalls
+#                  and under ncu; the medians of each tool's addition to its round's alone run
+#                  give the cost (default 3)
 #
 # $OUT (or out/stalls-check/) gets summary.txt (the judge's tables last), stalls.tar.xz (our
 # report, ncu's raw and source pages per point, the logs) and profile_stalls.tar.xz (the same
@@ -141,33 +142,37 @@ if [[ " $stages " == *" profile "* ]]; then
   kernels="${PROFILE_STALL_KERNELS:-gemm=nvjet|gemm|xmma sdpa_bwd=bprop elementwise=vectorized_elementwise_kernel.*MulFunctor}"
   skip="${PROFILE_STALL_SKIP:-1}"
   # The program alone: its first run fills the caches PyTorch and the driver keep on disk (10.6 s
-  # against 7-9 s for the runs after it on an H100), then COST_RUNS runs whose median is the
-  # baseline (one program's wall time varies by seconds from run to run: 6.2-8.6 s on an H200).
+  # against 7-9 s for the runs after it on an H100); it is not timed.
   "${program[@]}" >"$pwork/alone_first.txt" 2>&1
-  alone_runs=()
-  for _ in $(seq "$cost_runs"); do
-    t=$(seconds)
-    "${program[@]}" >"$pwork/alone.txt" 2>&1
-    alone_runs+=("$(elapsed "$t" 2)")
-  done
-  alone=$(median "${alone_runs[@]}")
-  expected=$(grep '^stall_mix:' "$pwork/alone.txt")
-  note "profile: stall_mix.py alone ${alone} s (its second run): $expected"
+  expected=$(grep '^stall_mix:' "$pwork/alone_first.txt")
+  note "profile: stall_mix.py: $expected"
   n=0
   for spec in $kernels; do
     label=${spec%%=*}
     regex=${spec#*=}
-    # Each tool COST_RUNS times (the first run's report is the one judged), medians compared.
+    # COST_RUNS rounds, each the program alone, under profile --stalls and under ncu, one after
+    # the other: one program's wall time varies by seconds from run to run (6.2-8.6 s on an
+    # H200), more than our addition, so each tool's addition is taken against the alone run of
+    # its own round and the medians of those differences are compared (the first round's
+    # reports are the ones judged).
+    alone_runs=()
     ours_runs=()
     ncu_runs=()
+    ours_added=()
+    ncu_added=()
     for k in $(seq "$cost_runs"); do
+      t=$(seconds)
+      "${program[@]}" >"$pwork/alone.txt" 2>&1
+      alone_k=$(elapsed "$t" 2)
+      alone_runs+=("$alone_k")
       json="$pwork/ours_$n.json"
       [ "$k" -gt 1 ] && json="$pwork/ours_${n}_again.json"
       t=$(seconds)
       "$tool" profile --stalls --kernel-regex "$regex" --launch-skip "$skip" --launch-count 1 \
         --json "$json" -- "${program[@]}" >"$pwork/ours_$n.txt" 2>&1
       rc=$?
-      ours_runs+=("$(elapsed "$t" 2)")
+      ours_k=$(elapsed "$t" 2)
+      ours_runs+=("$ours_k")
       [ "$k" -eq 1 ] && cp "$pwork/ours_$n.txt" "$pwork/ours_${n}_first.txt"
       report="$pwork/ncu_$n"
       [ "$k" -gt 1 ] && report="$pwork/ncu_${n}_again"
@@ -178,10 +183,14 @@ if [[ " $stages " == *" profile "* ]]; then
         --metrics "regex:smsp__pcsamp_warps_issue_stalled_.*" -f -o "$report" \
         "${program[@]}" >>"$pwork/ncu_$n.log" 2>&1
       ncu_rc=$?
-      ncu_runs+=("$(elapsed "$t" 2)")
+      ncu_k=$(elapsed "$t" 2)
+      ncu_runs+=("$ncu_k")
+      ours_added+=("$(awk -v a="$ours_k" -v b="$alone_k" 'BEGIN { printf "%.2f", a - b }')")
+      ncu_added+=("$(awk -v a="$ncu_k" -v b="$alone_k" 'BEGIN { printf "%.2f", a - b }')")
     done
     mv "$pwork/ours_${n}_first.txt" "$pwork/ours_$n.txt"
     rm -f "$pwork/ours_${n}_again.json" "$pwork/ncu_${n}_again.ncu-rep"
+    alone=$(median "${alone_runs[@]}")
     ours=$(median "${ours_runs[@]}")
     with_ncu=$(median "${ncu_runs[@]}")
     ncu -i "$pwork/ncu_$n.ncu-rep" --page raw --csv >"$pwork/ncu_raw_$n.csv" 2>>"$pwork/ncu_$n.log"
@@ -191,6 +200,7 @@ if [[ " $stages " == *" profile "* ]]; then
     [ -n "$expected" ] && grep -qxF "$expected" "$pwork/ours_$n.txt" && same=yes
     kernel=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[0]['kernel'] if r else '-')" "$pwork/ours_$n.json" 2>/dev/null)
     echo "$label plain=$alone stalls=$ours alone=$alone ncu=$with_ncu rc=$rc ncu_rc=$ncu_rc" \
+      "added=$(median "${ours_added[@]}") ncu_added=$(median "${ncu_added[@]}")" \
       "alone_runs=$(IFS=/; echo "${alone_runs[*]}") stalls_runs=$(IFS=/; echo "${ours_runs[*]}")" \
       "ncu_runs=$(IFS=/; echo "${ncu_runs[*]}")" >>"$pwork/cost.txt"
     note "profile $label ($regex, launch skip $skip): $kernel; profile --stalls ${ours} s (rc $rc, output as alone: $same); under ncu ${with_ncu} s (rc $ncu_rc); alone ${alone} s"

@@ -10,7 +10,8 @@ point, from what scripts/stalls_check.sh wrote into DIR (its stage `profile` int
   cost.txt             one line per point: LABEL plain= stalls= alone= ncu= seconds (for
                        profile, plain and alone are both the program alone, medians of its
                        runs, each run's seconds in alone_runs= stalls_runs= ncu_runs=, "/"
-                       between them)
+                       between them; added= and ncu_added=, where given, the medians of each
+                       tool's addition to the alone run of its own round, and judged instead)
 
 Judged per point (the issue's criteria): every stall reason above 5% of the samples in either
 tool within 5 percentage points of ncu's share; the top 5 instructions by samples the same as
@@ -240,6 +241,8 @@ def main():
         c = costs.get(n)
         if c and None not in (c.get("plain"), c.get("stalls"), c.get("alone"), c.get("ncu")):
             added, ncu_added = c["stalls"] - c["plain"], c["ncu"] - c["alone"]
+            if c.get("added") is not None and c.get("ncu_added") is not None:
+                added, ncu_added = c["added"], c["ncu_added"]  # paired rounds
             ok = ncu_added > 0 and added <= ncu_added / 5
             cost_ok[0] += ok
             cost_ok[1] += 1

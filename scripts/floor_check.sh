@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 39's advice on real programs, in one call on a GPU machine: five programs of our own
+# (scripts/programs: the MLP block with a graph replay, a training step, the compiled GPT block,
+# the decode loop captured as a graph, the jitted JAX block), each started cold as a user starts
+# it, alone and under `profile` (the default counter set), then scripts/floor_check.py on the
+# reports: no estimated gain beyond the launch floor, waiting kernels called so. Each program
+# must print under `profile` what it prints alone (its checksum line).
+#
+#   bash scripts/floor_check.sh [build]
+#
+#   FLOOR_PROGRAMS  "NAME ..." of scripts/programs/NAME.py (default: mlp_block train_step
+#                   gpt_compiled decode_loop jax_block)
+#
+# $OUT (or out/floor-check/) gets summary.txt (the judge's lines last) and floor.tar.xz (the
+# reports and logs), to keep in tests/data/reports. Never changes clocks or GPU settings.
+set -u -o pipefail
+source "$(dirname "$0")/device_env.sh"
+check_folders floor
+programs="${FLOOR_PROGRAMS:-mlp_block train_step gpt_compiled decode_loop jax_block}"
+if [[ " $* " == *" build "* ]]; then
+  t=$(seconds)
+  device_build "$work/build.log"
+  note "build: rc=$? in $(elapsed "$t") s"
+fi
+reports=()
+for name in $programs; do
+  program=(python3 "scripts/programs/$name.py")
+  t=$(seconds)
+  "${program[@]}" >"$work/${name}_alone.txt" 2>"$work/${name}_alone.err"
+  rc=$?
+  alone=$(elapsed "$t")
+  if [ $rc -ne 0 ]; then
+    note "$name: exits $rc alone in $alone s: $(tail -1 "$work/${name}_alone.err")"
+    continue
+  fi
+  t=$(seconds)
+  "$tool" profile --json "$work/$name.json" -- "${program[@]}" \
+    >"$work/${name}_profile.txt" 2>"$work/${name}_profile.err"
+  prc=$?
+  expected=$(grep -E "^$name: checksum" "$work/${name}_alone.txt")
+  same=no
+  [ -n "$expected" ] && grep -qxF "$expected" "$work/${name}_profile.txt" && same=yes
+  note "$name: alone ${alone} s (cold), under profile $(elapsed "$t") s rc=$prc, prints what it" \
+    "prints alone: $same ($expected)"
+  [ -f "$work/$name.json" ] && reports+=("$work/$name.json")
+done
+[ ${#reports[@]} -gt 0 ] && python3 scripts/floor_check.py "$tool" "${reports[@]}" | tee -a "$summary"
+tar -C "$work" -cJf "$out/floor.tar.xz" . 2>/dev/null
