@@ -55,6 +55,13 @@ __device__ __forceinline__ std::uint32_t random_half2_bits(std::uint64_t key) {
   return pack_half2(signed_unit(bits), signed_unit(bits << 24));
 }
 
+// The same two values rounded to T (FP16 or BF16).
+template <typename T>
+__device__ __forceinline__ std::uint32_t random_pair_bits(std::uint64_t key) {
+  const std::uint64_t bits = splitmix64(key);
+  return pack2<T>(signed_unit(bits), signed_unit(bits << 24));
+}
+
 __global__ void __launch_bounds__(kMemoryThreads)
     stream_read_kernel(const uint4* src, std::size_t count, int chunk_shift, long long passes,
                        unsigned long long* clock, unsigned int* sink) {
@@ -178,6 +185,9 @@ __global__ void __launch_bounds__(kComputeThreads)
   if (sum == -1.2345f && sink != nullptr) *sink = __float_as_uint(sum);
 }
 
+// T: __half (f32.f16.f16.f32) or __nv_bfloat16 (f32.bf16.bf16.f32): the same pipe and shape,
+// operands of the same values rounded to each type.
+template <typename T>
 __global__ void __launch_bounds__(kComputeThreads)
     mma_sync_kernel(long long trips, float seed, unsigned long long* clock, unsigned int* sink) {
   ClockProbe probe;
@@ -190,9 +200,9 @@ __global__ void __launch_bounds__(kComputeThreads)
 #pragma unroll
   for (int c = 0; c < kMmaChains; ++c) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) a[c][j] = random_half2_bits(key + c * 8 + j);
+    for (int j = 0; j < 4; ++j) a[c][j] = random_pair_bits<T>(key + c * 8 + j);
 #pragma unroll
-    for (int j = 0; j < 2; ++j) b[c][j] = random_half2_bits(key + c * 8 + 4 + j);
+    for (int j = 0; j < 2; ++j) b[c][j] = random_pair_bits<T>(key + c * 8 + 4 + j);
   }
   float d[kMmaChains][4];
 #pragma unroll
@@ -204,11 +214,18 @@ __global__ void __launch_bounds__(kComputeThreads)
     for (int u = 0; u < kMmaUnroll; ++u)
 #pragma unroll
       for (int c = 0; c < kMmaChains; ++c)
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-            : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
-            : "r"(a[c][0]), "r"(a[c][1]), "r"(a[c][2]), "r"(a[c][3]), "r"(b[c][0]), "r"(b[c][1]));
+        if constexpr (kIsBf16<T>)
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+              : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+              : "r"(a[c][0]), "r"(a[c][1]), "r"(a[c][2]), "r"(a[c][3]), "r"(b[c][0]), "r"(b[c][1]));
+        else
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+              : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+              : "r"(a[c][0]), "r"(a[c][1]), "r"(a[c][2]), "r"(a[c][3]), "r"(b[c][0]), "r"(b[c][1]));
   }
   probe.stop(clock);
   float sum = 0;
@@ -283,7 +300,9 @@ cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks) {
     case MicroKernel::kFp16Fma:
       return blocks_per_sm(fp16_fma_kernel, threads, blocks);
     case MicroKernel::kMmaSync:
-      return blocks_per_sm(mma_sync_kernel, threads, blocks);
+      return blocks_per_sm(mma_sync_kernel<__half>, threads, blocks);
+    case MicroKernel::kMmaSyncBf16:
+      return blocks_per_sm(mma_sync_kernel<__nv_bfloat16>, threads, blocks);
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_blocks_per_sm(blocks);
     case MicroKernel::kDramReadBulk:
@@ -311,6 +330,7 @@ double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args) {
     case MicroKernel::kFp16Fma:
       return threads * trips * kFmaUnroll * kFmaChains * 4;
     case MicroKernel::kMmaSync:
+    case MicroKernel::kMmaSyncBf16:
       return threads / 32 * trips * kMmaUnroll * kMmaChains * kMmaFlops;
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_flops(args);
@@ -355,8 +375,12 @@ cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,
                                                            args.sink);
       break;
     case MicroKernel::kMmaSync:
-      mma_sync_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock,
-                                                           args.sink);
+      mma_sync_kernel<__half>
+          <<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock, args.sink);
+      break;
+    case MicroKernel::kMmaSyncBf16:
+      mma_sync_kernel<__nv_bfloat16>
+          <<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock, args.sink);
       break;
     case MicroKernel::kWgmma:
       return launch_wgmma_micro_kernel(args, stream);

@@ -23,6 +23,7 @@ enum class MicroKernel {
   kFp32Fma,       // independent FFMA chains: 2 FLOP per lane per instruction
   kFp16Fma,       // independent HFMA2 chains: 4 FLOP per lane per instruction
   kMmaSync,       // independent mma.sync.m16n8k16 f32.f16.f16.f32 chains: 4096 FLOP per warp op
+  kMmaSyncBf16,   // the same chains in f32.bf16.bf16.f32
   kWgmma,         // wgmma.mma_async m64n256k16 f32.f16.f16, operands in shared memory (sm_90a)
   kExp2,          // independent ex2.approx.ftz.f32 chains (MUFU.EX2): exp2 results, not FLOPs
 };

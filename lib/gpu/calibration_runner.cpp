@@ -233,6 +233,8 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
        "8 independent HFMA2 chains per thread"},
       {MicroKernel::kMmaSync, "mma_sync", "tensor_fp16.mma_sync", true,
        "4 independent mma.sync.m16n8k16 f32.f16.f16.f32 chains per warp"},
+      {MicroKernel::kMmaSyncBf16, "mma_sync_bf16", "tensor_bf16.mma_sync", true,
+       "4 independent mma.sync.m16n8k16 f32.bf16.bf16.f32 chains per warp"},
       {MicroKernel::kWgmma, "wgmma", "tensor_fp16.wgmma", true,
        "wgmma.mma_async m64n256k16 f32.f16.f16 from shared memory, 2 warpgroups per SM"},
       {MicroKernel::kExp2, "xu_exp2", kXuTarget, true,

@@ -54,8 +54,8 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   const bool hopper = run.device.compute_capability == "9.0";
   std::vector<std::string> expected = {"dram_read"};
   if (hopper) expected.push_back("dram_read_bulk");
-  for (const char* id :
-       {"dram_copy", "l2_read", "shared_read", "fp32_ffma", "fp16_hfma2", "mma_sync"})
+  for (const char* id : {"dram_copy", "l2_read", "shared_read", "fp32_ffma", "fp16_hfma2",
+                         "mma_sync", "mma_sync_bf16"})
     expected.push_back(id);
   if (hopper) expected.push_back("wgmma");
   expected.push_back("xu_exp2");
