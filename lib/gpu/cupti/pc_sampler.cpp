@@ -19,6 +19,8 @@ namespace {
 
 // PCs per read of the sampled data; a kernel with more is read in several.
 constexpr std::size_t kPcsPerRead = 4096;
+// The hardware buffer the samples land in before CUPTI parses them.
+constexpr std::size_t kHardwareBufferBytes = std::size_t{64} << 20;
 
 CUcontext as_context(void* c) {
   return static_cast<CUcontext>(c);
@@ -177,7 +179,7 @@ void PcSampler::open_session(int period_log2) {
   session_->configured.emplace(reason_indices_.size());
   session_->read.emplace(reason_indices_.size());
   std::vector<CUpti_PCSamplingConfigurationInfo> infos = period_attribute(period_log2);
-  infos.resize(6);
+  infos.resize(7);
   infos[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
   infos[1].attributeData.stallReasonData.stallReasonCount = reason_indices_.size();
   infos[1].attributeData.stallReasonData.pStallReasonIndex = reason_indices_.data();
@@ -191,6 +193,11 @@ void PcSampler::open_session(int period_log2) {
       CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
   infos[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
   infos[5].attributeData.samplingDataBufferData.samplingDataBuffer = session_->configured->get();
+  // CUPTI's default hardware buffer is 512 MB, allocated at the first sampled launch of each
+  // enable; the periods chosen aim at kStallTargetSamples samples a launch, a few MB, and
+  // CUPTI's worker drains the buffer while the kernel runs (a fill is counted and reported).
+  infos[6].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
+  infos[6].attributeData.hardwareBufferSizeData.hardwareBufferSize = kHardwareBufferBytes;
   set_attributes(context, infos);
 }
 
