@@ -344,7 +344,7 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
               " cycles on the SM's cycle counter (kernels::spin_cycles), launched back to back "
               "after the micro-kernels, " +
               format_fixed(kIdleSettleSeconds, 1) + " s to settle",
-          idle};
+          idle, nvml::enforced_power_limit_watts(nvml).value_or(0)};
       if (options.progress) options.progress("active idle (static) power: " + watts_line(idle));
     } else {
       spdlog::warn(

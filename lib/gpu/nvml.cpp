@@ -16,6 +16,7 @@ struct Library {
   using Reasons = int (*)(void*, unsigned long long*);
   using Energy = int (*)(void*, unsigned long long*);
   using Temperature = int (*)(void*, int, unsigned*);
+  using PowerLimit = int (*)(void*, unsigned*);
   ByPci by_pci = nullptr;
   ByIndex by_index = nullptr;
   Name name = nullptr;
@@ -23,6 +24,7 @@ struct Library {
   Reasons reasons = nullptr;
   Energy energy = nullptr;
   Temperature temperature = nullptr;
+  PowerLimit power_limit = nullptr;
   bool ok = false;
 
   Library() {
@@ -39,6 +41,7 @@ struct Library {
       reasons = reinterpret_cast<Reasons>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     energy = reinterpret_cast<Energy>(dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
     temperature = reinterpret_cast<Temperature>(dlsym(lib, "nvmlDeviceGetTemperature"));
+    power_limit = reinterpret_cast<PowerLimit>(dlsym(lib, "nvmlDeviceGetEnforcedPowerLimit"));
     ok = init != nullptr && init() == 0;
   }
 };
@@ -98,6 +101,15 @@ std::optional<unsigned> temperature_c(void* handle) {
       n.temperature(handle, kGpuSensor, &celsius) != 0)
     return std::nullopt;
   return celsius;
+}
+
+std::optional<double> enforced_power_limit_watts(void* handle) {
+  Library& n = library();
+  unsigned milliwatts = 0;
+  if (handle == nullptr || n.power_limit == nullptr || n.power_limit(handle, &milliwatts) != 0 ||
+      milliwatts == 0)
+    return std::nullopt;
+  return milliwatts / 1000.0;
 }
 
 std::optional<std::uint64_t> clock_event_reasons(void* handle) {

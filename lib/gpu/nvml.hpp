@@ -29,6 +29,10 @@ std::optional<std::uint64_t> total_energy_mj(void* handle);
 // was measured at.
 std::optional<unsigned> temperature_c(void* handle);
 
+// The power limit the board enforces now (nvmlDeviceGetEnforcedPowerLimit), watts: its average
+// power over NVML's window is held at or below it, by the clocks.
+std::optional<double> enforced_power_limit_watts(void* handle);
+
 // Why the clocks are below their maximum now (nvmlClocksEventReasons bits; 0 when none).
 std::optional<std::uint64_t> clock_event_reasons(void* handle);
 // The bits of clock_event_reasons that mean the board held its clock down for power or heat.

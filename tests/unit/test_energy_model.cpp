@@ -301,6 +301,63 @@ TEST_CASE("energy roofline: the model charges each byte at the deepest level it 
   CHECK(std::isnan(energy_roof_flops_per_joule(100, 5e-13, 1e-10, 100, 0, 4e12)));
 }
 
+TEST_CASE("energy roofline: no launch draws more than the board's power limit") {
+  EnergyCoefficients c;
+  c.static_watts = 100;
+  c.joules_per_flop = {{"tensor_fp16.wgmma", 5e-13}};
+  c.joules_per_byte = {{MemoryLevel::kDram, 1e-10}};
+  EnergyWork w;
+  w.seconds = 1e-3;                         // static: 0.1 J
+  w.flops = {{"tensor_fp16.wgmma", 1e12}};  // 0.5 J
+  w.bytes = {{MemoryLevel::kDram, 1e9}};    // 0.1 J: 0.7 J in 1 ms, 700 W
+  // No limit known: the terms' sum.
+  EnergyModel m = model_energy(w, c);
+  CHECK(m.joules == doctest::Approx(0.7));
+  CHECK(m.terms_joules == doctest::Approx(0.7));
+  CHECK_FALSE(m.at_power_limit);
+  // A limit above the terms' draw leaves them.
+  c.power_limit_watts = 800;
+  m = model_energy(w, c);
+  CHECK(m.joules == doctest::Approx(0.7));
+  CHECK_FALSE(m.at_power_limit);
+  // Below it: the limit × the time; the terms and their shares stay as they were.
+  c.power_limit_watts = 600;
+  m = model_energy(w, c);
+  CHECK(m.at_power_limit);
+  CHECK(m.power_limit_watts == 600);
+  CHECK(m.joules == doctest::Approx(0.6));
+  CHECK(m.terms_joules == doctest::Approx(0.7));
+  REQUIRE(m.dominant() != nullptr);
+  CHECK(m.dominant()->share == doctest::Approx(0.5 / 0.7));
+
+  // Calibrated: the board's enforced limit travels from the static power into the coefficients,
+  // through the calibration file and the spec's JSON alike.
+  CalibrationOverlay overlay = h100_energy_overlay();
+  overlay.static_power->power_limit_watts = 700;
+  derive_energy_coefficients(overlay);
+  REQUIRE(overlay.energy);
+  CHECK(overlay.energy->power_limit_watts == 700);
+  CHECK(overlay.energy->source.find("enforced power limit 700 W") != std::string::npos);
+  const json written = to_json(overlay);
+  CHECK(written["static_power"]["power_limit_watts"] == 700);
+  CHECK(written["energy_coefficients"]["power_limit_watts"] == 700);
+  const CalibrationOverlay back = parse_calibration(written, "cal.json");
+  CHECK(back.static_power->power_limit_watts == 700);
+  CHECK(*back.energy == *overlay.energy);
+  // Not known (an older file, no NVML query): no key, no bound.
+  CHECK_FALSE(to_json(h100_energy_overlay())["energy_coefficients"].contains("power_limit_watts"));
+  json bad = written;
+  bad["energy_coefficients"]["power_limit_watts"] = -5;
+  CHECK_THROWS_AS(parse_calibration(bad, "cal.json"), InputError);
+
+  // A BF16 tensor coefficient measured apart is used as measured, not its FP16 twin's.
+  EnergyCoefficients twin;
+  twin.joules_per_flop = {{"tensor_fp16.mma_sync", 1e-12}};
+  CHECK(*twin.flop("tensor_bf16.mma_sync") == doctest::Approx(1e-12));
+  twin.joules_per_flop["tensor_bf16.mma_sync"] = 8e-13;
+  CHECK(*twin.flop("tensor_bf16.mma_sync") == doctest::Approx(8e-13));
+}
+
 TEST_CASE("energy roofline: a counted row gets the breakdown, the verdict and its roof") {
   Report report = head_report();
   apply_ceilings(report, Ceilings::kSpec, {h100_energy_overlay()});

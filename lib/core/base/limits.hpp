@@ -74,6 +74,7 @@ inline constexpr Bound kCalibrationSeconds{"calibration durations", 0, 1e6, "s"}
 // FLOP, exp2 result or byte (a few pJ on GPUs of 2025), and the static power.
 inline constexpr Bound kJoulesPerUnit{"energy coefficients", 0, 1e-6, "J"};
 inline constexpr Bound kStaticWatts{"static powers", 1e-3, 1e5, "W"};
+inline constexpr Bound kPowerLimitWatts{"power limits", 1, 1e5, "W"};
 
 // Workloads (command line and reports alike).
 inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 24;  // 16,777,216

@@ -55,6 +55,7 @@ json to_json(const EnergyCoefficients& c) {
               {"source", c.source}};
   for (const auto& [id, joules] : c.joules_per_flop) out["joules_per_flop"][id] = joules;
   if (c.joules_per_exp2 > 0) out["joules_per_exp2"] = c.joules_per_exp2;
+  if (c.power_limit_watts > 0) out["power_limit_watts"] = c.power_limit_watts;
   for (const auto& [level, joules] : c.joules_per_byte)
     out["joules_per_byte"][std::string(to_string(level))] = joules;
   return out;
@@ -63,8 +64,9 @@ json to_json(const EnergyCoefficients& c) {
 EnergyCoefficients parse_energy_coefficients(const JsonReader& read, const json& j,
                                              std::string_view path) {
   read.require_object(j, path);
-  read.only_keys(
-      j, path, {"static_watts", "joules_per_flop", "joules_per_exp2", "joules_per_byte", "source"});
+  read.only_keys(j, path,
+                 {"static_watts", "joules_per_flop", "joules_per_exp2", "joules_per_byte",
+                  "power_limit_watts", "source"});
   EnergyCoefficients c;
   c.static_watts = read.number(j, path, "static_watts", kStaticWatts);
   const std::string flops_path = key_path(path, "joules_per_flop");
@@ -90,6 +92,8 @@ EnergyCoefficients parse_energy_coefficients(const JsonReader& read, const json&
     c.joules_per_byte[*level] =
         read.number_value(value, key_path(bytes_path, name), kJoulesPerUnit);
   }
+  if (read.optional_member(j, path, "power_limit_watts") != nullptr)
+    c.power_limit_watts = read.number(j, path, "power_limit_watts", kPowerLimitWatts);
   c.source = read.string(j, path, "source");
   return c;
 }

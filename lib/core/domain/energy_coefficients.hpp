@@ -30,6 +30,10 @@ struct EnergyCoefficients {
   // By memory level: joules per byte moved at that level (DRAM: read from DRAM; L2: read from
   // L2 by the SMs; L1: read from shared memory).
   std::map<MemoryLevel, double> joules_per_byte;
+  // The power limit the board enforced while calibrated (NVML), watts; 0 when not known. Its
+  // average power is held at or below it (by the clocks), so no launch draws more over a window
+  // of NVML's: the model's energy of a launch is at most this × its time (energy_model.hpp).
+  double power_limit_watts = 0;
   // Where they come from ("calibrated on NVIDIA H200 (2026-...): NVML energy counter ...").
   std::string source;
 
@@ -50,7 +54,8 @@ double dynamic_joules_per_unit(double watts, double static_watts, double seconds
 
 // JSON (in a spec and a calibration file alike):
 //   {"static_watts": W, "joules_per_flop": {"<ceiling id>": J, ...}, "joules_per_exp2": J
-//    (optional), "joules_per_byte": {"dram"|"l2"|"l1": J, ...}, "source": "..."}
+//    (optional), "joules_per_byte": {"dram"|"l2"|"l1": J, ...}, "power_limit_watts": W
+//    (optional), "source": "..."}
 nlohmann::json to_json(const EnergyCoefficients& coefficients);
 // Every coefficient finite, not negative and at most 1 µJ per unit; the static power positive;
 // a ceiling id or level name that is not one is an error. Throws InputError naming the key.

@@ -73,8 +73,14 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
     m.terms.push_back(
         {EnergyTermKind::kLevel, std::string(to_string(level)), charged, *e, charged * *e, 0});
   }
-  for (const EnergyTerm& t : m.terms) m.joules += t.joules;
-  for (EnergyTerm& t : m.terms) t.share = m.joules > 0 ? t.joules / m.joules : kNaN;
+  for (const EnergyTerm& t : m.terms) m.terms_joules += t.joules;
+  for (EnergyTerm& t : m.terms) t.share = m.terms_joules > 0 ? t.joules / m.terms_joules : kNaN;
+  m.joules = m.terms_joules;
+  m.power_limit_watts = c.power_limit_watts;
+  if (c.power_limit_watts > 0 && m.joules > c.power_limit_watts * work.seconds) {
+    m.joules = c.power_limit_watts * work.seconds;
+    m.at_power_limit = true;
+  }
   return m;
 }
 

@@ -11,6 +11,13 @@
 // operand reads are the wgmma coefficient's. With the global traffic nested so, this is the
 // incremental form DRAM × (e_dram − e_l2) + L2 × (e_l2 − e_l1) + L1 × e_l1 + shared × e_l1.
 //
+// Bounded by the board's power limit: joules ≤ P_limit × time, where the coefficients carry the
+// enforced limit. Each coefficient prices a unit at the voltage and clock its micro-kernel ran
+// at; a launch whose sum would draw more than the limit over its time ran at a lower voltage
+// and clock (the limiter holds the board's average power at the limit, and the measured time
+// already holds the lower clock), so its energy is the limit × its time. On the H200 most of the
+// bundled kernels at large shapes run there (690-702 W against 700 W).
+//
 // The roof: the most FLOPs per joule a launch of arithmetic intensity I (FLOP per DRAM byte)
 // can reach on a pipe: its FLOPs and DRAM bytes alone, at the time roofline's floor,
 //   FLOP/J(I) = 1 ÷ (e_pipe + e_dram ÷ I + P_static × max(1 ÷ peak, 1 ÷ (I × bandwidth))).
@@ -51,7 +58,11 @@ struct EnergyTerm {
 
 struct EnergyModel {
   std::vector<EnergyTerm> terms;  // static first, then pipes, XU, levels (DRAM, L2, L1)
-  double joules = 0;              // their sum
+  double terms_joules = 0;        // their sum; each term's share is of it
+  // The model's joules: the terms' sum, or the power limit × the time where that is less.
+  double joules = 0;
+  bool at_power_limit = false;   // the limit bounds `joules`
+  double power_limit_watts = 0;  // the coefficients' limit; 0 when not known
   // Work that was counted (and is not zero) but has no coefficient: the pipes' ceiling ids or
   // level names. Its energy is not in `joules`.
   std::vector<std::string> uncosted;

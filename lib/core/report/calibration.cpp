@@ -9,6 +9,7 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/json_reader.hpp"
+#include "lib/core/base/limits.hpp"
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/statistics.hpp"
 #include "lib/core/base/text.hpp"
@@ -225,9 +226,12 @@ json to_json(const CalibrationOverlay& overlay) {
                                               {"sm_clock_mhz", p->sm_clock_mhz},
                                               {"clock_samples", p->clock_samples},
                                               {"clock_limit", p->clock_limit}};
-  if (overlay.static_power)
+  if (overlay.static_power) {
     root["static_power"] = {{"method", overlay.static_power->method},
                             {"energy", energy_json(overlay.static_power->energy)}};
+    if (overlay.static_power->power_limit_watts > 0)
+      root["static_power"]["power_limit_watts"] = overlay.static_power->power_limit_watts;
+  }
   if (overlay.energy) root["energy_coefficients"] = to_json(*overlay.energy);
   // The same entries as a spec file's.
   GpuSpec levels_only;
@@ -342,12 +346,15 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
   }
   if (const json* p = read.optional_member(root, "", "static_power"); p != nullptr) {
     read.require_object(*p, "static_power");
-    read.only_keys(*p, "static_power", {"method", "energy"});
+    read.only_keys(*p, "static_power", {"method", "energy", "power_limit_watts"});
     const json& energy = read.member(*p, "static_power", "energy");
     read.require_object(energy, "static_power.energy");
     overlay.static_power =
         CalibrationOverlay::StaticPower{read.string(*p, "static_power", "method"),
                                         energy_from_json(read, energy, "static_power.energy")};
+    if (read.optional_member(*p, "static_power", "power_limit_watts") != nullptr)
+      overlay.static_power->power_limit_watts =
+          read.number(*p, "static_power", "power_limit_watts", kPowerLimitWatts);
   }
   if (const json* e = read.optional_member(root, "", "energy_coefficients"); e != nullptr)
     overlay.energy = parse_energy_coefficients(read, *e, "energy_coefficients");

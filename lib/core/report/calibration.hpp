@@ -20,7 +20,8 @@
 //   each measurement's "energy": the kernel back to back while NVML's energy counter was read
 //   (report JSON's row "energy" object: joules_per_launch, watts, seconds_per_launch,
 //   window_seconds, updates, relative_spread);
-//   "static_power": {"method", "energy": {the same object}}: the active idle power;
+//   "static_power": {"method", "energy": {the same object}, "power_limit_watts" (optional)}: the
+//   active idle power, and the power limit the board enforced;
 //   "energy_coefficients": the derived coefficients, a spec's entry (energy_coefficients.hpp).
 // A memory measurement on a share of the SMs has "sms" (the SMs of its green context) and
 // "share_of" (the id of the same kernel's whole-device measurement); its level's spec entry
@@ -122,6 +123,7 @@ struct CalibrationOverlay {
   struct StaticPower {
     std::string method;
     EnergyMeasurement energy;
+    double power_limit_watts = 0;  // the board's enforced power limit (NVML); 0: not known
   };
   std::optional<StaticPower> static_power;
   std::optional<EnergyCoefficients> energy;

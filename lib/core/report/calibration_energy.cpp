@@ -26,6 +26,7 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
   }
   EnergyCoefficients c;
   c.static_watts = static_watts;
+  c.power_limit_watts = overlay.static_power->power_limit_watts;
   for (const CalibrationMeasurement* m : best) {
     const double joules = dynamic_joules_per_unit(m->energy->watts, static_watts,
                                                   m->energy->seconds_per_launch, m->work);
@@ -45,7 +46,10 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
   c.source = "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
              "): NVML's energy counter while each micro-kernel ran back to back, less the " +
              "static power " + format_fixed(static_watts, 1) + " W (" +
-             overlay.static_power->method + ")";
+             overlay.static_power->method + ")" +
+             (c.power_limit_watts > 0 ? "; the board's enforced power limit " +
+                                            format_fixed(c.power_limit_watts, 0) + " W"
+                                      : "");
   if (!c.joules_per_flop.empty() || !c.joules_per_byte.empty() || c.joules_per_exp2 > 0)
     overlay.energy = std::move(c);
   return left_out;

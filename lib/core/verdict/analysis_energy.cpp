@@ -115,6 +115,11 @@ std::optional<EnergyAnalysis> analyze_energy(const Row& row, const RowAnalysis& 
       dominant->kind == EnergyTermKind::kStatic
           ? "energy: " + percent(dominant->share) + " static (P_static × time): faster is cheaper"
           : "energy: " + e.dominant + " " + percent(dominant->share);
+  if (e.model.at_power_limit)
+    // The terms would draw more than the board allows over this time: it ran at the limit.
+    e.verdict += " (at the board's power limit: the terms would draw " +
+                 format_fixed(e.model.terms_joules / work.seconds, 0) + " W over its time, the " +
+                 "limiter holds " + format_fixed(e.model.power_limit_watts, 0) + " W)";
 
   const bool measured = row.energy.has_value() && row.energy->joules_per_launch > 0;
   e.measured_joules = measured ? row.energy->joules_per_launch : kNaN;

@@ -145,6 +145,9 @@ json analysis_json(const RowAnalysis& a, const std::optional<Advice>& advice) {
                        {"joules", json_number(t.joules)},
                        {"share", json_number(t.share)}});
     out["energy"] = {{"joules", tagged(e.model.joules, Source::kModel)},
+                     {"terms_joules", json_number(e.model.terms_joules)},
+                     {"at_power_limit", e.model.at_power_limit},
+                     {"power_limit_watts", json_number(e.model.power_limit_watts)},
                      {"terms", std::move(terms)},
                      {"uncosted", e.model.uncosted},
                      {"dominant", e.dominant},
