@@ -13,11 +13,16 @@ namespace roofline::kernels {
 
 // Tile sizes the analytic model needs: rows of Q per CTA step and rows of K/V per inner step,
 // per pass (0 for the standard kernel: no tiling). They must be the kernel files' own tiles.
+// And the CTAs of the pass's main kernel resident on one SM of an H100/H200 (65,536 registers,
+// 228 KB of shared memory), from ptxas's register count (-Xptxas -v) and the kernel's shared
+// memory: the tail roof's slots, and the tiles sharing L2 in the cache-aware model.
 struct KernelTiles {
-  int fwd_block_q = 0;   // Br of the forward pass
-  int fwd_block_kv = 0;  // Bc of the forward pass
-  int bwd_block_q = 0;   // Br of the backward pass
-  int bwd_block_kv = 0;  // Bc of the backward pass
+  int fwd_block_q = 0;      // Br of the forward pass
+  int fwd_block_kv = 0;     // Bc of the forward pass
+  int bwd_block_q = 0;      // Br of the backward pass
+  int bwd_block_kv = 0;     // Bc of the backward pass
+  int fwd_ctas_per_sm = 1;  // the forward kernel
+  int bwd_ctas_per_sm = 1;  // the backward kernel that owns the key tiles (dK, dV)
 };
 
 struct KernelInfo {
@@ -47,23 +52,28 @@ inline constexpr std::array<KernelInfo, 5> kKernelCatalog = {{
      {},
      {},
      false},
+    // flash-v1 (__launch_bounds__(256, 1)): its forward uses 91-105 registers at d = 32 and 64
+    // (two CTAs' worth of the register file) and 44 or 68 KB of shared memory: two CTAs per SM;
+    // at d = 128, 117 KB: one. Its dK/dV kernel: 119 registers and 71 KB at d = 32 (two),
+    // 137-167 registers at d = 64 and 128 (one).
     {"flash-v1",
      "fused tiles staged through shared memory, online softmax, FP32 CUDA-core arithmetic",
      false,
      false,
-     {64, 64, 64, 64},
-     {64, 64, 64, 64},
-     {64, 64, 64, 64},
+     {64, 64, 64, 64, 2, 2},
+     {64, 64, 64, 64, 2, 1},
+     {64, 64, 64, 64, 1, 1},
      false},
     // flash-v2 narrows two tiles at d = 128 to stay within 255 registers (flash_v2_fwd.cu,
-    // flash_v2_bwd.cu).
+    // flash_v2_bwd.cu); two forward CTAs per SM (kMinBlocksPerSm), one backward (8 warps at up to
+    // 255 registers).
     {"flash-v2",
      "FlashAttention-2 on tensor cores: mma.sync m16n8k16, ldmatrix, cp.async double buffering",
      true,
      true,
-     {128, 64, 64, 128},
-     {128, 64, 64, 128},
-     {128, 32, 32, 128},
+     {128, 64, 64, 128, 2, 1},
+     {128, 64, 64, 128, 2, 1},
+     {128, 32, 32, 128, 2, 1},
      false},
     // flash-v3 runs on sm_90 only (built as sm_90a), d = 64 and 128: forward 128 query rows per
     // CTA (two consumer warpgroups of 64 rows), 128 keys per K/V stage (flash_v3_fwd.cu);

@@ -175,7 +175,8 @@ Prediction predict_flash(const KernelModel& k, const Workload& w) {
 }
 
 TileShape tile_shape(const kernels::KernelTiles& tiles) {
-  return {tiles.fwd_block_q, tiles.fwd_block_kv, tiles.bwd_block_q, tiles.bwd_block_kv};
+  return {tiles.fwd_block_q,  tiles.fwd_block_kv,    tiles.bwd_block_q,
+          tiles.bwd_block_kv, tiles.fwd_ctas_per_sm, tiles.bwd_ctas_per_sm};
 }
 
 }  // namespace
@@ -229,18 +230,10 @@ const std::vector<KernelModel>& kernel_models() {
     v3.required_compute_capability = "9.0";
     v3.head_dims = {64, 128};
     v3.head_dim_limit = "its 128-byte swizzled TMA and wgmma tiles need rows of 64 or 128 halves";
-    // flash-v1: __launch_bounds__(256, 1), ~104 KB of shared memory at d = 64.
-    v1.fwd_ctas_per_sm = 1;
-    v1.bwd_ctas_per_sm = 1;
-    // flash-v2: kMinBlocksPerSm = 2 forward; 8 warps at up to 255 registers backward.
-    v2.fwd_ctas_per_sm = 2;
-    v2.bwd_ctas_per_sm = 1;
     v2.computes_padding = true;
     v2.fwd_row_block = 32;  // 4 warps × 32 query rows
     v2.bwd_key_block = 16;  // 8 warps × 16 keys
     // flash-v3: __launch_bounds__(384, 1) and 160 KB of shared memory (d = 128) forward.
-    v3.fwd_ctas_per_sm = 1;
-    v3.bwd_ctas_per_sm = 1;
     // flash-v3: TMA reads rows past N as zeros and wgmma computes whole tiles: forward both
     // consumer warpgroups (128 query rows) over whole 128-key tiles; backward each consumer
     // warpgroup's 64 keys over whole query tiles (80 queries at d = 128), dQ over the CTA's

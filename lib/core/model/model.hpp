@@ -34,12 +34,16 @@ namespace roofline {
 // kDecode: flash-decode, decode workloads only (model_decode.hpp).
 enum class KernelFamily { kStandard, kFlash, kDecode };
 
-// Rows of Q per CTA step (Br) and of K/V per inner step (Bc), per pass.
+// Rows of Q per CTA step (Br) and of K/V per inner step (Bc), per pass, and the pass's CTAs
+// resident per SM (on sm_90: how many tiles share L2 at a time in the cache-aware model, and the
+// tail roof's slots).
 struct TileShape {
   int fwd_block_q = 0;
   int fwd_block_kv = 0;
   int bwd_block_q = 0;
   int bwd_block_kv = 0;
+  int fwd_ctas_per_sm = 1;
+  int bwd_ctas_per_sm = 1;
 };
 
 // A bundled kernel as the model sees it. Name, summary and tiles come from the kernels' own
@@ -63,10 +67,6 @@ struct KernelModel {
   bool has_backward = true;
   bool decode_only = false;   // runs decode workloads (q_len >= 1) only; the others prefill only
   bool supports_bf16 = true;  // from the catalogue: BF16 workloads as well as FP16
-  // CTAs resident per SM (from the kernels' __launch_bounds__ and shared memory on sm_90), per
-  // pass: how many tiles share L2 at a time in the cache-aware model.
-  int fwd_ctas_per_sm = 1;
-  int bwd_ctas_per_sm = 1;
   // The tensor-core kernels compute whole key tiles past N (rows past N read as zeros) and
   // whole blocks of rows: forward, query rows in blocks of `fwd_row_block`; backward, keys in
   // blocks of `bwd_key_block` (dQ = dS·K over the whole key tile). The FLOPs the counters see

@@ -71,7 +71,7 @@ void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheConte
   const std::string fits = " that fits in " + l2;
   if (w.pass == Pass::kForward) {
     const StreamedOperand kv =
-        kv_of_query_tiles(w, tiles, true, c.sms, k.fwd_ctas_per_sm,
+        kv_of_query_tiles(w, tiles, true, c.sms, tiles.fwd_ctas_per_sm,
                           tiles.fwd_block_q * (2 * d * kBytesPerFp16 + kBytesPerFp32));
     const StreamedTraffic t = stream_through_l2(kv, c.l2);
     add_term(terms, total, "Q read, O and LSE written once", "2·B·H·N·d·2 B + B·H·N·4 B",
@@ -96,7 +96,7 @@ void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheConte
   StreamedOperand q;
   q.heads = static_cast<long long>(bh);
   q.ctas_per_head = (w.seq_len + bkv - 1) / bkv;
-  q.resident_ctas = static_cast<long long>(c.sms) * k.bwd_ctas_per_sm;
+  q.resident_ctas = static_cast<long long>(c.sms) * tiles.bwd_ctas_per_sm;
   q.rows = key_tile_rows(w, bq, bkv);
   q.read_row_bytes = 2 * d * kBytesPerFp16 + 2 * kBytesPerFp32;
   q.own_cta_bytes = bkv * 4 * d * kBytesPerFp16;
@@ -131,7 +131,7 @@ void cache_aware_flash(const KernelModel& k, const Workload& w, const CacheConte
              "B·H·N·d·4 B·(1 − L2 hit) + B·H·N·d·2 B", dq_accum * accum_miss + nd);
     return;
   }
-  const StreamedOperand kv = kv_of_query_tiles(w, tiles, false, c.sms, k.bwd_ctas_per_sm,
+  const StreamedOperand kv = kv_of_query_tiles(w, tiles, false, c.sms, tiles.bwd_ctas_per_sm,
                                                bq * (3 * d * kBytesPerFp16 + 2 * kBytesPerFp32));
   const StreamedTraffic tk = stream_through_l2(kv, c.l2);
   add_term(terms, total, "dQ pass: Q, dO, LSE, D read; dQ written", "3·B·H·N·d·2 B + 2·B·H·N·4 B",

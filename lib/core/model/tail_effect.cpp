@@ -191,7 +191,7 @@ std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload&
   const std::int64_t heads = static_cast<std::int64_t>(w.batch) * w.heads;
   LaunchGrid grid;
   grid.ctas = tiles_own * heads;
-  grid.ctas_per_sm = forward ? model.fwd_ctas_per_sm : model.bwd_ctas_per_sm;
+  grid.ctas_per_sm = forward ? tiles.fwd_ctas_per_sm : tiles.bwd_ctas_per_sm;
   grid.origin = model.name + (forward ? "'s forward grid (query tiles × B·H)"
                                       : "'s backward grid (key tiles × B·H)");
   if (w.causal) {
