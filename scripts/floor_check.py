@@ -32,6 +32,10 @@ def main():
     tool, paths = sys.argv[1], sys.argv[2:]
     floor_ok = wait_ok = True
     for path in paths:
+        if not os.path.exists(path):
+            print(f"{os.path.basename(path)}: no report")
+            floor_ok = False
+            continue
         report = judged(tool, path)
         n, beyond = beyond_floor(report)
         rows = [r for r in report["rows"] if not r["launch"].get("graph")]
