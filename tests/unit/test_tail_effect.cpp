@@ -112,12 +112,14 @@ TEST_CASE("tail effect: CTAs handed out in launch order keep fewer SMs busy than
   // Lightest first (1, 1, 1, 1, 4): A and B take two 1s each; the 4 starts at 2 and ends at 6.
   g.launch_order = {1, 1, 1, 1, 4};
   CHECK(launch_order_efficiency(g, 2) == doctest::Approx(8.0 / (2 * 6)));
-  // Two CTAs resident per SM share its rate: a CTA of work 1 holds its slot for 2.
+  // Two CTAs resident per SM share its rate: the SM is one server of its CTAs.
   g = equal(4, 2);
   g.launch_order = {1};  // one period, repeated to all 4 CTAs
   CHECK(launch_order_efficiency(g, 2) == doctest::Approx(1.0));
-  g.ctas = 2;  // two CTAs on four slots: each at half an SM, half the SMs' rate idle
-  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(0.5));
+  g.ctas = 2;  // two CTAs, one on each SM, each with its SM's whole rate
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(1.0));
+  g.ctas = 3;  // the third shares an SM: that SM ends at 2, the other at 1
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(3.0 / (2 * 2)));
   CHECK(std::isnan(launch_order_efficiency(equal(4, 1), 2)));  // no order known
 
   // A causal forward grid: each head's query tiles, heaviest first (the kernels walk them from
@@ -131,7 +133,7 @@ TEST_CASE("tail effect: CTAs handed out in launch order keep fewer SMs busy than
   const double many = launch_order_efficiency(*causal, 132);
   const double few = launch_order_efficiency(*causal, 40);
   CHECK(tail_effect(*causal, 132).efficiency == doctest::Approx(1.0));  // the bound: no loss
-  CHECK(many < 0.6);
+  CHECK(many < 0.65);
   CHECK(few > many + 0.2);
   CHECK(bundled_grid(v2, workload(1, 8, 4096, 64, false, Pass::kForward))->launch_order.empty());
 }

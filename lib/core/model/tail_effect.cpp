@@ -106,14 +106,17 @@ TailEffect tail_effect(const LaunchGrid& grid, int sm_count) {
 
 double launch_order_efficiency(const LaunchGrid& grid, int sm_count) {
   if (grid.launch_order.empty() || grid.ctas <= 0 || sm_count <= 0) return kNaN;
-  const int per_sm = std::max(1, grid.ctas_per_sm);
-  // Each slot's time free again, earliest on top; a CTA on a slot runs at 1/per_sm of its SM.
+  // Each SM's time free again, earliest on top. An SM runs the CTAs resident on it at its rate,
+  // shared between them: over a schedule, as if it ran them one after another at its whole
+  // rate, so each SM is one server of the CTAs in launch order whatever its CTAs per SM (a slot
+  // per CTA, each at a fixed 1/CTAs-per-SM of the rate, would slow a lone CTA on an SM whose
+  // other slot stays empty).
   std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
-  for (std::int64_t i = 0; i < std::int64_t{sm_count} * per_sm; ++i) free_at.push(0.0);
+  for (int i = 0; i < sm_count; ++i) free_at.push(0.0);
   double total = 0, makespan = 0;
   for (std::int64_t i = 0; i < grid.ctas; ++i) {
     const double work = grid.launch_order[static_cast<std::size_t>(i) % grid.launch_order.size()];
-    const double end = free_at.top() + work * per_sm;
+    const double end = free_at.top() + work;
     free_at.pop();
     free_at.push(end);
     total += work;

@@ -67,8 +67,8 @@ inline constexpr double kTailBindsBelow = 0.95;
 TailEffect tail_effect(const LaunchGrid& grid, int sm_count);
 
 // What the tail effect's bound leaves out: the share of the chip's peak the grid keeps busy when
-// its CTAs are handed out in launch order, each to the slot that frees first (sm_count × CTAs
-// per SM slots; the CTAs resident on an SM share its rate), as the hardware dispatches a grid and
+// its CTAs are handed out in launch order, each to the SM that frees first (the CTAs resident on
+// an SM share its rate: an SM is one server of its CTAs), as the hardware dispatches a grid and
 // a persistent kernel's tile counter hands out its work. A schedule that runs, not a bound: a
 // causal grid whose heavy CTAs land on the same SMs loses more than the bound says, and a
 // different share on another SM count. NaN when the grid has no launch order.
