@@ -11,6 +11,7 @@
 
 #include "lib/core/base/text.hpp"
 #include "lib/gpu/range_profiler.hpp"
+#include "lib/inject/host_gated.hpp"
 #include "lib/inject/kernel_activity.hpp"
 #include "lib/inject/nvtx_ranges.hpp"
 
@@ -203,6 +204,12 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
     launch.stream_id = static_cast<std::int64_t>(stream_id);
   m.stream = site->stream;
   m.correlation = cb->correlationId;
+  if (const std::string_view why = host_gated_reason(demangled); !site->graph && !why.empty()) {
+    // Neither counted nor timed: nothing waits for it (host_gated.hpp).
+    recorder_.record(
+        launch_record(m.launch, RowStatus::kCountersUnavailable, std::string(why), {}));
+    return;
+  }
   rows_.expect_activity(m.correlation);
 
   try {
