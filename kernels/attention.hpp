@@ -92,6 +92,14 @@ bool cublas_available();
 // for `standard` this holds S and P, and dP/dS in backward).
 std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape);
 
+// CTAs of the pass's main kernel (forward; backward: the kernel that owns the key tiles, dK and
+// dV) resident on one SM of the current device for this shape, from the occupancy API with the
+// block and shared memory it launches with: what the catalogue's KernelTiles::fwd_ctas_per_sm and
+// bwd_ctas_per_sm say for sm_90. cudaErrorNotSupported for kernels without one such grid of
+// fixed CTAs (standard: cuBLAS; flash-v3: persistent, sized to the SMs; flash-decode).
+cudaError_t resident_ctas_per_sm(std::string_view kernel, Pass pass, const AttentionShape& shape,
+                                 int* ctas);
+
 // softmax scale is 1/sqrt(head_dim). Launches asynchronously on `stream`; returns the first
 // CUDA error (launch or configuration), cudaSuccess otherwise. Unknown kernel names return
 // cudaErrorInvalidValue, a dtype the kernel lacks (KernelInfo::supports_bf16)

@@ -515,6 +515,34 @@ cudaError_t dispatch_dim(const AttentionShape& shape, const V1Params& p, cudaStr
   }
 }
 
+// CTAs of the pass's main kernel (forward; backward: dK/dV) resident on one SM of the current
+// device, with the shared memory it launches with.
+template <int kHeadDim, bool kCausal>
+cudaError_t resident_for(bool forward, int* ctas) {
+  const auto query = [ctas](auto kernel, std::size_t smem_bytes) {
+    ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)));
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, kernel, kThreads, smem_bytes);
+  };
+  return forward
+             ? query(flash_v1_forward_kernel<kHeadDim, kCausal>, forward_smem_bytes<kHeadDim>())
+             : query(flash_v1_backward_dkdv_kernel<kHeadDim, kCausal>, dkdv_smem_bytes<kHeadDim>());
+}
+
+template <bool kCausal>
+cudaError_t resident_dim(const AttentionShape& shape, bool forward, int* ctas) {
+  switch (shape.head_dim) {
+    case 32:
+      return resident_for<32, kCausal>(forward, ctas);
+    case 64:
+      return resident_for<64, kCausal>(forward, ctas);
+    case 128:
+      return resident_for<128, kCausal>(forward, ctas);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
 V1Params make_params(const AttentionShape& shape, const AttentionBuffers& b) {
   V1Params p{};
   p.q = static_cast<const __half*>(b.q);
@@ -534,6 +562,12 @@ V1Params make_params(const AttentionShape& shape, const AttentionBuffers& b) {
 }
 
 }  // namespace
+
+cudaError_t flash_v1_resident_ctas(const AttentionShape& shape, Pass pass, int* ctas) {
+  const bool forward = pass == Pass::kForward;
+  return shape.causal ? resident_dim<true>(shape, forward, ctas)
+                      : resident_dim<false>(shape, forward, ctas);
+}
 
 std::size_t flash_v1_workspace_bytes(const AttentionShape& shape) {
   // D = rowsum(dO ∘ O) for the backward pass.

@@ -21,12 +21,15 @@ cudaError_t flash_v1_forward(const AttentionShape& shape, const AttentionBuffers
                              cudaStream_t stream);
 cudaError_t flash_v1_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream);
+cudaError_t flash_v1_resident_ctas(const AttentionShape& shape, Pass pass, int* ctas);
 
 std::size_t flash_v2_workspace_bytes(const AttentionShape& shape);
 cudaError_t flash_v2_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
                              cudaStream_t stream);
 cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream);
+cudaError_t flash_v2_forward_resident_ctas(const AttentionShape& shape, int* ctas);
+cudaError_t flash_v2_backward_resident_ctas(const AttentionShape& shape, int* ctas);
 
 // flash-v3 (kernels/flash_v3_*.cu, built for sm_90a only; the caller checks the device).
 // Return cudaErrorNotSupported for head dims other than 64 and 128.

@@ -161,6 +161,25 @@ std::size_t workspace_bytes(std::string_view kernel, const AttentionShape& shape
   return 0;
 }
 
+cudaError_t resident_ctas_per_sm(std::string_view kernel, Pass pass, const AttentionShape& shape,
+                                 int* ctas) {
+  const KernelId id = kernel_id(kernel);
+  if (ctas == nullptr || id == KernelId::kUnknown || !validate_shape(shape).empty() ||
+      !runs_shape(id, shape))
+    return cudaErrorInvalidValue;
+  if (shape.dtype == DType::kBf16 && !kKernelCatalog[static_cast<int>(id)].supports_bf16)
+    return cudaErrorNotSupported;
+  switch (id) {
+    case KernelId::kFlashV1:
+      return flash_v1_resident_ctas(shape, pass, ctas);
+    case KernelId::kFlashV2:
+      return pass == Pass::kForward ? flash_v2_forward_resident_ctas(shape, ctas)
+                                    : flash_v2_backward_resident_ctas(shape, ctas);
+    default:
+      return cudaErrorNotSupported;
+  }
+}
+
 cudaError_t launch_attention(std::string_view kernel, Pass pass, const AttentionShape& shape,
                              const AttentionBuffers& buffers, cudaStream_t stream) {
   const KernelId id = kernel_id(kernel);

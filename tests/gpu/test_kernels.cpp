@@ -698,6 +698,45 @@ TEST_CASE("kernel catalogue and shape validation") {
         cudaErrorInvalidValue);
 }
 
+TEST_CASE("the catalogue's CTAs per SM are what the occupancy API says on an H100/H200") {
+  // The model's tail roof and cache-aware bytes take them from the catalogue (kernels/catalog.hpp,
+  // written for sm_90's 65,536 registers and 228 KB of shared memory a SM); a kernel change that
+  // moves its registers or shared memory moves them.
+  int device = 0;
+  cudaDeviceProp prop{};
+  REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+  REQUIRE(cudaGetDeviceProperties(&prop, device) == cudaSuccess);
+  if (prop.major != 9) {
+    MESSAGE("not an sm_90 device: the catalogue's CTAs per SM are not checked");
+    return;
+  }
+  for (const char* name : {"flash-v1", "flash-v2"}) {
+    const rk::KernelInfo* info = rk::find_kernel(name);
+    REQUIRE(info != nullptr);
+    for (const int d : {32, 64, 128})
+      for (const bool causal : {false, true})
+        for (const rk::Pass pass : {rk::Pass::kForward, rk::Pass::kBackward}) {
+          CAPTURE(name);
+          CAPTURE(d);
+          CAPTURE(causal);
+          CAPTURE(static_cast<int>(pass));
+          rk::AttentionShape shape;
+          shape.head_dim = d;
+          shape.causal = causal;
+          int ctas = -1;
+          REQUIRE(rk::resident_ctas_per_sm(name, pass, shape, &ctas) == cudaSuccess);
+          const rk::KernelTiles& tiles = info->tiles(d);
+          CHECK(ctas ==
+                (pass == rk::Pass::kForward ? tiles.fwd_ctas_per_sm : tiles.bwd_ctas_per_sm));
+        }
+  }
+  int ctas = -1;
+  CHECK(rk::resident_ctas_per_sm("standard", rk::Pass::kForward, rk::AttentionShape{}, &ctas) ==
+        cudaErrorNotSupported);
+  CHECK(rk::resident_ctas_per_sm("nope", rk::Pass::kForward, rk::AttentionShape{}, &ctas) ==
+        cudaErrorInvalidValue);
+}
+
 TEST_CASE("decode shapes: validation and dispatch") {
   rk::AttentionShape shape;
   shape.batch = 2;
