@@ -329,6 +329,12 @@ TEST_CASE("energy roofline: no launch draws more than the board's power limit") 
   CHECK(m.terms_joules == doctest::Approx(0.7));
   REQUIRE(m.dominant() != nullptr);
   CHECK(m.dominant()->share == doctest::Approx(0.5 / 0.7));
+  // No time, no power: the limit bounds nothing (the static term is 0 then, the rest stands).
+  w.seconds = 0;
+  m = model_energy(w, c);
+  CHECK_FALSE(m.at_power_limit);
+  CHECK(m.joules == doctest::Approx(0.6));
+  w.seconds = 1e-3;
 
   // Calibrated: the board's enforced limit travels from the static power into the coefficients,
   // through the calibration file and the spec's JSON alike.

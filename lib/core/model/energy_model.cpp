@@ -77,7 +77,8 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
   for (EnergyTerm& t : m.terms) t.share = m.terms_joules > 0 ? t.joules / m.terms_joules : kNaN;
   m.joules = m.terms_joules;
   m.power_limit_watts = c.power_limit_watts;
-  if (c.power_limit_watts > 0 && m.joules > c.power_limit_watts * work.seconds) {
+  if (c.power_limit_watts > 0 && work.seconds > 0 &&
+      m.joules > c.power_limit_watts * work.seconds) {
     m.joules = c.power_limit_watts * work.seconds;
     m.at_power_limit = true;
   }
