@@ -9,8 +9,9 @@ Per report: the launches with advice and those whose estimated gain exceeds the 
 over the GPU's launch floor (the spec's launch_floor_us: no kernel runs in less), the largest
 gain, and every launch that computes nothing the counters see for long (its advice says it
 waits), with its time and share of the program's kernel time; kernels whose names say they
-spin or wait (Delay, Spin, Wait, Sleep) are listed with the lever they got. PASS when no gain
-exceeds the floor and every such named kernel of 20 µs or more is called waiting. Exits 0
+spin or wait (Delay, Spin, Wait, Sleep) are listed with the lever they got (or as left unmeasured,
+where `profile` does not wait for a kernel its host thread releases). PASS when no gain exceeds
+the floor and every such named kernel of 20 µs or more, or left unmeasured, is called waiting. Exits 0
 either way (a report, not a gate).
 """
 import collections
@@ -51,6 +52,11 @@ def main():
             if calls_waiting:
                 waiting[r["kernel"]][0] += 1
                 waiting[r["kernel"]][1] += t
+            if NAMED_WAIT.search(r["kernel"]) and not t and "spins until" in (r.get("message") or ""):
+                # Left to run as alone (lib/inject/host_gated.hpp): its row says it waits.
+                named[r["kernel"]][0] += 1
+                named[r["kernel"]][2]["waits"] += 1
+                continue
             if NAMED_WAIT.search(r["kernel"]) and t >= 20e-6:
                 named[r["kernel"]][0] += 1
                 named[r["kernel"]][1] += t
@@ -64,7 +70,7 @@ def main():
         for kernel, (count, t, levers) in named.items():
             called = levers.get("waits", 0) == count
             wait_ok &= called
-            print(f"  named as waiting: {kernel[:70]}: {count} launch(es) of 20 us or more, "
+            print(f"  named as waiting: {kernel[:70]}: {count} launch(es) of 20 us or more or unmeasured, "
                   f"{t * 1e6:.0f} us; advice {dict(levers)}: {'called waiting' if called else 'NOT'}")
         floor_ok &= beyond == 0
     print(f"no gain beyond the launch floor: {'PASS' if floor_ok else 'FAIL'}")
