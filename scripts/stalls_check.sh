@@ -21,8 +21,9 @@
 #                  demangled name by both tools (default: gemm, sdpa_bwd, elementwise below)
 #   PROFILE_STALL_SKIP     matching launches skipped first (default 1: the second iteration's)
 #   COST_RUNS      stage profile: rounds per kernel, each the program alone, under profile --stalls
-#                  and under ncu; the medians of each tool's addition to its round's alone run
-#                  give the cost (default 3)
+#                  (-v: each round's injection phases kept in ours_N_phases.txt) and under ncu;
+#                  the medians of each tool's addition to its round's alone run give the cost
+#                  (default 3)
 #
 # $OUT (or out/stalls-check/) gets summary.txt (the judge's tables last), stalls.tar.xz (our
 # report, ncu's raw and source pages per point, the logs) and profile_stalls.tar.xz (the same
@@ -168,12 +169,15 @@ if [[ " $stages " == *" profile "* ]]; then
       json="$pwork/ours_$n.json"
       [ "$k" -gt 1 ] && json="$pwork/ours_${n}_again.json"
       t=$(seconds)
-      "$tool" profile --stalls --kernel-regex "$regex" --launch-skip "$skip" --launch-count 1 \
+      "$tool" -v profile --stalls --kernel-regex "$regex" --launch-skip "$skip" --launch-count 1 \
         --json "$json" -- "${program[@]}" >"$pwork/ours_$n.txt" 2>&1
       rc=$?
       ours_k=$(elapsed "$t" 2)
       ours_runs+=("$ours_k")
       [ "$k" -eq 1 ] && cp "$pwork/ours_$n.txt" "$pwork/ours_${n}_first.txt"
+      # Where our seconds went (-v): the injection library's phases and the naming after it.
+      grep -E "time in the injection library|stall PCs named" "$pwork/ours_$n.txt" |
+        sed "s/^/round $k: /" >>"$pwork/ours_${n}_phases.txt"
       report="$pwork/ncu_$n"
       [ "$k" -gt 1 ] && report="$pwork/ncu_${n}_again"
       t=$(seconds)
