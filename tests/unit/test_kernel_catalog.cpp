@@ -9,6 +9,7 @@
 using namespace roofline;
 
 TEST_CASE("kernel catalogue: the model has every catalogue kernel, in order, with its tiles") {
+  // (The CTAs per SM are also checked against the occupancy API on an sm_90 GPU: gpu.kernels.)
   const auto& kernels = kernels::kernel_catalog();
   const auto& models = kernel_models();
   REQUIRE(kernels.size() == kernels::kKernelCatalog.size());
@@ -23,6 +24,8 @@ TEST_CASE("kernel catalogue: the model has every catalogue kernel, in order, wit
       CHECK(kernels[i].tiles(d).fwd_block_kv == models[i].tiles(d).fwd_block_kv);
       CHECK(kernels[i].tiles(d).bwd_block_q == models[i].tiles(d).bwd_block_q);
       CHECK(kernels[i].tiles(d).bwd_block_kv == models[i].tiles(d).bwd_block_kv);
+      CHECK(kernels[i].tiles(d).fwd_ctas_per_sm == models[i].tiles(d).fwd_ctas_per_sm);
+      CHECK(kernels[i].tiles(d).bwd_ctas_per_sm == models[i].tiles(d).bwd_ctas_per_sm);
     }
     // What the model adds must agree with the catalogue's pipe.
     CHECK(kernels[i].uses_tensor_cores == is_tensor(models[i].path));
