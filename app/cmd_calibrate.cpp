@@ -47,14 +47,19 @@ std::string energy_cell(const CalibrationMeasurement& m, const CalibrationOverla
                                                                  : " pJ/byte");
 }
 
-// The rate sustained back to back and whether it is the roof: "824.6 TFLOP/s", or "991.0
+// The rate sustained back to back and whether it is the roof: "824.6 TFLOP/s" (the capped
+// roof), "611.8 TFLOP/s (above burst: the roof)" when the burst ran at a lower clock, "990.0
 // TFLOP/s (not below burst)" when the burst figure stays the roof; "-" without a window.
 std::string power_cap_cell(const CalibrationMeasurement& m, double unit, const char* suffix,
                            int digits) {
   const double rate = m.power_cap_rate_per_second();
   if (!(rate > 0)) return "-";
   std::string out = format_fixed(rate / unit, digits) + suffix;
-  if (m.target != kXuTarget && !(rate < m.rate_per_second() && m.power_cap->sm_clock_mhz > 0))
+  if (m.target == kXuTarget) return out;
+  const bool clocked = m.power_cap->sm_clock_mhz > 0;
+  if (clocked && rate > m.rate_per_second())
+    out += " (above burst: the roof)";
+  else if (!(clocked && rate < m.rate_per_second()))
     out += " (not below burst)";
   return out;
 }

@@ -92,8 +92,8 @@ TEST_CASE("power cap: derive_ceilings takes the sustained figure where lower and
 }
 
 TEST_CASE(
-    "power cap: a sustained rate above the burst rate is kept as measured, the burst roof "
-    "stays") {
+    "power cap: a sustained rate above the burst rate is the roof (the burst ran at a lower "
+    "clock), not marked capped") {
   CalibrationOverlay overlay = capped_overlay();
   // The burst ran below the clock the window settled at: 1000 TFLOP/s back to back.
   overlay.measurements[1].power_cap = window(0.0198, 1980);
@@ -101,8 +101,10 @@ TEST_CASE(
   const ComputeCeiling& roof = ceiling(overlay, "tensor_fp16.wgmma");
   CHECK_FALSE(roof.at_power_cap);
   CHECK(roof.label() == "tensor FP16 (wgmma)");
-  CHECK(roof.peak_tflops == doctest::Approx(990).epsilon(1e-12));
+  CHECK(roof.peak_tflops == doctest::Approx(1000).epsilon(1e-12));
   CHECK(roof.clock_mhz == 1980);
+  CHECK(roof.source.find("back to back, above its burst: 1000.0 TFLOP/s") != std::string::npos);
+  CHECK(roof.source.find("burst 990.0 TFLOP/s") != std::string::npos);
   // The window itself is not changed, and it survives the file.
   REQUIRE(overlay.measurements[1].power_cap);
   CHECK(overlay.measurements[1].power_cap_rate_per_second() ==
@@ -110,10 +112,12 @@ TEST_CASE(
   const CalibrationOverlay read = parse_calibration(to_json(overlay), "cal.json");
   CHECK(read.measurements[1].power_cap == overlay.measurements[1].power_cap);
   CHECK_FALSE(ceiling(read, "tensor_fp16.wgmma").at_power_cap);
-  // Equal rates: not below, so the burst roof as well.
+  CHECK(ceiling(read, "tensor_fp16.wgmma").peak_tflops == doctest::Approx(1000).epsilon(1e-12));
+  // Equal rates: the burst roof.
   overlay.measurements[1].power_cap = window(0.02, 1980);
   derive_ceilings(overlay);
   CHECK_FALSE(ceiling(overlay, "tensor_fp16.wgmma").at_power_cap);
+  CHECK(ceiling(overlay, "tensor_fp16.wgmma").peak_tflops == doctest::Approx(990).epsilon(1e-12));
 }
 
 TEST_CASE("power cap: the overlay round-trips with and without the power_cap keys") {

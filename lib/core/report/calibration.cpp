@@ -56,17 +56,19 @@ std::string describe(const CalibrationOverlay& overlay, const CalibrationMeasure
   return out;
 }
 
-// The power-capped figure's source: what ran, the window, the clock it settled at, and the burst
-// figure it stands below.
+// The back-to-back figure's source: what ran, the window, the clock it settled at, and the burst
+// figure it stands below (at the power cap) or above (the burst ran at a lower clock).
 std::string describe_power_cap(const CalibrationOverlay& overlay, const CalibrationMeasurement& m,
                                const std::string& label) {
   const PowerCapMeasurement& p = *m.power_cap;
+  const bool capped = m.power_cap_rate_per_second() < m.rate_per_second();
   std::string out =
       "calibrated on " + overlay.device.name + " (" + overlay.time_utc + "): " + label +
-      " at the power cap: " + format_fixed(m.power_cap_rate_per_second() / 1e12, 1) +
-      " TFLOP/s at " + format_fixed(p.sm_clock_mhz, 0) + " MHz (calibrate, " +
-      format_fixed(p.window_seconds, 1) + " s back to back, " + std::to_string(p.launches) +
-      " launches; median of " + std::to_string(p.clock_samples) + " NVML SM clock samples";
+      (capped ? " at the power cap: " : " back to back, above its burst: ") +
+      format_fixed(m.power_cap_rate_per_second() / 1e12, 1) + " TFLOP/s at " +
+      format_fixed(p.sm_clock_mhz, 0) + " MHz (calibrate, " + format_fixed(p.window_seconds, 1) +
+      " s back to back, " + std::to_string(p.launches) + " launches; median of " +
+      std::to_string(p.clock_samples) + " NVML SM clock samples";
   if (!p.clock_limit.empty()) out += ", clock held down by: " + p.clock_limit;
   out += "); burst " + format_fixed(m.rate_per_second() / 1e12, 1) + " TFLOP/s";
   if (m.sm_clock_mhz > 0) out += " at " + format_fixed(m.sm_clock_mhz, 0) + " MHz";
@@ -171,16 +173,18 @@ void derive_ceilings(CalibrationOverlay& overlay) {
       throw InputError("calibration " + m->id + ": no SM clock measured for a compute ceiling");
     ComputeCeiling burst{ceiling->first, ceiling->second, m->rate_per_second() / 1e12,
                          m->sm_clock_mhz, describe(overlay, *m)};
-    // The power-capped roof where the window settled below the burst; a window at or above
-    // it (the burst ran below the settled clock, or within the noise) leaves the burst roof.
+    // The power-capped roof where the window settled below the burst. A window above it means
+    // the burst ran at a clock the kernel before it had left held down (mma_sync_bf16 after
+    // mma_sync's window on an H100: a burst at 1575 MHz, the window at 1725): a roof is the
+    // most the kernel was measured to do, so the window's rate, not marked capped.
     const double sustained = m->power_cap_rate_per_second();
-    if (sustained > 0 && sustained < m->rate_per_second() && m->power_cap->sm_clock_mhz > 0) {
-      ComputeCeiling capped = burst;
-      capped.peak_tflops = sustained / 1e12;
-      capped.clock_mhz = m->power_cap->sm_clock_mhz;
-      capped.at_power_cap = true;
-      capped.source = describe_power_cap(overlay, *m, burst.label());
-      overlay.compute.push_back(std::move(capped));
+    if (sustained > 0 && sustained != m->rate_per_second() && m->power_cap->sm_clock_mhz > 0) {
+      ComputeCeiling roof = burst;
+      roof.peak_tflops = sustained / 1e12;
+      roof.clock_mhz = m->power_cap->sm_clock_mhz;
+      roof.at_power_cap = sustained < m->rate_per_second();
+      roof.source = describe_power_cap(overlay, *m, burst.label());
+      overlay.compute.push_back(std::move(roof));
     } else {
       overlay.compute.push_back(std::move(burst));
     }
