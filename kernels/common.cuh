@@ -33,6 +33,15 @@ __host__ __device__ constexpr int ceil_div(int a, int b) {
   return (a + b - 1) / b;
 }
 
+// CTAs of `kernel` resident on one SM of the current device, launched with `threads` threads and
+// `smem_bytes` of dynamic shared memory (the attribute its launch sets, set here too).
+template <typename Kernel>
+cudaError_t resident_ctas(Kernel kernel, int threads, std::size_t smem_bytes, int* ctas) {
+  ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(smem_bytes)));
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, kernel, threads, smem_bytes);
+}
+
 // Workspace sub-buffers start on 256-byte boundaries so vector and cuBLAS accesses stay aligned.
 constexpr std::size_t align_up(std::size_t bytes, std::size_t alignment = 256) {
   return (bytes + alignment - 1) / alignment * alignment;

@@ -519,14 +519,10 @@ cudaError_t dispatch_dim(const AttentionShape& shape, const V1Params& p, cudaStr
 // device, with the shared memory it launches with.
 template <int kHeadDim, bool kCausal>
 cudaError_t resident_for(bool forward, int* ctas) {
-  const auto query = [ctas](auto kernel, std::size_t smem_bytes) {
-    ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)));
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, kernel, kThreads, smem_bytes);
-  };
-  return forward
-             ? query(flash_v1_forward_kernel<kHeadDim, kCausal>, forward_smem_bytes<kHeadDim>())
-             : query(flash_v1_backward_dkdv_kernel<kHeadDim, kCausal>, dkdv_smem_bytes<kHeadDim>());
+  return forward ? resident_ctas(flash_v1_forward_kernel<kHeadDim, kCausal>, kThreads,
+                                 forward_smem_bytes<kHeadDim>(), ctas)
+                 : resident_ctas(flash_v1_backward_dkdv_kernel<kHeadDim, kCausal>, kThreads,
+                                 dkdv_smem_bytes<kHeadDim>(), ctas);
 }
 
 template <bool kCausal>

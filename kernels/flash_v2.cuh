@@ -1,9 +1,12 @@
 // Device pieces shared by the flash-v2 forward and backward kernels: the padded shared-memory
-// tile layout and the predicated cp.async tile loader.
+// tile layout and the predicated cp.async tile loader; and the host's dispatch on a shape's
+// element type and head dim.
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
+#include "kernels/attention.hpp"
 #include "kernels/common.cuh"
 #include "kernels/mma.cuh"
 
@@ -51,6 +54,25 @@ __device__ __forceinline__ void store_warp_rows(T* gmem, const T* staged, int ro
           *reinterpret_cast<const uint4*>(staged + r * kRowStride<kHeadDim> + c);
     }
   }
+}
+
+// f(T{}, std::integral_constant<int, kHeadDim>{}) for the shape's element type (__half or
+// __nv_bfloat16) and head dim (32, 64, 128); cudaErrorInvalidValue for another head dim.
+template <typename F>
+cudaError_t for_type_and_dim(const AttentionShape& shape, F&& f) {
+  const auto by_dim = [&](auto type) -> cudaError_t {
+    switch (shape.head_dim) {
+      case 32:
+        return f(type, std::integral_constant<int, 32>{});
+      case 64:
+        return f(type, std::integral_constant<int, 64>{});
+      case 128:
+        return f(type, std::integral_constant<int, 128>{});
+      default:
+        return cudaErrorInvalidValue;
+    }
+  };
+  return shape.dtype == DType::kBf16 ? by_dim(__nv_bfloat16{}) : by_dim(__half{});
 }
 
 }  // namespace roofline::kernels::flash_v2

@@ -431,40 +431,14 @@ std::size_t flash_v2_workspace_bytes(const AttentionShape& shape) {
 // Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (five GEMM-sized
 // products: S recomputed, dP, dV, dK, dQ);
 // minimum DRAM bytes = 2·B·H·N·d·(5 reads: Q, K, V, O, dO + 3 writes: dQ, dK, dV) + 4·B·H·N (LSE).
-namespace {
-
-template <typename T, int kHeadDim>
-cudaError_t backward_resident(bool causal, int* ctas) {
-  using Cfg = BwdConfig<kHeadDim>;
-  const auto query = [ctas](auto kernel) {
-    ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::kSmemBytes)));
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, kernel, Cfg::kThreads,
-                                                         Cfg::kSmemBytes);
-  };
-  return causal ? query(flash_v2_backward_kernel<T, kHeadDim, true>)
-                : query(flash_v2_backward_kernel<T, kHeadDim, false>);
-}
-
-template <typename T>
-cudaError_t backward_resident_for_type(const AttentionShape& shape, int* ctas) {
-  switch (shape.head_dim) {
-    case 32:
-      return backward_resident<T, 32>(shape.causal, ctas);
-    case 64:
-      return backward_resident<T, 64>(shape.causal, ctas);
-    case 128:
-      return backward_resident<T, 128>(shape.causal, ctas);
-    default:
-      return cudaErrorInvalidValue;
-  }
-}
-
-}  // namespace
-
 cudaError_t flash_v2_backward_resident_ctas(const AttentionShape& shape, int* ctas) {
-  return shape.dtype == DType::kBf16 ? backward_resident_for_type<__nv_bfloat16>(shape, ctas)
-                                     : backward_resident_for_type<__half>(shape, ctas);
+  return flash_v2::for_type_and_dim(shape, [&](auto type, auto dim) {
+    using T = decltype(type);
+    using Cfg = BwdConfig<decltype(dim)::value>;
+    return resident_ctas(shape.causal ? flash_v2_backward_kernel<T, decltype(dim)::value, true>
+                                      : flash_v2_backward_kernel<T, decltype(dim)::value, false>,
+                         Cfg::kThreads, Cfg::kSmemBytes, ctas);
+  });
 }
 
 cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffers& buffers,

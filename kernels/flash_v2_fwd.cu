@@ -341,40 +341,14 @@ cudaError_t launch_forward_for_type(const AttentionShape& shape, const Attention
 
 // Work model: FLOPs = 4·B·H·N²·d (two GEMMs, FMA = 2), halved when causal;
 // minimum DRAM bytes = 2·B·H·N·d·(3 reads + 1 write) + 4·B·H·N (LSE).
-namespace {
-
-template <typename T, int kHeadDim>
-cudaError_t forward_resident(bool causal, int* ctas) {
-  using Cfg = FwdConfig<kHeadDim>;
-  const auto query = [ctas](auto kernel) {
-    ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::kSmemBytes)));
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas, kernel, Cfg::kThreads,
-                                                         Cfg::kSmemBytes);
-  };
-  return causal ? query(flash_v2_forward_kernel<T, kHeadDim, true>)
-                : query(flash_v2_forward_kernel<T, kHeadDim, false>);
-}
-
-template <typename T>
-cudaError_t forward_resident_for_type(const AttentionShape& shape, int* ctas) {
-  switch (shape.head_dim) {
-    case 32:
-      return forward_resident<T, 32>(shape.causal, ctas);
-    case 64:
-      return forward_resident<T, 64>(shape.causal, ctas);
-    case 128:
-      return forward_resident<T, 128>(shape.causal, ctas);
-    default:
-      return cudaErrorInvalidValue;
-  }
-}
-
-}  // namespace
-
 cudaError_t flash_v2_forward_resident_ctas(const AttentionShape& shape, int* ctas) {
-  return shape.dtype == DType::kBf16 ? forward_resident_for_type<__nv_bfloat16>(shape, ctas)
-                                     : forward_resident_for_type<__half>(shape, ctas);
+  return flash_v2::for_type_and_dim(shape, [&](auto type, auto dim) {
+    using T = decltype(type);
+    using Cfg = FwdConfig<decltype(dim)::value>;
+    return resident_ctas(shape.causal ? flash_v2_forward_kernel<T, decltype(dim)::value, true>
+                                      : flash_v2_forward_kernel<T, decltype(dim)::value, false>,
+                         Cfg::kThreads, Cfg::kSmemBytes, ctas);
+  });
 }
 
 cudaError_t flash_v2_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
