@@ -63,6 +63,7 @@ const Driver* loaded_driver(std::string* why) {
   resolve(library, "cuEventCreate", &d.event_create, &missing);
   resolve(library, "cuEventRecord", &d.event_record, &missing);
   resolve(library, "cuEventSynchronize", &d.event_synchronize, &missing);
+  resolve(library, "cuEventQuery", &d.event_query, &missing);
   resolve(library, "cuEventElapsedTime", &d.event_elapsed_time, &missing);  // the CUDA 12 ABI
   resolve(library, "cuEventDestroy_v2", &d.event_destroy, &missing);
   resolve(library, "cuGetErrorString", &d.get_error_string, &missing);

@@ -59,6 +59,9 @@ thread_local bool t_holds_lock = false;
 // The kernel a launch into a capturing stream is capturing (demangled), for the node the
 // capture creates inside that launch call; empty outside such a call.
 thread_local std::string t_capturing_kernel;
+// The stream of a host-gated kernel being launched (host_gated.hpp), for the event its exit
+// records behind it.
+thread_local std::optional<CUstream> t_gating;
 
 }  // namespace
 
@@ -205,9 +208,16 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
   m.stream = site->stream;
   m.correlation = cb->correlationId;
   if (const std::string_view why = host_gated_reason(demangled); !site->graph && !why.empty()) {
-    // Neither counted nor timed: nothing waits for it (host_gated.hpp).
+    // Neither counted nor timed: nothing waits for it (host_gated.hpp), nor for what the
+    // program launches before it has run.
     recorder_.record(
         launch_record(m.launch, RowStatus::kCountersUnavailable, std::string(why), {}));
+    t_gating = site->stream;
+    return;
+  }
+  if (gates_.any_closed()) {
+    recorder_.record(launch_record(m.launch, RowStatus::kCountersUnavailable,
+                                   std::string(kBehindHostGated), {}));
     return;
   }
   rows_.expect_activity(m.correlation);
@@ -289,6 +299,12 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
 
 void Injection::on_launch_exit(const CUpti_CallbackData* cb) {
   t_capturing_kernel.clear();
+  if (t_gating) {
+    // Under the launch mutex, taken at its entry. Where no event can be recorded, the launches
+    // behind it are measured as before (and may wait for it).
+    if (launch_result(cb) == CUDA_SUCCESS) gates_.close_behind(*t_gating);
+    t_gating.reset();
+  }
   if (t_measuring) {
     Measuring m = std::move(*t_measuring);
     t_measuring.reset();

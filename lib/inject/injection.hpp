@@ -67,6 +67,7 @@
 #include "lib/inject/graph_catalog.hpp"
 #include "lib/inject/graph_counter.hpp"
 #include "lib/inject/graph_rows.hpp"
+#include "lib/inject/host_gated.hpp"
 #include "lib/inject/launch_rows.hpp"
 #include "lib/inject/launch_site.hpp"
 #include "lib/inject/record_file.hpp"
@@ -190,6 +191,7 @@ class Injection {
   std::set<std::uint64_t> saved_cubins_;
   std::map<std::string, double> last_seconds_;
   std::map<std::string, std::int64_t> sampled_per_kernel_;  // --stalls-per-kernel's counts
+  HostGates gates_{driver_};                                // guarded by launch_mutex_
 };
 
 }  // namespace roofline::inject
