@@ -65,13 +65,13 @@ inline constexpr std::array<KernelInfo, 5> kKernelCatalog = {{
      {64, 64, 64, 64, 1, 1},
      false},
     // flash-v2 narrows two tiles at d = 128 to stay within 255 registers (flash_v2_fwd.cu,
-    // flash_v2_bwd.cu); two forward CTAs per SM (kMinBlocksPerSm), one backward (8 warps at up to
-    // 255 registers).
+    // flash_v2_bwd.cu); two forward CTAs per SM at d = 64 and 128, three at d = 32
+    // (kMinBlocksPerSm), one backward (8 warps at up to 255 registers).
     {"flash-v2",
      "FlashAttention-2 on tensor cores: mma.sync m16n8k16, ldmatrix, cp.async double buffering",
      true,
      true,
-     {128, 64, 64, 128, 2, 1},
+     {128, 64, 64, 128, 3, 1},
      {128, 64, 64, 128, 2, 1},
      {128, 32, 32, 128, 2, 1},
      false},
