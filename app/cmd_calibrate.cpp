@@ -42,9 +42,10 @@ std::string energy_cell(const CalibrationMeasurement& m, const CalibrationOverla
   const double joules = dynamic_joules_per_unit(m.energy->watts, overlay.static_power->energy.watts,
                                                 m.energy->seconds_per_launch, m.work);
   if (!std::isfinite(joules)) return "-";
-  return format_fixed(joules * 1e12, 2) + (m.target == kXuTarget ? " pJ/exp2"
-                                           : m.flops             ? " pJ/FLOP"
-                                                                 : " pJ/byte");
+  return format_fixed(joules * 1e12, 2) + (m.target == kXuTarget    ? " pJ/exp2"
+                                           : m.target == kIntTarget ? " pJ/instruction"
+                                           : m.flops                ? " pJ/FLOP"
+                                                                    : " pJ/byte");
 }
 
 // The rate sustained back to back and whether it is the roof: "824.6 TFLOP/s" (the capped
@@ -55,7 +56,7 @@ std::string power_cap_cell(const CalibrationMeasurement& m, double unit, const c
   const double rate = m.power_cap_rate_per_second();
   if (!(rate > 0)) return "-";
   std::string out = format_fixed(rate / unit, digits) + suffix;
-  if (m.target == kXuTarget) return out;
+  if (m.target == kXuTarget || m.target == kIntTarget) return out;
   const bool clocked = m.power_cap->sm_clock_mhz > 0;
   if (clocked && rate > m.rate_per_second())
     out += " (above burst: the roof)";
@@ -90,7 +91,10 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
     double sheet_clock = std::nan("");
     std::string roof = m.target;
     const bool xu = m.target == kXuTarget;
-    if (xu) {
+    const bool integer = m.target == kIntTarget;
+    if (integer) {
+      roof = "integer instructions";  // no sheet figure: an energy coefficient, not a roof
+    } else if (xu) {
       roof = "XU exp2 rate";
       if (sheet.exp2_per_second() > 0) {
         sheet_rate = sheet.exp2_per_second();
@@ -112,7 +116,10 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
     }
     const double rate = m.rate_per_second();
     const double unit = m.flops ? 1e12 : 1e9;
-    const char* suffix = xu ? " T exp2/s" : m.flops ? " TFLOP/s" : " GB/s";
+    const char* suffix = xu        ? " T exp2/s"
+                         : integer ? " T instructions/s"
+                         : m.flops ? " TFLOP/s"
+                                   : " GB/s";
     std::string share = percent(rate / sheet_rate);
     // A compute peak is also compared at the clock it ran at (same per-cycle rate).
     if (m.flops && std::isfinite(sheet_clock) && m.sm_clock_mhz > 0)

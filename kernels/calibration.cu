@@ -33,6 +33,9 @@ constexpr int kSharedLoadsPerTrip = 8;  // 16-byte loads per thread per loop tri
 constexpr double kMmaFlops = 2.0 * 16 * 8 * 16;
 constexpr int kExpChains = 8;   // independent MUFU.EX2 chains per thread
 constexpr int kExpUnroll = 16;  // exp2 per chain per loop trip
+constexpr int kIntChains = 8;   // independent integer chains per thread
+constexpr int kIntUnroll = 16;  // steps per chain per loop trip
+constexpr int kIntPerStep = 2;  // a step: LOP3 (xor) then IADD3 (add)
 constexpr int kChunkShift = kMicroKernelChunkShift;
 
 __device__ __forceinline__ uint4 load_cg(const uint4* p) {
@@ -261,7 +264,40 @@ __global__ void __launch_bounds__(kComputeThreads)
   if (sum == -1.2345f && sink != nullptr) *sink = __float_as_uint(sum);
 }
 
+// The integer instructions that are neither FLOPs nor bytes (address arithmetic, indices,
+// masks, loop counters: what the energy model prices per instruction, energy_model.hpp): each
+// step of a chain is x ← (x ⊕ m) + k, an xor (LOP3) and an add (IADD3, or IMAD.IADD where
+// ptxas balances the pipes), with m and k different in every lane and chain, so each result
+// differs from the one before in about half its bits, and neither can fold into the other. The
+// loop's own counter and branch (3 instructions per 256) are not counted.
+__global__ void __launch_bounds__(kComputeThreads)
+    int_alu_kernel(long long trips, unsigned int seed, unsigned long long* clock,
+                   unsigned int* sink) {
+  ClockProbe probe;
+  probe.start();
+  unsigned int x[kIntChains], m[kIntChains], k[kIntChains];
+#pragma unroll
+  for (int c = 0; c < kIntChains; ++c) {
+    const std::uint64_t bits = splitmix64((std::uint64_t{threadIdx.x} << 8 | c) ^ seed);
+    x[c] = static_cast<unsigned int>(bits);
+    m[c] = static_cast<unsigned int>(bits >> 32) | 1u;
+    k[c] = static_cast<unsigned int>(bits >> 16) | 0x10001u;
+  }
+  for (long long trip = 0; trip < trips; ++trip) {
+#pragma unroll
+    for (int u = 0; u < kIntUnroll; ++u)
+#pragma unroll
+      for (int c = 0; c < kIntChains; ++c) x[c] = (x[c] ^ m[c]) + k[c];
+  }
+  probe.stop(clock);
+  unsigned int acc = 0;
+#pragma unroll
+  for (int c = 0; c < kIntChains; ++c) acc ^= x[c];
+  if (acc == 0x9E3779B9u && sink != nullptr) *sink = acc;
+}
+
 constexpr float kSeed = 1.0f;
+constexpr unsigned int kIntSeed = 0x5EEDu;
 
 template <typename Kernel>
 cudaError_t blocks_per_sm(Kernel kernel, int threads, int* blocks) {
@@ -309,6 +345,8 @@ cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks) {
       return bulk_read_micro_kernel_blocks_per_sm(blocks);
     case MicroKernel::kExp2:
       return blocks_per_sm(exp2_kernel, threads, blocks);
+    case MicroKernel::kIntAlu:
+      return blocks_per_sm(int_alu_kernel, threads, blocks);
   }
   return cudaErrorInvalidValue;
 }
@@ -338,6 +376,8 @@ double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args) {
       return bulk_read_micro_kernel_bytes(args);
     case MicroKernel::kExp2:
       return threads * trips * kExpUnroll * kExpChains;
+    case MicroKernel::kIntAlu:
+      return threads * trips * kIntUnroll * kIntChains * kIntPerStep;
   }
   return 0;
 }
@@ -389,6 +429,10 @@ cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,
     case MicroKernel::kExp2:
       exp2_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kSeed, args.clock,
                                                        args.sink);
+      break;
+    case MicroKernel::kIntAlu:
+      int_alu_kernel<<<args.blocks, threads, 0, stream>>>(args.iterations, kIntSeed, args.clock,
+                                                          args.sink);
       break;
   }
   ROOFLINE_RETURN_IF_LAUNCH_FAILED();

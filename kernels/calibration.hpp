@@ -26,6 +26,7 @@ enum class MicroKernel {
   kMmaSyncBf16,   // the same chains in f32.bf16.bf16.f32
   kWgmma,         // wgmma.mma_async m64n256k16 f32.f16.f16, operands in shared memory (sm_90a)
   kExp2,          // independent ex2.approx.ftz.f32 chains (MUFU.EX2): exp2 results, not FLOPs
+  kIntAlu,        // independent xor-then-add integer chains: thread instructions, not FLOPs
 };
 
 // Read kernels walk their working set in chunks of 2^12 16-byte elements (64 KiB).
@@ -54,8 +55,8 @@ int micro_kernel_threads(MicroKernel kernel);
 // (kWgmma below compute capability 9.0). Returns the API's error, if any.
 cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks);
 
-// Bytes moved (memory kernels), FLOPs executed (compute kernels) or exp2 results (kExp2) by
-// one launch.
+// Bytes moved (memory kernels), FLOPs executed (compute kernels), exp2 results (kExp2) or
+// integer thread instructions (kIntAlu) by one launch.
 double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args);
 
 cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,

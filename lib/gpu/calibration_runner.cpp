@@ -58,6 +58,11 @@ std::string watts_line(const EnergyMeasurement& e) {
 // A measurement's rate for the progress lines: "989.0 TFLOP/s", "3074.1 GB/s" or, for the XU,
 // "2.345 T exp2/s (15.99 per clock and SM)".
 std::string rate_text(const CalibrationMeasurement& m, double rate, int sms, double clock_mhz) {
+  if (m.target == kIntTarget)
+    return format_fixed(rate / 1e12, 2) + " T instructions/s" +
+           (clock_mhz > 0
+                ? " (" + format_fixed(rate / (sms * clock_mhz * 1e6), 1) + " per clock and SM)"
+                : std::string());
   if (m.target == kXuTarget)
     return format_fixed(rate / 1e12, 3) + " T exp2/s" +
            (clock_mhz > 0
@@ -239,6 +244,9 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
        "wgmma.mma_async m64n256k16 f32.f16.f16 from shared memory, 2 warpgroups per SM"},
       {MicroKernel::kExp2, "xu_exp2", kXuTarget, true,
        "8 independent ex2.approx.ftz.f32 (MUFU.EX2) chains per thread"},
+      {MicroKernel::kIntAlu, "int_alu", kIntTarget, true,
+       "8 independent integer chains per thread, x = (x xor m) + k: LOP3 and IADD3, thread "
+       "instructions counted"},
   };
 
   CalibrationOverlay overlay;

@@ -154,16 +154,17 @@ TEST_CASE("analysis: rows without a verdict") {
 
 TEST_CASE("metric catalogue: quantities combine per chip") {
   const std::vector<std::string> metrics = catalogue_metrics("GH100");
-  // 23, the XU pipe, the shared wavefronts' total and wgmma's share of them
-  CHECK(metrics.size() == 26);
+  // 23, the XU pipe, the shared wavefronts' total and wgmma's share of them, and the six
+  // SASS-instrumented instruction classes of the integer and control instructions
+  CHECK(metrics.size() == 32);
   // The default set leaves out every SASS-instrumented metric, TF32 and FP16-accumulating
   // HMMA on GH100 (BF16 is in: one pass still holds it, metric_host's test says).
   const std::vector<std::string> roofline_set = catalogue_metrics("GH100", CounterSet::kRoofline);
   CHECK(roofline_set.size() == 13);
   for (const std::string& m : roofline_set) CHECK(m.find("sass") == std::string::npos);
   CHECK(catalogue_quantities("GH100", CounterSet::kRoofline).size() == 12);  // with BF16's share
-  // + XU, shared wavefronts, BF16's share
-  CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 16);
+  // + XU, shared wavefronts, BF16's share, integer instructions
+  CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 17);
   std::vector<double> values(metrics.size(), 1.0);
   auto index = [&](const std::string& name) {
     return static_cast<std::size_t>(std::find(metrics.begin(), metrics.end(), name) -

@@ -202,7 +202,8 @@ TEST_CASE("calibration: hostile files get one line naming the key and the bound"
       {[](json& j) { j["measurements"][0]["sm_clock_mhz"] = -1; },
        "cal.json: measurements[0].sm_clock_mhz: must not be negative (got -1)"},
       {[](json& j) { j["measurements"][0]["unit"] = "watts\n\x1b"; },
-       "cal.json: measurements[0].unit: must be flops, bytes or results (got \"watts\\n\\x1b\")"},
+       "cal.json: measurements[0].unit: must be flops, bytes, results or instructions (got "
+       "\"watts\\n\\x1b\")"},
       {[](json& j) { j["duration_seconds"] = nullptr; },
        "cal.json: duration_seconds: must be a number"},
       {[](json& j) { j["format_version"] = std::string(100, '9'); },

@@ -54,6 +54,7 @@ CalibrationMeasurement measurement(std::string id, std::string target, bool flop
 //   mma_sync   5e12 FLOPs at 600 W: 1e-12 J/FLOP
 //   wgmma      8e12 FLOPs at 500 W: 5e-13 J/FLOP
 //   xu         2e11 results at 140 W: 2e-12 J/result
+//   int_alu    1e12 thread instructions at 300 W: 2e-12 J/instruction
 CalibrationOverlay h100_energy_overlay() {
   CalibrationOverlay overlay =
       gh100_calibration("h100-sxm5", "NVIDIA H100 80GB HBM3", "2026-12-05T18:00:00Z", 20);
@@ -65,6 +66,7 @@ CalibrationOverlay h100_energy_overlay() {
       measurement("mma_sync", "tensor_fp16.mma_sync", true, 5e12, 0.01, 1755, 600),
       measurement("wgmma", "tensor_fp16.wgmma", true, 8e12, 0.01, 1755, 500),
       measurement("xu_exp2", kXuTarget, true, 2e11, 0.01, 1755, 140),
+      measurement("int_alu", kIntTarget, true, 1e12, 0.01, 1980, 300),
   };
   overlay.static_power =
       CalibrationOverlay::StaticPower{"active idle: spin", reading_at(100, 5e-4)};
@@ -96,6 +98,9 @@ TEST_CASE("energy roofline: coefficients are (P_kernel - P_static) x time / work
   CHECK(*c.flop("tensor_bf16.wgmma") == doctest::Approx(5e-13));
   CHECK(c.flop("fp16_cuda_core") == nullptr);
   CHECK(c.joules_per_exp2 == doctest::Approx(2e-12));
+  CHECK(c.joules_per_int_instruction == doctest::Approx(2e-12));
+  // The integer measurement prices an instruction and calibrates no roof.
+  for (const ComputeCeiling& ceiling : overlay.compute) CHECK(ceiling.id() != kIntTarget);
   CHECK(c.source.find("static power 100.0 W (active idle: spin)") != std::string::npos);
 
   // A kernel no hungrier than the static power gets no coefficient, and says why.
@@ -123,6 +128,8 @@ TEST_CASE("energy roofline: the overlay's energy keys round-trip, and files with
   CHECK(written.contains("static_power"));
   CHECK(written["measurements"][0]["energy"]["watts"] == doctest::Approx(400));
   CHECK(written["energy_coefficients"]["joules_per_byte"]["dram"] == doctest::Approx(1e-10));
+  CHECK(written["energy_coefficients"]["joules_per_int_instruction"] == doctest::Approx(2e-12));
+  CHECK(written["measurements"][7]["unit"] == "instructions");
   const CalibrationOverlay back = parse_calibration(written, "cal.json");
   REQUIRE(back.energy);
   CHECK(*back.energy == *overlay.energy);
@@ -179,6 +186,12 @@ TEST_CASE("energy roofline: bad coefficients are one line naming the key") {
        "cal.json: energy_coefficients.static_watts: must be positive (got 0)"},
       {[](json& j) { j["energy_coefficients"]["joules_per_exp2"] = "2 pJ"; },
        "cal.json: energy_coefficients.joules_per_exp2: must be a number"},
+      {[](json& j) { j["energy_coefficients"]["joules_per_int_instruction"] = -1e-12; },
+       "cal.json: energy_coefficients.joules_per_int_instruction: must not be negative"},
+      {[](json& j) { j["measurements"][7]["unit"] = "flops"; },
+       "cal.json: measurements[7].unit: instructions is the unit of the int target alone"},
+      {[](json& j) { j["measurements"][0]["unit"] = "instructions"; },
+       "cal.json: measurements[0].unit: instructions is the unit of the int target alone"},
       {[](json& j) { j["energy_coefficients"]["watts"] = 1; },
        "cal.json: energy_coefficients.watts: unknown key"},
       {[](json& j) { j["static_power"]["energy"]["watts"] = -3; },
@@ -279,6 +292,29 @@ TEST_CASE("energy roofline: the model charges each byte at the deepest level it 
   CHECK(u.uncosted == std::vector<std::string>{"fp16_cuda_core"});
   CHECK(joules("xu") == doctest::Approx(0.002));  // (the first model's)
   for (const EnergyTerm& t : u.terms) CHECK(t.id != "xu");
+
+  // Integer and control instructions: their own term, at their coefficient; counted without a
+  // coefficient they are named; not counted (NaN), nothing.
+  w.exponentials = 1e9;
+  w.flops.erase("fp16_cuda_core");
+  const double before = model_energy(w, c).joules;
+  w.int_instructions = 5e9;
+  c.joules_per_int_instruction = 2e-12;
+  const EnergyModel in = model_energy(w, c);
+  CHECK(in.joules == doctest::Approx(before + 0.01));
+  const auto term = std::find_if(in.terms.begin(), in.terms.end(),
+                                 [](const EnergyTerm& t) { return t.id == "int"; });
+  REQUIRE(term != in.terms.end());
+  CHECK(term->kind == EnergyTermKind::kInstructions);
+  CHECK(term->work == doctest::Approx(5e9));
+  CHECK(energy_term_label(*term) == "integer instructions");
+  c.joules_per_int_instruction = 0;
+  CHECK(model_energy(w, c).uncosted == std::vector<std::string>{"int"});
+  w.int_instructions = std::nan("");
+  CHECK(model_energy(w, c).joules == doctest::Approx(before));
+  w.int_instructions = -1;
+  CHECK_THROWS_AS(model_energy(w, c), std::invalid_argument);
+  w.int_instructions = 0;
 
   // A slow launch: static dominates.
   w.seconds = 1.0;
@@ -403,7 +439,7 @@ TEST_CASE("energy roofline: a counted row gets the breakdown, the verdict and it
   REQUIRE(with_shared.at(0).energy);
   CHECK(with_shared.at(0).energy->model.joules == doctest::Approx(shared_expected));
   // The head report counts no FP16 CUDA-core FLOPs and no XU: the note says so.
-  CHECK(e.note == "FP16, XU not counted (--counter-set full counts them)");
+  CHECK(e.note == "FP16, XU, integer instructions not counted (--counter-set full counts them)");
   const EnergyTerm* dominant = e.model.dominant();
   REQUIRE(dominant != nullptr);
   CHECK(e.dominant == energy_term_label(*dominant));
@@ -513,18 +549,19 @@ TEST_CASE("energy roofline: table column, JSON analysis and CSV columns at the e
   const std::string header = csv.substr(0, csv.find('\n'));
   const std::string tail =
       "kv_tokens,energy_model_j,energy_static_j,energy_tensor_j,energy_fp32_j,energy_fp16_j,"
-      "energy_xu_j,energy_dram_j,energy_l2_j,energy_l1_j,energy_dominant,energy_dominant_share,"
+      "energy_xu_j,energy_int_j,energy_dram_j,energy_l2_j,energy_l1_j,energy_dominant,"
+      "energy_dominant_share,"
       "energy_model_vs_measured,energy_flops_per_j,energy_roof_flops_per_j,energy_of_roof";
   CHECK(header.size() > tail.size());
   CHECK(header.substr(header.size() - tail.size()) == tail);
-  // Row 1: a model, no FP16 or XU term, nothing measured to compare with. The last 15 cells
-  // are the energy columns (none of them quoted).
+  // Row 1: a model, no FP16, XU or integer term, nothing measured to compare with. The last 16
+  // cells are the energy columns (none of them quoted).
   const std::size_t first_end = csv.find('\n');
   const std::string line = csv.substr(first_end + 1, csv.find('\n', first_end + 1) - first_end - 1);
   CAPTURE(line);
   std::vector<std::string> cells;
   std::size_t end = line.size();
-  for (int k = 0; k < 15; ++k) {
+  for (int k = 0; k < 16; ++k) {
     const std::size_t comma = line.rfind(',', end - 1);
     REQUIRE(comma != std::string::npos);
     cells.insert(cells.begin(), line.substr(comma + 1, end - comma - 1));
@@ -534,7 +571,8 @@ TEST_CASE("energy roofline: table column, JSON analysis and CSV columns at the e
   CHECK_FALSE(cells[1].empty());   // energy_static_j
   CHECK(cells[4].empty());         // energy_fp16_j: not counted
   CHECK(cells[5].empty());         // energy_xu_j: not counted
-  CHECK_FALSE(cells[6].empty());   // energy_dram_j
-  CHECK(cells[11].empty());        // energy_model_vs_measured: no energy measured
-  CHECK_FALSE(cells[14].empty());  // energy_of_roof
+  CHECK(cells[6].empty());         // energy_int_j: not counted
+  CHECK_FALSE(cells[7].empty());   // energy_dram_j
+  CHECK(cells[12].empty());        // energy_model_vs_measured: no energy measured
+  CHECK_FALSE(cells[15].empty());  // energy_of_roof
 }

@@ -55,6 +55,8 @@ json to_json(const EnergyCoefficients& c) {
               {"source", c.source}};
   for (const auto& [id, joules] : c.joules_per_flop) out["joules_per_flop"][id] = joules;
   if (c.joules_per_exp2 > 0) out["joules_per_exp2"] = c.joules_per_exp2;
+  if (c.joules_per_int_instruction > 0)
+    out["joules_per_int_instruction"] = c.joules_per_int_instruction;
   if (c.power_limit_watts > 0) out["power_limit_watts"] = c.power_limit_watts;
   for (const auto& [level, joules] : c.joules_per_byte)
     out["joules_per_byte"][std::string(to_string(level))] = joules;
@@ -65,8 +67,8 @@ EnergyCoefficients parse_energy_coefficients(const JsonReader& read, const json&
                                              std::string_view path) {
   read.require_object(j, path);
   read.only_keys(j, path,
-                 {"static_watts", "joules_per_flop", "joules_per_exp2", "joules_per_byte",
-                  "power_limit_watts", "source"});
+                 {"static_watts", "joules_per_flop", "joules_per_exp2",
+                  "joules_per_int_instruction", "joules_per_byte", "power_limit_watts", "source"});
   EnergyCoefficients c;
   c.static_watts = read.number(j, path, "static_watts", kStaticWatts);
   const std::string flops_path = key_path(path, "joules_per_flop");
@@ -81,6 +83,9 @@ EnergyCoefficients parse_energy_coefficients(const JsonReader& read, const json&
   }
   if (read.optional_member(j, path, "joules_per_exp2") != nullptr)
     c.joules_per_exp2 = read.number(j, path, "joules_per_exp2", kJoulesPerUnit);
+  if (read.optional_member(j, path, "joules_per_int_instruction") != nullptr)
+    c.joules_per_int_instruction =
+        read.number(j, path, "joules_per_int_instruction", kJoulesPerUnit);
   const std::string bytes_path = key_path(path, "joules_per_byte");
   const json& bytes = read.member(j, path, "joules_per_byte");
   read.require_object(bytes, bytes_path);

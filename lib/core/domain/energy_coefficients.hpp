@@ -27,6 +27,10 @@ struct EnergyCoefficients {
   std::map<std::string, double> joules_per_flop;
   // Joules per exp2 result of the exponential unit (MUFU.EX2); 0 when not measured.
   double joules_per_exp2 = 0;
+  // Joules per integer or control thread instruction (the calibration's xor-and-add chains: an
+  // instruction's issue, register reads and ALU work), for the instructions that are neither
+  // FLOPs nor bytes (energy_model.hpp); 0 when not measured.
+  double joules_per_int_instruction = 0;
   // By memory level: joules per byte moved at that level (DRAM: read from DRAM; L2: read from
   // L2 by the SMs; L1: read from shared memory).
   std::map<MemoryLevel, double> joules_per_byte;
@@ -54,8 +58,8 @@ double dynamic_joules_per_unit(double watts, double static_watts, double seconds
 
 // JSON (in a spec and a calibration file alike):
 //   {"static_watts": W, "joules_per_flop": {"<ceiling id>": J, ...}, "joules_per_exp2": J
-//    (optional), "joules_per_byte": {"dram"|"l2"|"l1": J, ...}, "power_limit_watts": W
-//    (optional), "source": "..."}
+//    (optional), "joules_per_int_instruction": J (optional), "joules_per_byte":
+//    {"dram"|"l2"|"l1": J, ...}, "power_limit_watts": W (optional), "source": "..."}
 nlohmann::json to_json(const EnergyCoefficients& coefficients);
 // Every coefficient finite, not negative and at most 1 µJ per unit; the static power positive;
 // a ceiling id or level name that is not one is an error. Throws InputError naming the key.

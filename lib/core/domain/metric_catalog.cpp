@@ -32,6 +32,17 @@ ChipTable common_table() {
       // Multi-function unit (MUFU: exp2, rcp, ...): with it the default set needs two passes on
       // GH100 (test_metric_host), so it is in the full set, where it costs no pass.
       {quantity::kXuInstructions, {{"sm__inst_executed_pipe_xu.sum", 1, kFull}}},
+      // Thread instructions that are neither FLOPs, nor loads and stores, nor conversions (some
+      // run on the XU, counted there): integer arithmetic, bit operations, branches and
+      // barriers, shuffles and votes, the uniform datapath's and the rest (op_misc). They ride
+      // in the SASS-instrumented pass (no pass of their own: test_metric_host).
+      {quantity::kIntInstructions,
+       {{sass + "integer_pred_on.sum", 1, kFull},
+        {sass + "bit_pred_on.sum", 1, kFull},
+        {sass + "control_pred_on.sum", 1, kFull},
+        {sass + "inter_thread_communication_pred_on.sum", 1, kFull},
+        {sass + "uniform_pred_on.sum", 1, kFull},
+        {sass + "misc_pred_on.sum", 1, kFull}}},
       // SASS-instrumented: exact, but the kernels run many times slower in that pass.
       {quantity::kFp32Flops,
        {{sass + "fadd_pred_on.sum", 1, kFull},
@@ -115,6 +126,9 @@ const std::vector<CounterQuantity>& counter_quantities() {
       {quantity::kShared, "bytes", "shared-memory bytes moved by SASS instructions (exact)"},
       {quantity::kXuInstructions, "instructions",
        "warp instructions on the multi-function unit (XU: MUFU.EX2, RCP, ...); × 32 results"},
+      {quantity::kIntInstructions, "instructions",
+       "thread instructions of integer arithmetic, bit operations, control (branches, barriers), "
+       "shuffles and votes, the uniform datapath and op_misc (predicated on; SASS-instrumented)"},
       {quantity::kSharedWavefronts, "wavefronts",
        "shared-memory data-pipe wavefronts (128 B each) of every operation: loads, stores, "
        "wgmma's operand reads, mbarriers (hardware counter; TMA writes are not LSU wavefronts)"},

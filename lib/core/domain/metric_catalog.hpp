@@ -90,6 +90,9 @@ inline constexpr const char* kL2Fabric = "l2_all_bytes";
 inline constexpr const char* kL1 = "l1_bytes";
 inline constexpr const char* kShared = "shared_bytes";
 inline constexpr const char* kXuInstructions = "xu_instructions";
+// Integer and control thread instructions (SASS-instrumented, full set): what the energy model
+// prices per instruction, beside the FLOPs and bytes.
+inline constexpr const char* kIntInstructions = "int_instructions";
 inline constexpr const char* kSharedWavefronts = "shared_wavefronts";
 inline constexpr const char* kSharedWavefrontsGmma = "shared_wavefronts_gmma";
 inline constexpr const char* kFp32Flops = "fp32_flops";

@@ -53,6 +53,17 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
         m.uncosted.push_back("xu");
     }
   }
+  if (!std::isnan(work.int_instructions)) {
+    check(work.int_instructions, "the integer instruction count");
+    if (work.int_instructions > 0) {
+      if (c.joules_per_int_instruction > 0)
+        m.terms.push_back({EnergyTermKind::kInstructions, "int", work.int_instructions,
+                           c.joules_per_int_instruction,
+                           work.int_instructions * c.joules_per_int_instruction, 0});
+      else
+        m.uncosted.push_back("int");
+    }
+  }
   // Each byte at the deepest level it reached: a level's own bytes less those of the level
   // below it (its bytes travelled through this one too, and its coefficient holds that trip).
   double below = 0;

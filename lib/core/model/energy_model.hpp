@@ -1,6 +1,12 @@
 // The energy roofline's model of one launch (energy_coefficients.hpp for the coefficients):
 //   joules = P_static × time + Σ_pipe FLOPs_pipe × e_pipe + exp2 results × e_xu
-//            + Σ_level bytes charged to the level × e_level.
+//            + integer and control instructions × e_int + Σ_level bytes charged × e_level.
+// The instructions term prices what is neither a FLOP nor a byte: address and index
+// arithmetic, masks, branches and barriers, shuffles (thread instructions, counted in the full
+// set). The other coefficients hold their own micro-kernels' instructions (an FFMA's issue is in
+// the FP32 FLOP's price, a 16-byte load's in the byte's), so a kernel that spends many integer
+// instructions per FLOP or per byte pays for them here; the micro-kernels' loop counters (about
+// 1% of their instructions) are the part counted twice.
 // Each byte is charged once, at the deepest level it reached, because a level's coefficient
 // already holds the trip through the levels above it (the DRAM micro-kernel's bytes cross L2
 // and the load path as well; the L2 micro-kernel's cross the load path):
@@ -38,6 +44,7 @@ struct EnergyWork {
   double seconds = 0;                   // time per launch
   std::map<std::string, double> flops;  // by ceiling id ("tensor_fp16.wgmma", "fp32", ...)
   double exponentials = 0;              // exp2 results (XU); NaN when not counted
+  double int_instructions = 0;          // integer and control thread instructions; NaN: not counted
   std::map<MemoryLevel, double> bytes;  // by level, as counted (L1: global and local accesses)
   // Shared-memory bytes that no L2 byte passes through (loads and stores, not wgmma's operand
   // reads, which its coefficient holds: the wgmma micro-kernel reads its operands from shared
@@ -45,19 +52,19 @@ struct EnergyWork {
   double shared_bytes = 0;
 };
 
-enum class EnergyTermKind { kStatic, kPipe, kExp, kLevel };
+enum class EnergyTermKind { kStatic, kPipe, kExp, kInstructions, kLevel };
 
 struct EnergyTerm {
   EnergyTermKind kind = EnergyTermKind::kStatic;
-  std::string id;              // "static", a ceiling id, "xu", "dram", "l2", "l1"
-  double work = 0;             // seconds (static), FLOPs, exp2 results or bytes charged
+  std::string id;              // "static", a ceiling id, "xu", "int", "dram", "l2", "l1"
+  double work = 0;             // seconds (static), FLOPs, exp2 results, instructions or bytes
   double joules_per_unit = 0;  // watts for the static term
   double joules = 0;           // work × joules_per_unit
   double share = 0;            // joules ÷ the model's total
 };
 
 struct EnergyModel {
-  std::vector<EnergyTerm> terms;  // static first, then pipes, XU, levels (DRAM, L2, L1)
+  std::vector<EnergyTerm> terms;  // static first, then pipes, XU, instructions, DRAM, L2, L1
   double terms_joules = 0;        // their sum; each term's share is of it
   // The model's joules: the terms' sum, or the power limit × the time where that is less.
   double joules = 0;

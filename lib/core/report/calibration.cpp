@@ -152,6 +152,7 @@ void derive_ceilings(CalibrationOverlay& overlay) {
   overlay.xu_exp2_per_clock_per_sm = 0;
   overlay.xu_source.clear();
   for (const CalibrationMeasurement* m : best) {
+    if (m->target == kIntTarget) continue;  // an energy coefficient alone
     if (m->target == kXuTarget) {
       if (!(m->sm_clock_mhz > 0) || overlay.device.sm_count <= 0)
         throw InputError("calibration " + m->id + ": no SM clock or SM count for the XU rate");
@@ -208,9 +209,10 @@ json to_json(const CalibrationOverlay& overlay) {
     root["measurements"].push_back({{"id", m.id},
                                     {"target", m.target},
                                     {"method", m.method},
-                                    {"unit", m.target == kXuTarget ? "results"
-                                             : m.flops             ? "flops"
-                                                                   : "bytes"},
+                                    {"unit", m.target == kXuTarget    ? "results"
+                                             : m.target == kIntTarget ? "instructions"
+                                             : m.flops                ? "flops"
+                                                                      : "bytes"},
                                     {"work", m.work},
                                     {"samples_seconds", m.samples_seconds},
                                     {"sm_clock_mhz", m.sm_clock_mhz}});
@@ -289,11 +291,13 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
     m.target = read.string(entry, where, "target");
     m.method = read.string(entry, where, "method");
     const std::string unit = read.string(entry, where, "unit");
-    if (unit != "flops" && unit != "bytes" && unit != "results")
+    if (unit != "flops" && unit != "bytes" && unit != "results" && unit != "instructions")
       read.fail(key_path(where, "unit"),
-                "must be flops, bytes or results (got " + quote_text(unit) + ")");
+                "must be flops, bytes, results or instructions (got " + quote_text(unit) + ")");
     if ((unit == "results") != (m.target == kXuTarget))
       read.fail(key_path(where, "unit"), "results is the unit of the xu target alone");
+    if ((unit == "instructions") != (m.target == kIntTarget))
+      read.fail(key_path(where, "unit"), "instructions is the unit of the int target alone");
     m.flops = unit != "bytes";
     m.work = read.number(entry, where, "work", kCalibrationWork);
     const std::string samples_path = key_path(where, "samples_seconds");

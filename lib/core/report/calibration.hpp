@@ -59,6 +59,10 @@ inline constexpr int kCalibrationFormatVersion = 1;
 // The exponential unit's measurement (unit "results" in the file, `flops` true: a compute
 // rate quoted at its clock): it calibrates the spec's xu_exp2_per_clock_per_sm.
 inline constexpr const char* kXuTarget = "xu";
+// The integer-instruction measurement (unit "instructions": thread instructions, `flops` true: a
+// rate quoted at its clock): it prices an instruction that is neither a FLOP nor a byte for the
+// energy model (energy_coefficients.hpp) and calibrates no roof.
+inline constexpr const char* kIntTarget = "int";
 
 // A micro-kernel launched back to back for a settling start and a window of over a second
 // (gpu/energy_window.hpp): the rate the pipe sustains once the board has settled at its power

@@ -38,6 +38,8 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
     }
     if (m->target == kXuTarget)
       c.joules_per_exp2 = joules;
+    else if (m->target == kIntTarget)
+      c.joules_per_int_instruction = joules;
     else if (auto level = parse_memory_level(m->target))
       c.joules_per_byte[*level] = joules;
     else
@@ -50,7 +52,8 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
              (c.power_limit_watts > 0 ? "; the board's enforced power limit " +
                                             format_fixed(c.power_limit_watts, 0) + " W"
                                       : "");
-  if (!c.joules_per_flop.empty() || !c.joules_per_byte.empty() || c.joules_per_exp2 > 0)
+  if (!c.joules_per_flop.empty() || !c.joules_per_byte.empty() || c.joules_per_exp2 > 0 ||
+      c.joules_per_int_instruction > 0)
     overlay.energy = std::move(c);
   return left_out;
 }

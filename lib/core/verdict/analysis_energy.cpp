@@ -31,6 +31,8 @@ std::string energy_term_label(const EnergyTerm& term) {
       return "static";
     case EnergyTermKind::kExp:
       return "XU";
+    case EnergyTermKind::kInstructions:
+      return "integer instructions";
     case EnergyTermKind::kLevel:
       if (auto level = parse_memory_level(term.id)) return std::string(display_name(*level));
       return term.id;
@@ -91,6 +93,8 @@ std::optional<EnergyAnalysis> analyze_energy(const Row& row, const RowAnalysis& 
     work.exponentials = kNaN;
     not_counted.push_back("XU");
   }
+  work.int_instructions = counter(row, quantity::kIntInstructions);
+  if (std::isnan(work.int_instructions)) not_counted.push_back("integer instructions");
   for (const LevelAnalysis& level : a.levels)
     if (level.bytes_source == Source::kMeasured) work.bytes[level.level] = level.bytes;
   // The L1 level's bytes hold shared memory's wavefronts (full set): apart for the energy

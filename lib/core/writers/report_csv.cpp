@@ -293,8 +293,9 @@ const Column kColumns[] = {
     // The energy model (analysis_energy.hpp), last so that earlier columns keep their places:
     // empty for a row without counters or without energy coefficients for its GPU.
     {"energy_model_j",
-     "modelled energy per launch in joules: P_static × time + FLOPs × J/FLOP per pipe + bytes "
-     "× J/byte per level (`--calibration` from `calibrate --energy`)",
+     "modelled energy per launch in joules: P_static × time + FLOPs × J/FLOP per pipe + integer "
+     "instructions × J/instruction + bytes × J/byte per level (`--calibration` from `calibrate "
+     "--energy`)",
      [](C c) { return csv_number(c.a.energy ? c.a.energy->model.joules : std::nan("")); }},
     {"energy_static_j", "its static term: P_static × time, in joules",
      [](C c) {
@@ -316,6 +317,13 @@ const Column kColumns[] = {
     {"energy_xu_j", "its exponential unit's term (exp2 results), in joules",
      [](C c) {
        return c.energy_joules([](const EnergyTerm& t) { return t.kind == EnergyTermKind::kExp; });
+     }},
+    {"energy_int_j",
+     "its integer and control instructions' term (thread instructions × J/instruction), in "
+     "joules (empty without the full counter set)",
+     [](C c) {
+       return c.energy_joules(
+           [](const EnergyTerm& t) { return t.kind == EnergyTermKind::kInstructions; });
      }},
     {"energy_dram_j", "its DRAM term (the DRAM bytes × J/byte of DRAM), in joules",
      [](C c) { return c.energy_joules([](const EnergyTerm& t) { return t.id == "dram"; }); }},

@@ -362,7 +362,8 @@ std::string render_table(const JudgedReport& judged, const TableOptions& options
       std::find(table.shown.begin(), table.shown.end(),
                 static_cast<std::size_t>(energy_at - kept.begin())) != table.shown.end()) {
     say("energy model: the dominant cost by the calibrated coefficients (P_static × time + FLOPs "
-        "× J/FLOP per pipe + bytes × J/byte per level); ×: modelled ÷ measured joules.");
+        "× J/FLOP per pipe + integer instructions × J/instruction + bytes × J/byte per level); "
+        "×: modelled ÷ measured joules.");
     // A note every modelled row shares (the work the counter set did not count) is said once.
     std::vector<std::string> row_notes;
     for (const Row& row : report.rows)

@@ -136,10 +136,11 @@ json analysis_json(const RowAnalysis& a, const std::optional<Advice>& advice) {
     for (const EnergyTerm& t : e.model.terms)
       terms.push_back({{"term", t.id},
                        {"label", energy_term_label(t)},
-                       {"unit", t.kind == EnergyTermKind::kStatic ? "seconds"
-                                : t.kind == EnergyTermKind::kPipe ? "flops"
-                                : t.kind == EnergyTermKind::kExp  ? "exponentials"
-                                                                  : "bytes"},
+                       {"unit", t.kind == EnergyTermKind::kStatic         ? "seconds"
+                                : t.kind == EnergyTermKind::kPipe         ? "flops"
+                                : t.kind == EnergyTermKind::kExp          ? "exponentials"
+                                : t.kind == EnergyTermKind::kInstructions ? "instructions"
+                                                                          : "bytes"},
                        {"work", json_number(t.work)},
                        {"joules_per_unit", json_number(t.joules_per_unit)},
                        {"joules", json_number(t.joules)},
