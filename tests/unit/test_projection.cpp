@@ -101,11 +101,11 @@ TEST_CASE("projection: a wgmma kernel on an A100 says which pipe it falls back t
   CHECK(seen);
 }
 
-TEST_CASE("projection: onto a share of the SMs, a causal grid's launch order is carried over") {
+TEST_CASE("projection: onto a share of the SMs, a flash grid's launch order is carried over") {
   const Report recorded = read_report_file(kRecorded);
   const SpecRegistry registry = all_specs();
   const GpuSpec& h200 = registry.find("h200");
-  int causal = 0;
+  int causal = 0, equal = 0, co_resident = 0;
   for (const int sms : {40, 72}) {
     const GpuSpec share = with_sm_count(h200, sms);
     const Report report = projection(recorded, h200, share);
@@ -118,19 +118,23 @@ TEST_CASE("projection: onto a share of the SMs, a causal grid's launch order is 
       CHECK(at_most_one(a.fraction_of_bound));
       CHECK(at_most_one(a.compute_utilisation));
       const bool order = a.projection_note.find("handed out in launch order") != std::string::npos;
-      // Only a bundled flash grid of unequal CTAs, bound by compute here and there, has one.
+      // Only a bundled flash grid, bound by compute here and there, has one.
       if (order) {
-        CHECK(row.workload.causal);
         CHECK(row.kernel.rfind("flash-", 0) == 0);
         CHECK((here.compute_bound || here.exp_bound));
-        ++causal;
-      } else if (row.workload.causal && row.kernel.rfind("flash-", 0) == 0 && here.compute_bound &&
+        ++(row.workload.causal ? causal : equal);
+        if (a.projection_note.find("resident per SM") != std::string::npos) ++co_resident;
+        CHECK((a.projection_note.find("CTAs of unequal work") != std::string::npos) ==
+              row.workload.causal);
+      } else if (row.kernel.rfind("flash-", 0) == 0 && here.compute_bound &&
                  (a.compute_bound || a.exp_bound)) {
-        FAIL_CHECK("a compute-bound causal flash row without its launch order");
+        FAIL_CHECK("a compute-bound flash row without its launch order");
       }
     }
   }
   CHECK(causal > 4);
+  CHECK(equal > 4);
+  CHECK(co_resident > 0);  // flash-v1 and flash-v2's forwards: two CTAs per SM
 }
 
 TEST_CASE("projection: a DRAM-bound row on a share of its GPU draws by its bytes in flight") {

@@ -189,8 +189,9 @@ TEST_CASE("show --gpu --sms: the program projected onto a share of a GPU's SMs")
   CHECK(r.out.find("NVIDIA H100 SXM5 80GB, 66 of 132 SMs [h100-sxm5.66sm]") != std::string::npos);
 
   // One spec: the projected report as JSON. Half the SMs: no row gets faster, none more than
-  // twice as slow, the compute-bound ones exactly twice, but for causal grids, whose unequal
-  // CTAs spread better over fewer SMs in launch order (less than twice).
+  // twice as slow, the compute-bound ones exactly twice, but for the bundled flash grids, handed
+  // out in launch order: a causal grid's unequal CTAs spread better over fewer SMs (less than
+  // twice), and CTAs that ran alone on an SM run two to one on fewer (at most twice).
   const CliResult j = cli({"show", kHead, "--gpu", "h100", "--sms", "66", "--json", "-"});
   REQUIRE(j.code == 0);
   const Report projected = report_from_text(j.out, "projected.json");
@@ -210,8 +211,10 @@ TEST_CASE("show --gpu --sms: the program projected onto a share of a GPU's SMs")
     if (before.at(i).compute_bound && after.at(i).compute_bound && !before.at(i).tail_bound &&
         !after.at(i).tail_bound) {
       if (after.at(i).projection_note.find("in launch order") != std::string::npos) {
-        CHECK(after.rows()[i].workload.causal);
-        CHECK(ratio < 2);
+        if (after.rows()[i].workload.causal)
+          CHECK(ratio < 2);
+        else
+          CHECK(ratio <= 2 + 1e-9);
       } else {
         CHECK(ratio == doctest::Approx(2.0));
       }

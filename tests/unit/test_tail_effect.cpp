@@ -112,14 +112,25 @@ TEST_CASE("tail effect: CTAs handed out in launch order keep fewer SMs busy than
   // Lightest first (1, 1, 1, 1, 4): A and B take two 1s each; the 4 starts at 2 and ends at 6.
   g.launch_order = {1, 1, 1, 1, 4};
   CHECK(launch_order_efficiency(g, 2) == doctest::Approx(8.0 / (2 * 6)));
-  // Two CTAs resident per SM share its rate: the SM is one server of its CTAs.
+  // Two CTAs resident per SM: together they run at the SM's rate, one alone at sqrt(1/2) of it.
   g = equal(4, 2);
   g.launch_order = {1};  // one period, repeated to all 4 CTAs
   CHECK(launch_order_efficiency(g, 2) == doctest::Approx(1.0));
-  g.ctas = 2;  // two CTAs, one on each SM, each with its SM's whole rate
-  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(1.0));
-  g.ctas = 3;  // the third shares an SM: that SM ends at 2, the other at 1
+  g.ctas = 2;  // two CTAs, one on each SM (spread before any SM takes a second): each alone
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(std::sqrt(0.5)));
+  g.ctas = 3;  // the third shares an SM: that SM ends at 2, the other at sqrt(2)
   CHECK(launch_order_efficiency(g, 2) == doctest::Approx(3.0 / (2 * 2)));
+  g.ctas = 5;  // SM A: two, then its third alone; B: two: A ends at 2 + sqrt(2)
+  CHECK(launch_order_efficiency(g, 2) == doctest::Approx(5.0 / (2 * (2 + std::sqrt(2.0)))));
+  // Unequal CTAs sharing an SM: a 3 and a 1 together, each at half the SM's rate until the 1
+  // ends at 2; the 3's remaining 2 alone at sqrt(1/2): it ends at 2 + 2 sqrt(2).
+  g = equal(2, 2);
+  g.launch_order = {3, 1};
+  CHECK(launch_order_efficiency(g, 1) == doctest::Approx(4.0 / (2 + 2 * std::sqrt(2.0))));
+  CHECK(co_resident_rate(1, 2) == doctest::Approx(std::sqrt(0.5)));
+  CHECK(co_resident_rate(2, 2) == doctest::Approx(1.0));
+  CHECK(co_resident_rate(1, 1) == doctest::Approx(1.0));
+  CHECK(co_resident_rate(0, 2) == 0);
   CHECK(std::isnan(launch_order_efficiency(equal(4, 1), 2)));  // no order known
 
   // A causal forward grid: each head's query tiles, heaviest first (the kernels walk them from
@@ -135,7 +146,9 @@ TEST_CASE("tail effect: CTAs handed out in launch order keep fewer SMs busy than
   CHECK(tail_effect(*causal, 132).efficiency == doctest::Approx(1.0));  // the bound: no loss
   CHECK(many < 0.65);
   CHECK(few > many + 0.2);
-  CHECK(bundled_grid(v2, workload(1, 8, 4096, 64, false, Pass::kForward))->launch_order.empty());
+  // Equal CTAs: one period of one.
+  CHECK(bundled_grid(v2, workload(1, 8, 4096, 64, false, Pass::kForward))->launch_order ==
+        std::vector<double>{1.0});
 }
 
 TEST_CASE("analysis: a grid below one wave is tail-bound, the roof scaled by its busy SMs") {

@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <tuple>
+#include <vector>
 
 #include "kernels/decode_plan.hpp"
 #include "lib/core/base/text.hpp"
@@ -104,23 +106,68 @@ TailEffect tail_effect(const LaunchGrid& grid, int sm_count) {
   return t;
 }
 
+double co_resident_rate(int resident, int slots) {
+  if (resident <= 0) return 0;
+  return std::sqrt(static_cast<double>(resident) / std::max(1, slots));
+}
+
 double launch_order_efficiency(const LaunchGrid& grid, int sm_count) {
   if (grid.launch_order.empty() || grid.ctas <= 0 || sm_count <= 0) return kNaN;
-  // Each SM's time free again, earliest on top. An SM runs the CTAs resident on it at its rate,
-  // shared between them: over a schedule, as if it ran them one after another at its whole
-  // rate, so each SM is one server of the CTAs in launch order whatever its CTAs per SM (a slot
-  // per CTA, each at a fixed 1/CTAs-per-SM of the rate, would slow a lone CTA on an SM whose
-  // other slot stays empty).
-  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
-  for (int i = 0; i < sm_count; ++i) free_at.push(0.0);
+  const int slots = std::max(1, grid.ctas_per_sm);
+  const auto work_of = [&](std::int64_t i) {
+    return grid.launch_order[static_cast<std::size_t>(i) % grid.launch_order.size()];
+  };
+  // Each SM's resident CTAs (their work left) and when it was last brought up to date; its
+  // CTAs progress alike, each at co_resident_rate(j) ÷ j of the SM's rate with j resident.
+  struct Sm {
+    std::vector<double> left;
+    double at = 0;
+    std::uint64_t version = 0;
+  };
+  std::vector<Sm> sms(static_cast<std::size_t>(sm_count));
+  // (the time its next CTA ends, SM, the SM's version then): a changed SM pushes a new one.
+  using Event = std::tuple<double, int, std::uint64_t>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> ends;
+  const auto schedule = [&](int s) {
+    Sm& sm = sms[static_cast<std::size_t>(s)];
+    ++sm.version;
+    if (sm.left.empty()) return;
+    const int j = static_cast<int>(sm.left.size());
+    const double per_cta = co_resident_rate(j, slots) / j;
+    ends.emplace(sm.at + *std::min_element(sm.left.begin(), sm.left.end()) / per_cta, s,
+                 sm.version);
+  };
+  // The first CTAs spread over the SMs, one each before any gets a second (as the hardware
+  // dispatches a grid); then each freed slot takes the next CTA in launch order.
+  std::int64_t next = 0;
   double total = 0, makespan = 0;
-  for (std::int64_t i = 0; i < grid.ctas; ++i) {
-    const double work = grid.launch_order[static_cast<std::size_t>(i) % grid.launch_order.size()];
-    const double end = free_at.top() + work;
-    free_at.pop();
-    free_at.push(end);
-    total += work;
-    makespan = std::max(makespan, end);
+  for (int round = 0; round < slots && next < grid.ctas; ++round)
+    for (int s = 0; s < sm_count && next < grid.ctas; ++s, ++next) {
+      sms[static_cast<std::size_t>(s)].left.push_back(work_of(next));
+      total += work_of(next);
+    }
+  for (int s = 0; s < sm_count; ++s) schedule(s);
+  while (!ends.empty()) {
+    const auto [t, s, version] = ends.top();
+    ends.pop();
+    Sm& sm = sms[static_cast<std::size_t>(s)];
+    if (version != sm.version) continue;  // the SM changed since
+    const int j = static_cast<int>(sm.left.size());
+    const double done = (t - sm.at) * co_resident_rate(j, slots) / j;
+    for (double& left : sm.left) left -= done;
+    // The CTA that ended (and any that ended with it, within rounding).
+    const double eps = 1e-12 * std::max(1.0, t);
+    sm.left.erase(
+        std::remove_if(sm.left.begin(), sm.left.end(), [&](double left) { return left <= eps; }),
+        sm.left.end());
+    sm.at = t;
+    makespan = std::max(makespan, t);
+    while (static_cast<int>(sm.left.size()) < slots && next < grid.ctas) {
+      sm.left.push_back(work_of(next));
+      total += work_of(next);
+      ++next;
+    }
+    schedule(s);
   }
   return makespan > 0 ? total / (sm_count * makespan) : kNaN;
 }
@@ -197,6 +244,7 @@ std::optional<LaunchGrid> bundled_grid(const KernelModel& model, const Workload&
   grid.ctas_per_sm = forward ? tiles.fwd_ctas_per_sm : tiles.bwd_ctas_per_sm;
   grid.origin = model.name + (forward ? "'s forward grid (query tiles × B·H)"
                                       : "'s backward grid (key tiles × B·H)");
+  if (!w.causal) grid.launch_order = {1.0};  // equal CTAs
   if (w.causal) {
     // Tile pairs each CTA computes: forward, the key tiles up to its last query row; backward,
     // the query tiles from its first key on.

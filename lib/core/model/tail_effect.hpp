@@ -39,7 +39,8 @@ struct LaunchGrid {
   int ctas_per_sm = 0;  // resident at once; 0 when unknown
   std::string origin;   // "the launch's grid", "flash-v2's forward grid (query tiles × B·H)"
   // One period of the CTAs' work in launch order (blockIdx order, or the order a persistent
-  // kernel's tile counter hands the work out), repeated up to `ctas`; empty when unknown.
+  // kernel's tile counter hands the work out), repeated up to `ctas` ({1}: equal CTAs); empty
+  // when unknown.
   std::vector<double> launch_order;
 };
 
@@ -67,12 +68,22 @@ inline constexpr double kTailBindsBelow = 0.95;
 TailEffect tail_effect(const LaunchGrid& grid, int sm_count);
 
 // What the tail effect's bound leaves out: the share of the chip's peak the grid keeps busy when
-// its CTAs are handed out in launch order, each to the SM that frees first (the CTAs resident on
-// an SM share its rate: an SM is one server of its CTAs), as the hardware dispatches a grid and
-// a persistent kernel's tile counter hands out its work. A schedule that runs, not a bound: a
-// causal grid whose heavy CTAs land on the same SMs loses more than the bound says, and a
-// different share on another SM count. NaN when the grid has no launch order.
+// its CTAs are handed out in launch order, one to each SM before any gets a second, then each to
+// the slot that frees first, as the hardware dispatches a grid and a persistent kernel's tile
+// counter hands out its work. A schedule that runs, not a bound: a causal grid whose heavy CTAs
+// land on the same SMs loses more than the bound says, and a different share on another SM
+// count; and an SM that holds fewer CTAs than it has slots for runs slower than at its full
+// occupancy (co_resident_rate). NaN when the grid has no launch order.
 double launch_order_efficiency(const LaunchGrid& grid, int sm_count);
+
+// The rate of an SM holding `resident` of a kernel's CTAs, of its rate with all `slots` full:
+// sqrt(resident ÷ slots). A kernel is written for its occupancy: its CTAs hide each other's
+// latencies, so one CTA alone does not reach the SM's rate, and two do not take twice one's time.
+// Where between the two bounds (as fast as one alone, or at most the SM's rate) a kernel lands is
+// not known from one launch; the geometric middle errs by at most sqrt(slots ÷ resident) either
+// way. Measured on an H100 and an H200 in green contexts (2026-12-06, docs/model.md): two
+// flash-v1 or flash-v2 forward CTAs on one SM took 1.40-1.54 times one alone (sqrt 2: 1.41).
+double co_resident_rate(int resident, int slots);
 
 // CTAs of this shape resident on one SM under the spec's per-SM limits (threads, CTAs,
 // registers in 256-register warp allocations, shared memory with its per-CTA reservation);

@@ -241,11 +241,13 @@ const GpuSpec* find_spec(const Report& report, const std::string& key) {
   return nullptr;
 }
 
-// A bundled grid of unequal CTAs (a causal mask) bound by compute on both GPUs: the tail
-// effect's bound assumes the best schedule, but the CTAs are handed out in launch order, and the
-// share of the SMs that order keeps busy changes with their count (tail_effect.hpp). The time at
-// the measured fraction of the bound, times this, carries the measured fraction of the
-// launch-order schedule over instead. 1 elsewhere.
+// A bundled flash grid bound by compute on both GPUs: the tail effect's bound assumes the best
+// schedule and an SM's whole rate for a lone CTA, but the CTAs are handed out in launch order,
+// an SM that holds fewer CTAs than its slots runs below its rate (co_resident_rate), and the
+// share of the SMs that schedule keeps busy changes with their count (tail_effect.hpp): a causal
+// grid's heavy CTAs pile up or spread, a small grid's CTAs run alone on many SMs or two to an SM
+// on few. The time at the measured fraction of the bound, times this, carries the measured
+// fraction of the launch-order schedule over instead. 1 elsewhere.
 double launch_order_change(const Row& row, const KernelModel* model, const RowAnalysis& here,
                            const RowAnalysis& there, std::vector<std::string>& notes) {
   const auto compute = [](const RowAnalysis& a) { return a.compute_bound || a.exp_bound; };
@@ -262,11 +264,16 @@ double launch_order_change(const Row& row, const KernelModel* model, const RowAn
   const double change =
       (order_here / here.tail->efficiency) / (order_there / there.tail->efficiency);
   if (!std::isfinite(change) || !(change > 0)) return 1;
+  const int slots = std::max(1, grid_here->ctas_per_sm);
   notes.push_back(
-      "its CTAs of unequal work, handed out in launch order, keep " +
-      format_fixed(100 * order_here, 0) + "% of " + std::to_string(here.tail->sm_count) +
-      " SMs busy and " + format_fixed(100 * order_there, 0) + "% of " +
-      std::to_string(there.tail->sm_count) + " (time × " + format_fixed(change, 2) + ")");
+      "its " + std::string(row.workload.causal ? "CTAs of unequal work" : "CTAs") +
+      ", handed out in launch order" +
+      (slots > 1 ? " (" + std::to_string(slots) + " resident per SM; an SM holding fewer runs at " +
+                       "the square root of their share of its rate)"
+                 : std::string()) +
+      ", keep " + format_fixed(100 * order_here, 0) + "% of " +
+      std::to_string(here.tail->sm_count) + " SMs busy and " + format_fixed(100 * order_there, 0) +
+      "% of " + std::to_string(there.tail->sm_count) + " (time × " + format_fixed(change, 2) + ")");
   return change;
 }
 
