@@ -59,6 +59,7 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
     expected.push_back(id);
   if (hopper) expected.push_back("wgmma");
   expected.push_back("xu_exp2");
+  expected.push_back("int_alu");
   // The whole device's measurements first, then the DRAM and L2 reads on shares of the SMs.
   std::vector<CalibrationMeasurement> whole, shares;
   for (const CalibrationMeasurement& m : overlay.measurements)
@@ -117,6 +118,17 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
     CHECK(overlay.xu_exp2_per_clock_per_sm < 1.05 * choice.spec.xu_exp2_per_clock_per_sm);
     CHECK(overlay.xu_exp2_per_clock_per_sm > 0.5 * choice.spec.xu_exp2_per_clock_per_sm);
   }
+  // The integer chains (an energy coefficient, no roof): on sm_90, at most 128 thread
+  // instructions per clock and SM (the ALU's 64 lanes for the xors, the FMA pipe's 64 for the
+  // adds, IMAD.IADD in CUDA 13.0's SASS): more would mean a wrong instruction count.
+  for (const CalibrationMeasurement& m : overlay.measurements)
+    if (m.target == kIntTarget && hopper) {
+      const double per_clock_and_sm =
+          m.rate_per_second() / (m.sm_clock_mhz * 1e6 * run.device.sm_count);
+      CHECK(per_clock_and_sm < 1.05 * 128);
+      CHECK(per_clock_and_sm > 0.5 * 128);
+    }
+  for (const ComputeCeiling& ceiling : overlay.compute) CHECK(ceiling.id() != kIntTarget);
   // DRAM and L2 are levels of the overlay; the L2 read beats DRAM.
   const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");
   const GpuSpec calibrated = apply_calibration(choice.spec, reread);
@@ -162,6 +174,8 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   // Physical sanity, not a measurement: between 1 fJ and 1 nJ per byte.
   CHECK(*overlay.energy->byte(MemoryLevel::kDram) > 1e-15);
   CHECK(*overlay.energy->byte(MemoryLevel::kDram) < 1e-9);
+  CHECK(overlay.energy->joules_per_int_instruction > 1e-15);
+  CHECK(overlay.energy->joules_per_int_instruction < 1e-9);
   const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");
   REQUIRE(reread.energy);
   CHECK(*reread.energy == *overlay.energy);

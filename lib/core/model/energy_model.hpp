@@ -5,8 +5,8 @@
 // arithmetic, masks, branches and barriers, shuffles (thread instructions, counted in the full
 // set). The other coefficients hold their own micro-kernels' instructions (an FFMA's issue is in
 // the FP32 FLOP's price, a 16-byte load's in the byte's), so a kernel that spends many integer
-// instructions per FLOP or per byte pays for them here; the micro-kernels' loop counters (about
-// 1% of their instructions) are the part counted twice.
+// instructions per FLOP or per byte pays for them here; the micro-kernels' loop counters (1-3%
+// of their instructions) are the part counted twice.
 // Each byte is charged once, at the deepest level it reached, because a level's coefficient
 // already holds the trip through the levels above it (the DRAM micro-kernel's bytes cross L2
 // and the load path as well; the L2 micro-kernel's cross the load path):
