@@ -4,7 +4,9 @@
 # the decode loop captured as a graph, the jitted JAX block), each started cold as a user starts
 # it, alone and under `profile` (the default counter set), then scripts/floor_check.py on the
 # reports: no estimated gain beyond the launch floor, waiting kernels called so. Each program
-# must print under `profile` what it prints alone (its checksum line).
+# must print under `profile` what it prints alone (its checksum line); one that does not runs
+# once more under `profile --launch-count 0` (nothing measured), which says whether measuring
+# changed it or the injection's presence alone.
 #
 #   bash scripts/floor_check.sh [build]
 #
@@ -42,6 +44,18 @@ for name in $programs; do
   [ -n "$expected" ] && grep -qxF "$expected" "$work/${name}_profile.txt" && same=yes
   note "$name: alone ${alone} s (cold), under profile $(elapsed "$t") s rc=$prc, prints what it" \
     "prints alone: $same ($expected)"
+  if [ "$same" = no ] && [ -n "$expected" ]; then
+    # Does measuring change it, or the injection's presence alone? The same program under
+    # profile with nothing measured (--launch-count 0: the callbacks and activity records only).
+    t=$(seconds)
+    "$tool" profile --launch-count 0 --json "$work/${name}_none.json" -- "${program[@]}" \
+      >"$work/${name}_none.txt" 2>"$work/${name}_none.err"
+    nrc=$?
+    none=no
+    grep -qxF "$expected" "$work/${name}_none.txt" && none=yes
+    note "$name: under profile --launch-count 0 (nothing measured) $(elapsed "$t") s rc=$nrc," \
+      "prints what it prints alone: $none ($(grep -E "^$name: checksum" "$work/${name}_none.txt"))"
+  fi
   [ -f "$work/$name.json" ] && reports+=("$work/$name.json")
 done
 [ ${#reports[@]} -gt 0 ] && python3 scripts/floor_check.py "$tool" "${reports[@]}" | tee -a "$summary"
