@@ -55,20 +55,17 @@ std::string watts_line(const EnergyMeasurement& e) {
          format_fixed(100 * e.relative_spread, 1) + "%)";
 }
 
-// A measurement's rate for the progress lines: "989.0 TFLOP/s", "3074.1 GB/s" or, for the XU,
-// "2.345 T exp2/s (15.99 per clock and SM)".
+// A measurement's rate for the progress lines: "989.0 TFLOP/s", "3074.1 GB/s" or, for the XU
+// and the integer chains, a count per second and per clock and SM: "2.345 T exp2/s (15.99 per
+// clock and SM)", "32.09 T instructions/s (122.8 per clock and SM)".
 std::string rate_text(const CalibrationMeasurement& m, double rate, int sms, double clock_mhz) {
-  if (m.target == kIntTarget)
-    return format_fixed(rate / 1e12, 2) + " T instructions/s" +
-           (clock_mhz > 0
-                ? " (" + format_fixed(rate / (sms * clock_mhz * 1e6), 1) + " per clock and SM)"
-                : std::string());
-  if (m.target == kXuTarget)
-    return format_fixed(rate / 1e12, 3) + " T exp2/s" +
-           (clock_mhz > 0
-                ? " (" + format_fixed(rate / (sms * clock_mhz * 1e6), 2) + " per clock and SM)"
-                : std::string());
-  return format_fixed(rate / (m.flops ? 1e12 : 1e9), 1) + (m.flops ? " TFLOP/s" : " GB/s");
+  const bool xu = m.target == kXuTarget;
+  if (!xu && m.target != kIntTarget)
+    return format_fixed(rate / (m.flops ? 1e12 : 1e9), 1) + (m.flops ? " TFLOP/s" : " GB/s");
+  return format_fixed(rate / 1e12, xu ? 3 : 2) + (xu ? " T exp2/s" : " T instructions/s") +
+         (clock_mhz > 0 ? " (" + format_fixed(rate / (sms * clock_mhz * 1e6), xu ? 2 : 1) +
+                              " per clock and SM)"
+                        : std::string());
 }
 
 std::string mib(std::size_t bytes) {
