@@ -28,7 +28,7 @@ constexpr int kBusyAttempts = 20;
 
 CounterHandover::CounterHandover(const Driver& driver, Recorder& recorder, BatchRecorder& batches,
                                  CounterSet set, CacheControl cache, std::string run_dir,
-                                 std::mutex& launch_mutex)
+                                 std::shared_mutex& launch_mutex)
     : driver_(driver),
       recorder_(recorder),
       batches_(batches),
@@ -184,7 +184,7 @@ void CounterHandover::watch() {
   while (!stopping_.load()) {
     std::this_thread::sleep_for(kWatchPeriod);
     try {
-      std::unique_lock<std::mutex> launch(launch_mutex_, std::try_to_lock);
+      std::unique_lock<std::shared_mutex> launch(launch_mutex_, std::try_to_lock);
       if (!launch.owns_lock()) continue;  // a launch is in flight: its exit hands over
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_.load() || session_ == nullptr || !session_->lease->held() ||

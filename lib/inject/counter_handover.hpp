@@ -16,6 +16,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "lib/inject/batch_recorder.hpp"
@@ -31,11 +32,11 @@ namespace roofline::inject {
 // is read through `batches` (or failed, when its context is gone).
 class CounterHandover {
  public:
-  // `launch_mutex`: held from a profiled launch's entry to its exit callback; the watcher
-  // hands over only while it is free. `run_dir`: the run's record directory, where the leases
-  // lie.
+  // `launch_mutex`: held (shared or exclusive) from a launch's entry to its exit callback; the
+  // watcher hands over only while it is free. `run_dir`: the run's record directory, where the
+  // leases lie.
   CounterHandover(const Driver& driver, Recorder& recorder, BatchRecorder& batches, CounterSet set,
-                  CacheControl cache, std::string run_dir, std::mutex& launch_mutex);
+                  CacheControl cache, std::string run_dir, std::shared_mutex& launch_mutex);
 
   // Guards the session. Lock order: the launch mutex, then this one, then the recorder's
   // phases mutex. Every member below but stop() and close_inherited() is called with it held.
@@ -85,7 +86,7 @@ class CounterHandover {
   CounterSet set_;
   CacheControl cache_;
   std::string run_dir_;  // the run's record directory: record files and counter leases
-  std::mutex& launch_mutex_;
+  std::shared_mutex& launch_mutex_;
   std::atomic<bool> stopping_{false};  // the process is exiting: the watcher stops
   std::mutex mutex_;
   std::unique_ptr<Session> session_;

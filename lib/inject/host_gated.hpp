@@ -8,6 +8,10 @@
 // no time. So is every launch made while one of them has not finished (on an H200 on 2026-12-06
 // leaving DelayKernel alone was not enough: measuring the kernels queued behind it waited for it
 // just the same): HostGates knows that without waiting, from an event recorded behind each.
+// And a launch left unmeasured never excludes another thread's: inside the driver it may wait
+// for the GPU (a lazily loaded kernel may synchronise the context, the CUDA guide's lazy-loading
+// hazards), and so for a DelayKernel whose host thread is about to launch (XLA autotunes on
+// several threads; with one exclusive lock per launch 5 of 466 still timed out on the H200).
 #pragma once
 
 #include <cuda.h>
@@ -40,7 +44,7 @@ inline constexpr std::string_view kBehindHostGated =
 
 // The host-gated kernels launched and not yet finished, each known by an event recorded on its
 // stream right after it (cuEventQuery: no wait). Not thread-safe: the injection calls it under
-// its launch mutex.
+// its state mutex.
 class HostGates {
  public:
   explicit HostGates(const Driver& driver) : driver_(driver) {}

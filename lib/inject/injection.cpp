@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <utility>
 
 #include "lib/core/base/text.hpp"
@@ -55,7 +56,8 @@ ProfileOptions for_injection(ProfileOptions options) {
 
 // Per thread: the launch measured.
 thread_local std::optional<Measuring> t_measuring;
-thread_local bool t_holds_lock = false;
+// Per thread: how this launch holds the launch lock, from its entry to its exit callback.
+thread_local LaunchLock::Held t_lock = LaunchLock::Held::kNone;
 // The kernel a launch into a capturing stream is capturing (demangled), for the node the
 // capture creates inside that launch call; empty outside such a call.
 thread_local std::string t_capturing_kernel;
@@ -92,7 +94,7 @@ Injection::Injection(std::unique_ptr<RecordFile> records, ProfileOptions options
       graph_counter_(driver, recorder_, batches_, rows_, catalog_, regex_ ? &*regex_ : nullptr,
                      options_.cache),
       handover_(driver, recorder_, batches_, options_.counter_set, options_.cache, run_dir,
-                launch_mutex_),
+                launch_lock_.mutex()),
       run_dir_(std::move(run_dir)) {}
 
 void Injection::fail(ProfileErrorKind kind, const std::string& message) {
@@ -170,8 +172,9 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
   if (site->graph && site->graph_exec != nullptr &&
       cuptiGetGraphExecId(site->graph_exec, &exec_id) == CUPTI_SUCCESS)
     exec = catalog_.exec_nodes(exec_id);
-  launch_mutex_.lock();
-  t_holds_lock = true;
+  // Shared while deciding and for a launch left unmeasured; exclusive for one measured (below).
+  t_lock = launch_lock_.enter();
+  std::unique_lock<std::mutex> state(state_mutex_);
   const std::int64_t index = launches_++;
   const std::string demangled = site->graph ? "CUDA graph" : demangle(cb->symbolName);
   if (regex_ && !matches(*site, demangled, exec)) return;
@@ -218,6 +221,18 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
   if (gates_.any_closed()) {
     recorder_.record(launch_record(m.launch, RowStatus::kCountersUnavailable,
                                    std::string(kBehindHostGated), {}));
+    return;
+  }
+  // Measured: alone (launch_lock.hpp). A gate closed, or the launch count reached, while it
+  // waited leaves it unmeasured after all.
+  state.unlock();
+  t_lock = launch_lock_.measure(t_lock);
+  const bool gated = gates_.any_closed();
+  if (gated || (options_.launch_count >= 0 && profiled_ >= options_.launch_count)) {
+    if (gated)
+      recorder_.record(launch_record(m.launch, RowStatus::kCountersUnavailable,
+                                     std::string(kBehindHostGated), {}));
+    t_lock = launch_lock_.unmeasured(t_lock);
     return;
   }
   rows_.expect_activity(m.correlation);
@@ -300,9 +315,13 @@ void Injection::on_launch_enter(CUpti_CallbackId id, const CUpti_CallbackData* c
 void Injection::on_launch_exit(const CUpti_CallbackData* cb) {
   t_capturing_kernel.clear();
   if (t_gating) {
-    // Under the launch mutex, taken at its entry. Where no event can be recorded, the launches
-    // behind it are measured as before (and may wait for it).
-    if (launch_result(cb) == CUDA_SUCCESS) gates_.close_behind(*t_gating);
+    // The launch lock, shared since its entry, keeps every launch from being measured before
+    // the event is recorded. Where none can be recorded, the launches behind it are measured as
+    // before (and may wait for it).
+    if (launch_result(cb) == CUDA_SUCCESS) {
+      const std::lock_guard<std::mutex> state(state_mutex_);
+      gates_.close_behind(*t_gating);
+    }
     t_gating.reset();
   }
   if (t_measuring) {
@@ -326,10 +345,7 @@ void Injection::on_launch_exit(const CUpti_CallbackData* cb) {
     // the program's kernels run concurrently again.)
     handover_.hand_over(done);
   }
-  if (t_holds_lock) {
-    t_holds_lock = false;
-    launch_mutex_.unlock();
-  }
+  t_lock = launch_lock_.exit(t_lock);
 }
 
 void Injection::on_fork_child() {

@@ -68,6 +68,7 @@
 #include "lib/inject/graph_counter.hpp"
 #include "lib/inject/graph_rows.hpp"
 #include "lib/inject/host_gated.hpp"
+#include "lib/inject/launch_lock.hpp"
 #include "lib/inject/launch_rows.hpp"
 #include "lib/inject/launch_site.hpp"
 #include "lib/inject/record_file.hpp"
@@ -171,9 +172,13 @@ class Injection {
   std::optional<std::regex> regex_;
   std::atomic<bool> active_{true};
   std::atomic<bool> forked_child_{false};
-  // Lock order: launch_mutex_, then the counter hand-over's, then the recorder's phases mutex.
-  std::mutex launch_mutex_;    // held from a launch's entry to its exit callback
-  std::int64_t launches_ = 0;  // guarded by launch_mutex_
+  // Lock order: the launch lock, then state_mutex_, then the counter hand-over's, then the
+  // recorder's phases mutex. The launch lock (launch_lock.hpp) is shared by launches left
+  // unmeasured, several threads' at once; state_mutex_ guards what they change: the counts
+  // below (profiled_ changes only under the exclusive lock), sampled_per_kernel_ and gates_.
+  LaunchLock launch_lock_;
+  std::mutex state_mutex_;
+  std::int64_t launches_ = 0;
   std::int64_t matched_ = 0;
   std::int64_t profiled_ = 0;
   Recorder recorder_;
@@ -186,12 +191,12 @@ class Injection {
   std::string run_dir_;
   // --stalls: the modules' cubins (from the module-load callback), those saved into run_dir_,
   // and the last time of each kernel (mangled name) or executable graph, for the next period
-  // (guarded by launch_mutex_, as are the saved ones).
+  // (changed only under the exclusive launch lock, as are the saved ones).
   gpu::cupti::CubinCatalog cubins_{gpu::cupti::CubinCatalog::NoSubscription{}};
   std::set<std::uint64_t> saved_cubins_;
   std::map<std::string, double> last_seconds_;
   std::map<std::string, std::int64_t> sampled_per_kernel_;  // --stalls-per-kernel's counts
-  HostGates gates_{driver_};                                // guarded by launch_mutex_
+  HostGates gates_{driver_};
 };
 
 }  // namespace roofline::inject
