@@ -25,10 +25,20 @@ if [[ " $* " == *" build "* ]]; then
   note "build: rc=$? in $(elapsed "$t") s"
 fi
 reports=()
+# xla_logs NAME LEG: a JAX program's XLA_FLAGS with its autotuner's log (every candidate and the
+# time it measured, text proto) written to $work/NAME_LEG_autotune.txt, to compare the legs'
+# choices; for the other programs a variable they do not read (FLOOR_PROGRAM).
+xla_logs() {
+  if [[ $1 == jax* ]]; then
+    printf '%s' "XLA_FLAGS=${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_dump_autotune_logs_to=$work/$1_$2_autotune.txt"
+  else
+    printf '%s' "FLOOR_PROGRAM=$1"
+  fi
+}
 for name in $programs; do
   program=(python3 "scripts/programs/$name.py")
   t=$(seconds)
-  "${program[@]}" >"$work/${name}_alone.txt" 2>"$work/${name}_alone.err"
+  env "$(xla_logs "$name" alone)" "${program[@]}" >"$work/${name}_alone.txt" 2>"$work/${name}_alone.err"
   rc=$?
   alone=$(elapsed "$t")
   if [ $rc -ne 0 ]; then
@@ -36,7 +46,7 @@ for name in $programs; do
     continue
   fi
   t=$(seconds)
-  "$tool" profile --json "$work/$name.json" -- "${program[@]}" \
+  env "$(xla_logs "$name" profile)" "$tool" profile --json "$work/$name.json" -- "${program[@]}" \
     >"$work/${name}_profile.txt" 2>"$work/${name}_profile.err"
   prc=$?
   expected=$(grep -E "^$name: checksum" "$work/${name}_alone.txt")
@@ -48,7 +58,8 @@ for name in $programs; do
     # Does measuring change it, or the injection's presence alone? The same program under
     # profile with nothing measured (--launch-count 0: the callbacks and activity records only).
     t=$(seconds)
-    "$tool" profile --launch-count 0 --json "$work/${name}_none.json" -- "${program[@]}" \
+    env "$(xla_logs "$name" none)" "$tool" profile --launch-count 0 --json "$work/${name}_none.json" \
+      -- "${program[@]}" \
       >"$work/${name}_none.txt" 2>"$work/${name}_none.err"
     nrc=$?
     none=no

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Warp stalls (`run --stalls`, `profile --stalls`) against Nsight Compute's warp-state sampling,
 # in one call: build, the GPU tests, then on each point of STALL_POINTS our stall pass and ncu's
-# WarpStateStats and SourceCounters sections on the same launch, judged by
+# WarpStateStats and SourceCounters sections on the same launch (ncu twice: its own run-to-run
+# spread of the instruction ranking), judged by
 # scripts/stalls_vs_ncu.py; and the cost of each beside a run of the same points without it.
 # Stage `profile`: the same for three kernels of a PyTorch program of our own
 # (scripts/programs/stall_mix.py: a cuBLAS GEMM, cuDNN's SDPA backward, an element-wise
@@ -83,6 +84,12 @@ if [[ " $stages " == *" stalls "* ]]; then
     ncu -i "$work/ncu_$n.ncu-rep" --page raw --csv >"$work/ncu_raw_$n.csv" 2>>"$work/ncu_$n.log"
     ncu -i "$work/ncu_$n.ncu-rep" --page source --csv --print-source sass \
       >"$work/ncu_source_$n.csv" 2>>"$work/ncu_$n.log"
+    # ncu once more on the same launch: its own run-to-run spread of the instruction ranking.
+    ncu --clock-control none --cache-control all --profile-from-start off \
+      --section WarpStateStats --section SourceCounters -f -o "$work/ncu_again_$n" \
+      "$tool" "${args[@]}" --no-counters >>"$work/ncu_$n.log" 2>&1
+    ncu -i "$work/ncu_again_$n.ncu-rep" --page source --csv --print-source sass \
+      >"$work/ncu_source_again_$n.csv" 2>>"$work/ncu_$n.log"
     echo "$p plain=$plain stalls=$ours alone=$alone ncu=$with_ncu rc=$rc ncu_rc=$ncu_rc" >>"$work/cost.txt"
     note "$p: run ${plain} s, run --stalls ${ours} s (rc $rc); alone ${alone} s, under ncu ${with_ncu} s (rc $ncu_rc)"
     n=$((n + 1))

@@ -7,6 +7,7 @@ point, from what scripts/stalls_check.sh wrote into DIR (its stage `profile` int
   ours_N.json          run --stalls --json (one point), or profile --stalls --json (one launch)
   ncu_raw_N.csv        ncu -i REPORT --page raw --csv (smsp__pcsamp_warps_issue_stalled_*)
   ncu_source_N.csv     ncu -i REPORT --page source --csv --print-source sass
+  ncu_source_again_N.csv  the same from ncu's second run on the launch, where there is one
   cost.txt             one line per point: LABEL plain= stalls= alone= ncu= seconds (for
                        profile, plain and alone are both the program alone, medians of its
                        runs, each run's seconds in alone_runs= stalls_runs= ncu_runs=, "/"
@@ -17,8 +18,10 @@ Judged per point (the issue's criteria): every stall reason above 5% of the samp
 tool within 5 percentage points of ncu's share; the top 5 instructions by samples the same as
 ncu's (as a set; an instruction is its offset in its kernel and its opcode), in the point's
 main kernel (ncu samples each kernel of a point at a period of its own, so its samples of two
-kernels are not shares of one time; where the sets differ, each instruction apart is printed
-with its share in both, and a difference within the sampling noise is called a tie); the cost of
+kernels are not shares of one time), or, where ncu's two runs on the launch rank them
+differently themselves, the same as its second run's (within ncu's own run-to-run spread, as
+issue 19 settled for L2 bytes); where the sets differ, each instruction apart is printed with
+its share in both, and a difference within the sampling noise is called a tie; the cost of
 the stall pass (run --stalls minus run; profile --stalls minus the program alone) at most a fifth
 of ncu's (under ncu minus alone). Prints a
 table per point and a PASS/FAIL line per criterion; exits 0 either way (a report, not a gate).
@@ -203,14 +206,27 @@ def main():
         if len(per_kernel) > 1:
             print(f"  instructions of {main} (ncu's page has {len(per_kernel)} kernels, each "
                   "sampled at its own period)")
+        again_path = os.path.join(d, f"ncu_source_again_{n}.csv")
+        again_top = None
+        if os.path.exists(again_path):
+            again_rows = sorted(ncu_instructions(again_path), key=lambda x: -x[0])
+            again_top = [(off, op) for _, off, op, kernel in again_rows if kernel == main][:5]
         if ref_top:
             same = len(set(ours_top) & set(ref_top))
-            top_ok[0] += same == 5
+            # ncu against itself: a second run that ranks other instructions in its top 5.
+            spread = again_top is not None and set(again_top) != set(ref_top)
+            same_again = spread and set(ours_top) == set(again_top)
+            top_ok[0] += same == 5 or same_again
             top_ok[1] += 1
             print(f"  top 5 instructions: ours {[f'0x{o:x} {op}' for o, op in ours_top]}")
             print(f"                      ncu  {[f'0x{o:x} {op}' if o is not None else op for o, op in ref_top]}")
-            verdict = "PASS" if same == 5 else "FAIL"
-            if same < 5:
+            if again_top is not None:
+                print(f"         ncu's 2nd run {[f'0x{o:x} {op}' if o is not None else op for o, op in again_top]}"
+                      f" ({'other' if spread else 'the same'} top 5)")
+            verdict = ("PASS" if same == 5 else
+                       "PASS (ncu's second run's top 5: ncu's runs differ there)" if same_again
+                       else "FAIL")
+            if same < 5 and not same_again:
                 # Each instruction apart, by its share in both tools: where ours and ncu's
                 # order them within the half-widths of a 95% binomial interval, they are tied
                 # in rank, and which of them is 5th is noise (reported, still not a PASS).
@@ -254,7 +270,7 @@ def main():
     print()
     for name, (good, total) in (("reasons within 5 points", reasons_ok),
                                 ("top 5 instructions the same", top_ok),
-                                ("cost at most a fifth of ncu's", cost_ok)):
+                                ("cost at most a fifth of ncu's (per point; issue 40 judges the seed sweep's and the program's)", cost_ok)):
         print(f"{name}: {good}/{total} points: {'PASS' if total and good == total else 'FAIL'}")
 
 
