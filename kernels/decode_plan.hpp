@@ -34,13 +34,18 @@ constexpr int decode_row_blocks(int rows) {
   return (rows + kDecodeRowsPerCta - 1) / kDecodeRowsPerCta;
 }
 
-// Parts each sequence's keys are split into: as many as fill one wave of the GPU's CTA slots
-// (sm_count × decode_ctas_per_sm) beside the batch's own CTAs, never so many that a part gets
-// fewer than kDecodeMinKeysPerSplit keys of the longest sequence; 1 when the batch fills the GPU.
+// Parts each sequence's keys are split into: as many as fill half of the GPU's CTA slots
+// (sm_count × decode_ctas_per_sm ÷ 2: one CTA per SM at d = 128, two at d = 64, whose loads in
+// flight stream the DRAM) beside the batch's own CTAs, never so many that a part gets fewer than
+// kDecodeMinKeysPerSplit keys of the longest sequence; 1 when the batch fills that half. More
+// parts only add partial outputs and combine work: on an H200 (2026-12-06) half the slots was
+// 2.3% faster than all of them (geometric mean over the 63 shapes of B 1-16, Hkv 4-32, d 64/128,
+// KV 1k-128k where the two differ; 29 faster by more than 2%, 2 slower, both 17 µs launches at
+// KV 1k; docs/results/2026-12-06-h100-launch-lock-stalls-decode.md).
 constexpr int decode_splits(int batch, int kv_heads, int rows, int head_dim, int max_kv_len,
                             int sm_count) {
   const long long ctas = static_cast<long long>(batch) * kv_heads * decode_row_blocks(rows);
-  const long long slots = static_cast<long long>(sm_count) * decode_ctas_per_sm(head_dim);
+  const long long slots = static_cast<long long>(sm_count) * decode_ctas_per_sm(head_dim) / 2;
   if (ctas <= 0 || ctas * 2 > slots) return 1;
   const long long by_slots = slots / ctas;
   const long long by_length = std::max(1, max_kv_len / kDecodeMinKeysPerSplit);

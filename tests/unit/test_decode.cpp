@@ -114,11 +114,16 @@ TEST_CASE("decode model: a causal mask hides the later new tokens' keys from the
   CHECK(algorithmic_flops(w) == doctest::Approx(full * (97 + 98 + 99 + 100) / 400.0));
 }
 
-TEST_CASE("decode model: split-KV parts fill one wave of CTA slots, and their partials count") {
-  // B1, 8 KV heads, d 128: 8 CTAs for 132 × 2 slots: 33 parts.
+TEST_CASE("decode model: split-KV parts fill half the CTA slots, and their partials count") {
+  // B1, 8 KV heads, d 128: 8 CTAs for half of 132 × 2 slots: 16 parts, one CTA per SM.
   const Workload w = decode(1, 32, 8, 1, 65536);
-  CHECK(decode_parts(w, 132) == 264 / 8);
-  CHECK(decode_ctas(w, 132) == 264);
+  CHECK(decode_parts(w, 132) == 132 / 8);
+  CHECK(decode_ctas(w, 132) == 128);
+  // d 64: four slots per SM, two CTAs per SM filled.
+  CHECK(decode_parts(decode(1, 32, 8, 1, 65536, 64), 132) == 264 / 8);
+  // A batch that fills more than half of the half is not split.
+  CHECK(decode_parts(decode(16, 32, 8, 1, 8192), 132) == 1);
+  CHECK(decode_parts(decode(8, 32, 8, 1, 8192), 132) == 2);
   // Short caches are not split below 256 keys a part; a full batch is not split.
   CHECK(decode_parts(decode(1, 32, 8, 1, 1024), 132) == 4);
   CHECK(decode_parts(decode(64, 32, 8, 1, 8192), 132) == 1);
@@ -129,7 +134,7 @@ TEST_CASE("decode model: split-KV parts fill one wave of CTA slots, and their pa
   CHECK(decode_parts(w, 0) == 1);
   const Prediction split = predict(find_kernel_model("flash-decode"), w, h200());
   const Prediction whole = predict(find_kernel_model("flash-decode"), fixed, h200());
-  const double partials = 33.0 * 1 * 32 * 1 * (128 + 1) * 4;
+  const double partials = 16.0 * 1 * 32 * 1 * (128 + 1) * 4;
   CHECK(split.no_reuse_dram_bytes - whole.no_reuse_dram_bytes == doctest::Approx(2 * partials));
   // Keys in parts of whole tiles: every part starts on a tile boundary.
   CHECK(kernels::decode_keys_per_split(65536, 33) % kernels::kDecodeKeysPerTile == 0);

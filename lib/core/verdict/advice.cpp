@@ -36,8 +36,12 @@ constexpr double kWaitingTime = 100e-6;
 constexpr double kWaitingShare = 1e-3;
 // A memory-bound grid that occupies less than this share of the GPU's CTA slots (SMs × CTAs
 // resident per SM), or leaves SMs without a CTA, keeps too few bytes in flight to reach the
-// bandwidth: a decode kernel at a small batch without split-KV is the common case.
+// bandwidth: a decode kernel at a small batch without split-KV is the common case. Within
+// kOccupiedSlack of either a grid is not called so: a grid of whole parts rounds down (on the
+// H200 flash-decode's 128 CTAs on 132 SMs at d = 128, half of the slots less four, streamed a
+// B1 KV 8k-128k cache as fast as or faster than 264: 2026-12-06).
 constexpr double kOccupiedSlots = 0.5;
+constexpr double kOccupiedSlack = 0.9;
 
 // The grid's share of the CTA slots, where the grid and its occupancy are known; NaN otherwise.
 double slot_share(const RowAnalysis& a) {
@@ -272,7 +276,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
       dram_level != nullptr &&
       (a.bandwidth_only || !(work > 0) || seconds(work, peak * busy) < dram_floor) &&
       dram_level->bandwidth_utilisation < kAtRoof && std::isfinite(share) &&
-      (share < kOccupiedSlots || a.tail->ctas < a.tail->sm_count);
+      (share < kOccupiedSlots * kOccupiedSlack ||
+       static_cast<double>(a.tail->ctas) < kOccupiedSlack * a.tail->sm_count);
   if (occupancy)
     add(Lever::kOccupancy,
         "latency/occupancy-bound: DRAM at " +
