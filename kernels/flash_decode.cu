@@ -27,12 +27,13 @@
 // stays in registers. Rows past kv_len are zero-filled by the copy (never read) and masked to
 // -inf in S, as are keys past a new token's own position when causal. A paged cache is the
 // same loop with each row's address from the block table, read one tile ahead of its copy.
-// Split-KV: when the batch's CTAs would leave the GPU's slots idle, each sequence's keys are
-// cut into parts on tile boundaries; each part's CTA writes its normalised FP32 O and its LSE to
-// the workspace (an empty part writes 0 and -inf), and a combine kernel weights the parts by
-// exp(lse_part - lse) into o and lse. The combine is launched as a programmatic dependent (sm_90):
-// its CTAs are resident before the split kernel ends and wait for it on the device, so no launch
-// gap separates the two. With one part the main kernel writes o and lse itself.
+// Split-KV: when the batch's CTAs would leave half of the GPU's slots idle (decode_plan.hpp),
+// each sequence's keys are cut into parts on tile boundaries; each part's CTA writes its normalised
+// FP32 O and its LSE to the workspace (an empty part writes 0 and -inf), and a combine kernel
+// weights the parts by exp(lse_part - lse) into o and lse. The combine is launched as a
+// programmatic dependent (sm_90): its CTAs are resident before the split kernel ends and wait for
+// it on the device, so no launch gap separates the two. With one part the main kernel writes o and
+// lse itself.
 //
 // Regime: against DRAM, FLOPs = 4·d·rows per key and bytes = 4·d per key and key/value head
 // (K and V, 2 bytes each), so the intensity is about rows = heads/kv_heads · q_len FLOP per
@@ -41,11 +42,11 @@
 // memory-bound, judged against the DRAM bandwidth roof; extra rows are nearly free until the
 // group approaches the ridge. Besides the stream itself each launch pays a ramp (the first
 // tiles' latency, the last tiles draining) and, split, the combine, which matter for caches of
-// a few hundred MB and less. Measured (docs/results/2026-12-05-h100-flash-decode.md, an H100 at
-// 3,071 GB/s of measured read bandwidth): 85-97% of it for caches of 1 GB and more (24 of 26
-// rows at 89% or more), 83-93% for 250 MB to 1 GB, less where a batch of one sequence with few
-// key/value heads leaves each part a short stream. Where it lands (regime, binding roof, share of
-// it, advice), row by row:
+// a few hundred MB and less. Measured (docs/results/2026-12-06-h100-launch-lock-stalls-decode.md,
+// an H100 at 3,157 GB/s of read bandwidth by `calibrate`'s bulk copies): 91-94% of it for
+// contiguous caches of 1 GB and more (28 rows), 66-91% for 250 MB to 1 GB, less where a batch of
+// one sequence with few key/value heads leaves each part a short stream. Where it lands (regime,
+// binding roof, share of it, advice), row by row:
 //   cuflash-roofline run --kernel flash-decode --batch 8 --kv-heads 8 --q-len 1 --seq 8192
 #include <cfloat>
 
