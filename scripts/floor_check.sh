@@ -6,7 +6,9 @@
 # reports: no estimated gain beyond the launch floor, waiting kernels called so. Each program
 # must print under `profile` what it prints alone (its checksum line); one that does not runs
 # once more under `profile --launch-count 0` (nothing measured), which says whether measuring
-# changed it or the injection's presence alone.
+# changed it or the injection's presence alone. A JAX program's autotuner logs of the two legs
+# are compared by scripts/autotune_logs.py (which fastest configs differ, how its candidates'
+# times moved).
 #
 #   bash scripts/floor_check.sh [build]
 #
@@ -66,6 +68,11 @@ for name in $programs; do
     grep -qxF "$expected" "$work/${name}_none.txt" && none=yes
     note "$name: under profile --launch-count 0 (nothing measured) $(elapsed "$t") s rc=$nrc," \
       "prints what it prints alone: $none ($(grep -E "^$name: checksum" "$work/${name}_none.txt"))"
+  fi
+  if [ -s "$work/${name}_alone_autotune.txt" ] && [ -s "$work/${name}_profile_autotune.txt" ]; then
+    python3 scripts/autotune_logs.py "$work/${name}_alone_autotune.txt" \
+      "$work/${name}_profile_autotune.txt" >"$work/${name}_autotune_diff.txt" 2>&1
+    note "$name: the autotuner alone against under profile: $(tail -2 "$work/${name}_autotune_diff.txt" | tr '\n' ' ')"
   fi
   [ -f "$work/$name.json" ] && reports+=("$work/$name.json")
 done
