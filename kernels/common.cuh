@@ -33,6 +33,22 @@ __host__ __device__ constexpr int ceil_div(int a, int b) {
   return (a + b - 1) / b;
 }
 
+// f(std::integral_constant<int, kHeadDim>{}) for the head dims the prefill kernels are built for
+// (32, 64, 128); cudaErrorInvalidValue for another.
+template <typename F>
+cudaError_t for_head_dim(int head_dim, F&& f) {
+  switch (head_dim) {
+    case 32:
+      return f(std::integral_constant<int, 32>{});
+    case 64:
+      return f(std::integral_constant<int, 64>{});
+    case 128:
+      return f(std::integral_constant<int, 128>{});
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
 // CTAs of `kernel` resident on one SM of the current device, launched with `threads` threads and
 // `smem_bytes` of dynamic shared memory (the attribute its launch sets, set here too).
 template <typename Kernel>

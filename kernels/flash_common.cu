@@ -75,16 +75,9 @@ template <typename T>
 cudaError_t launch_rowsum_for_type(const void* o, const void* d_o, float* d_rowsum,
                                    float* zero_accum, long long rows, int head_dim,
                                    cudaStream_t stream) {
-  switch (head_dim) {
-    case 32:
-      return launch_rowsum<T, 32>(o, d_o, d_rowsum, zero_accum, rows, stream);
-    case 64:
-      return launch_rowsum<T, 64>(o, d_o, d_rowsum, zero_accum, rows, stream);
-    case 128:
-      return launch_rowsum<T, 128>(o, d_o, d_rowsum, zero_accum, rows, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return for_head_dim(head_dim, [&](auto dim) {
+    return launch_rowsum<T, decltype(dim)::value>(o, d_o, d_rowsum, zero_accum, rows, stream);
+  });
 }
 
 }  // namespace

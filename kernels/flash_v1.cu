@@ -500,19 +500,11 @@ cudaError_t backward_for(const AttentionShape& shape, const V1Params& p, cudaStr
 
 template <bool kForward, bool kCausal>
 cudaError_t dispatch_dim(const AttentionShape& shape, const V1Params& p, cudaStream_t stream) {
-  switch (shape.head_dim) {
-    case 32:
-      return kForward ? forward_for<32, kCausal>(shape, p, stream)
-                      : backward_for<32, kCausal>(shape, p, stream);
-    case 64:
-      return kForward ? forward_for<64, kCausal>(shape, p, stream)
-                      : backward_for<64, kCausal>(shape, p, stream);
-    case 128:
-      return kForward ? forward_for<128, kCausal>(shape, p, stream)
-                      : backward_for<128, kCausal>(shape, p, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return for_head_dim(shape.head_dim, [&](auto dim) {
+    constexpr int kHeadDim = decltype(dim)::value;
+    return kForward ? forward_for<kHeadDim, kCausal>(shape, p, stream)
+                    : backward_for<kHeadDim, kCausal>(shape, p, stream);
+  });
 }
 
 // CTAs of the pass's main kernel (forward; backward: dK/dV) resident on one SM of the current
@@ -527,16 +519,9 @@ cudaError_t resident_for(bool forward, int* ctas) {
 
 template <bool kCausal>
 cudaError_t resident_dim(const AttentionShape& shape, bool forward, int* ctas) {
-  switch (shape.head_dim) {
-    case 32:
-      return resident_for<32, kCausal>(forward, ctas);
-    case 64:
-      return resident_for<64, kCausal>(forward, ctas);
-    case 128:
-      return resident_for<128, kCausal>(forward, ctas);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return for_head_dim(shape.head_dim, [&](auto dim) {
+    return resident_for<decltype(dim)::value, kCausal>(forward, ctas);
+  });
 }
 
 V1Params make_params(const AttentionShape& shape, const AttentionBuffers& b) {

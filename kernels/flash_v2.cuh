@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <type_traits>
 
 #include "kernels/attention.hpp"
 #include "kernels/common.cuh"
@@ -60,17 +59,8 @@ __device__ __forceinline__ void store_warp_rows(T* gmem, const T* staged, int ro
 // __nv_bfloat16) and head dim (32, 64, 128); cudaErrorInvalidValue for another head dim.
 template <typename F>
 cudaError_t for_type_and_dim(const AttentionShape& shape, F&& f) {
-  const auto by_dim = [&](auto type) -> cudaError_t {
-    switch (shape.head_dim) {
-      case 32:
-        return f(type, std::integral_constant<int, 32>{});
-      case 64:
-        return f(type, std::integral_constant<int, 64>{});
-      case 128:
-        return f(type, std::integral_constant<int, 128>{});
-      default:
-        return cudaErrorInvalidValue;
-    }
+  const auto by_dim = [&](auto type) {
+    return for_head_dim(shape.head_dim, [&](auto dim) { return f(type, dim); });
   };
   return shape.dtype == DType::kBf16 ? by_dim(__nv_bfloat16{}) : by_dim(__half{});
 }

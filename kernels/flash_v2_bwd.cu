@@ -404,21 +404,9 @@ cudaError_t launch_backward_for_type(const AttentionShape& shape, const Attentio
   params.seq_len = shape.seq_len;
   params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
   params.scale_log2 = params.scale * kLog2e;
-  cudaError_t status = cudaErrorInvalidValue;
-  switch (shape.head_dim) {
-    case 32:
-      status = launch_backward_for_dim<T, 32>(shape, params, stream);
-      break;
-    case 64:
-      status = launch_backward_for_dim<T, 64>(shape, params, stream);
-      break;
-    case 128:
-      status = launch_backward_for_dim<T, 128>(shape, params, stream);
-      break;
-    default:
-      break;
-  }
-  return status;
+  return for_head_dim(shape.head_dim, [&](auto dim) {
+    return launch_backward_for_dim<T, decltype(dim)::value>(shape, params, stream);
+  });
 }
 
 }  // namespace
@@ -428,9 +416,6 @@ std::size_t flash_v2_workspace_bytes(const AttentionShape& shape) {
   return align_up(rows * sizeof(float)) + align_up(rows * shape.head_dim * sizeof(float));
 }
 
-// Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (five GEMM-sized
-// products: S recomputed, dP, dV, dK, dQ);
-// minimum DRAM bytes = 2·B·H·N·d·(5 reads: Q, K, V, O, dO + 3 writes: dQ, dK, dV) + 4·B·H·N (LSE).
 cudaError_t flash_v2_backward_resident_ctas(const AttentionShape& shape, int* ctas) {
   return flash_v2::for_type_and_dim(shape, [&](auto type, auto dim) {
     using T = decltype(type);
@@ -441,6 +426,9 @@ cudaError_t flash_v2_backward_resident_ctas(const AttentionShape& shape, int* ct
   });
 }
 
+// Work model: FLOPs = 2.5 × forward = 10·B·H·N²·d, halved when causal (five GEMM-sized
+// products: S recomputed, dP, dV, dK, dQ);
+// minimum DRAM bytes = 2·B·H·N·d·(5 reads: Q, K, V, O, dO + 3 writes: dQ, dK, dV) + 4·B·H·N (LSE).
 cudaError_t flash_v2_backward(const AttentionShape& shape, const AttentionBuffers& buffers,
                               cudaStream_t stream) {
   const Workspace ws = carve_workspace(shape, buffers.workspace);

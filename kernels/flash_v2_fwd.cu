@@ -326,22 +326,13 @@ cudaError_t launch_forward_for_type(const AttentionShape& shape, const Attention
   params.seq_len = shape.seq_len;
   params.scale = 1.f / sqrtf(static_cast<float>(shape.head_dim));
   params.scale_log2 = params.scale * kLog2e;
-  switch (shape.head_dim) {
-    case 32:
-      return launch_forward_for_dim<T, 32>(shape, params, stream);
-    case 64:
-      return launch_forward_for_dim<T, 64>(shape, params, stream);
-    case 128:
-      return launch_forward_for_dim<T, 128>(shape, params, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return for_head_dim(shape.head_dim, [&](auto dim) {
+    return launch_forward_for_dim<T, decltype(dim)::value>(shape, params, stream);
+  });
 }
 
 }  // namespace
 
-// Work model: FLOPs = 4·B·H·N²·d (two GEMMs, FMA = 2), halved when causal;
-// minimum DRAM bytes = 2·B·H·N·d·(3 reads + 1 write) + 4·B·H·N (LSE).
 cudaError_t flash_v2_forward_resident_ctas(const AttentionShape& shape, int* ctas) {
   return flash_v2::for_type_and_dim(shape, [&](auto type, auto dim) {
     using T = decltype(type);
@@ -352,6 +343,8 @@ cudaError_t flash_v2_forward_resident_ctas(const AttentionShape& shape, int* cta
   });
 }
 
+// Work model: FLOPs = 4·B·H·N²·d (two GEMMs, FMA = 2), halved when causal;
+// minimum DRAM bytes = 2·B·H·N·d·(3 reads + 1 write) + 4·B·H·N (LSE).
 cudaError_t flash_v2_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
                              cudaStream_t stream) {
   return shape.dtype == DType::kBf16
