@@ -73,6 +73,8 @@ struct AttentionBuffers {
   const int* kv_lens = nullptr;      // int [B]: each sequence's cache length, q_len..seq_len;
                                      // nullptr: every sequence seq_len long
   const int* block_table = nullptr;  // int [B, ceil(seq_len / page_size)]: page of each block
+  int kv_pages = 0;                  // pages in the pool (paged): flash-decode's bulk copies
+                                     // read nothing past them
 };
 
 // All bundled kernels, in the order reports list them: kKernelCatalog (catalog.hpp).

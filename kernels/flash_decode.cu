@@ -15,18 +15,26 @@
 // template parameter). The warps split each tile of 64 keys between them as far as the row
 // tiles leave room (4 row tiles: a warp each, all keys; 1 row tile: 16 keys a warp), keep
 // their own (max, sum, O) and merge them through shared memory at the end. The keys stream
-// through shared memory in 64-key tiles of K and V with 16-byte cp.async.cg (L2 only), in a
-// ring of 3 stages: while one tile is multiplied, up to two are in flight, 64 KB of cache per
-// CTA at d = 128 (32 KB at d = 64) and 128 KB per SM at 2 (4) CTAs per SM (decode_ctas_per_sm),
-// which is what a read stream needs at the H200's bandwidth and latency. At d = 64, 4 CTAs of 3
-// stages beat 3 of 4 where a batch's CTAs fill the GPU (B64 H32/8 KV 8192: 512 CTAs are one
-// wave of 528 slots, not 1.3 of 396: 376 µs against 414 on an H100) and match them elsewhere
-// (within 1.3% on B1-8 rows; the stall mix of B8 KV 8192 barely moved: short_scoreboard 26% to
-// 25%). Shared rows are padded by 16 bytes (flash_v2.cuh) so ldmatrix is free of bank
-// conflicts. Q is staged once through the last stage before the ring first reaches it and then
-// stays in registers. Rows past kv_len are zero-filled by the copy (never read) and masked to
-// -inf in S, as are keys past a new token's own position when causal. A paged cache is the
-// same loop with each row's address from the block table, read one tile ahead of its copy.
+// through shared memory in 64-key tiles of K and V, in a ring of 3 stages: while one tile is
+// multiplied, up to two are in flight, 64 KB of cache per CTA at d = 128 (32 KB at d = 64) and
+// 128 KB per SM at 2 (4) CTAs per SM (decode_ctas_per_sm), which is what a read stream needs at
+// the H200's bandwidth and latency. At d = 64, 4 CTAs of 3 stages beat 3 of 4 where a batch's
+// CTAs fill the GPU (B64 H32/8 KV 8192: 512 CTAs are one wave of 528 slots, not 1.3 of 396: 376
+// µs against 414 on an H100) and match them elsewhere (within 1.3% on B1-8 rows).
+// - sm_90 and later: bulk tensor copies (TMA, hopper/tma.cuh). Thread 0 issues each tile as
+//   boxes of 64 columns by 64 rows (by the page where a page is shorter) of a tensor map over the
+//   cache, in the 128-byte swizzle that keeps ldmatrix free of bank conflicts without padding,
+//   and the tile completes on its stage's mbarrier: no thread spends registers or issue slots on
+//   the stream, which then runs at the bulk-copy rate `calibrate` measures (dram_read_bulk)
+//   rather than the 16-byte loads' (dram_read). A box brings rows past the sequence's end (the
+//   rest of its last page; a contiguous cache longer than this sequence): masked to -inf in S
+//   and zeroed in V before use; boxes wholly past a part's keys are not issued.
+// - Earlier GPUs: 16-byte cp.async.cg (L2 only) by every thread, into rows padded by 16 bytes
+//   (flash_v2.cuh) for conflict-free ldmatrix; rows past kv_len are zero-filled by the copy.
+// Q is staged once through the last stage before the ring first reaches it and then stays in
+// registers. Keys past kv_len, and past a new token's own position when causal, are masked to
+// -inf in S. A paged cache is the same loop with each box's (or row's) page from the block
+// table, read one tile ahead of its copy.
 // Split-KV: when the batch's CTAs would leave half of the GPU's slots idle (decode_plan.hpp),
 // each sequence's keys are cut into parts on tile boundaries; each part's CTA writes its normalised
 // FP32 O and its LSE to the workspace (an empty part writes 0 and -inf), and a combine kernel
@@ -53,6 +61,8 @@
 #include "kernels/catalog.hpp"
 #include "kernels/decode_plan.hpp"
 #include "kernels/flash_v2.cuh"
+#include "kernels/hopper/tensor_map.hpp"
+#include "kernels/hopper/tma.cuh"
 #include "kernels/launchers.hpp"
 
 namespace roofline::kernels {
@@ -63,18 +73,35 @@ namespace {
 constexpr std::size_t kSmemPerSm = 228 * 1024;
 constexpr std::size_t kSmemReservedPerCta = 1024;
 
-template <int kHeadDim>
+// Whether this compilation of the kernels can issue bulk tensor copies (sm_90 and later; the
+// host pass compiles no kernel body).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kTmaCompiled = false;
+#else
+constexpr bool kTmaCompiled = true;
+#endif
+
+// kTma: the K/V stream by bulk tensor copies (sm_90 and later) into 128-byte-swizzled tiles;
+// otherwise by 16-byte cp.async into rows padded by 16 bytes.
+template <int kHeadDim, bool kTma>
 struct DecodeConfig {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kMaxRowTiles = kDecodeRowsPerCta / kDecodeRowTile;
   static constexpr int kBlockKv = kDecodeKeysPerTile;
-  static constexpr int kStride = flash_v2::kRowStride<kHeadDim>;  // 16-bit elements per row
-  static constexpr int kTileKv = kBlockKv * kStride;              // 16-bit elements
+  static constexpr int kStride = flash_v2::kRowStride<kHeadDim>;  // padded row: 16-bit elements
+  static constexpr int kTileKv = kBlockKv * (kTma ? kHeadDim : kStride);  // 16-bit elements
+  // A swizzled tile is kHeadDim / 64 blocks of 64 columns (128-byte rows), each kBlockBytes.
+  static constexpr std::uint32_t kBlockBytes = kBlockKv * 128;
   // Stages of K and V: as many as decode_ctas_per_sm CTAs of this size leave room for.
   static constexpr int kStages = 3;
   static constexpr std::size_t kStageBytes = 2 * kTileKv * sizeof(__half);
-  static constexpr std::size_t kSmemBytes = kStages * kStageBytes;
+  static constexpr std::size_t kStagesBytes = kStages * kStageBytes;
+  // TMA: a barrier per stage after the stages, and room to align the swizzled tiles to 1024
+  // bytes (the dynamic shared-memory window only promises 16).
+  static constexpr std::size_t kBarrierBytes = kTma ? kStages * sizeof(std::uint64_t) : 0;
+  static constexpr std::size_t kAlignBytes = kTma ? 1024 - 16 : 0;
+  static constexpr std::size_t kSmemBytes = kStagesBytes + kBarrierBytes + kAlignBytes;
   static constexpr int kCtasPerSm = decode_ctas_per_sm(kHeadDim);
   // The cp.async work of one tile of K (or V): 16-byte chunks, kRowsPerPass rows per pass of
   // the whole CTA.
@@ -87,11 +114,13 @@ struct DecodeConfig {
   static constexpr std::size_t kMergeBytes =
       (kWarps * 16 * kMergeStride + 2 * kWarps * 16) * sizeof(float);
 
-  static_assert(kBlockKv % kRowsPerPass == 0, "whole passes per tile");
+  static_assert(kPasses * kRowsPerPass == kBlockKv, "whole cp.async passes per tile");
+  static_assert(!kTma || kTileKv * sizeof(__half) == kHeadDim / 64 * kBlockBytes,
+                "a swizzled tile is kHeadDim / 64 blocks of 64 columns");
   static_assert(kMaxRowTiles == kWarps, "a warp per row tile at most");
   static_assert(kDecodeRowsPerCta * kStride * sizeof(__half) <= kStageBytes,
                 "Q is staged through one K/V stage");
-  static_assert(kMergeBytes <= kSmemBytes, "the merge reuses the stages");
+  static_assert(kMergeBytes <= kStagesBytes, "the merge reuses the stages");
   static_assert(kSmemBytes <= kSmemPerSm - kSmemReservedPerCta, "one CTA fits an SM");
   static_assert(kCtasPerSm * (kSmemBytes + kSmemReservedPerCta) <= kSmemPerSm,
                 "decode_ctas_per_sm CTAs fit an SM's shared memory (sm_90)");
@@ -99,8 +128,14 @@ struct DecodeConfig {
 
 template <typename T>
 struct DecodeParams {
-  const T* q;  // [B, heads, q_len, d]
-  const T* k;  // [B, kv_heads, seq_len, d] or pages [pages, kv_heads, page_size, d]
+  // The TMA stream's views of K and V: [depth][rows][d] with depth = sequence · kv_heads + key/
+  // value head and rows = seq_len (contiguous), or depth = page · kv_heads + key/value head and
+  // rows = page_size (paged); boxes of 64 columns x box_rows rows.
+  CUtensorMap k_map;
+  CUtensorMap v_map;
+  int box_rows;  // 64, or the page size when it is smaller
+  const T* q;    // [B, heads, q_len, d]
+  const T* k;    // [B, kv_heads, seq_len, d] or pages [pages, kv_heads, page_size, d]
   const T* v;
   T* o;                    // [B, heads, q_len, d] (one part)
   float* lse;              // [B, heads, q_len] (one part)
@@ -123,13 +158,12 @@ struct DecodeParams {
   float scale_log2;  // scale · log2(e)
 };
 
-// Grid: x = row block, y = part of the keys, z = sequence · kv_heads + key/value head; CTAs of
-// one head's row blocks are neighbours, so the blocks after the first read the cache from L2.
-template <typename T, int kHeadDim, int kRowTiles, bool kPaged>
-__global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
-                                  DecodeConfig<kHeadDim>::kCtasPerSm)
-    flash_decode_kernel(const DecodeParams<T> p) {
-  using Cfg = DecodeConfig<kHeadDim>;
+// One CTA's work (the kernel below). Grid: x = row block, y = part of the keys, z = sequence ·
+// kv_heads + key/value head; CTAs of one head's row blocks are neighbours, so the blocks after
+// the first read the cache from L2.
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
+__device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
+  using Cfg = DecodeConfig<kHeadDim, kTma>;
   constexpr int kStride = Cfg::kStride;
   constexpr int kStages = Cfg::kStages;
   constexpr int kKeyGroups = Cfg::kWarps / kRowTiles;    // warps sharing a row tile
@@ -139,9 +173,12 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
   constexpr int kCtaRows = kRowTiles * 16;
   static_assert(Cfg::kWarps % kRowTiles == 0 && kWarpKeys % 16 == 0, "whole k-steps per warp");
 
-  extern __shared__ __align__(16) unsigned char smem[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw;
+  if constexpr (kTma) smem += (1024 - (ptx::smem_address(smem_raw) & 1023)) & 1023;
   T* s_kv = reinterpret_cast<T*>(smem);  // stage s: K at 2s·kTileKv, V after it
   T* s_q = s_kv + (kStages - 1) * 2 * Cfg::kTileKv;
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kStagesBytes);  // TMA
 
   const int tid = threadIdx.x;
   const int warp = tid / 32;
@@ -177,63 +214,157 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
   const int key_end = min(key_begin + keys_per_split, kv_len);
   const int num_tiles = ceil_div(key_end - key_begin, Cfg::kBlockKv);
 
-  // This thread's chunk of each copy pass: row tid / kChunksPerRow + pass · kRowsPerPass.
-  const int copy_row = tid / Cfg::kChunksPerRow;
-  const int copy_col = (tid % Cfg::kChunksPerRow) * 8;
   const int* table = kPaged ? p.block_table + static_cast<std::size_t>(b) * p.max_blocks : nullptr;
   const std::size_t head_row0 =
       (static_cast<std::size_t>(b) * p.kv_heads + kv_head) * static_cast<std::size_t>(p.seq_len);
 
-  // Pages of this thread's rows of tile `tile` (paged only; 0 past the part).
-  auto fetch_pages = [&](int tile, int(&pages)[Cfg::kPasses]) {
+  // cp.async: this thread's chunk of each copy pass, row tid / kChunksPerRow + pass ·
+  // kRowsPerPass. TMA: thread 0 issues every box, up to kBlockKv / 16 of them a tile (paged).
+  const int copy_row = tid / Cfg::kChunksPerRow;
+  const int copy_col = (tid % Cfg::kChunksPerRow) * 8;
+  constexpr int kPageSlots = kTma ? (kPaged ? Cfg::kBlockKv / 16 : 1) : Cfg::kPasses;
+  const bool issuer = !kTma || tid == 0;
+
+  // Pages of tile `tile` (paged only; 0 past the part): of this thread's rows (cp.async), of
+  // each box (TMA).
+  auto fetch_pages = [&](int tile, int(&pages)[kPageSlots]) {
     if constexpr (kPaged) {
 #pragma unroll
-      for (int i = 0; i < Cfg::kPasses; ++i) {
-        const int key = key_begin + tile * Cfg::kBlockKv + copy_row + i * Cfg::kRowsPerPass;
+      for (int i = 0; i < kPageSlots; ++i) {
+        const int key = key_begin + tile * Cfg::kBlockKv +
+                        (kTma ? i * p.box_rows : copy_row + i * Cfg::kRowsPerPass);
         pages[i] = key < key_end ? __ldg(table + (key >> p.page_shift)) : 0;
       }
     }
   };
-  auto issue_tile = [&](int tile, const int(&pages)[Cfg::kPasses]) {
+  // Tile `tile` of K and V into its stage. cp.async: every thread its chunks, rows past the
+  // part zero-filled. TMA: thread 0 the boxes, completing on the stage's barrier; boxes wholly
+  // past the part are left out, and the rows past the sequence's keys that a box does bring
+  // (the rest of its last page, or of a contiguous cache longer than this sequence) are
+  // masked in S and zeroed in V before use (zero_v_tail).
+  auto issue_tile = [&](int tile, const int(&pages)[kPageSlots]) {
     T* tile_k = s_kv + (tile % kStages) * 2 * Cfg::kTileKv;
     T* tile_v = tile_k + Cfg::kTileKv;
+    const int key0 = key_begin + tile * Cfg::kBlockKv;
+    if constexpr (kTma) {
+#if __CUDA_ARCH__ >= 900
+      const std::uint32_t bar = sm90::smem_u32(full + tile % kStages);
+      const int boxes = min(Cfg::kBlockKv / p.box_rows, ceil_div(key_end - key0, p.box_rows));
+      sm90::mbarrier_arrive_expect_tx(
+          bar, static_cast<std::uint32_t>(boxes * p.box_rows * kHeadDim * 2 * sizeof(T)));
 #pragma unroll
-    for (int i = 0; i < Cfg::kPasses; ++i) {
-      const int r = copy_row + i * Cfg::kRowsPerPass;
-      const int key = key_begin + tile * Cfg::kBlockKv + r;
-      const bool valid = key < key_end;
-      std::size_t row;
-      if constexpr (kPaged) {
-        const int in_page = key & ((1 << p.page_shift) - 1);
-        row =
-            ((static_cast<std::size_t>(pages[i]) * p.kv_heads + kv_head) << p.page_shift) + in_page;
-      } else {
-        row = head_row0 + key;
+      for (int box = 0; box < kPageSlots; ++box) {
+        if (box >= boxes) break;
+        const int row = kPaged ? (key0 + box * p.box_rows) & ((1 << p.page_shift) - 1) : key0;
+        const int depth = (kPaged ? pages[box] : b) * p.kv_heads + kv_head;
+        const std::uint32_t at = static_cast<std::uint32_t>(box * p.box_rows) * 128;
+#pragma unroll
+        for (int block = 0; block < kHeadDim / 64; ++block) {
+          const std::uint32_t offset = at + block * Cfg::kBlockBytes;
+          sm90::tma_load_3d(ptx::smem_address(tile_k) + offset, &p.k_map, bar, block * 64, row,
+                            depth);
+          sm90::tma_load_3d(ptx::smem_address(tile_v) + offset, &p.v_map, bar, block * 64, row,
+                            depth);
+        }
       }
-      // With src-size 0 nothing is read, but the address must still be a valid global one.
-      const std::size_t offset = valid ? row * kHeadDim + copy_col : 0;
-      const int at = r * kStride + copy_col;
-      ptx::cp_async_16(ptx::smem_address(tile_k + at), p.k + offset, valid);
-      ptx::cp_async_16(ptx::smem_address(tile_v + at), p.v + offset, valid);
+#endif
+    } else {
+#pragma unroll
+      for (int i = 0; i < Cfg::kPasses; ++i) {
+        const int r = copy_row + i * Cfg::kRowsPerPass;
+        const int key = key0 + r;
+        const bool valid = key < key_end;
+        std::size_t row;
+        if constexpr (kPaged) {
+          const int in_page = key & ((1 << p.page_shift) - 1);
+          row = ((static_cast<std::size_t>(pages[i]) * p.kv_heads + kv_head) << p.page_shift) +
+                in_page;
+        } else {
+          row = head_row0 + key;
+        }
+        // With src-size 0 nothing is read, but the address must still be a valid global one.
+        const std::size_t offset = valid ? row * kHeadDim + copy_col : 0;
+        const int at = r * kStride + copy_col;
+        ptx::cp_async_16(ptx::smem_address(tile_k + at), p.k + offset, valid);
+        ptx::cp_async_16(ptx::smem_address(tile_v + at), p.v + offset, valid);
+      }
+    }
+  };
+  // TMA: V's rows `first`.. of tile `tile` zeroed (keys past the sequence: P is 0 there, but
+  // 0 · NaN is not). A swizzled row keeps its 128 bytes, only their order changes.
+  auto zero_v_tail = [&](int tile, int first) {
+    unsigned char* tile_v =
+        reinterpret_cast<unsigned char*>(s_kv + (tile % kStages) * 2 * Cfg::kTileKv + Cfg::kTileKv);
+    const int chunks = (Cfg::kBlockKv - first) * (128 / 16);
+#pragma unroll
+    for (int block = 0; block < kHeadDim / 64; ++block) {
+      uint4* dst = reinterpret_cast<uint4*>(tile_v + block * Cfg::kBlockBytes + first * 128);
+      for (int i = tid; i < chunks; i += Cfg::kThreads) dst[i] = make_uint4(0u, 0u, 0u, 0u);
+    }
+  };
+  // The ldmatrix addresses of the loop below: lane l gives row l % 8 of matrix l / 8, whose
+  // keys and columns the two products choose. S = Q·Kᵀ, k-step kk, key pair `pair`: key
+  // warp_key0 + 16·pair + 8·(l / 16) + l % 8, column 16·kk + 8·((l / 8) % 2). O += P·V (.trans),
+  // k-step kk, column pair `pair`: key warp_key0 + 16·kk + 8·((l / 8) % 2) + l % 8, column
+  // 16·pair + 8·(l / 16). Padded rows: key · kStride + column. Swizzled (sm90::swizzled_offset):
+  // each row's low three bits are l % 8, so the 16-byte chunk 2j + h (j = the 16-column step
+  // within a 64-column block) lands at chunk (2j + h) ^ (l % 8): four offsets per thread and
+  // operand, kept in registers, and the rest immediates.
+  const int warp_key0 = key_group * kWarpKeys;  // within the tile
+  const int k_lane_key = warp_key0 + (lane / 16) * 8 + lane % 8;
+  const int v_lane_key = warp_key0 + ((lane / 8) % 2) * 8 + lane % 8;
+  std::uint32_t k_chunk[4];
+  std::uint32_t v_chunk[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    k_chunk[j] = static_cast<std::uint32_t>(((2 * j + (lane / 8) % 2) ^ (lane % 8)) * 16);
+    v_chunk[j] = static_cast<std::uint32_t>(((2 * j + lane / 16) ^ (lane % 8)) * 16);
+  }
+  auto k_address = [&](std::uint32_t tile_k, int kk, int pair) -> std::uint32_t {
+    if constexpr (kTma) {
+      return tile_k + (kk / 4) * Cfg::kBlockBytes + (k_lane_key + pair * 16) * 128 +
+             k_chunk[kk % 4];
+    } else {
+      return tile_k + ((k_lane_key + pair * 16) * kStride + kk * 16 + ((lane / 8) % 2) * 8) * 2;
+    }
+  };
+  auto v_address = [&](std::uint32_t tile_v, int kk, int pair) -> std::uint32_t {
+    if constexpr (kTma) {
+      return tile_v + (pair / 4) * Cfg::kBlockBytes + (v_lane_key + kk * 16) * 128 +
+             v_chunk[pair % 4];
+    } else {
+      return tile_v + ((v_lane_key + kk * 16) * kStride + pair * 16 + (lane / 16) * 8) * 2;
     }
   };
 
-  // Prologue: tiles 0 .. kStages-2, one commit group each (Q rides in the first). The pages of
-  // all of them are fetched before the first copy so that their latencies overlap.
-  {
-    int pages[kStages - 1][Cfg::kPasses];
+  // Prologue: tiles 0 .. kStages-2 (cp.async: one commit group each, Q riding in the first).
+  // The pages of all of them are fetched before the first copy so that their latencies overlap.
+  int next_pages[kPageSlots];  // of tile `tile + kStages - 1`, fetched a tile ahead
+  if (issuer) {
+    if constexpr (kTma) {
+#if __CUDA_ARCH__ >= 900
+      sm90::tma_prefetch_descriptor(&p.k_map);
+      sm90::tma_prefetch_descriptor(&p.v_map);
+      for (int s = 0; s < kStages; ++s) sm90::mbarrier_init(full + s, 1);
+      sm90::fence_barrier_init();  // the others wait on them after the barrier below
+#endif
+    }
+    int pages[kStages - 1][kPageSlots];
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) fetch_pages(s, pages[s]);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < num_tiles) issue_tile(s, pages[s]);
-      ptx::cp_async_commit();
+      if constexpr (!kTma) ptx::cp_async_commit();
     }
+    fetch_pages(kStages - 1, next_pages);
   }
-  int next_pages[Cfg::kPasses];  // of tile `tile + kStages - 1`, fetched a tile ahead
-  fetch_pages(kStages - 1, next_pages);
-
-  ptx::cp_async_wait<kStages - 2>();
+  if constexpr (kTma) {
+    ptx::cp_async_commit();  // Q's copy alone
+    ptx::cp_async_wait<0>();
+  } else {
+    ptx::cp_async_wait<kStages - 2>();
+  }
   __syncthreads();
   // Q fragments (A operand, 16 rows x kHeadDim) of the warp's row tile, held for the loop.
   uint32_t q_frag[kHeadDim / 16][4];
@@ -242,7 +373,11 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
     ptx::ldmatrix_x4(q_frag[kk], ptx::smem_address(s_q + (row_tile * 16 + lane % 16) * kStride +
                                                    kk * 16 + (lane / 16) * 8));
   }
-  // Q lives in the last stage, which the first iteration's copy overwrites.
+  // Q lives in the last stage, which the first iteration's copy overwrites (TMA: through the
+  // async proxy, after this thread's ordinary accesses).
+#if __CUDA_ARCH__ >= 900
+  if constexpr (kTma) sm90::fence_proxy_async();
+#endif
   __syncthreads();
 
   // Accumulator element e of the warp: row row_tile·16 + lane/4 + 8·(e/2) of the CTA; the last
@@ -265,21 +400,30 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
 
 #pragma unroll 1
   for (int tile = 0; tile < num_tiles; ++tile) {
-    if (tile > 0) {
+    const int kv0 = key_begin + tile * Cfg::kBlockKv;
+    // Tile `tile` has landed for every thread, and (after the barrier) every warp is done with
+    // tile - 1, whose stage the copy below refills.
+    if constexpr (kTma) {
+#if __CUDA_ARCH__ >= 900
+      sm90::mbarrier_wait(sm90::smem_u32(full + tile % kStages),
+                          static_cast<std::uint32_t>((tile / kStages) & 1));
+#endif
+      const bool tail = kv0 + Cfg::kBlockKv > kv_len;  // the same for the whole CTA
+      if (tail) zero_v_tail(tile, kv_len - kv0);
+      if (tile > 0 || tail) __syncthreads();
+    } else if (tile > 0) {
       ptx::cp_async_wait<kStages - 2>();
-      // Tile `tile` has landed for every thread, and every warp is done with tile - 1, whose
-      // stage the copy below refills.
       __syncthreads();
     }
-    if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, next_pages);
-    ptx::cp_async_commit();
-    fetch_pages(tile + kStages, next_pages);
+    if (issuer) {
+      if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, next_pages);
+      if constexpr (!kTma) ptx::cp_async_commit();
+      fetch_pages(tile + kStages, next_pages);
+    }
 
     if (!warp_has_rows) continue;
-    const int kv0 = key_begin + tile * Cfg::kBlockKv;
-    const int warp_key0 = key_group * kWarpKeys;  // within the tile
-    const T* tile_k = s_kv + (tile % kStages) * 2 * Cfg::kTileKv;
-    const T* tile_v = tile_k + Cfg::kTileKv;
+    const std::uint32_t tile_k = ptx::smem_address(s_kv + (tile % kStages) * 2 * Cfg::kTileKv);
+    const std::uint32_t tile_v = tile_k + Cfg::kTileKv * sizeof(T);
 
     // S = Q K^T for the warp's 16 rows x kWarpKeys keys.
     float s[kSTiles][4];
@@ -290,9 +434,7 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
 #pragma unroll
       for (int pair = 0; pair < kSTiles / 2; ++pair) {
         uint32_t bk[4];
-        const int key = warp_key0 + pair * 16 + (lane / 16) * 8 + lane % 8;
-        const int col = kk * 16 + ((lane / 8) % 2) * 8;
-        ptx::ldmatrix_x4(bk, ptx::smem_address(tile_k + key * kStride + col));
+        ptx::ldmatrix_x4(bk, k_address(tile_k, kk, pair));
         ptx::mma_m16n8k16<T>(s[2 * pair], q_frag[kk], bk[0], bk[1]);
         ptx::mma_m16n8k16<T>(s[2 * pair + 1], q_frag[kk], bk[2], bk[3]);
       }
@@ -358,9 +500,7 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
 #pragma unroll
       for (int pair = 0; pair < kOTiles / 2; ++pair) {
         uint32_t bv[4];
-        const int key = warp_key0 + kk * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-        const int col = pair * 16 + (lane / 16) * 8;
-        ptx::ldmatrix_x4_trans(bv, ptx::smem_address(tile_v + key * kStride + col));
+        ptx::ldmatrix_x4_trans(bv, v_address(tile_v, kk, pair));
         ptx::mma_m16n8k16<T>(o_acc[2 * pair], a, bv[0], bv[1]);
         ptx::mma_m16n8k16<T>(o_acc[2 * pair + 1], a, bv[2], bv[3]);
       }
@@ -462,6 +602,20 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim>::kThreads,
       packed.w = pack2<T>(out[6], out[7]);
       *reinterpret_cast<uint4*>(p.o + row * kHeadDim + col) = packed;
     }
+  }
+}
+
+// The main kernel: decode_cta per CTA. Each architecture's code has the body of one stream, the
+// bulk copies where it has them, cp.async elsewhere; the launch picks the kernel whose body the
+// device's code has (launch_for_stream).
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
+__global__ void __launch_bounds__(DecodeConfig<kHeadDim, kTma>::kThreads,
+                                  DecodeConfig<kHeadDim, kTma>::kCtasPerSm)
+    flash_decode_kernel(const __grid_constant__ DecodeParams<T> p) {
+  if constexpr (kTma != kTmaCompiled) {
+    __trap();
+  } else {
+    decode_cta<T, kHeadDim, kRowTiles, kPaged, kTma>(p);
   }
 }
 
@@ -581,11 +735,11 @@ std::size_t partial_lse_bytes(const AttentionShape& shape, int splits) {
   return align_up(static_cast<std::size_t>(splits) * output_rows(shape) * sizeof(float));
 }
 
-template <typename T, int kHeadDim, int kRowTiles, bool kPaged>
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
 cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& params,
                           cudaStream_t stream) {
-  using Cfg = DecodeConfig<kHeadDim>;
-  auto kernel = flash_decode_kernel<T, kHeadDim, kRowTiles, kPaged>;
+  using Cfg = DecodeConfig<kHeadDim, kTma>;
+  auto kernel = flash_decode_kernel<T, kHeadDim, kRowTiles, kPaged, kTma>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   // All of the unified L1/shared array as shared memory: decode_ctas_per_sm CTAs need it.
@@ -614,22 +768,59 @@ cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& pa
                             static_cast<int>(output_rows(shape)), params.splits);
 }
 
-template <typename T, int kHeadDim, int kRowTiles>
+template <typename T, int kHeadDim, int kRowTiles, bool kTma>
 cudaError_t launch_for_tiles(const AttentionShape& shape, const DecodeParams<T>& params,
                              cudaStream_t stream) {
-  return shape.page_size > 0 ? launch_decode<T, kHeadDim, kRowTiles, true>(shape, params, stream)
-                             : launch_decode<T, kHeadDim, kRowTiles, false>(shape, params, stream);
+  return shape.page_size > 0
+             ? launch_decode<T, kHeadDim, kRowTiles, true, kTma>(shape, params, stream)
+             : launch_decode<T, kHeadDim, kRowTiles, false, kTma>(shape, params, stream);
 }
 
 // 16-row tiles per CTA: as few as the group's rows need (more than 32 rows: all four).
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kTma>
 cudaError_t launch_for_dim(const AttentionShape& shape, const DecodeParams<T>& params,
                            cudaStream_t stream) {
-  if (params.rows <= kDecodeRowTile) return launch_for_tiles<T, kHeadDim, 1>(shape, params, stream);
-  if (params.rows <= 2 * kDecodeRowTile) {
-    return launch_for_tiles<T, kHeadDim, 2>(shape, params, stream);
+  if (params.rows <= kDecodeRowTile) {
+    return launch_for_tiles<T, kHeadDim, 1, kTma>(shape, params, stream);
   }
-  return launch_for_tiles<T, kHeadDim, kDecodeRowsPerCta / kDecodeRowTile>(shape, params, stream);
+  if (params.rows <= 2 * kDecodeRowTile) {
+    return launch_for_tiles<T, kHeadDim, 2, kTma>(shape, params, stream);
+  }
+  return launch_for_tiles<T, kHeadDim, kDecodeRowsPerCta / kDecodeRowTile, kTma>(shape, params,
+                                                                                 stream);
+}
+
+// The TMA stream's views of K and V (DecodeParams::k_map): boxes of 64 columns by 64 rows, or
+// by the page when a page is shorter, in the 128-byte swizzle.
+template <typename T>
+cudaError_t encode_kv_maps(const AttentionShape& shape, const AttentionBuffers& buffers,
+                           DecodeParams<T>* params) {
+  const bool paged = shape.page_size > 0;
+  const std::uint64_t rows = static_cast<std::uint64_t>(paged ? shape.page_size : shape.seq_len);
+  const std::uint64_t depth =
+      static_cast<std::uint64_t>(paged ? buffers.kv_pages : shape.batch) * params->kv_heads;
+  params->box_rows = paged ? std::min(shape.page_size, kDecodeKeysPerTile) : kDecodeKeysPerTile;
+  const sm90::TmaElement element =
+      shape.dtype == DType::kBf16 ? sm90::TmaElement::kBfloat16 : sm90::TmaElement::kHalf;
+  const auto d = static_cast<std::uint64_t>(shape.head_dim);
+  const auto box_rows = static_cast<std::uint32_t>(params->box_rows);
+  ROOFLINE_RETURN_IF_ERROR(sm90::encode_tensor_map_3d(
+      &params->k_map, element, params->k, d, rows, depth, 64, box_rows, sm90::TmaSwizzle::k128B));
+  return sm90::encode_tensor_map_3d(&params->v_map, element, params->v, d, rows, depth, 64,
+                                    box_rows, sm90::TmaSwizzle::k128B);
+}
+
+// The K/V stream by bulk tensor copies where the device runs code built for sm_90 or later (the
+// PTX version of its image of the kernels), by cp.async elsewhere.
+template <typename T, int kHeadDim>
+cudaError_t launch_for_stream(const AttentionShape& shape, const AttentionBuffers& buffers,
+                              DecodeParams<T>& params, cudaStream_t stream) {
+  cudaFuncAttributes image{};
+  ROOFLINE_RETURN_IF_ERROR(
+      cudaFuncGetAttributes(&image, flash_decode_kernel<T, kHeadDim, 1, false, true>));
+  if (image.ptxVersion < 90) return launch_for_dim<T, kHeadDim, false>(shape, params, stream);
+  ROOFLINE_RETURN_IF_ERROR(encode_kv_maps(shape, buffers, &params));
+  return launch_for_dim<T, kHeadDim, true>(shape, params, stream);
 }
 
 template <typename T>
@@ -665,9 +856,9 @@ cudaError_t launch_for_type(const AttentionShape& shape, const AttentionBuffers&
   params.scale_log2 = params.scale * kLog2e;
   switch (shape.head_dim) {
     case 64:
-      return launch_for_dim<T, 64>(shape, params, stream);
+      return launch_for_stream<T, 64>(shape, buffers, params, stream);
     case 128:
-      return launch_for_dim<T, 128>(shape, params, stream);
+      return launch_for_stream<T, 128>(shape, buffers, params, stream);
     default:
       return cudaErrorNotSupported;
   }
@@ -690,7 +881,8 @@ std::size_t flash_decode_workspace_bytes(const AttentionShape& shape) {
 cudaError_t flash_decode_forward(const AttentionShape& shape, const AttentionBuffers& buffers,
                                  cudaStream_t stream) {
   if (!shape.decode() || shape.heads % shape.key_heads() != 0) return cudaErrorInvalidValue;
-  if (shape.page_size > 0 && buffers.block_table == nullptr) return cudaErrorInvalidValue;
+  if (shape.page_size > 0 && (buffers.block_table == nullptr || buffers.kv_pages <= 0))
+    return cudaErrorInvalidValue;
   int splits = 1;
   ROOFLINE_RETURN_IF_ERROR(resolve_splits(shape, &splits));
   if (splits > 1 && buffers.workspace == nullptr) return cudaErrorInvalidValue;
@@ -704,14 +896,15 @@ cudaError_t flash_decode_forward(const AttentionShape& shape, const AttentionBuf
 // The analytic model's tiles (catalog.hpp) and plan (decode_plan.hpp) are this file's own.
 namespace roofline::kernels {
 namespace {
-static_assert(forward_tiles_are("flash-decode", 64, kDecodeRowsPerCta, DecodeConfig<64>::kBlockKv));
+static_assert(forward_tiles_are("flash-decode", 64, kDecodeRowsPerCta,
+                                DecodeConfig<64, true>::kBlockKv));
 static_assert(forward_tiles_are("flash-decode", 128, kDecodeRowsPerCta,
-                                DecodeConfig<128>::kBlockKv));
-static_assert(DecodeConfig<64>::kBlockKv == kDecodeKeysPerTile &&
-                  DecodeConfig<128>::kBlockKv == kDecodeKeysPerTile,
+                                DecodeConfig<128, true>::kBlockKv));
+static_assert(DecodeConfig<64, true>::kBlockKv == kDecodeKeysPerTile &&
+                  DecodeConfig<128, true>::kBlockKv == kDecodeKeysPerTile,
               "key tiles of decode_plan.hpp's size, so that parts start on tile boundaries");
 static_assert(kDecodeRowTile == 16, "rows pad to mma.sync's m16");
-static_assert(DecodeConfig<64>::kCtasPerSm == 4 && DecodeConfig<128>::kCtasPerSm == 2,
+static_assert(DecodeConfig<64, true>::kCtasPerSm == 4 && DecodeConfig<128, true>::kCtasPerSm == 2,
               "the occupancy that the stage counts were sized for");
 }  // namespace
 }  // namespace roofline::kernels

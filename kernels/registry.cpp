@@ -47,7 +47,8 @@ bool required_buffers_present(KernelId id, Pass pass, const AttentionShape& shap
                               const AttentionBuffers& b) {
   const bool flash = id != KernelId::kStandard;
   if (b.q == nullptr || b.k == nullptr || b.v == nullptr) return false;
-  if (shape.decode() && shape.page_size > 0 && b.block_table == nullptr) return false;
+  if (shape.decode() && shape.page_size > 0 && (b.block_table == nullptr || b.kv_pages <= 0))
+    return false;
   if (pass == Pass::kForward) {
     return b.o != nullptr && (!flash || b.lse != nullptr);
   }

@@ -1,7 +1,8 @@
 // Hand-written PTX wrappers for the Hopper (sm_90a) features the flash-v3 kernels use:
 // warpgroup MMA (wgmma), shared-memory matrix descriptors with the 128-byte swizzle, the bulk
-// tensor copy engine (TMA, cp.async.bulk.tensor), mbarriers, register re-balancing between
-// warpgroups (setmaxnreg) and the proxy fences between ordinary and asynchronous accesses.
+// tensor copy engine's stores and reductions, stmatrix, named barriers and register
+// re-balancing between warpgroups (setmaxnreg); with tma.cuh's loads, mbarriers and fences,
+// which it includes.
 //
 // Only translation units compiled for sm_90a may include this header (kernels/CMakeLists.txt
 // builds them in their own target): wgmma and setmaxnreg do not exist elsewhere.
@@ -21,25 +22,15 @@
 
 #include <cstdint>
 
-#include <cuda.h>  // CUtensorMap (a plain 128-byte struct; nothing links libcuda)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/hopper/tma.cuh"
+
 namespace roofline::kernels::sm90 {
 
-// ---- shared-memory addresses --------------------------------------------------------------
-
-__device__ __forceinline__ uint32_t smem_u32(const void* pointer) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
-}
-
 // ---- shared-memory matrix descriptors -----------------------------------------------------
-//
-// Tiles are stored as "swizzle atoms" of 8 rows x 128 bytes (64 halves), 1024 bytes, aligned to
-// 1024 bytes. Inside an atom the 16-byte chunk c of row r sits at chunk position c ^ r: the
-// pattern TMA writes with CU_TENSOR_MAP_SWIZZLE_128B, so a TMA-loaded tile feeds wgmma as is.
-// A tile with rows of 64 halves is a column of atoms ("a 64-column block": row r at byte
-// 128·r); wider tiles are several such blocks side by side, each rows·128 bytes long.
+// Of the 128-byte-swizzled tiles tma.cuh describes.
 //
 // Descriptor bits (64-bit): [0,14) start address >> 4; [16,30) leading-dimension byte offset
 // >> 4; [32,46) stride-dimension byte offset >> 4; [49,52) base offset (0: atoms 1024-aligned);
@@ -74,14 +65,6 @@ __device__ __forceinline__ uint64_t kmajor_desc(uint32_t smem_address) {
 // MN-major tile of 128-byte swizzled rows whose 64-column blocks are `block_bytes` apart.
 __device__ __forceinline__ uint64_t mnmajor_desc(uint32_t smem_address, uint32_t block_bytes) {
   return make_smem_desc(smem_address, block_bytes, 1024);
-}
-
-// Byte offset of element (row, col) (in halves) of a 128-byte-swizzled tile whose 64-column
-// blocks are `block_bytes` apart: for ordinary loads and stores of such a tile.
-__host__ __device__ constexpr uint32_t swizzled_offset(int row, int col, uint32_t block_bytes) {
-  return static_cast<uint32_t>(col / 64) * block_bytes + static_cast<uint32_t>(row) * 128u +
-         ((static_cast<uint32_t>((col % 64) / 8) ^ static_cast<uint32_t>(row % 8)) * 16u) +
-         static_cast<uint32_t>(col % 8) * 2u;
 }
 
 // ---- wgmma ---------------------------------------------------------------------------------
@@ -141,77 +124,7 @@ struct Wgmma;
 #undef ROOFLINE_WGMMA_ELEMENT
 #undef ROOFLINE_WGMMA_PTX_TYPE
 
-// ---- mbarrier ------------------------------------------------------------------------------
-// A 64-bit shared-memory barrier with a phase bit: a phase completes when `count` arrivals and
-// all expected transaction bytes (TMA completions) have been seen; waiters poll the parity of
-// the phase they wait for (0 for the first, then alternating).
-
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count)
-               : "memory");
-}
-
-// Makes initialised barriers visible to the async proxy (TMA) and other threads; follow with a
-// block-wide barrier.
-__device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-  asm volatile(
-      "{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_u32(bar))
-      : "memory");
-}
-
-// One arrival that also announces `bytes` of TMA transactions for the current phase. The
-// overloads on a 32-bit shared-space address save a register where the pointer would take two.
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile(
-      "{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(
-          bar),
-      "r"(bytes)
-      : "memory");
-}
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  mbarrier_arrive_expect_tx(smem_u32(bar), bytes);
-}
-
-// Blocks until the phase with parity `parity` has completed.
-__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
-  mbarrier_wait(smem_u32(bar), parity);
-}
-
-// ---- TMA (cp.async.bulk.tensor) -------------------------------------------------------------
-// The tensor map lives in kernel parameter space (`const __grid_constant__ CUtensorMap`);
-// coordinates are in elements, innermost first. Boxes that reach past the tensor's bounds are
-// zero-filled on load and clipped on store; a load always delivers (and counts, for
-// expect_tx) the whole box.
-
-// Loads the box at (c0, c1, c2) to the shared address `smem_dst`; completion is signalled on
-// the barrier at shared address `bar`.
-__device__ __forceinline__ void tma_load_3d(uint32_t smem_dst, const CUtensorMap* map, uint32_t bar,
-                                            int c0, int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
-}
-
-// Loads the box at (c0, c1, c2) into shared memory; completion is signalled on `bar`.
-__device__ __forceinline__ void tma_load_3d(void* smem_dst, const CUtensorMap* map, uint64_t* bar,
-                                            int c0, int c1, int c2) {
-  tma_load_3d(smem_u32(smem_dst), map, smem_u32(bar), c0, c1, c2);
-}
+// ---- TMA stores and reductions (cp.async.bulk) --------------------------------------------
 
 // Stores the shared-memory box to (c0, c1, c2); rows past the bounds are not written. Writers
 // of the shared tile must run fence_proxy_async() and synchronise before one thread calls this.
@@ -244,18 +157,6 @@ __device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t smem_sr
       : "memory");
 }
 
-// Copies `bytes` (a multiple of 16, at most 2^20 - 1) from global memory at `src` (16-byte
-// aligned) to the shared address `smem_dst`: the non-tensor bulk copy, no tensor map; its bytes
-// complete the transaction count on the barrier at shared address `bar`, as tma_load_3d's do.
-__device__ __forceinline__ void bulk_load(uint32_t smem_dst, const void* src, uint32_t bytes,
-                                          uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
-          "r"(smem_dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
-
 // Closes the group of bulk stores issued by this thread since the last commit.
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
@@ -271,11 +172,6 @@ __device__ __forceinline__ void tma_store_wait_all() {
   asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 }
 
-// Hints the tensor map's descriptor into the cache before first use.
-__device__ __forceinline__ void tma_prefetch_descriptor(const CUtensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
-}
-
 // ---- stmatrix --------------------------------------------------------------------------------
 
 // Stores four 8x8 16-bit matrices transposed: register r of every thread holds its element pair
@@ -289,13 +185,7 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t smem_address, const u
                : "memory");
 }
 
-// ---- fences, barriers, registers ----------------------------------------------------------
-
-// Orders this thread's ordinary shared-memory writes before later async-proxy accesses (a TMA
-// store or a wgmma reading the same bytes). Each writing thread runs it, then synchronise.
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
+// ---- named barriers, registers ----------------------------------------------------------------
 
 // Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads (a multiple of 32).
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {

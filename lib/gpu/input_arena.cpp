@@ -146,10 +146,12 @@ void InputArena::fill_decode_tables(const Workload& w, const PointSizes& s, std:
   // go out of scope; the copies stay ordered on `stream` behind earlier kernels that read them.
   ROOFLINE_CUDA_CALL(
       cudaMemcpyAsync(kv_lens.get(), lengths.data(), s.kv_lens, cudaMemcpyHostToDevice, stream));
+  kv_pages_ = 0;
   if (w.page_size <= 0) return;
   const int blocks = (w.seq_len + w.page_size - 1) / w.page_size;
   int pages = 0;
   for (int n : lengths) pages += (n + w.page_size - 1) / w.page_size;
+  kv_pages_ = pages;
   std::vector<int> order(static_cast<std::size_t>(pages));
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 random(seed);
@@ -177,7 +179,10 @@ kernels::AttentionBuffers InputArena::view() const {
   b.d_v = d_v.get();
   b.workspace = workspace.get();
   if (kv_lens.bytes() > 0) b.kv_lens = kv_lens.as<int>();
-  if (block_table.bytes() > 0) b.block_table = block_table.as<int>();
+  if (block_table.bytes() > 0) {
+    b.block_table = block_table.as<int>();
+    b.kv_pages = kv_pages_;
+  }
   return b;
 }
 

@@ -70,6 +70,7 @@ class InputArena {
                           cudaStream_t stream);
 
   std::optional<Workload> filled_for_;  // whose inputs the arena holds
+  int kv_pages_ = 0;  // pages of the paged cache held (AttentionBuffers::kv_pages)
 };
 
 }  // namespace roofline::gpu

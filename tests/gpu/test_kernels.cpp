@@ -428,6 +428,7 @@ struct DecodeProblem {
   std::vector<int> kv_lens;  // empty: every sequence seq_len long
   std::size_t q_elements = 0;
   std::size_t rows = 0;  // B · heads · q_len
+  int pages = 0;         // pages in the pool (paged)
   DeviceBuffer q, k, v, lens, table;
   DeviceBuffer ref_o, ref_lse, emu_o, emu_lse;
   ErrorStats emu_err_o, emu_err_lse;
@@ -439,6 +440,7 @@ struct DecodeProblem {
     b.v = v.get();
     b.kv_lens = kv_lens.empty() ? nullptr : static_cast<const int*>(lens.get());
     b.block_table = shape.page_size > 0 ? static_cast<const int*>(table.get()) : nullptr;
+    b.kv_pages = pages;
     return b;
   }
   int kv_len(int sequence) const {
@@ -492,6 +494,7 @@ std::unique_ptr<DecodeProblem> make_decode_problem(const rk::AttentionShape& sha
     for (int b = 0; b < shape.batch; ++b)
       used_pages += (pr->kv_len(b) + shape.page_size - 1) / shape.page_size;
     pages = used_pages + 3;  // three pages no sequence uses
+    pr->pages = pages;
     cache_rows = static_cast<std::size_t>(pages) * kv_heads * shape.page_size;
     std::vector<int> order(static_cast<std::size_t>(pages));
     std::iota(order.begin(), order.end(), 0);
@@ -789,6 +792,7 @@ TEST_CASE("decode shapes: validation and dispatch") {
   b.o = b.d_q = b.d_k = b.d_v = b.workspace = any.get();
   b.lse = any.as_float();
   b.block_table = static_cast<const int*>(any.get());
+  b.kv_pages = 1;
   for (const char* prefill_kernel : {"standard", "flash-v1", "flash-v2", "flash-v3"}) {
     INFO(prefill_kernel);
     CHECK(rk::workspace_bytes(prefill_kernel, shape) == 0);
@@ -806,6 +810,10 @@ TEST_CASE("decode shapes: validation and dispatch") {
   rk::AttentionBuffers no_table = b;
   no_table.block_table = nullptr;
   CHECK(rk::launch_attention("flash-decode", rk::Pass::kForward, shape, no_table, nullptr) ==
+        cudaErrorInvalidValue);
+  rk::AttentionBuffers no_pages = b;
+  no_pages.kv_pages = 0;
+  CHECK(rk::launch_attention("flash-decode", rk::Pass::kForward, shape, no_pages, nullptr) ==
         cudaErrorInvalidValue);
   rk::ReferenceOutputs out;
   out.o = out.lse = out.d_q = out.d_k = out.d_v = any.as_float();
