@@ -188,6 +188,8 @@ int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& globa
   run.power_cap = options.power_cap || options.energy;
   run.progress = [](const std::string& line) { spdlog::info("calibrate: {}", line); };
   CalibrationOverlay overlay = gpu::calibrate(run, device, choice.spec.key);
+  for (const std::string& line : drop_above_sheet(overlay, choice.spec))
+    spdlog::warn("calibrate: {}: left out of the overlay (run calibrate again)", line);
   const ReportContext context = make_context("calibrate");
   overlay.tool_version = context.tool_version;
   overlay.time_utc = context.time_utc;

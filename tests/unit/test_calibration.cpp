@@ -447,3 +447,36 @@ TEST_CASE("calibration: the XU micro-kernel calibrates the spec's exp2 rate per 
     if (m["target"] == "fp32") m["unit"] = "results";
   CHECK_THROWS_AS(parse_calibration(bad, "cal.json"), InputError);
 }
+
+TEST_CASE("calibration: a DRAM rate above the spec sheet's is left out, the rest kept") {
+  const SpecRegistry registry = shipped();
+  const GpuSpec& h100 = registry.find("h100-sxm5");  // 3350 GB/s on the sheet
+  CalibrationOverlay overlay =
+      gh100_calibration("h100-sxm5", "NVIDIA H100 80GB HBM3", "2026-12-06T08:11:25Z", 3.0);
+  overlay.measurements = {
+      measurement("dram_read", "dram", false, 3.17e9, {1e-3, 1e-3, 1e-3}),
+      // 3884.5 GB/s: what one H100's bulk-copy kernel read once (116% of the sheet)
+      measurement("dram_read_bulk", "dram", false, 3.8845e9, {1e-3, 1e-3, 1e-3}),
+      // within the tolerance: kept
+      measurement("dram_copy", "dram", false, 3.40e9, {1e-3, 1e-3, 1e-3}),
+      // L2 and shares are not DRAM pin rates: kept whatever their figure
+      measurement("l2_read", "l2", false, 1e10, {1e-3, 1e-3, 1e-3}),
+  };
+  const std::vector<std::string> dropped = drop_above_sheet(overlay, h100);
+  REQUIRE(dropped.size() == 1);
+  CHECK(dropped[0] ==
+        "dram_read_bulk: 3884.5 GB/s, 116.0% of the spec sheet's 3350.0 GB/s DRAM bandwidth, more "
+        "than the memory delivers");
+  REQUIRE(overlay.measurements.size() == 3);
+  CHECK(overlay.measurements[0].id == "dram_read");
+  CHECK(overlay.measurements[1].id == "dram_copy");
+  derive_ceilings(overlay);
+  REQUIRE(overlay.memory.size() == 2);
+  CHECK(overlay.memory[0].bandwidth_gbps == doctest::Approx(3400).epsilon(1e-12));
+
+  GpuSpec no_dram = h100;
+  no_dram.memory.clear();
+  CalibrationOverlay again = overlay;
+  CHECK(drop_above_sheet(again, no_dram).empty());
+  CHECK(again.measurements.size() == overlay.measurements.size());
+}

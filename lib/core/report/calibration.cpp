@@ -194,6 +194,29 @@ void derive_ceilings(CalibrationOverlay& overlay) {
   sort_levels(overlay.memory);
 }
 
+std::vector<std::string> drop_above_sheet(CalibrationOverlay& overlay, const GpuSpec& sheet) {
+  std::vector<std::string> dropped;
+  const MemoryLevelSpec* dram = sheet.level(MemoryLevel::kDram);
+  if (dram == nullptr || !(dram->bandwidth_gbps > 0)) return dropped;
+  const double limit = dram->bandwidth_gbps * 1e9 * (1 + kAboveSheetTolerance);
+  auto& all = overlay.measurements;
+  all.erase(std::remove_if(
+                all.begin(), all.end(),
+                [&](const CalibrationMeasurement& m) {
+                  if (parse_memory_level(m.target) != MemoryLevel::kDram ||
+                      !(m.rate_per_second() > limit))
+                    return false;
+                  dropped.push_back(
+                      m.id + ": " + format_fixed(m.rate_per_second() / 1e9, 1) + " GB/s, " +
+                      format_fixed(100 * m.rate_per_second() / (dram->bandwidth_gbps * 1e9), 1) +
+                      "% of the spec sheet's " + format_fixed(dram->bandwidth_gbps, 1) +
+                      " GB/s DRAM bandwidth, more than the memory delivers");
+                  return true;
+                }),
+            all.end());
+  return dropped;
+}
+
 json to_json(const CalibrationOverlay& overlay) {
   json root;
   root["format"] = kFormatName;

@@ -145,6 +145,14 @@ struct CalibrationOverlay {
 // for a target that is neither a level nor a ceiling id, or a compute measurement without a clock.
 void derive_ceilings(CalibrationOverlay& overlay);
 
+// The DRAM bandwidth no memory can exceed: a measurement above the spec sheet's DRAM figure (its
+// pin rate) by more than kAboveSheetTolerance measured something else (one H100's bulk-copy
+// kernel read 116% of the sheet once, 2026-12-06, and 97.5% in every later run). Removes every
+// such whole-device or share measurement from `overlay.measurements` and returns one line per
+// removal, saying what and by how much; nothing when the sheet has no DRAM figure.
+inline constexpr double kAboveSheetTolerance = 0.03;
+std::vector<std::string> drop_above_sheet(CalibrationOverlay& overlay, const GpuSpec& sheet);
+
 nlohmann::json to_json(const CalibrationOverlay& overlay);
 // Throws InputError("<origin>: <key>: <what is wrong>").
 CalibrationOverlay parse_calibration(const nlohmann::json& json, const std::string& origin);
