@@ -50,11 +50,12 @@
 // memory-bound, judged against the DRAM bandwidth roof; extra rows are nearly free until the
 // group approaches the ridge. Besides the stream itself each launch pays a ramp (the first
 // tiles' latency, the last tiles draining) and, split, the combine, which matter for caches of
-// a few hundred MB and less. Measured (docs/results/2026-12-06-h100-launch-lock-stalls-decode.md,
-// an H100 at 3,157 GB/s of read bandwidth by `calibrate`'s bulk copies): 91-94% of it for
-// contiguous caches of 1 GB and more (28 rows), 66-91% for 250 MB to 1 GB, less where a batch of
-// one sequence with few key/value heads leaves each part a short stream. Where it lands (regime,
-// binding roof, share of it, advice), row by row:
+// a few hundred MB and less. Measured (docs/results/2026-12-06-h100-decode-tma.md, an H100 at
+// 3,262 GB/s of read bandwidth by `calibrate`'s bulk copies): 95.6-98.9% of it for contiguous
+// caches of 1 GB and more (26 rows), 87-95% for 250 MB to 1 GB; a bulk stream with no compute
+// takes about 3.5 µs beyond its bytes (84% of that rate for 67 MB, 91% for 134 MB), and this
+// kernel 3-8 µs more (the split's combine, each CTA's last tile and merge). Where it lands
+// (regime, binding roof, share of it, advice), row by row:
 //   cuflash-roofline run --kernel flash-decode --batch 8 --kv-heads 8 --q-len 1 --seq 8192
 #include <cfloat>
 
