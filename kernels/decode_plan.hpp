@@ -18,9 +18,6 @@ inline constexpr int kDecodeRowTile = 16;           // rows pad to this (mma.syn
 inline constexpr int kDecodeKeysPerTile = 64;       // keys per shared-memory stage
 inline constexpr int kDecodeMinKeysPerSplit = 256;  // no split gets fewer keys than this
 inline constexpr int kDecodeMaxSplits = 128;
-// Parts that combine inside a thread block cluster (sm_90 and later; more than 8 is a
-// non-portable cluster size, which Hopper allows up to 16).
-inline constexpr int kDecodeMaxClusterParts = 16;
 
 // CTAs resident per SM, by head dim: the kernel's shared memory (stages of K and V tiles) and
 // its __launch_bounds__ give these on sm_90 (flash_decode.cu checks them).
@@ -54,14 +51,6 @@ constexpr int decode_splits(int batch, int kv_heads, int rows, int head_dim, int
   const long long by_length = std::max(1, max_kv_len / kDecodeMinKeysPerSplit);
   return static_cast<int>(
       std::clamp<long long>(std::min(by_slots, by_length), 1, kDecodeMaxSplits));
-}
-
-// Whether the parts of each (sequence, key/value head, row block) run as one thread block cluster
-// and combine through its distributed shared memory at the end, with no second kernel and no
-// partials in global memory (compute capability 9.0 and later, up to kDecodeMaxClusterParts
-// parts); otherwise each part writes FP32 partials that a combine kernel reads.
-constexpr bool decode_cluster_combine(int splits, int cc_major) {
-  return splits > 1 && splits <= kDecodeMaxClusterParts && cc_major >= 9;
 }
 
 // Keys of a sequence of `kv_len` keys in each of `splits` parts: whole tiles, so that parts

@@ -36,15 +36,12 @@
 // -inf in S. A paged cache is the same loop with each box's (or row's) page from the block
 // table, read one tile ahead of its copy.
 // Split-KV: when the batch's CTAs would leave half of the GPU's slots idle (decode_plan.hpp),
-// each sequence's keys are cut into parts on tile boundaries, and the parts are weighted by
-// exp(lse_part - lse) into o and lse (an empty part has O = 0 and LSE -inf). On sm_90 and later,
-// up to 16 parts of a row block run as one thread block cluster: each part leaves its normalised
-// FP32 O and LSE in its shared memory and the cluster combines them through distributed shared
-// memory (combine_in_cluster), with no second kernel and no partials in global memory.
-// Otherwise each part's CTA writes them to the workspace and a combine kernel reads them,
-// launched as a programmatic dependent on sm_90 (its CTAs are resident before the split kernel
-// ends and wait for it on the device, so no launch gap separates the two). With one part the
-// main kernel writes o and lse itself.
+// each sequence's keys are cut into parts on tile boundaries; each part's CTA writes its normalised
+// FP32 O and its LSE to the workspace (an empty part writes 0 and -inf), and a combine kernel
+// weights the parts by exp(lse_part - lse) into o and lse. The combine is launched as a
+// programmatic dependent (sm_90): its CTAs are resident before the split kernel ends and wait for
+// it on the device, so no launch gap separates the two. With one part the main kernel writes o and
+// lse itself.
 //
 // Regime: against DRAM, FLOPs = 4·d·rows per key and bytes = 4·d per key and key/value head
 // (K and V, 2 bytes each), so the intensity is about rows = heads/kv_heads · q_len FLOP per
@@ -61,8 +58,6 @@
 // (regime, binding roof, share of it, advice), row by row:
 //   cuflash-roofline run --kernel flash-decode --batch 8 --kv-heads 8 --q-len 1 --seq 8192
 #include <cfloat>
-
-#include <cooperative_groups.h>
 
 #include "kernels/catalog.hpp"
 #include "kernels/decode_plan.hpp"
@@ -126,16 +121,7 @@ struct DecodeConfig {
   static_assert(kMaxRowTiles == kWarps, "a warp per row tile at most");
   static_assert(kDecodeRowsPerCta * kStride * sizeof(__half) <= kStageBytes,
                 "Q is staged through one K/V stage");
-  // Combined in a cluster: each part's normalised FP32 O rows and LSEs after the merge area,
-  // and the parts' weights per row, for the other CTAs of the cluster to read.
-  static constexpr std::size_t kPartOffset = kMergeBytes;
-  static constexpr std::size_t kPartLseOffset =
-      kPartOffset + kDecodeRowsPerCta * kHeadDim * sizeof(float);
-  static constexpr std::size_t kWeightOffset = kPartLseOffset + kDecodeRowsPerCta * sizeof(float);
-  static constexpr std::size_t kClusterBytes =
-      kWeightOffset + kDecodeRowsPerCta * kDecodeMaxClusterParts * sizeof(float);
   static_assert(kMergeBytes <= kStagesBytes, "the merge reuses the stages");
-  static_assert(!kTma || kClusterBytes <= kStagesBytes, "so does the cluster's combine");
   static_assert(kSmemBytes <= kSmemPerSm - kSmemReservedPerCta, "one CTA fits an SM");
   static_assert(kCtasPerSm * (kSmemBytes + kSmemReservedPerCta) <= kSmemPerSm,
                 "decode_ctas_per_sm CTAs fit an SM's shared memory (sm_90)");
@@ -165,7 +151,6 @@ struct DecodeParams {
   int rows;  // group · q_len: query rows of one key/value head
   int seq_len;
   int splits;
-  bool cluster_combine;  // the parts of a row block are one cluster and combine through DSMEM
   std::size_t out_rows;  // B · heads · q_len: rows of o, lse and of each part's partials
   int page_shift;        // log2(page_size) (paged)
   int max_blocks;        // ceil(seq_len / page_size) (paged)
@@ -173,73 +158,6 @@ struct DecodeParams {
   float scale;       // 1/sqrt(d)
   float scale_log2;  // scale · log2(e)
 };
-
-#if __CUDA_ARCH__ >= 900
-// The parts of one row block combined inside their cluster (cluster dims (1, splits, 1): part
-// s is the cluster's CTA of rank s), each CTA's normalised O rows and LSEs in its own shared
-// memory (decode_cta's s_part, s_part_lse): lse = log Σ_s exp(lse_s), o = Σ_s exp(lse_s - lse) ·
-// o_s, as the combine kernel does from the workspace, without it or the partials' round trip
-// through L2. Every CTA weighs every row's parts (a few loads of distributed shared memory each);
-// then the row block's outputs are dealt out across the cluster, 4 columns per thread and step.
-// `row0`: the block's first row of [B, heads, q_len].
-template <typename T, int kHeadDim, typename Cfg>
-__device__ void combine_in_cluster(const DecodeParams<T>& p, unsigned char* smem, std::size_t row0,
-                                   int rows) {
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  const int parts = p.splits;
-  const int rank = static_cast<int>(cluster.block_rank());
-  const int tid = threadIdx.x;
-  float* weights = reinterpret_cast<float*>(smem + Cfg::kWeightOffset);  // [row][part]
-  __syncthreads();
-  cluster.sync();  // every part's O and LSE are in its shared memory
-  for (int r = tid; r < rows; r += Cfg::kThreads) {
-    float m = -INFINITY;
-    for (int s = 0; s < parts; ++s) {
-      const float* lse_s =
-          cluster.map_shared_rank(reinterpret_cast<const float*>(smem + Cfg::kPartLseOffset), s);
-      m = fmaxf(m, lse_s[r]);
-    }
-    float sum = 0.f;
-    for (int s = 0; s < parts; ++s) {
-      const float* lse_s =
-          cluster.map_shared_rank(reinterpret_cast<const float*>(smem + Cfg::kPartLseOffset), s);
-      const float w = lse_s[r] == -INFINITY ? 0.f : expf(lse_s[r] - m);
-      weights[r * kDecodeMaxClusterParts + s] = w;
-      sum += w;
-    }
-    for (int s = 0; s < parts; ++s)
-      weights[r * kDecodeMaxClusterParts + s] =
-          sum > 0.f ? weights[r * kDecodeMaxClusterParts + s] / sum : 0.f;
-    // Every part empty (only when kv_len < q_len slipped through): o = 0, lse = -inf.
-    if (rank == 0) p.lse[row0 + r] = sum > 0.f ? m + logf(sum) : -INFINITY;
-  }
-  __syncthreads();
-  constexpr int kQuads = kHeadDim / 4;
-  const int quads = rows * kQuads;
-  const int begin = quads * rank / parts;
-  const int end = quads * (rank + 1) / parts;
-  for (int i = begin + tid; i < end; i += Cfg::kThreads) {
-    const int r = i / kQuads;
-    const int col = (i % kQuads) * 4;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int s = 0; s < parts; ++s) {
-      const float w = weights[r * kDecodeMaxClusterParts + s];
-      const float4* o_s = reinterpret_cast<const float4*>(
-          cluster.map_shared_rank(reinterpret_cast<const float*>(smem + Cfg::kPartOffset), s) +
-          r * kHeadDim + col);
-      const float4 x = *o_s;
-      acc.x = fmaf(w, x.x, acc.x);
-      acc.y = fmaf(w, x.y, acc.y);
-      acc.z = fmaf(w, x.z, acc.z);
-      acc.w = fmaf(w, x.w, acc.w);
-    }
-    *reinterpret_cast<uint2*>(p.o + (row0 + r) * kHeadDim + col) =
-        make_uint2(pack2<T>(acc.x, acc.y), pack2<T>(acc.z, acc.w));
-  }
-  cluster.sync();  // no CTA leaves while another still reads its shared memory
-}
-#endif
 
 // One CTA's work (the kernel below). Grid: x = row block, y = part of the keys, z = sequence ·
 // kv_heads + key/value head; CTAs of one head's row blocks are neighbours, so the blocks after
@@ -284,9 +202,7 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
   // Split: the combine kernel (launched programmatically dependent) may be scheduled now; it
   // waits in griddepcontrol.wait until this grid has finished and its partials are visible, so
   // that its launch and CTA start overlap this grid instead of following it.
-  if (p.splits > 1 && !p.cluster_combine) {
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  }
+  if (p.splits > 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   // Q first: its copy does not wait for the sequence's length.
   flash_v2::load_tile_async<kCtaRows, kHeadDim, Cfg::kThreads>(
@@ -599,9 +515,6 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
   float* s_o = reinterpret_cast<float*>(smem);  // [warp][16][kMergeStride]
   float* s_max = s_o + Cfg::kWarps * 16 * Cfg::kMergeStride;
   float* s_sum = s_max + Cfg::kWarps * 16;
-  // Combined in a cluster: this part's O [kCtaRows][kHeadDim] and LSE [kCtaRows].
-  float* s_part = reinterpret_cast<float*>(smem + Cfg::kPartOffset);
-  float* s_part_lse = reinterpret_cast<float*>(smem + Cfg::kPartLseOffset);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     row_sum[h] = group_sum<4>(row_sum[h]);
@@ -634,9 +547,7 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
     const int row = cta_row0 + row_tile * 16 + r;
     if (key_group == 0 && quad == 0 && row < p.rows) {
       const float lse = l > 0.f ? m * p.scale + logf(l) : -INFINITY;
-      if (p.cluster_combine) {
-        s_part_lse[row - cta_row0] = lse;
-      } else if (p.splits > 1) {
+      if (p.splits > 1) {
         p.part_lse[static_cast<std::size_t>(split) * p.out_rows + group_row0 + row] = lse;
       } else {
         p.lse[group_row0 + row] = lse;
@@ -679,11 +590,7 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
       out[7] += hi.w;
     }
     const std::size_t row = group_row0 + cta_row0 + r;
-    if (p.cluster_combine) {
-      float4* dst = reinterpret_cast<float4*>(s_part + r * kHeadDim + col);
-      dst[0] = make_float4(out[0], out[1], out[2], out[3]);
-      dst[1] = make_float4(out[4], out[5], out[6], out[7]);
-    } else if (p.splits > 1) {
+    if (p.splits > 1) {
       float4* dst = reinterpret_cast<float4*>(
           p.part_o + (static_cast<std::size_t>(split) * p.out_rows + row) * kHeadDim + col);
       dst[0] = make_float4(out[0], out[1], out[2], out[3]);
@@ -697,10 +604,6 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
       *reinterpret_cast<uint4*>(p.o + row * kHeadDim + col) = packed;
     }
   }
-#if __CUDA_ARCH__ >= 900
-  if (p.cluster_combine)
-    combine_in_cluster<T, kHeadDim, Cfg>(p, smem, group_row0 + cta_row0, cta_rows);
-#endif
 }
 
 // The main kernel: decode_cta per CTA. Each architecture's code has the body of one stream, the
@@ -833,38 +736,8 @@ std::size_t partial_lse_bytes(const AttentionShape& shape, int splits) {
   return align_up(static_cast<std::size_t>(splits) * output_rows(shape) * sizeof(float));
 }
 
-// The split kernel's parts as clusters of (1, splits, 1) CTAs: false (and nothing launched) where
-// the device cannot hold one such cluster of this kernel at a time.
-template <typename Kernel, typename Params>
-cudaError_t launch_clustered(Kernel kernel, dim3 grid, int threads, std::size_t shared_bytes,
-                             const Params& params, cudaStream_t stream, bool* launched) {
-  *launched = false;
-  if (params.splits > 8) {
-    ROOFLINE_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  }
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = 1;
-  cluster.val.clusterDim.y = static_cast<unsigned>(params.splits);
-  cluster.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = shared_bytes;
-  config.stream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  int clusters = 0;
-  ROOFLINE_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-  if (clusters < 1) return cudaSuccess;
-  ROOFLINE_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, params));
-  *launched = true;
-  return cudaSuccess;
-}
-
 template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
-cudaError_t launch_decode(const AttentionShape& shape, DecodeParams<T> params,
+cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& params,
                           cudaStream_t stream) {
   using Cfg = DecodeConfig<kHeadDim, kTma>;
   auto kernel = flash_decode_kernel<T, kHeadDim, kRowTiles, kPaged, kTma>;
@@ -874,15 +747,6 @@ cudaError_t launch_decode(const AttentionShape& shape, DecodeParams<T> params,
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
       kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
   const dim3 grid(decode_row_blocks(params.rows), params.splits, shape.batch * shape.key_heads());
-  // The TMA kernels run on compute capability 9.0 and later: clusters where decode_plan.hpp says.
-  if (kTma && decode_cluster_combine(params.splits, 9)) {
-    params.cluster_combine = true;
-    bool launched = false;
-    ROOFLINE_RETURN_IF_ERROR(
-        launch_clustered(kernel, grid, Cfg::kThreads, Cfg::kSmemBytes, params, stream, &launched));
-    if (launched) return cudaSuccess;
-    params.cluster_combine = false;
-  }
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   ROOFLINE_RETURN_IF_LAUNCH_FAILED();
   if (params.splits == 1) return cudaSuccess;

@@ -114,9 +114,7 @@ TEST_CASE("decode model: a causal mask hides the later new tokens' keys from the
   CHECK(algorithmic_flops(w) == doctest::Approx(full * (97 + 98 + 99 + 100) / 400.0));
 }
 
-TEST_CASE(
-    "decode model: split-KV parts fill half the CTA slots; partials count unless combined in a "
-    "cluster") {
+TEST_CASE("decode model: split-KV parts fill half the CTA slots, and their partials count") {
   // B1, 8 KV heads, d 128: 8 CTAs for half of 132 × 2 slots: 16 parts, one CTA per SM.
   const Workload w = decode(1, 32, 8, 1, 65536);
   CHECK(decode_parts(w, 132) == 132 / 8);
@@ -134,28 +132,10 @@ TEST_CASE(
   fixed.kv_splits = 1;
   CHECK(decode_parts(fixed, 132) == 1);
   CHECK(decode_parts(w, 0) == 1);
-  // On the H200 (9.0) 16 parts combine in a cluster: no partials in memory. Beyond 16 parts, or
-  // on a GPU before 9.0, the partials are written and read back by the combine kernel.
-  const KernelModel& model = find_kernel_model("flash-decode");
-  const Prediction whole = predict(model, fixed, h200());
-  CHECK(predict(model, w, h200()).no_reuse_dram_bytes ==
-        doctest::Approx(whole.no_reuse_dram_bytes));
-  CHECK(predict(model, w, h200()).model_dram_bytes == doctest::Approx(whole.model_dram_bytes));
-  GpuSpec ampere = h200();
-  ampere.compute_capability = "8.0";
+  const Prediction split = predict(find_kernel_model("flash-decode"), w, h200());
+  const Prediction whole = predict(find_kernel_model("flash-decode"), fixed, h200());
   const double partials = 16.0 * 1 * 32 * 1 * (128 + 1) * 4;
-  CHECK(predict(model, w, ampere).no_reuse_dram_bytes -
-            predict(model, fixed, ampere).no_reuse_dram_bytes ==
-        doctest::Approx(2 * partials));
-  Workload many = w;
-  many.kv_splits = 17;
-  const double more = 17.0 * 1 * 32 * 1 * (128 + 1) * 4;
-  CHECK(predict(model, many, h200()).no_reuse_dram_bytes - whole.no_reuse_dram_bytes ==
-        doctest::Approx(2 * more));
-  CHECK(kernels::decode_cluster_combine(16, 9));
-  CHECK_FALSE(kernels::decode_cluster_combine(17, 9));
-  CHECK_FALSE(kernels::decode_cluster_combine(16, 8));
-  CHECK_FALSE(kernels::decode_cluster_combine(1, 9));
+  CHECK(split.no_reuse_dram_bytes - whole.no_reuse_dram_bytes == doctest::Approx(2 * partials));
   // Keys in parts of whole tiles: every part starts on a tile boundary.
   CHECK(kernels::decode_keys_per_split(65536, 33) % kernels::kDecodeKeysPerTile == 0);
   CHECK(33 * kernels::decode_keys_per_split(65536, 33) >= 65536);

@@ -292,10 +292,8 @@ double algorithmic_flops(const Workload& w) {
 
 namespace {
 
-// The spec-free prediction; `sm_count` (0: none) sets a decode kernel's split-KV parts and
-// `cc_major` (0: unknown) whether they combine in a cluster.
-Prediction predict_for(const KernelModel& kernel, const Workload& workload, int sm_count,
-                       int cc_major) {
+// The spec-free prediction; `sm_count` (0: none) sets a decode kernel's split-KV parts.
+Prediction predict_for(const KernelModel& kernel, const Workload& workload, int sm_count) {
   workload.validate();
   if (kernel.decode_only != workload.decode())
     throw InputError(kernel.name + (kernel.decode_only
@@ -303,7 +301,7 @@ Prediction predict_for(const KernelModel& kernel, const Workload& workload, int 
                                         : " runs prefill workloads only (no --q-len)"));
   Prediction p;
   if (kernel.family == KernelFamily::kDecode) {
-    p = predict_decode(workload, sm_count, cc_major);
+    p = predict_decode(workload, sm_count);
   } else {
     p = kernel.family == KernelFamily::kStandard ? predict_standard(workload)
                                                  : predict_flash(kernel, workload);
@@ -320,7 +318,7 @@ Prediction predict_for(const KernelModel& kernel, const Workload& workload, int 
 }  // namespace
 
 Prediction predict(const KernelModel& kernel, const Workload& workload) {
-  return predict_for(kernel, workload, 0, 0);
+  return predict_for(kernel, workload, 0);
 }
 
 std::string unsupported_reason(const KernelModel& kernel, const Workload& workload,
@@ -361,14 +359,12 @@ std::string unsupported_reason(const KernelModel& kernel, const Workload& worklo
 
 Prediction predict(const KernelModel& kernel, const Workload& workload, const GpuSpec& spec) {
   // A decode kernel's split-KV parts follow the spec's SM count.
-  const auto capability = parse_compute_capability(spec.compute_capability);
-  const int cc_major = capability ? capability->first : 0;
-  Prediction p = predict_for(kernel, workload, spec.sm_count, cc_major);
+  Prediction p = predict_for(kernel, workload, spec.sm_count);
   const CacheContext cache{static_cast<double>(spec.l2_cache_bytes), spec.sm_count};
   p.model_dram_bytes = 0;
   double writes = 0;
   if (kernel.family == KernelFamily::kDecode)
-    cache_aware_decode(workload, spec.sm_count, cc_major, cache.l2, p, &writes);
+    cache_aware_decode(workload, spec.sm_count, cache.l2, p, &writes);
   else if (kernel.family == KernelFamily::kStandard)
     cache_aware_standard(workload, cache, p, &writes);
   else

@@ -81,7 +81,7 @@ double decode_algorithmic_flops(const Workload& w) {
   return 4.0 * w.head_dim * w.heads * seen;
 }
 
-Prediction predict_decode(const Workload& w, int sm_count, int cc_major) {
+Prediction predict_decode(const Workload& w, int sm_count) {
   Prediction p;
   const double d = w.head_dim;
   const double hkv = w.key_heads();
@@ -109,7 +109,7 @@ Prediction predict_decode(const Workload& w, int sm_count, int cc_major) {
   add_term(p.byte_terms, p.no_reuse_dram_bytes,
            w.page_size > 0 ? "block table (pages used) and lengths read" : "lengths read",
            w.page_size > 0 ? "(Σ_b ⌈kv_len/page⌉ + B)·4 B" : "B·4 B", table * row_blocks);
-  if (parts > 1 && !kernels::decode_cluster_combine(parts, cc_major))
+  if (parts > 1)
     add_term(p.byte_terms, p.no_reuse_dram_bytes,
              "split-KV partials (FP32 O and LSE of " + std::to_string(parts) +
                  " parts) written and read by the combine",
@@ -129,8 +129,8 @@ Prediction predict_decode(const Workload& w, int sm_count, int cc_major) {
   return p;
 }
 
-void cache_aware_decode(const Workload& w, int sm_count, int cc_major, double l2_bytes,
-                        Prediction& p, double* writes) {
+void cache_aware_decode(const Workload& w, int sm_count, double l2_bytes, Prediction& p,
+                        double* writes) {
   const int parts = decode_parts(w, sm_count);
   const double q_bytes = w.tensor_elements() * kBytesPerFp16;
   const double lse_bytes = static_cast<double>(w.batch) * w.heads * w.q_len * kBytesPerFp32;
@@ -143,7 +143,7 @@ void cache_aware_decode(const Workload& w, int sm_count, int cc_major, double l2
   add_term(terms, total, "Q read; O and LSE written; block table and lengths read",
            "2·B·H·q_len·d·2 B + B·H·q_len·4 B + table", 2 * q_bytes + lse_bytes + table);
   *writes = q_bytes + lse_bytes;
-  if (parts > 1 && !kernels::decode_cluster_combine(parts, cc_major)) {
+  if (parts > 1) {
     const double partials = partial_bytes(w, parts);
     add_term(terms, total,
              "split-KV partials written (" + std::to_string(parts) + " parts), read back by the " +

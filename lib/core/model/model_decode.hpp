@@ -31,14 +31,12 @@ long long decode_ctas(const Workload& w, int sm_count);
 double decode_algorithmic_flops(const Workload& w);
 
 // FLOPs, no-reuse and compulsory bytes, exponentials. `sm_count` 0: no GPU (parts as the
-// workload gives them, else 1). `cc_major`: the GPU's compute capability major (0: unknown),
-// which says whether split parts combine in a cluster, with no partials in memory
-// (decode_plan.hpp's decode_cluster_combine).
-Prediction predict_decode(const Workload& w, int sm_count, int cc_major);
+// workload gives them, else 1).
+Prediction predict_decode(const Workload& w, int sm_count);
 
 // The cache-aware DRAM terms into p.cache_aware_byte_terms / p.model_dram_bytes; *writes gets
 // the bytes the kernel writes (for the retained-writes term).
-void cache_aware_decode(const Workload& w, int sm_count, int cc_major, double l2_bytes,
-                        Prediction& p, double* writes);
+void cache_aware_decode(const Workload& w, int sm_count, double l2_bytes, Prediction& p,
+                        double* writes);
 
 }  // namespace roofline
