@@ -621,15 +621,14 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim, kTma>::kThreads,
 }
 
 // Merges the parts of each row: lse = log Σ_s exp(lse_s), o = Σ_s exp(lse_s - lse) · o_s. One
-// warp per row of [B, heads, q_len], kCombineRows rows per CTA: lane l holds the LSEs of parts
-// l, l + 32, ... (one load each), the warp reduces them by shuffles, and each lane sums its
-// columns of every part's O, taking the part's weight by shuffle from the lane that holds it;
-// the loads of the parts' O are independent of one another (a batch of one sequence split 100
-// ways would otherwise wait on 100 loads in turn). No shared memory and no block barrier: after
-// the split kernel only two dependent loads stand between the wait and the store.
+// CTA per row of [B, heads, q_len]: its threads read the parts' LSEs at once (one part each),
+// reduce them to the row's LSE and leave each part's weight in shared memory; then each warp
+// sums every fourth part's O, lane by lane over the columns, its loads independent of one
+// another (a batch of one sequence split 100 ways would otherwise wait on 100 loads in turn),
+// and the warps' sums are added through shared memory.
 constexpr int kCombineThreads = 128;
-constexpr int kCombineRows = kCombineThreads / 32;  // a warp per row
-constexpr int kCombineLseSlots = (kDecodeMaxSplits + 31) / 32;
+constexpr int kCombineWarps = kCombineThreads / 32;
+static_assert(kDecodeMaxSplits <= kCombineThreads, "one thread per part");
 
 template <typename T, int kHeadDim>
 __global__ void __launch_bounds__(kCombineThreads)
@@ -638,59 +637,66 @@ __global__ void __launch_bounds__(kCombineThreads)
                                 float* __restrict__ lse, int rows, int splits) {
   constexpr int kPerLane = kHeadDim / 32;
   static_assert(kPerLane == 2 || kPerLane == 4, "d = 64 or 128");
-  const int lane = threadIdx.x % 32;
-  const int row = blockIdx.x * kCombineRows + static_cast<int>(threadIdx.x) / 32;
+  __shared__ float weights[kCombineThreads];
+  __shared__ float reduce[kCombineWarps];
+  __shared__ float sums[kCombineWarps][kHeadDim];
+  const int row = blockIdx.x;
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
 #if __CUDA_ARCH__ >= 900
   // Launched as a programmatic dependent of the split kernel: the partials are complete and
   // visible only once this returns (a no-op when launched the ordinary way).
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  if (row >= rows) return;
 
-  // This lane's parts' LSEs, then (the same registers) their weights exp(lse_s - lse).
-  float weight[kCombineLseSlots];
-  float max_lse = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < kCombineLseSlots; ++j) {
-    const int s = lane + 32 * j;
-    weight[j] = s < splits ? part_lse[static_cast<std::size_t>(s) * rows + row] : -INFINITY;
-    max_lse = fmaxf(max_lse, weight[j]);
-  }
-  max_lse = warp_max(max_lse);
+  const float mine =
+      tid < splits ? part_lse[static_cast<std::size_t>(tid) * rows + row] : -INFINITY;
+  float max_lse = warp_max(mine);
+  if (lane == 0) reduce[warp] = max_lse;
+  __syncthreads();
+  max_lse = reduce[0];
+  for (int w = 1; w < kCombineWarps; ++w) max_lse = fmaxf(max_lse, reduce[w]);
+  __syncthreads();  // reduce[] is reused below
+  const float term = mine == -INFINITY ? 0.f : expf(mine - max_lse);
+  const float warp_total = warp_sum(term);
+  if (lane == 0) reduce[warp] = warp_total;
+  __syncthreads();
   float sum = 0.f;
-#pragma unroll
-  for (int j = 0; j < kCombineLseSlots; ++j)
-    sum += weight[j] == -INFINITY ? 0.f : expf(weight[j] - max_lse);
-  sum = warp_sum(sum);
+  for (int w = 0; w < kCombineWarps; ++w) sum += reduce[w];
   // Every part empty (only when kv_len < q_len slipped through): o = 0, lse = -inf.
   const float total = sum > 0.f ? max_lse + logf(sum) : -INFINITY;
-#pragma unroll
-  for (int j = 0; j < kCombineLseSlots; ++j)
-    weight[j] = sum > 0.f && weight[j] != -INFINITY ? expf(weight[j] - total) : 0.f;
+  weights[tid] = sum > 0.f ? term / sum : 0.f;  // exp(lse_s - total)
+  __syncthreads();
 
   float acc[kPerLane] = {};
-  const float* column = part_o + static_cast<std::size_t>(row) * kHeadDim + lane * kPerLane;
-  const std::size_t part_stride = static_cast<std::size_t>(rows) * kHeadDim;
-#pragma unroll
-  for (int j = 0; j < kCombineLseSlots; ++j) {
-    const int count = min(32, splits - 32 * j);
-    if (count <= 0) break;
-#pragma unroll 8
-    for (int t = 0; t < count; ++t) {
-      const float w = __shfl_sync(0xffffffffu, weight[j], t);
-      const float* src = column + static_cast<std::size_t>(32 * j + t) * part_stride;
-      if constexpr (kPerLane == 4) {
-        const float4 x = *reinterpret_cast<const float4*>(src);
-        acc[0] = fmaf(w, x.x, acc[0]);
-        acc[1] = fmaf(w, x.y, acc[1]);
-        acc[2] = fmaf(w, x.z, acc[2]);
-        acc[3] = fmaf(w, x.w, acc[3]);
-      } else {
-        const float2 x = *reinterpret_cast<const float2*>(src);
-        acc[0] = fmaf(w, x.x, acc[0]);
-        acc[1] = fmaf(w, x.y, acc[1]);
-      }
+#pragma unroll 4
+  for (int s = warp; s < splits; s += kCombineWarps) {
+    const float weight = weights[s];
+    const float* src =
+        part_o + (static_cast<std::size_t>(s) * rows + row) * kHeadDim + lane * kPerLane;
+    if constexpr (kPerLane == 4) {
+      const float4 x = *reinterpret_cast<const float4*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
+      acc[2] = fmaf(weight, x.z, acc[2]);
+      acc[3] = fmaf(weight, x.w, acc[3]);
+    } else {
+      const float2 x = *reinterpret_cast<const float2*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
     }
+  }
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) sums[warp][lane * kPerLane + i] = acc[i];
+  __syncthreads();
+  if (warp != 0) return;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    float x = 0.f;
+#pragma unroll
+    for (int w = 0; w < kCombineWarps; ++w) x += sums[w][lane * kPerLane + i];
+    acc[i] = x;
   }
   T* dst = o + static_cast<std::size_t>(row) * kHeadDim + lane * kPerLane;
   if constexpr (kPerLane == 4) {
@@ -753,8 +759,7 @@ cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& pa
   dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   dependent.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim =
-      dim3(static_cast<unsigned>(ceil_div(static_cast<int>(output_rows(shape)), kCombineRows)));
+  config.gridDim = dim3(static_cast<unsigned>(output_rows(shape)));
   config.blockDim = dim3(kCombineThreads);
   config.stream = stream;
   config.attrs = &dependent;
