@@ -36,19 +36,22 @@ void StallSources::fill(std::vector<PcSample>& pcs) {
       }
   }
   const Stopwatch watch(sass_s_);
-  for (PcSample& pc : pcs) pc.sass = instruction(pc.cubin_crc, pc.function, pc.pc_offset);
+  for (PcSample& pc : pcs) {
+    const auto* listing = function_listing(pc.cubin_crc, pc.function);
+    if (listing == nullptr) continue;
+    if (const auto i = listing->find(pc.pc_offset); i != listing->end()) pc.sass = i->second;
+    pc.waits_on = mbarrier_wait_of(*listing, pc.pc_offset);
+  }
 }
 
-std::string StallSources::instruction(std::uint64_t crc, const std::string& function,
-                                      std::uint64_t offset) {
+const std::map<std::uint64_t, std::string>* StallSources::function_listing(
+    std::uint64_t crc, const std::string& function) {
   const auto it = listings_.find({crc, function});
-  if (it == listings_.end() || !it->second.valid()) return "";
+  if (it == listings_.end() || !it->second.valid()) return nullptr;
   const Disassembly& done = it->second.get();
   if (!done.why.empty() && why_.empty()) why_ = done.why;
   const auto f = done.listing.find(function);
-  if (f == done.listing.end()) return "";
-  const auto i = f->second.find(offset);
-  return i == f->second.end() ? "" : i->second;
+  return f == done.listing.end() ? nullptr : &f->second;
 }
 
 }  // namespace roofline::gpu

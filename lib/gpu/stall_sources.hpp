@@ -34,7 +34,8 @@ class StallSources {
   // Starts disassembling the functions `pcs` name, unless under way or done.
   void request(const std::vector<PcSample>& pcs);
   // Each PC's source file and line (when its cubin has line information) and, once nvdisasm is
-  // done with its function, its instruction ("" when unknown).
+  // done with its function, its instruction ("" when unknown) and the mbarrier wait it is or
+  // branches on (mbarrier_wait_of).
   void fill(std::vector<PcSample>& pcs);
   // Why instructions are missing (no nvdisasm, a failure); empty when none is.
   const std::string& why() const { return why_; }
@@ -47,7 +48,9 @@ class StallSources {
     SassListing listing;
     std::string why;
   };
-  std::string instruction(std::uint64_t crc, const std::string& function, std::uint64_t offset);
+  // The function's instructions by offset; nullptr when they are not known.
+  const std::map<std::uint64_t, std::string>* function_listing(std::uint64_t crc,
+                                                               const std::string& function);
 
   CubinLookup lookup_;
   std::map<std::pair<std::uint64_t, std::string>, std::shared_future<Disassembly>> listings_;

@@ -177,6 +177,79 @@ TEST_CASE("stalls: the SASS listing by function and offset") {
   CHECK(parse_sass_listing("").empty());
 }
 
+TEST_CASE("stalls: an mbarrier wait, and the branch on its predicate, name the wait") {
+  // As nvdisasm lists Hopper's mbarrier.try_wait loops (flash-v3, flash-decode's TMA stream).
+  const std::string listing =
+      ".text._Z1kv:\n"
+      "        /*0300*/                   UIADD3 UR10, UR6, 0x30800, UR9 ;\n"
+      "        /*0310*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR10], R0 ;\n"
+      "        /*0320*/              @!P0 BRA 0xa820 ;\n"
+      "        /*0a40*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P2, [UR20], R12 ;\n"
+      "        /*0a50*/                   SHF.R.U32.HI R11, RZ, 0x4, R11 ;\n"
+      "        /*0a60*/              @!P2 BRA `(.L_x_7) ;\n"
+      "        /*0a70*/              @!P1 BRA `(.L_x_8) ;\n"
+      "        /*0a80*/                   LDG.E.128 R4, desc[UR4][R2.64] ;\n"
+      "        /*0a90*/              @P2 BRA `(.L_x_9) ;\n"
+      "        /*0b00*/                   SYNCS.ARRIVE.TRANS64 RZ, [UR10], RZ ;\n"
+      "        /*0b10*/                   NOP ;\n"
+      "        /*0b20*/                   NOP ;\n"
+      "        /*0b30*/                   NOP ;\n"
+      "        /*0b40*/                   NOP ;\n"
+      "        /*0b50*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P3, [UR10], R0 ;\n"
+      "        /*0b60*/                   NOP ;\n"
+      "        /*0b70*/                   NOP ;\n"
+      "        /*0b80*/                   NOP ;\n"
+      "        /*0b90*/                   NOP ;\n"
+      "        /*0ba0*/              @!P3 BRA `(.L_x_10) ;\n";
+  const SassListing sass = parse_sass_listing(listing);
+  const auto& k = sass.at("_Z1kv");
+  const std::string wait0 = "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR10], R0";
+  const std::string wait2 = "SYNCS.PHASECHK.TRANS64.TRYWAIT P2, [UR20], R12";
+  CHECK(mbarrier_wait_of(k, 0x310) == wait0);  // the wait itself
+  CHECK(mbarrier_wait_of(k, 0x320) == wait0);  // the branch right after it
+  CHECK(mbarrier_wait_of(k, 0xa60) == wait2);  // an instruction between
+  CHECK(mbarrier_wait_of(k, 0xa70).empty());   // P1 is no wait's
+  CHECK(mbarrier_wait_of(k, 0xa90).empty());   // P2's wait is more than 4 instructions back
+  CHECK(mbarrier_wait_of(k, 0xa80).empty());   // a load
+  CHECK(mbarrier_wait_of(k, 0xb00).empty());   // an arrive is not a wait
+  CHECK(mbarrier_wait_of(k, 0xba0).empty());   // its wait is 5 instructions back
+  CHECK(mbarrier_wait_of(k, 0x999).empty());   // no such offset
+}
+
+TEST_CASE("stalls: long_scoreboard on mbarrier waits has its own lever") {
+  std::vector<PcSample> pcs = three_pcs();
+  pcs[1].reasons["long_scoreboard"] = 60;  // the LDG: its own loads
+  const std::string loads = stall_reason_info("long_scoreboard")->lever;
+  CHECK(stall_lever(summarize_stalls(pcs, 7, 0), "long_scoreboard") == loads);
+  // Most of the listed long_scoreboard samples on a branch of an mbarrier wait.
+  PcSample branch = pcs[1];
+  branch.pc_offset = 0x320;
+  branch.sass = "@!P0 BRA 0xa820";
+  branch.waits_on = "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR10], R0";
+  branch.reasons = {{"long_scoreboard", 70}};
+  pcs.push_back(branch);
+  const StallSampling s = summarize_stalls(pcs, 7, 0);
+  const std::string lever = stall_lever(s, "long_scoreboard");
+  CHECK(lever.find("wait on mbarriers") != std::string::npos);
+  CHECK(lever != loads);
+  CHECK(stall_lever(s, "barrier") == stall_reason_info("barrier")->lever);
+  CHECK(stall_lever(s, "no_such_reason").empty());
+  // The section names the wait beside its branch; JSON keeps it.
+  Report report =
+      read_report_file(std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "head.json");
+  report.rows[0].stalls = s;
+  const std::string section = render_stalls(JudgedReport(report));
+  CHECK(section.find("@!P0 BRA 0xa820  [k.cu:10]  (the branch of the mbarrier wait "
+                     "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR10], R0)") != std::string::npos);
+  CHECK(section.find("Lever: its warps wait on mbarriers") != std::string::npos);
+  const Report back = report_from_text(render_json(report), "waits.json");
+  REQUIRE(back.rows[0].stalls);
+  CHECK(*back.rows[0].stalls == s);
+  // Even split: the loads' lever stays.
+  pcs.back().reasons = {{"long_scoreboard", 60}};
+  CHECK(stall_lever(summarize_stalls(pcs, 7, 0), "long_scoreboard") == loads);
+}
+
 TEST_CASE("stalls: the table's stall column and the section under it") {
   Report report =
       read_report_file(std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "head.json");

@@ -11,7 +11,44 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+bool is_mbarrier_wait(std::string_view instruction) {
+  return instruction.rfind("SYNCS.PHASECHK", 0) == 0 &&
+         instruction.find("TRYWAIT") != std::string_view::npos;
+}
+
+// "P0" of "@!P0 BRA 0xa820" or "@P3 BRA `(.L_x_7)"; empty for anything else.
+std::string_view branch_predicate(std::string_view instruction) {
+  if (instruction.empty() || instruction.front() != '@') return {};
+  std::size_t start = instruction[1] == '!' ? 2 : 1;
+  const std::size_t space = instruction.find(' ', start);
+  if (space == std::string_view::npos) return {};
+  const std::string_view rest = trim(instruction.substr(space));
+  if (rest.rfind("BRA", 0) != 0) return {};
+  return instruction.substr(start, space - start);
+}
+
 }  // namespace
+
+std::string mbarrier_wait_of(const std::map<std::uint64_t, std::string>& function,
+                             std::uint64_t offset) {
+  auto at = function.find(offset);
+  if (at == function.end()) return "";
+  if (is_mbarrier_wait(at->second)) return at->second;
+  const std::string_view predicate = branch_predicate(at->second);
+  if (predicate.empty()) return "";
+  for (int back = 0; back < kMbarrierWaitReach && at != function.begin(); ++back) {
+    --at;
+    const std::string_view before = at->second;
+    if (!is_mbarrier_wait(before)) continue;
+    // The wait's first operand is the predicate it sets: "SYNCS... P0, [UR10], R0".
+    const std::size_t space = before.find(' ');
+    const std::size_t comma = before.find(',');
+    if (space != std::string_view::npos && comma != std::string_view::npos && comma > space &&
+        trim(before.substr(space, comma - space)) == predicate)
+      return at->second;
+  }
+  return "";
+}
 
 SassListing parse_sass_listing(std::string_view text) {
   SassListing out;

@@ -17,4 +17,13 @@ using SassListing = std::map<std::string, std::map<std::uint64_t, std::string>>;
 // line carries its offset as "/*0a40*/". Lines it does not recognise are skipped.
 SassListing parse_sass_listing(std::string_view text);
 
+// The mbarrier wait (Hopper's SYNCS.PHASECHK...TRYWAIT, what mbarrier.try_wait compiles to) that
+// the instruction at `offset` of `function` is: itself, or a branch on the predicate such a wait
+// set within the kMbarrierWaitReach instructions before it (the loop `SYNCS.PHASECHK.TRANS64.
+// TRYWAIT P0, [UR10], R0` then `@!P0 BRA`, where the warp's stall lands on the branch). Empty
+// when it is neither.
+inline constexpr int kMbarrierWaitReach = 4;
+std::string mbarrier_wait_of(const std::map<std::uint64_t, std::string>& function,
+                             std::uint64_t offset);
+
 }  // namespace roofline

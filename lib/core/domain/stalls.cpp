@@ -76,6 +76,22 @@ double stall_half_width(const StallSampling& s) {
   return s.samples > 0 ? 0.98 / std::sqrt(static_cast<double>(s.samples)) : 1.0;
 }
 
+std::string stall_lever(const StallSampling& s, std::string_view reason) {
+  const StallReasonInfo* info = stall_reason_info(reason);
+  if (info == nullptr) return "";
+  if (reason != "long_scoreboard") return info->lever;
+  std::uint64_t listed = 0, on_barriers = 0;
+  for (const StallInstruction& i : s.hottest) {
+    if (i.reason != reason) continue;
+    listed += i.samples;
+    if (!i.waits_on.empty()) on_barriers += i.samples;
+  }
+  if (listed == 0 || 2 * on_barriers <= listed) return info->lever;
+  return "its warps wait on mbarriers (SYNCS.PHASECHK) for asynchronous copies (TMA) to land or "
+         "other warps to arrive: more copies in flight (more stages or CTAs per SM), fewer bytes, "
+         "or a producer that issues earlier";
+}
+
 const StallReasonInfo* stall_reason_info(std::string_view name) {
   for (const StallReasonInfo& info : kReasons)
     if (name == info.name) return &info;
@@ -125,6 +141,7 @@ StallSampling summarize_stalls(const std::vector<PcSample>& pcs, int period_log2
     ins.function = pc.function;
     ins.pc_offset = pc.pc_offset;
     ins.sass = pc.sass;
+    ins.waits_on = pc.waits_on;
     ins.file = pc.file;
     ins.line = pc.line;
     std::uint64_t most = 0;

@@ -26,6 +26,10 @@ struct StallInstruction {
   std::string reason;  // its most-sampled reason ("selected" included)
   std::string file;    // its source file (base name); empty without line information
   int line = 0;
+  // The mbarrier wait it is, or whose predicate it branches on (sass_listing.hpp's
+  // mbarrier_wait_of): its warps wait for an mbarrier's phase (TMA copies landing, other warps
+  // arriving). Empty otherwise or unknown.
+  std::string waits_on;
 
   friend bool operator==(const StallInstruction&, const StallInstruction&) = default;
 };
@@ -74,6 +78,11 @@ struct StallReasonInfo {
 // nullptr for a reason the catalogue does not know (a newer GPU's).
 const StallReasonInfo* stall_reason_info(std::string_view name);
 
+// The lever of `reason` for these samples: the reason's own (stall_reason_info), except for
+// long_scoreboard when most of its listed samples are on mbarrier waits (waits_on): those warps
+// already wait on asynchronous copies (TMA) or other warps, not on their own loads.
+std::string stall_lever(const StallSampling& s, std::string_view reason);
+
 // ncu's name of a CUPTI stall-reason name: "smsp__pcsamp_warps_issue_stalled_long_scoreboard"
 // -> "long_scoreboard". Empty for the "_not_issued" counts, which repeat the samples of the
 // others for the warps that did not issue, and for the totals CUPTI lists beside the reasons
@@ -116,6 +125,7 @@ struct PcSample {
   std::string file;
   int line = 0;
   std::uint64_t cubin_crc = 0;  // the module's (cuptiGetCubinCrc): where its SASS and lines are
+  std::string waits_on;         // StallInstruction::waits_on
 
   friend bool operator==(const PcSample&, const PcSample&) = default;
 };

@@ -191,14 +191,13 @@ json stalls_json(const StallSampling& s) {
               {"lines", json::array()},
               {"note", s.note}};
   for (const auto& [name, samples] : s.reasons) out["reasons"][name] = samples;
-  for (const StallInstruction& i : s.hottest)
-    out["hottest"].push_back({{"function", i.function},
-                              {"pc_offset", i.pc_offset},
-                              {"sass", i.sass},
-                              {"samples", i.samples},
-                              {"reason", i.reason},
-                              {"file", i.file},
-                              {"line", i.line}});
+  for (const StallInstruction& i : s.hottest) {
+    json entry = {{"function", i.function}, {"pc_offset", i.pc_offset}, {"sass", i.sass},
+                  {"samples", i.samples},   {"reason", i.reason},       {"file", i.file},
+                  {"line", i.line}};
+    if (!i.waits_on.empty()) entry["waits_on"] = i.waits_on;
+    out["hottest"].push_back(std::move(entry));
+  }
   for (const StallLine& l : s.lines)
     out["lines"].push_back(
         {{"file", l.file}, {"line", l.line}, {"samples", l.samples}, {"reason", l.reason}});
@@ -235,6 +234,7 @@ StallSampling stalls_from_json(const JsonReader& r, const json& j, const std::st
     i.function = r.string(hottest[k], iw, "function", true);
     i.pc_offset = static_cast<std::uint64_t>(r.integer(hottest[k], iw, "pc_offset", 0, kInt64Max));
     i.sass = r.string(hottest[k], iw, "sass", true);
+    if (hottest[k].contains("waits_on")) i.waits_on = r.string(hottest[k], iw, "waits_on", true);
     i.samples = static_cast<std::uint64_t>(r.integer(hottest[k], iw, "samples", 0, kInt64Max));
     i.reason = r.string(hottest[k], iw, "reason", true);
     i.file = r.string(hottest[k], iw, "file", true);

@@ -95,15 +95,16 @@ std::string stall_evidence(const StallSampling& s, const std::string& cause) {
          (info != nullptr ? std::string(": ") + info->meaning : std::string());
 }
 
-// The lever of the dominant stall; a math pipe's throttle names the row's pipe.
-std::string stall_action(const std::string& cause, const RowAnalysis& a) {
+// The lever of the dominant stall (stall_lever: mbarrier waits have their own); a math pipe's
+// throttle names the row's pipe.
+std::string stall_action(const StallSampling& s, const std::string& cause, const RowAnalysis& a) {
   if (cause == "math_pipe_throttle")
     return "it is at the rate of a math pipe" +
            (a.ceiling != nullptr ? " (" + a.ceiling->label() + " or another the kernel uses)"
                                  : std::string()) +
            ": fewer instructions on that pipe, or another pipe";
-  const StallReasonInfo* info = stall_reason_info(cause);
-  return info != nullptr ? info->lever : "look at its hottest instructions (show --source)";
+  const std::string lever = stall_lever(s, cause);
+  return !lever.empty() ? lever : "look at its hottest instructions (show --source)";
 }
 
 struct Roof {
@@ -381,7 +382,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
       add(Lever::kLatency,
           "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof + "; " +
               stall_evidence(*stalls, cause),
-          stall_action(cause, a), a.time_floor_seconds);
+          stall_action(*stalls, cause, a), a.time_floor_seconds);
     else
       add(Lever::kLatency,
           "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +

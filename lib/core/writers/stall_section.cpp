@@ -75,7 +75,8 @@ std::string render_stalls(const JudgedReport& judged, const StallSectionOptions&
     say(line, "    ");
     const std::string dominant = dominant_stall(s);
     if (const StallReasonInfo* info = stall_reason_info(dominant); info != nullptr)
-      say("    " + dominant + ": " + info->meaning + ". Lever: " + info->lever + ".", "      ");
+      say("    " + dominant + ": " + info->meaning + ". Lever: " + stall_lever(s, dominant) + ".",
+          "      ");
     for (std::size_t i = 0; i < s.lines.size() && i < options.listed; ++i) {
       const StallLine& l = s.lines[i];
       std::string text = "    " + base_name(l.file) + ":" + std::to_string(l.line) + "  " +
@@ -92,7 +93,10 @@ std::string render_stalls(const JudgedReport& judged, const StallSectionOptions&
               (ins.sass.empty() ? std::string("(no SASS)") : ins.sass) +
               (ins.file.empty()
                    ? ""
-                   : "  [" + base_name(ins.file) + ":" + std::to_string(ins.line) + "]"),
+                   : "  [" + base_name(ins.file) + ":" + std::to_string(ins.line) + "]") +
+              (ins.waits_on.empty() || ins.waits_on == ins.sass
+                   ? ""
+                   : "  (the branch of the mbarrier wait " + ins.waits_on + ")"),
           "      ");
     }
     if (!s.note.empty()) say("    note: " + s.note, "      ");
