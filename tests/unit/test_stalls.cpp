@@ -214,6 +214,16 @@ TEST_CASE("stalls: an mbarrier wait, and the branch on its predicate, name the w
   CHECK(mbarrier_wait_of(k, 0xb00).empty());   // an arrive is not a wait
   CHECK(mbarrier_wait_of(k, 0xba0).empty());   // its wait is 5 instructions back
   CHECK(mbarrier_wait_of(k, 0x999).empty());   // no such offset
+  // Odd text never reads past the instruction.
+  for (const char* odd : {"@", "@!", "@!P0", "@P0 ", "@!P0 BR", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+                          "SYNCS.PHASECHK.TRANS64.TRYWAIT P0"}) {
+    const std::map<std::uint64_t, std::string> one = {{0, "SYNCS.PHASECHK.TRANS64.TRYWAIT P0"},
+                                                      {0x10, odd}};
+    CHECK_NOTHROW(mbarrier_wait_of(one, 0x10));
+  }
+  const std::map<std::uint64_t, std::string> bare = {{0, "SYNCS.PHASECHK.TRANS64.TRYWAIT P0"},
+                                                     {0x10, "@!P0 BRA 0x0"}};
+  CHECK(mbarrier_wait_of(bare, 0x10).empty());  // a wait without operands sets no predicate
 }
 
 TEST_CASE("stalls: long_scoreboard on mbarrier waits has its own lever") {

@@ -18,8 +18,8 @@ bool is_mbarrier_wait(std::string_view instruction) {
 
 // "P0" of "@!P0 BRA 0xa820" or "@P3 BRA `(.L_x_7)"; empty for anything else.
 std::string_view branch_predicate(std::string_view instruction) {
-  if (instruction.empty() || instruction.front() != '@') return {};
-  std::size_t start = instruction[1] == '!' ? 2 : 1;
+  if (instruction.size() < 2 || instruction.front() != '@') return {};
+  const std::size_t start = instruction[1] == '!' ? 2 : 1;
   const std::size_t space = instruction.find(' ', start);
   if (space == std::string_view::npos) return {};
   const std::string_view rest = trim(instruction.substr(space));
