@@ -92,7 +92,8 @@ inline constexpr std::array<KernelInfo, 5> kKernelCatalog = {{
     // cache, split-KV): forward tiles are kDecodeRowsPerCta query rows by kDecodeKeysPerTile keys
     // (decode_plan.hpp); no backward. d = 64 and 128.
     {"flash-decode",
-     "decode: new tokens against a KV cache (GQA, paged, split-KV), mma.sync, cp.async stages",
+     "decode: new tokens against a KV cache (GQA, paged, split-KV), mma.sync, TMA or cp.async "
+     "stages",
      true,
      true,
      {64, 64, 0, 0},

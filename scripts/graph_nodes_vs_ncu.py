@@ -74,12 +74,28 @@ def our_kernels(path, graphs_only):
             continue
         replay = r.get("counters", {}).get("replay_time_seconds")
         write = r.get("counters", {}).get("dram_write_bytes")
+        clock = r.get("counters", {}).get("sm_clock_hz")
         out.append({"kernel": r["kernel"], "graph": launch["index"] if kind else None,
                     "q": ours_quantities(r), "range": launch.get("nvtx_range", ""),
                     "write": write if isinstance(write, (int, float)) else NAN,
                     "status": r["status"],
+                    "clock": clock if isinstance(clock, (int, float)) else NAN,
+                    "node": (launch.get("graph_id"), launch.get("node_position")) if kind else None,
                     "replay": replay if isinstance(replay, (int, float)) else NAN})
     return out
+
+
+def why_slower(o, t, tr, row, units):
+    """Why our time t of kernel o misses the reference's tr (its ncu result `row`): the same
+    cycles at another SM clock, the reference's flush leaving lines dirty for the kernel to write
+    back (1 MB or more of DRAM writes beyond ours), or neither."""
+    clock = scaled(row, units, "sm__cycles_elapsed.avg.per_second")
+    limit = 0.05 * tr if tr >= 20e-6 else 2e-6 + 0.10 * tr
+    if clock > 0 and o["clock"] > 0 and abs(t * o["clock"] / clock - tr) <= limit:
+        return "at another SM clock (the same cycles within the band)"
+    if scaled(row, units, "dram__bytes_write.sum") - o["write"] >= 1e6:
+        return "after ncu's flush left >= 1 MB of lines dirty (its DRAM writes beyond ours)"
+    return "neither"
 
 
 def short(name):
@@ -134,6 +150,7 @@ def main():
     ours = our_kernels(positional[0], "--graphs-only" in flags)
     rows, units = read_ncu(positional[1])
     ncu = [(r.get("Kernel Name", ""), ncu_quantities(r, units)) for r in rows]
+    raw_of = {id(q): (r, units) for r, (_, q) in zip(rows, ncu)}
     spread = None
     if opts["--ncu2"]:
         rows2, units2 = read_ncu(opts["--ncu2"])
@@ -146,6 +163,7 @@ def main():
     if opts["--counters"]:
         crows, cunits = read_ncu(opts["--counters"])
         cref = [(r.get("Kernel Name", ""), ncu_quantities(r, cunits)) for r in crows]
+        raw_of.update({id(q): (r, cunits) for r, (_, q) in zip(crows, cref)})
     cpairs = dict((id(o), q) for o, q in pair(ours, cref))
     index_of = {id(q): k for k, (_, q) in enumerate(cref)}
     # The storeless probe (gpt_compiled.py --probe): the DRAM writes the reference counts during
@@ -170,6 +188,18 @@ def main():
               for kind in ("graph nodes", "plain launches")}
     spread_used = 0
     nvtx_time = total_time = 0.0
+    time_misses = {"plain launches": [], "graph node replays": []}
+    # ncu's L2 bytes of each graph node over every result it gave the same node (its graph's
+    # replays, both runs): the range a node's L2 takes from run to run, beside the two-run spread.
+    node_l2 = collections.defaultdict(list)
+    for o, q in pair(ours, cref):
+        if o["node"] is not None and not math.isnan(q[2]):
+            node_l2[o["node"], o["kernel"]].append(q[2])
+    if spread is not None:
+        for o, q in pair(ours, [(name, s2) for (name, _), s2 in zip(cref, spread)]):
+            if o["node"] is not None and not math.isnan(q[2]):
+                node_l2[o["node"], o["kernel"]].append(q[2])
+    in_range = [0, 0]
     for o, tref in pairs:
         mine = o["q"]
         kind = "graph nodes" if o["graph"] is not None else "plain launches"
@@ -180,6 +210,8 @@ def main():
             ok = abs(t - tr) <= limit
             time_ok[kind][0] += ok
             time_ok[kind][1] += 1
+            if not ok and kind == "plain launches":
+                time_misses[kind].append(why_slower(o, t, tr, *raw_of[id(tref)]))
             good = good and ok
             cells.append(f"{ratio(t, tr):.3f}{'' if ok else '!'}")
         else:
@@ -192,6 +224,9 @@ def main():
             limit = 0.05 * ref[0] if ref[0] >= 20e-6 else 2e-6 + 0.10 * ref[0]
             replay_ok[0] += abs(o["replay"] - ref[0]) <= limit
             replay_ok[1] += 1
+            if abs(o["replay"] - ref[0]) > limit:
+                time_misses["graph node replays"].append(
+                    why_slower(o, o["replay"], ref[0], *raw_of[id(ref)]))
         for qi, name in ((1, "DRAM"), (2, "L2"), (3, "tensor")):
             x, y = mine[qi], ref[qi] if ref is not None else NAN
             if math.isnan(x) or math.isnan(y) or (x == 0 and y == 0):
@@ -213,6 +248,10 @@ def main():
                 band = ok or y * 0.98 - foreign_near(position[id(o)]) <= x <= y * 1.02
                 banded[kind][0] += band
                 banded[kind][1] += 1
+            if counted and name == "L2" and o["node"] is not None:
+                seen = node_l2.get((o["node"], o["kernel"]), [y])
+                in_range[0] += ok or min(seen) * 0.98 <= x <= max(seen) * 1.02
+                in_range[1] += 1
             if counted:
                 judged[kind][name][0] += ok
                 judged[kind][name][1] += 1
@@ -242,6 +281,16 @@ def main():
             print(f"{name}, {kind}: {n_ok}/{n} {scope}{pct}")
     if spread is not None:
         print(f"  ({spread_used} of those passed by ncu's own spread, not by 2%)")
+    if in_range[1]:
+        print(f"L2, graph nodes: {in_range[0]}/{in_range[1]} of >= {BIG / 1e6:.0f} MB within 2% of "
+              f"the range ncu gave the same node over its runs and its graph's replays "
+              f"({100 * in_range[0] / in_range[1]:.1f}%; not the criterion: its spread "
+              f"between runs)")
+    for kind, misses in time_misses.items():
+        if misses:
+            kinds = collections.Counter(misses)
+            print(f"time misses, {kind}: " + ", ".join(f"{n} {why}" for why, n in
+                                                       kinds.most_common()))
     if foreign:
         probe_rows = [o for o in ours if o["kernel"].startswith(PROBE)]
         ours_w = [o["write"] / 1e6 for o in probe_rows]
