@@ -53,14 +53,6 @@ constexpr int decode_splits(int batch, int kv_heads, int rows, int head_dim, int
       std::clamp<long long>(std::min(by_slots, by_length), 1, kDecodeMaxSplits));
 }
 
-// Whether a launch of `ctas` CTAs (every part's) fills at most half of each SM's CTA slots: then
-// each CTA takes the shared memory of two, as twice the stages of K and V (flash_decode.cu's
-// deep pipeline), so that the SMs keep as many bytes in flight as a full grid would. Split
-// launches always qualify (decode_splits fills half the slots).
-constexpr bool decode_deep_pipeline(long long ctas, int head_dim, int sm_count) {
-  return ctas > 0 && ctas <= static_cast<long long>(sm_count) * (decode_ctas_per_sm(head_dim) / 2);
-}
-
 // Keys of a sequence of `kv_len` keys in each of `splits` parts: whole tiles, so that parts
 // start on tile boundaries (the last part takes what is left; a part may be empty).
 constexpr int decode_keys_per_split(int kv_len, int splits) {

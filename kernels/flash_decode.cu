@@ -20,11 +20,7 @@
 // 128 KB per SM at 2 (4) CTAs per SM (decode_ctas_per_sm), which is what a read stream needs at
 // the H200's bandwidth and latency. At d = 64, 4 CTAs of 3 stages beat 3 of 4 where a batch's
 // CTAs fill the GPU (B64 H32/8 KV 8192: 512 CTAs are one wave of 528 slots, not 1.3 of 396: 376
-// µs against 414 on an H100) and match them elsewhere (within 1.3% on B1-8 rows). A grid that
-// fills at most half of the slots (every split launch, decode_plan.hpp) leaves half of each SM's
-// shared memory unused at 3 stages: there each CTA takes the room of two as 6 stages (the deep
-// pipeline, sm_90), 5 tiles in flight instead of 2, so that the few CTAs keep as many bytes in
-// flight per SM as a full grid.
+// µs against 414 on an H100) and match them elsewhere (within 1.3% on B1-8 rows).
 // - sm_90 and later: bulk tensor copies (TMA, hopper/tma.cuh). Thread 0 issues each tile as
 //   boxes of 64 columns by 64 rows (by the page where a page is shorter) of a tensor map over the
 //   cache, in the 128-byte swizzle that keeps ldmatrix free of bank conflicts without padding,
@@ -62,8 +58,6 @@
 // (regime, binding roof, share of it, advice), row by row:
 //   cuflash-roofline run --kernel flash-decode --batch 8 --kv-heads 8 --q-len 1 --seq 8192
 #include <cfloat>
-#include <cstdlib>
-#include <string_view>
 
 #include "kernels/catalog.hpp"
 #include "kernels/decode_plan.hpp"
@@ -89,10 +83,8 @@ constexpr bool kTmaCompiled = true;
 #endif
 
 // kTma: the K/V stream by bulk tensor copies (sm_90 and later) into 128-byte-swizzled tiles;
-// otherwise by 16-byte cp.async into rows padded by 16 bytes. kDeep (bulk copies only): a grid
-// that fills at most half of the CTA slots (decode_deep_pipeline) gives each CTA the shared
-// memory of two, as twice the stages.
-template <int kHeadDim, bool kTma, bool kDeep = false>
+// otherwise by 16-byte cp.async into rows padded by 16 bytes.
+template <int kHeadDim, bool kTma>
 struct DecodeConfig {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
@@ -102,9 +94,8 @@ struct DecodeConfig {
   static constexpr int kTileKv = kBlockKv * (kTma ? kHeadDim : kStride);  // 16-bit elements
   // A swizzled tile is kHeadDim / 64 blocks of 64 columns (128-byte rows), each kBlockBytes.
   static constexpr std::uint32_t kBlockBytes = kBlockKv * 128;
-  // Stages of K and V: as many as decode_ctas_per_sm CTAs of this size leave room for (deep:
-  // half as many CTAs, twice the stages).
-  static constexpr int kStages = kDeep ? 6 : 3;
+  // Stages of K and V: as many as decode_ctas_per_sm CTAs of this size leave room for.
+  static constexpr int kStages = 3;
   static constexpr std::size_t kStageBytes = 2 * kTileKv * sizeof(__half);
   static constexpr std::size_t kStagesBytes = kStages * kStageBytes;
   // TMA: a barrier per stage after the stages, and room to align the swizzled tiles to 1024
@@ -112,7 +103,7 @@ struct DecodeConfig {
   static constexpr std::size_t kBarrierBytes = kTma ? kStages * sizeof(std::uint64_t) : 0;
   static constexpr std::size_t kAlignBytes = kTma ? 1024 - 16 : 0;
   static constexpr std::size_t kSmemBytes = kStagesBytes + kBarrierBytes + kAlignBytes;
-  static constexpr int kCtasPerSm = decode_ctas_per_sm(kHeadDim) / (kDeep ? 2 : 1);
+  static constexpr int kCtasPerSm = decode_ctas_per_sm(kHeadDim);
   // The cp.async work of one tile of K (or V): 16-byte chunks, kRowsPerPass rows per pass of
   // the whole CTA.
   static constexpr int kChunksPerRow = kHeadDim / 8;
@@ -125,7 +116,6 @@ struct DecodeConfig {
       (kWarps * 16 * kMergeStride + 2 * kWarps * 16) * sizeof(float);
 
   static_assert(kPasses * kRowsPerPass == kBlockKv, "whole cp.async passes per tile");
-  static_assert(kTma || !kDeep, "the deep pipeline is the bulk copies'");
   static_assert(!kTma || kTileKv * sizeof(__half) == kHeadDim / 64 * kBlockBytes,
                 "a swizzled tile is kHeadDim / 64 blocks of 64 columns");
   static_assert(kMaxRowTiles == kWarps, "a warp per row tile at most");
@@ -172,9 +162,9 @@ struct DecodeParams {
 // One CTA's work (the kernel below). Grid: x = row block, y = part of the keys, z = sequence ·
 // kv_heads + key/value head; CTAs of one head's row blocks are neighbours, so the blocks after
 // the first read the cache from L2.
-template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma, bool kDeep>
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
 __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
-  using Cfg = DecodeConfig<kHeadDim, kTma, kDeep>;
+  using Cfg = DecodeConfig<kHeadDim, kTma>;
   constexpr int kStride = Cfg::kStride;
   constexpr int kStages = Cfg::kStages;
   constexpr int kKeyGroups = Cfg::kWarps / kRowTiles;    // warps sharing a row tile
@@ -619,14 +609,14 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
 // The main kernel: decode_cta per CTA. Each architecture's code has the body of one stream, the
 // bulk copies where it has them, cp.async elsewhere; the launch picks the kernel whose body the
 // device's code has (launch_for_stream).
-template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma, bool kDeep>
-__global__ void __launch_bounds__(DecodeConfig<kHeadDim, kTma, kDeep>::kThreads,
-                                  DecodeConfig<kHeadDim, kTma, kDeep>::kCtasPerSm)
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
+__global__ void __launch_bounds__(DecodeConfig<kHeadDim, kTma>::kThreads,
+                                  DecodeConfig<kHeadDim, kTma>::kCtasPerSm)
     flash_decode_kernel(const __grid_constant__ DecodeParams<T> p) {
   if constexpr (kTma != kTmaCompiled) {
     __trap();
   } else {
-    decode_cta<T, kHeadDim, kRowTiles, kPaged, kTma, kDeep>(p);
+    decode_cta<T, kHeadDim, kRowTiles, kPaged, kTma>(p);
   }
 }
 
@@ -746,39 +736,19 @@ std::size_t partial_lse_bytes(const AttentionShape& shape, int splits) {
   return align_up(static_cast<std::size_t>(splits) * output_rows(shape) * sizeof(float));
 }
 
-template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma, bool kDeep>
-cudaError_t launch_grid(const dim3& grid, const DecodeParams<T>& params, cudaStream_t stream) {
-  using Cfg = DecodeConfig<kHeadDim, kTma, kDeep>;
-  auto kernel = flash_decode_kernel<T, kHeadDim, kRowTiles, kPaged, kTma, kDeep>;
+template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
+cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& params,
+                          cudaStream_t stream) {
+  using Cfg = DecodeConfig<kHeadDim, kTma>;
+  auto kernel = flash_decode_kernel<T, kHeadDim, kRowTiles, kPaged, kTma>;
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(Cfg::kSmemBytes)));
   // All of the unified L1/shared array as shared memory: decode_ctas_per_sm CTAs need it.
   ROOFLINE_RETURN_IF_ERROR(cudaFuncSetAttribute(
       kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  const dim3 grid(decode_row_blocks(params.rows), params.splits, shape.batch * shape.key_heads());
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   ROOFLINE_RETURN_IF_LAUNCH_FAILED();
-  return cudaSuccess;
-}
-
-template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
-cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& params,
-                          cudaStream_t stream) {
-  const dim3 grid(decode_row_blocks(params.rows), params.splits, shape.batch * shape.key_heads());
-  // A grid that leaves half of every SM's CTA slots empty takes twice the stages per CTA (bulk
-  // copies only): twice the bytes in flight per SM where its CTAs alone must stream the cache.
-  bool deep = false;
-  if constexpr (kTma) {
-    int sms = 0;
-    ROOFLINE_RETURN_IF_ERROR(current_context_sms(&sms));
-    deep = decode_deep_pipeline(static_cast<long long>(grid.x) * grid.y * grid.z, kHeadDim, sms);
-    if (const char* pipeline = std::getenv("ROOFLINE_DECODE_PIPELINE");
-        pipeline != nullptr && std::string_view(pipeline) == "shallow")
-      deep = false;  // EXPERIMENT: the A/B of the deep pipeline; removed after measuring
-  }
-  const cudaError_t launched =
-      deep ? launch_grid<T, kHeadDim, kRowTiles, kPaged, kTma, kTma>(grid, params, stream)
-           : launch_grid<T, kHeadDim, kRowTiles, kPaged, kTma, false>(grid, params, stream);
-  ROOFLINE_RETURN_IF_ERROR(launched);
   if (params.splits == 1) return cudaSuccess;
   // The combine as a programmatic dependent launch (sm_90): its CTAs start while the split
   // kernel runs and wait for it on the device, which takes the launch gap between the two off
@@ -848,7 +818,7 @@ cudaError_t launch_for_stream(const AttentionShape& shape, const AttentionBuffer
                               DecodeParams<T>& params, cudaStream_t stream) {
   cudaFuncAttributes image{};
   ROOFLINE_RETURN_IF_ERROR(
-      cudaFuncGetAttributes(&image, flash_decode_kernel<T, kHeadDim, 1, false, true, false>));
+      cudaFuncGetAttributes(&image, flash_decode_kernel<T, kHeadDim, 1, false, true>));
   if (image.ptxVersion < 90) return launch_for_dim<T, kHeadDim, false>(shape, params, stream);
   ROOFLINE_RETURN_IF_ERROR(encode_kv_maps(shape, buffers, &params));
   return launch_for_dim<T, kHeadDim, true>(shape, params, stream);
@@ -937,8 +907,5 @@ static_assert(DecodeConfig<64, true>::kBlockKv == kDecodeKeysPerTile &&
 static_assert(kDecodeRowTile == 16, "rows pad to mma.sync's m16");
 static_assert(DecodeConfig<64, true>::kCtasPerSm == 4 && DecodeConfig<128, true>::kCtasPerSm == 2,
               "the occupancy that the stage counts were sized for");
-static_assert(DecodeConfig<64, true, true>::kCtasPerSm == 2 &&
-                  DecodeConfig<128, true, true>::kCtasPerSm == 1,
-              "the deep pipeline: half the CTAs per SM, decode_deep_pipeline's");
 }  // namespace
 }  // namespace roofline::kernels

@@ -136,15 +136,6 @@ TEST_CASE("decode model: split-KV parts fill half the CTA slots, and their parti
   const Prediction whole = predict(find_kernel_model("flash-decode"), fixed, h200());
   const double partials = 16.0 * 1 * 32 * 1 * (128 + 1) * 4;
   CHECK(split.no_reuse_dram_bytes - whole.no_reuse_dram_bytes == doctest::Approx(2 * partials));
-  // Split grids fill at most half of the slots: they run the deep pipeline, as do unsplit grids
-  // of that size; a grid past half of the slots does not.
-  CHECK(kernels::decode_deep_pipeline(decode_ctas(w, 132), 128, 132));
-  CHECK(kernels::decode_deep_pipeline(decode_ctas(decode(1, 32, 8, 1, 65536, 64), 132), 64, 132));
-  CHECK(kernels::decode_deep_pipeline(132, 128, 132));
-  CHECK_FALSE(kernels::decode_deep_pipeline(133, 128, 132));
-  CHECK(kernels::decode_deep_pipeline(264, 64, 132));
-  CHECK_FALSE(kernels::decode_deep_pipeline(265, 64, 132));
-  CHECK_FALSE(kernels::decode_deep_pipeline(0, 64, 132));
   // Keys in parts of whole tiles: every part starts on a tile boundary.
   CHECK(kernels::decode_keys_per_split(65536, 33) % kernels::kDecodeKeysPerTile == 0);
   CHECK(33 * kernels::decode_keys_per_split(65536, 33) >= 65536);
@@ -157,8 +148,7 @@ TEST_CASE("decode model: the grid the tail effect sees, parts of unequal ragged 
   const auto grid = bundled_grid(find_kernel_model("flash-decode"), w, 132);
   REQUIRE(grid);
   CHECK(grid->ctas == 2 * 8 * 2);
-  // 32 CTAs fill less than half of the 528 slots: the deep pipeline, two CTAs per SM.
-  CHECK(grid->ctas_per_sm == kernels::decode_ctas_per_sm(64) / 2);
+  CHECK(grid->ctas_per_sm == kernels::decode_ctas_per_sm(64));
   // Sequence 0: two parts of 8 tiles; sequence 1: one tile and an empty part.
   REQUIRE(grid->cta_work.size() == 3);
 }
@@ -189,8 +179,7 @@ TEST_CASE(
   REQUIRE(v);
   CHECK(v->lever == Lever::kOccupancy);
   CHECK(v->evidence.find("latency/occupancy-bound: DRAM at 10%") == 0);
-  // The deep pipeline's slots: one CTA per SM at d = 128.
-  CHECK(v->evidence.find("8 CTAs for 132 CTA slots") != std::string::npos);
+  CHECK(v->evidence.find("8 CTAs for 264 CTA slots") != std::string::npos);
   CHECK(v->action.find("split-KV") != std::string::npos);
   CHECK(v->estimated_speedup == doctest::Approx(10).epsilon(0.02));
   // The same kernel with its parts chosen for the GPU, at 60% of the roof: a full grid, the

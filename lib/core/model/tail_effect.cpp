@@ -198,9 +198,7 @@ std::optional<LaunchGrid> decode_grid(const KernelModel& model, const Workload& 
   const std::int64_t per_sequence = decode_ctas(w, sm_count) / w.batch;
   LaunchGrid grid;
   grid.ctas = decode_ctas(w, sm_count);
-  // A grid of at most half the CTA slots runs the deep pipeline: half as many CTAs per SM.
-  grid.ctas_per_sm = kernels::decode_ctas_per_sm(w.head_dim) /
-                     (kernels::decode_deep_pipeline(grid.ctas, w.head_dim, sm_count) ? 2 : 1);
+  grid.ctas_per_sm = kernels::decode_ctas_per_sm(w.head_dim);
   grid.origin = model.name + "'s grid (sequences × KV heads × row blocks × " +
                 std::to_string(parts) + (parts == 1 ? " part)" : " split-KV parts)");
   // Key tiles of each part: equal parts of equal sequences, else one group per (sequence, part).
