@@ -127,7 +127,6 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
   local extra=()
   [ -s "$out/reports/${name}_ncu_all1.csv" ] && extra+=(--counters "$out/reports/${name}_ncu_all1.csv")
   [ -s "$out/reports/${name}_ncu_all2.csv" ] && extra+=(--ncu2 "$out/reports/${name}_ncu_all2.csv")
-  [ -s "$out/reports/${name}_off.json" ] && extra+=(--untraced "$out/reports/${name}_off.json")
   local time_ref="$out/reports/${name}_ncu_none1.csv"
   [ -s "$time_ref" ] || time_ref="$out/reports/${name}_ncu_all1.csv"
   python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_counted.json" \

@@ -4,8 +4,7 @@ Nsight Compute's `--graph-profiling node` on one program.
 
     python3 scripts/graph_nodes_vs_ncu.py PROFILE.json NCU.csv [--counters NCU_ALL.csv]
                                           [--ncu2 NCU2.csv] [--graphs-only]
-                                          [--timed TIMED.json] [--untraced UNTRACED.json]
-                                          [--all]
+                                          [--timed TIMED.json] [--all]
 
 PROFILE.json: `cuflash-roofline profile --json` of a one-process program. NCU.csv: `ncu
 --graph-profiling node --cache-control none --clock-control none --csv --page raw --metrics
@@ -15,10 +14,7 @@ graph run. With --graphs-only, only our graph nodes are paired (for an ncu run f
 replays with --nvtx-include). NCU_ALL.csv: the same with --cache-control all (ncu flushes the
 caches before each node, as `profile --cache cold` does before each launch and each node
 replay): the reference for DRAM, L2 and FLOPs when given (else NCU.csv is). NCU2.csv: a second
-run like the counters' reference, for ncu's own spread. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check; UNTRACED.json (--untraced): the
-same program under `profile --graph-nodes off`, whose graph launches are timed without
-node-level tracing (which adds time between nodes: about 0.4 µs a node on an H100), paired with
-TIMED.json's by launch index.
+run like the counters' reference, for ncu's own spread. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check.
 
 Our kernels (plain launches and kernel nodes, graph launches themselves left out) are paired
 with ncu's results in order; the nodes of one graph launch are paired with the launch's results
@@ -49,7 +45,7 @@ PROBE = "probe_read_only"  # gpt_compiled.py --probe: reads 256 MiB, stores noth
 
 
 def args_of(argv):
-    opts = {"--ncu2": None, "--timed": None, "--counters": None, "--untraced": None}
+    opts = {"--ncu2": None, "--timed": None, "--counters": None}
     flags = set()
     positional = []
     it = iter(argv)
@@ -334,20 +330,6 @@ def main():
             print(f"graph launches: sum of their node times / launch time: median "
                   f"{serial[len(serial) // 2]:.3f}, range {serial[0]:.3f}-{serial[-1]:.3f}; "
                   f"{within}/{len(serial)} within 5%")
-        if opts["--untraced"]:
-            # The same program's graph launches with --graph-nodes off: timed without node-level
-            # activity tracing, which puts time of its own between a graph's nodes.
-            untraced = {}
-            for r in json.load(open(opts["--untraced"]))["rows"]:
-                t = r["counters"].get("gpu_time_seconds")
-                if r["launch"].get("graph") and isinstance(t, (int, float)) and t > 0:
-                    untraced[r["launch"]["index"]] = t
-            plain = sorted(sums[i] / untraced[i] for i in sums if i in untraced)
-            if plain:
-                within = sum(abs(x - 1) <= 0.05 for x in plain)
-                print(f"graph launches: sum of their node times / the same launch's time with "
-                      f"--graph-nodes off (no node tracing): median {plain[len(plain) // 2]:.3f}, "
-                      f"range {plain[0]:.3f}-{plain[-1]:.3f}; {within}/{len(plain)} within 5%")
         if accounted:
             accounted.sort()
             within = sum(abs(x - 1) <= 0.05 for x in accounted)

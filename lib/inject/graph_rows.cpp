@@ -194,13 +194,10 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
               : std::string()) +
          (written > 0 ? ", " + std::to_string(written) + " in rows of their own" : std::string()) +
          "; time: from the first node's start to the last one's end");
-    // Timing each node adds time between nodes (about 0.4 µs a node on an H100: a 30-node graph
-    // of 8 MB kernels took 93.9 µs traced, 81.8 µs untraced, its nodes 81.6 µs; NOTES.md).
     if (idle.seconds > 0)
       note("no node ran for " + format_fixed(idle.seconds * 1e6, 1) +
            " µs of it (the largest gap " + format_fixed(idle.largest * 1e6, 1) +
-           " µs, before node " + std::to_string(idle.before) +
-           "; timing each node adds some: --graph-nodes off times the launch untraced)");
+           " µs, before node " + std::to_string(idle.before) + ")");
   } else {
     note(activity ? "no kernel node in its activity records"
                   : "CUPTI gave no activity record for its nodes: time measured around it");

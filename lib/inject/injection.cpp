@@ -419,7 +419,7 @@ double Injection::finish_timing_only(const Measuring& m, const CUpti_CallbackDat
     launch.gpu_start_ns = static_cast<std::int64_t>(time->first_start_ns);
     launch.gpu_end_ns = static_cast<std::int64_t>(time->last_end_ns);
   }
-  rows_.apply_gpu_time(counters, time, message, Around::kEvents, false);
+  rows_.apply_gpu_time(counters, time, message, Around::kEvents, false, m.launch.graph);
   recorder_.record(launch_record(launch, RowStatus::kCountersUnavailable, message, counters));
   return counters[quantity::kGpuTime];
 }

@@ -226,7 +226,11 @@ std::vector<KernelExecution> nodes_in_order(const LaunchActivity& activity) {
 LaunchGpuTime gpu_time_of(const LaunchActivity& activity) {
   LaunchGpuTime time;
   for (const KernelExecution& e : nodes_in_order(activity)) {
-    if (e.kind != ExecutionKind::kKernel || e.end_ns <= e.start_ns) continue;
+    if (e.end_ns <= e.start_ns) continue;
+    if (time.nodes_start_ns == 0 || e.start_ns < time.nodes_start_ns)
+      time.nodes_start_ns = e.start_ns;
+    time.nodes_end_ns = std::max(time.nodes_end_ns, e.end_ns);
+    if (e.kind != ExecutionKind::kKernel) continue;
     time.seconds += static_cast<double>(e.end_ns - e.start_ns) * 1e-9;
     time.seconds_from_submission +=
         e.submitted_ns > 0 && e.submitted_ns <= e.start_ns && e.submitted_ns != ~0ull

@@ -70,6 +70,10 @@ struct LaunchGpuTime {
   // The first kernel's start and the last one's end (CUPTI timestamps, ns).
   std::uint64_t first_start_ns = 0;
   std::uint64_t last_end_ns = 0;
+  // The same over every node, memcpy and memset nodes included: a graph launch's span (0 when
+  // no record has a duration).
+  std::uint64_t nodes_start_ns = 0;
+  std::uint64_t nodes_end_ns = 0;
 };
 
 // Process-wide: CUPTI delivers activity buffers to one pair of callbacks.

@@ -130,8 +130,11 @@ void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launc
     graphs_.record(launch, activity, std::move(parent), note, counted);
     return;
   }
-  if (launch.graph) message = "a CUDA graph launch, measured as a whole (--graph-nodes off)";
-  apply_gpu_time(counters, time, message, around, from_submission);
+  if (launch.graph)
+    message =
+        "a CUDA graph launch, measured as a whole (--graph-nodes off); time: from its first "
+        "node's start to its last one's end";
+  apply_gpu_time(counters, time, message, around, from_submission, launch.graph);
   recorder_.record(launch_record(row, RowStatus::kOk, message, std::move(counters)));
 }
 
@@ -167,7 +170,7 @@ std::optional<LaunchActivity> LaunchRows::take_activity(const KernelLaunch& laun
 
 void LaunchRows::apply_gpu_time(std::map<std::string, double>& counters,
                                 const std::optional<LaunchGpuTime>& time, std::string& message,
-                                Around around, bool from_submission) const {
+                                Around around, bool from_submission, bool graph) const {
   auto note = [&message](const std::string& text) {
     message += (message.empty() ? "" : "; ") + text;
   };
@@ -184,12 +187,17 @@ void LaunchRows::apply_gpu_time(std::map<std::string, double>& counters,
   }
   counters[quantity::kKernelExecution] = time->seconds;
   counters[quantity::kKernelCount] = time->kernels;
-  counters[quantity::kGpuTime] = from_submission && std::isfinite(time->seconds_from_submission)
-                                     ? time->seconds_from_submission
-                                     : time->seconds;
+  const double span = time->kernels > 0 && time->nodes_end_ns > time->nodes_start_ns
+                          ? static_cast<double>(time->nodes_end_ns - time->nodes_start_ns) * 1e-9
+                          : time->seconds;
+  const double own = graph ? span : time->seconds;
+  counters[quantity::kGpuTime] =
+      !graph && from_submission && std::isfinite(time->seconds_from_submission)
+          ? time->seconds_from_submission
+          : own;
   // A kernel cannot outlast what was measured around it: if it seems to, one source is wrong.
-  if (around_seconds > 0 && time->seconds > around_seconds * 1.05 + 2e-6)
-    note("the kernel's activity time (" + format_fixed(time->seconds * 1e6, 1) +
+  if (around_seconds > 0 && own > around_seconds * 1.05 + 2e-6)
+    note("the kernel's activity time (" + format_fixed(own * 1e6, 1) +
          " µs) exceeds the time measured around it (" + format_fixed(around_seconds * 1e6, 1) +
          " µs)");
 }

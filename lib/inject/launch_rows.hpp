@@ -80,10 +80,13 @@ class LaunchRows {
   // kernels' execution (kKernelExecution, kept beside it either way). `counters`' kGpuTime on
   // entry is what was measured around the launch (`around`), kept as kRangeTime; without a
   // record it stays the row's time and, unless it is an auto range (the kernel alone, as ncu
-  // measures it), `message` says so.
+  // measures it), `message` says so. A graph launch (`graph`) takes its nodes' span, the
+  // first one's start to the last one's end, as counted and timed graph launches do: its
+  // kernels' execution summed would count overlapping branches twice and leave out its memcpy
+  // and memset nodes and the time between nodes.
   void apply_gpu_time(std::map<std::string, double>& counters,
                       const std::optional<LaunchGpuTime>& time, std::string& message, Around around,
-                      bool from_submission) const;
+                      bool from_submission, bool graph = false) const;
 
   // True when graph launches get node rows (--graph-nodes counted or timed).
   bool graph_nodes() const { return graph_nodes_ != GraphNodes::kOff; }

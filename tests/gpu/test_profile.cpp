@@ -336,6 +336,9 @@ TEST_CASE("profile: a program that replays a CUDA graph prints the same output i
           ++graph_rows;
           CHECK(counter(row, "kernel_count") == 4);
           CHECK(counter(row, "gpu_time_seconds") > 0);
+          // A serial graph's time is its nodes' span, in every mode: no less than its kernels.
+          CHECK(counter(row, "gpu_time_seconds") >=
+                counter(row, "kernel_execution_seconds") * (1 - 1e-9));
           CHECK(row["launch"].value("graph_nodes", 0) == (node_rows ? 4 : 0));
           // The whole graph is one range of a batch, with a one-pass set.
           const bool whole = one_pass && std::string(replay) == "batch";

@@ -16,6 +16,7 @@
 
 #include "lib/inject/graph_catalog.hpp"
 #include "lib/inject/graph_rows.hpp"
+#include "lib/inject/launch_rows.hpp"
 #include "lib/inject/record_file.hpp"
 #include "lib/inject/recorder.hpp"
 
@@ -74,8 +75,7 @@ TEST_CASE("graph rows: the parent's time is its nodes' and the gaps when none ra
   // Idle: 0.5 µs before the memset and 39 µs before the third node; none inside the overlap.
   CHECK(c["graph_idle_seconds"].get<double>() == doctest::Approx(39.5e-6));
   const std::string message = parent["message"];
-  CHECK(message.find("no node ran for 39.5 µs of it (the largest gap 39.0 µs, before node 2; "
-                     "timing each node adds some: --graph-nodes off times the launch untraced)") !=
+  CHECK(message.find("no node ran for 39.5 µs of it (the largest gap 39.0 µs, before node 2)") !=
         std::string::npos);
   // Node rows: their own execution time, in start order.
   CHECK(rows[1]["counters"]["gpu_time_seconds"].get<double>() == doctest::Approx(10e-6));
@@ -120,6 +120,45 @@ TEST_CASE("graph rows: a counted node keeps the graph's time and its replay's ti
   CHECK(first["replay_time_seconds"].get<double>() == doctest::Approx(12e-6));
   CHECK(first["range_time_seconds"].get<double>() == doctest::Approx(40e-6));
   CHECK_FALSE(rows[2]["counters"].contains("replay_time_seconds"));
+}
+
+}  // namespace roofline::inject
+
+namespace roofline::inject {
+
+TEST_CASE("graph rows: a graph launch measured as a whole takes its kernels' span") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("graph_span_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    Recorder recorder(std::make_unique<RecordFile>(dir.string(), 1));
+    GraphCatalog catalog;
+    GraphRows graphs(recorder, catalog, nullptr);
+    const Driver driver{};
+    const LaunchRows rows(driver, recorder, CounterSet::kRoofline, "", graphs, GraphNodes::kOff);
+    // Two branches overlapping for 10 µs: 20 + 20 µs of kernels over 30 µs, after a memset.
+    LaunchGpuTime time;
+    time.seconds = 40e-6;
+    time.seconds_from_submission = 45e-6;
+    time.kernels = 2;
+    time.first_start_ns = 1'000'000;
+    time.last_end_ns = 1'030'000;
+    // A memset node 5 µs before the first kernel.
+    time.nodes_start_ns = 995'000;
+    time.nodes_end_ns = 1'030'000;
+    std::map<std::string, double> graph{{quantity::kGpuTime, 50e-6}};
+    std::string message;
+    rows.apply_gpu_time(graph, time, message, Around::kUserRange, false, true);
+    CHECK(graph[quantity::kGpuTime] == doctest::Approx(35e-6));
+    CHECK(graph[quantity::kKernelExecution] == doctest::Approx(40e-6));
+    CHECK(graph[quantity::kRangeTime] == doctest::Approx(50e-6));
+    CHECK(message.empty());
+    // A kernel launch keeps its execution (from its submission where asked).
+    std::map<std::string, double> kernel{{quantity::kGpuTime, 50e-6}};
+    rows.apply_gpu_time(kernel, time, message, Around::kUserRange, true, false);
+    CHECK(kernel[quantity::kGpuTime] == doctest::Approx(45e-6));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace roofline::inject
