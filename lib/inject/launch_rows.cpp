@@ -90,9 +90,11 @@ void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launc
   // its range opens): from its submission to its end is the GPU's time for it.
   const bool from_submission = around == Around::kUserRange && !launch.graph;
   KernelLaunch row = launch;
-  if (time && time->kernels > 0) {
-    row.gpu_start_ns = static_cast<std::int64_t>(time->first_start_ns);
-    row.gpu_end_ns = static_cast<std::int64_t>(time->last_end_ns);
+  if (time && time->kernels > 0) {  // a graph launch: its nodes' span, as its time
+    row.gpu_start_ns =
+        static_cast<std::int64_t>(launch.graph ? time->nodes_start_ns : time->first_start_ns);
+    row.gpu_end_ns =
+        static_cast<std::int64_t>(launch.graph ? time->nodes_end_ns : time->last_end_ns);
   }
   std::string message;
   if (!session.catalogued) {
