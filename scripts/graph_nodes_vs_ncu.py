@@ -225,7 +225,9 @@ def main():
     # ncu's L2 bytes of each graph node over every result it gave the same node (its graph's
     # replays, both runs): the range a node's L2 takes from run to run, beside the two-run spread.
     node_l2 = collections.defaultdict(list)
-    for o, q in pair(ours, cref):
+    by_id = {id(o): o for o in ours}
+    for key, q in cpairs.items():
+        o = by_id[key]
         if o["node"] is not None and not math.isnan(q[2]):
             node_l2[o["node"], o["kernel"]].append(q[2])
     if spread is not None:

@@ -33,25 +33,39 @@ KernelExecution execution(ExecutionKind kind, std::uint64_t node, double start_u
   return e;
 }
 
+// A directory of its own under the temporary one, removed at the end.
+struct TempDir {
+  explicit TempDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::filesystem::path path;
+};
+
+// Graph rows writing to a record file in `dir` (written out when this ends).
+struct GraphRowsWriter {
+  explicit GraphRowsWriter(const std::filesystem::path& dir)
+      : recorder(std::make_unique<RecordFile>(dir.string(), 1)), rows(recorder, catalog, nullptr) {}
+  Recorder recorder;
+  GraphCatalog catalog;
+  GraphRows rows;
+};
+
 // The record lines GraphRows wrote for `activity` (`counted`: nodes replayed alone).
 std::vector<nlohmann::json> rows_of(const LaunchActivity& activity,
                                     const std::map<std::uint64_t, NodeCounters>& counted = {}) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("graph_rows_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const TempDir dir("graph_rows");
   {
-    Recorder recorder(std::make_unique<RecordFile>(dir.string(), 1));
-    GraphCatalog catalog;
-    GraphRows rows(recorder, catalog, nullptr);
+    GraphRowsWriter writer(dir.path);
     KernelLaunch launch;
     launch.graph = true;
     launch.index = 7;
-    rows.record(launch, activity, GraphParent{}, "timed", counted);
+    writer.rows.record(launch, activity, GraphParent{}, "timed", counted);
   }
   std::vector<nlohmann::json> out;
-  std::ifstream in(dir / "1.jsonl");
+  std::ifstream in(dir.path / "1.jsonl");
   for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-  std::filesystem::remove_all(dir);
   return out;
 }
 
@@ -122,20 +136,13 @@ TEST_CASE("graph rows: a counted node keeps the graph's time and its replay's ti
   CHECK_FALSE(rows[2]["counters"].contains("replay_time_seconds"));
 }
 
-}  // namespace roofline::inject
-
-namespace roofline::inject {
-
 TEST_CASE("graph rows: a graph launch measured as a whole takes its kernels' span") {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("graph_span_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const TempDir dir("graph_span");
   {
-    Recorder recorder(std::make_unique<RecordFile>(dir.string(), 1));
-    GraphCatalog catalog;
-    GraphRows graphs(recorder, catalog, nullptr);
+    GraphRowsWriter writer(dir.path);
     const Driver driver{};
-    const LaunchRows rows(driver, recorder, CounterSet::kRoofline, "", graphs, GraphNodes::kOff);
+    const LaunchRows rows(driver, writer.recorder, CounterSet::kRoofline, "", writer.rows,
+                          GraphNodes::kOff);
     // Two branches overlapping for 10 µs: 20 + 20 µs of kernels over 30 µs, after a memset.
     LaunchGpuTime time;
     time.seconds = 40e-6;
@@ -158,7 +165,6 @@ TEST_CASE("graph rows: a graph launch measured as a whole takes its kernels' spa
     rows.apply_gpu_time(kernel, time, message, Around::kUserRange, true, false);
     CHECK(kernel[quantity::kGpuTime] == doctest::Approx(45e-6));
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace roofline::inject
