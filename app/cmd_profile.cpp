@@ -240,8 +240,7 @@ void setup_profile(CLI::App& root, const GlobalOptions& global, int* exit_code) 
                       "counted: a row per node of each CUDA graph launch (kernel, memcpy, memset) "
                       "with its time as the graph ran it and the NVTX ranges of its capture, each "
                       "kernel node counted by a replay of its own before the launch (device memory "
-                      "saved and restored; --replay batch, one-pass sets; the launch then runs "
-                      "after those replays, which can slow its nodes); timed: the same rows, "
+                      "saved and restored; --replay batch, one-pass sets); timed: the same rows, "
                       "timed only, as the program runs them; off: the graph launch is one row. "
                       "The launch is the nodes' parent, counted as one range")
           ->check(CLI::IsMember({"counted", "timed", "off"}))

@@ -70,7 +70,7 @@ Checkpoint::Checkpoint(CUcontext context) : handle_(std::make_unique<Handle>()) 
   cp.ctx = context;
   cp.reserveDeviceMB = kReserveDeviceMB;
   cp.reserveHostMB = 0;
-  cp.allowOverwrite = 0;
+  cp.allowOverwrite = 1;
   cp.optimizations = 0;
   cp.pPriv = nullptr;
   if (const CUptiResult r = a.save(&cp); r != CUPTI_SUCCESS) {
@@ -82,6 +82,11 @@ Checkpoint::Checkpoint(CUcontext context) : handle_(std::make_unique<Handle>()) 
 
 Checkpoint::~Checkpoint() {
   if (handle_) api().free(&handle_->cp);
+}
+
+void Checkpoint::save() {
+  if (const CUptiResult r = api().save(&handle_->cp); r != CUPTI_SUCCESS)
+    throw std::runtime_error(failure("cuptiCheckpointSave", r));
 }
 
 void Checkpoint::restore() {

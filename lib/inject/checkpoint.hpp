@@ -1,7 +1,9 @@
 // A copy of a context's device memory (CUPTI's checkpoint API, libcheckpoint, beside libcupti),
 // saved before a graph's nodes are replayed alone and restored before the graph itself runs
-// (node_replay.hpp). The library is opened at the first use, so that a CUPTI without it leaves
-// graph nodes timed rather than the injection unloadable.
+// (node_replay.hpp). One copy is saved over again for every graph launch (allowOverwrite): a
+// copy allocated and freed around each launch slowed the launch's kernels after it (a captured
+// decode loop's 243 kernels by 9%, graph_counter.hpp). The library is opened at the first use,
+// so that a CUPTI without it leaves graph nodes timed rather than the injection unloadable.
 #pragma once
 
 #include <cuda.h>
@@ -21,6 +23,9 @@ class Checkpoint {
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;
 
+  // Saves the memory again, over the copy (in its storage when the program's allocations are
+  // those of the last save); throws std::runtime_error.
+  void save();
   // Puts the memory back as saved; throws std::runtime_error.
   void restore();
 

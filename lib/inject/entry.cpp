@@ -65,6 +65,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
           if (cb->callbackSite == CUPTI_API_EXIT) g_injection->on_instantiated(cb);
         } else if (GraphCounter::changes_exec(id)) {
           if (cb->callbackSite == CUPTI_API_ENTER) g_injection->on_exec_changed(cb);
+        } else if (GraphCounter::takes_memory(id)) {
+          if (cb->callbackSite == CUPTI_API_ENTER) g_injection->on_memory_call(cb);
         } else if (cb->callbackSite == CUPTI_API_ENTER)
           g_injection->on_launch_enter(id, cb);
         else
@@ -167,9 +169,12 @@ bool start() {
       g_injection->fail(ProfileErrorKind::kInternal, cupti_error("cuptiEnableCallback", r));
       return false;
     }
-  // Graph instantiation and changes to executable graphs: for --graph-nodes counted alone.
+  // Graph instantiation, changes to executable graphs and the program's allocations: for
+  // --graph-nodes counted alone.
   if (options.graph_nodes == GraphNodes::kCounted) {
     for (CUpti_CallbackId id : GraphCounter::callbacks())
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    for (CUpti_CallbackId id : GraphCounter::memory_callbacks())
       cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   }
   for (CUpti_CallbackId id :

@@ -39,6 +39,21 @@ constexpr CUpti_CallbackId kExecChangeCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
     CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled};
 
+// The program's allocations of device and managed memory, and its question about free memory.
+constexpr CUpti_CallbackId kMemoryCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+    CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo,
+    CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2};
+
 bool one_of(CUpti_CallbackId id, const auto& ids) {
   return std::find(std::begin(ids), std::end(ids), id) != std::end(ids);
 }
@@ -66,6 +81,16 @@ std::vector<CUpti_CallbackId> GraphCounter::callbacks() {
                                     std::end(kInstantiateCallbacks));
   ids.insert(ids.end(), std::begin(kExecChangeCallbacks), std::end(kExecChangeCallbacks));
   return ids;
+}
+
+GraphCounter::~GraphCounter() = default;
+
+std::vector<CUpti_CallbackId> GraphCounter::memory_callbacks() {
+  return {std::begin(kMemoryCallbacks), std::end(kMemoryCallbacks)};
+}
+
+bool GraphCounter::takes_memory(CUpti_CallbackId id) {
+  return one_of(id, kMemoryCallbacks);
 }
 
 bool GraphCounter::instantiates(CUpti_CallbackId id) {
@@ -106,12 +131,17 @@ void GraphCounter::count(Session& session, const KernelLaunch& launch, CUstream 
     rows_.nodes_not_replayed(launch.index, plan->why);
     return;
   }
+  const std::lock_guard<std::mutex> kept(kept_mutex_);
   Clock::time_point t = Clock::now();
-  std::unique_ptr<Checkpoint> saved;
+  std::unique_ptr<Checkpoint>& saved = kept_[session.context];
   try {
     synchronize_context(driver_);
-    saved = std::make_unique<Checkpoint>(session.context);
+    if (saved)
+      saved->save();
+    else
+      saved = std::make_unique<Checkpoint>(session.context);
   } catch (const std::exception& error) {
+    saved.reset();
     rows_.nodes_not_replayed(launch.index, std::string("device memory not saved: ") + error.what());
     return;
   }
@@ -159,6 +189,7 @@ void GraphCounter::count(Session& session, const KernelLaunch& launch, CUstream 
   } catch (const std::exception& error) {
     // The program's memory may now hold a replay's writes: no graph is replayed again.
     broken_ = std::string("an earlier restore of the device memory failed: ") + error.what();
+    saved.reset();
     recorder_.record(error_record(
         ProfileErrorKind::kInternal,
         "the device memory could not be restored after replaying the nodes of a CUDA graph "
@@ -168,6 +199,17 @@ void GraphCounter::count(Session& session, const KernelLaunch& launch, CUstream 
   }
   recorder_.add_phase("restore", seconds_since(t));
   if (!stopped.empty()) rows_.nodes_not_replayed(launch.index, "the replays stopped: " + stopped);
+}
+
+void GraphCounter::release(CUcontext context) {
+  const std::lock_guard<std::mutex> kept(kept_mutex_);
+  if (kept_.empty()) return;
+  const Clock::time_point t = Clock::now();
+  if (context == nullptr)
+    kept_.clear();
+  else
+    kept_.erase(context);
+  recorder_.add_phase("checkpoint", seconds_since(t));
 }
 
 }  // namespace roofline::inject

@@ -145,8 +145,7 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
         status = RowStatus::kOk;
         message =
             "a kernel node, counted in a replay of its own before the launch (device "
-            "memory saved and restored); time: as the graph ran it after those replays "
-            "(--graph-nodes timed: as the program runs it)";
+            "memory saved and restored); time: as the graph ran it";
         // The replay's range time is what was measured around it, not the node's time.
         if (auto t = counters.find(quantity::kGpuTime); t != counters.end()) {
           counters[quantity::kRangeTime] = t->second;

@@ -142,8 +142,14 @@ void Injection::on_exec_changed(const CUpti_CallbackData* cb) {
 }
 
 void Injection::on_context_destroy(CUcontext context) {
+  graph_counter_.release(context);
   const auto lock = handover_.lock();
   handover_.close(context);
+}
+
+void Injection::on_memory_call(const CUpti_CallbackData* cb) {
+  if (forked_child_.load()) return;
+  graph_counter_.release(cb->context);
 }
 
 void Injection::on_module_loaded(const char* cubin, std::size_t size) {
@@ -359,6 +365,11 @@ void Injection::on_exit_batch() {
   active_.store(false);
   const auto lock = handover_.lock();
   Session* session = handover_.session();
+  if (session != nullptr && driver_.ctx_push_current(session->context) == CUDA_SUCCESS) {
+    graph_counter_.release(nullptr);  // while the contexts are alive
+    CUcontext popped = nullptr;
+    driver_.ctx_pop_current(&popped);
+  }
   if (session == nullptr || session->counters == nullptr || !session->counters->batch_open())
     return;
   if (driver_.ctx_push_current(session->context) == CUDA_SUCCESS) {

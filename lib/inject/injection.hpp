@@ -119,6 +119,10 @@ class Injection {
 
   void on_context_destroy(CUcontext context);
 
+  // At the entry of the program's allocations and cuMemGetInfo (GraphCounter::memory_callbacks):
+  // the kept copy of the context's memory is freed first.
+  void on_memory_call(const CUpti_CallbackData* cb);
+
   // The module-load callback (--stalls): the module's cubin, kept for the sampled PCs.
   void on_module_loaded(const char* cubin, std::size_t size);
 

@@ -15,7 +15,9 @@
 //            WMMA GEMM, a scale, an axpy that reads the GEMM) captured once and replayed five
 //            times, each replay changing its own inputs, as a training step's graph does. Prints
 //            a checksum of every output ("profile_target graph-replay: checksum ..."), which
-//            profiling must leave bit-identical.
+//            profiling must leave bit-identical, and by how much the free device memory changed
+//            from before the first replay to after the last ("... free memory: -3 MB"), with
+//            1 GiB more allocated besides (profiling must leave the program its memory).
 //   graph-branches  with --graph-branches, only this: a graph captured on two streams, with
 //            parallel branches (branch a: axpy then scale on the first stream, branch b: scale
 //            then axpy on the second, each captured inside an NVTX range of its name), a memset
@@ -213,8 +215,18 @@ int run_graph_replay() {
   CHECK_CUDA(cudaMemcpy(b, hb.data(), elements * sizeof(__half), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(x, hx.data(), elements * sizeof(float), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemset(y, 0, elements * sizeof(float)));
+  // 1 GiB that the graph never reads, and one plain launch over it: the profiler's own setup
+  // (done at a program's first launch) is over before the free memory is read.
+  constexpr int kBallast = (1 << 30) / sizeof(float);
+  float* ballast = nullptr;
+  CHECK_CUDA(cudaMalloc(&ballast, kBallast * sizeof(float)));
+  CHECK_CUDA(cudaMemset(ballast, 0, kBallast * sizeof(float)));
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  scale<<<(kBallast + 255) / 256, 256, 0, stream>>>(ballast, 1.0f, kBallast);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  CHECK_CUDA(cudaMemGetInfo(&free_before, &total));
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   const int blocks = (elements + 255) / 256;
@@ -233,16 +245,19 @@ int run_graph_replay() {
     CHECK_CUDA(cudaMemcpy(out.data(), y, elements * sizeof(float), cudaMemcpyDeviceToHost));
     hash = checksum(out, hash);
   }
+  CHECK_CUDA(cudaMemGetInfo(&free_after, &total));
   CHECK_CUDA(cudaMemcpy(out.data(), x, elements * sizeof(float), cudaMemcpyDeviceToHost));
   hash = checksum(out, hash);
   CHECK_CUDA(cudaGraphExecDestroy(exec));
   CHECK_CUDA(cudaGraphDestroy(graph));
   CHECK_CUDA(cudaStreamDestroy(stream));
   for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c),
-                  static_cast<void*>(x), static_cast<void*>(y)})
+                  static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(ballast)})
     CHECK_CUDA(cudaFree(p));
   std::printf("profile_target graph-replay: checksum %016llx\n",
               static_cast<unsigned long long>(hash));
+  std::printf("profile_target graph-replay: free memory: %+.0f MB\n",
+              (static_cast<double>(free_after) - static_cast<double>(free_before)) / 1e6);
   return 0;
 }
 

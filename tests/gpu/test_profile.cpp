@@ -313,6 +313,12 @@ TEST_CASE("profile: a program that replays a CUDA graph prints the same output i
             profile_stdout({"--counter-set", set, "--replay", replay, "--graph-nodes", nodes},
                            {ROOFLINE_PROFILE_TARGET, "--graph-replay"});
         CHECK(line_starting(out, prefix) == alone);
+        // The copy of the memory kept for the node replays (1 GiB and more here) is freed when
+        // the program asks how much is free.
+        const std::string free_line =
+            line_starting(out, "profile_target graph-replay: free memory:");
+        REQUIRE_FALSE(free_line.empty());
+        CHECK(std::stod(free_line.substr(free_line.rfind(':') + 1)) > -256);
         const bool one_pass = std::string(set) == "roofline";
         const bool node_rows = std::string(nodes) != "off";
         int graph_rows = 0, node_count = 0;
