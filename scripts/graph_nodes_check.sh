@@ -11,8 +11,7 @@
 #     caches before each node, as `profile --cache cold` does before each node's replay);
 #     NCU_CACHES ("none all") or NCU_CACHES_<program> choose the runs (without a `none` run,
 #     time is judged against the `all` run); LEGS replaces the three base legs;
-#   - scripts/graph_nodes_vs_ncu.py: node by node, time (the nodes' from the timed leg where it
-#     ran: a counted launch runs after its nodes' replays) (and the counters of plain launches),
+#   - scripts/graph_nodes_vs_ncu.py: node by node, time and counters (and those of plain launches),
 #     NVTX, serial graphs; the time each leg and ncu took beside the program alone (its second
 #     run: the first fills on-disk caches), and what each adds to it, judged (counted adds at
 #     most a tenth of what ncu adds).
@@ -128,8 +127,6 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
   local extra=()
   [ -s "$out/reports/${name}_ncu_all1.csv" ] && extra+=(--counters "$out/reports/${name}_ncu_all1.csv")
   [ -s "$out/reports/${name}_ncu_all2.csv" ] && extra+=(--ncu2 "$out/reports/${name}_ncu_all2.csv")
-  # The nodes' times as the program runs them (a counted launch follows its nodes' replays).
-  [ -s "$out/reports/${name}_timed.json" ] && extra+=(--node-times "$out/reports/${name}_timed.json")
   local time_ref="$out/reports/${name}_ncu_none1.csv"
   [ -s "$time_ref" ] || time_ref="$out/reports/${name}_ncu_all1.csv"
   python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_counted.json" \

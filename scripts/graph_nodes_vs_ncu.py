@@ -4,8 +4,7 @@ Nsight Compute's `--graph-profiling node` on one program.
 
     python3 scripts/graph_nodes_vs_ncu.py PROFILE.json NCU.csv [--counters NCU_ALL.csv]
                                           [--ncu2 NCU2.csv] [--graphs-only]
-                                          [--timed TIMED.json] [--node-times NODE_TIMES.json]
-                                          [--all]
+                                          [--timed TIMED.json] [--all]
 
 PROFILE.json: `cuflash-roofline profile --json` of a one-process program. NCU.csv: `ncu
 --graph-profiling node --cache-control none --clock-control none --csv --page raw --metrics
@@ -16,9 +15,6 @@ replays with --nvtx-include). NCU_ALL.csv: the same with --cache-control all (nc
 caches before each node, as `profile --cache cold` does before each launch and each node
 replay): the reference for DRAM, L2 and FLOPs when given (else NCU.csv is). NCU2.csv: a second
 run like the counters' reference, for ncu's own spread. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check.
-NODE_TIMES.json (--node-times): `profile --graph-nodes timed` of the same program, whose node
-times (as the program runs them: a counted launch runs after its nodes' replays and the memory's
-restore, which slowed a decode loop's kernels by 9%) replace PROFILE.json's, node by node.
 
 Our kernels (plain launches and kernel nodes, graph launches themselves left out) are paired
 with ncu's results in order; the nodes of one graph launch are paired with the launch's results
@@ -49,7 +45,7 @@ PROBE = "probe_read_only"  # gpt_compiled.py --probe: reads 256 MiB, stores noth
 
 
 def args_of(argv):
-    opts = {"--ncu2": None, "--timed": None, "--counters": None, "--node-times": None}
+    opts = {"--ncu2": None, "--timed": None, "--counters": None}
     flags = set()
     positional = []
     it = iter(argv)
@@ -85,33 +81,8 @@ def our_kernels(path, graphs_only):
                     "status": r["status"],
                     "clock": clock if isinstance(clock, (int, float)) else NAN,
                     "node": (launch.get("graph_id"), launch.get("node_position")) if kind else None,
-                    "at": (launch["index"], launch.get("node_position")) if kind else None,
                     "replay": replay if isinstance(replay, (int, float)) else NAN})
     return out
-
-
-def take_node_times(ours, path):
-    """Our graph nodes' times from another report of the same program (`profile --graph-nodes
-    timed`: the nodes as the program runs them, where counted launches run after the replays),
-    matched by launch index, node position and kernel name; returns how many were taken and how
-    many nodes had no match."""
-    times = {}
-    for r in json.load(open(path))["rows"]:
-        launch = r["launch"]
-        t = r.get("counters", {}).get("gpu_time_seconds")
-        if launch.get("node_kind") == "kernel" and isinstance(t, (int, float)):
-            times[(launch["index"], launch.get("node_position"))] = (r["kernel"], t)
-    taken = missed = 0
-    for o in ours:
-        if o["at"] is None:
-            continue
-        hit = times.get(o["at"])
-        if hit is None or hit[0] != o["kernel"]:
-            missed += 1
-            continue
-        o["q"][0] = hit[1]
-        taken += 1
-    return taken, missed
 
 
 def why_slower(o, t, tr, row, units):
@@ -177,10 +148,6 @@ def main():
         print(__doc__)
         sys.exit(2)
     ours = our_kernels(positional[0], "--graphs-only" in flags)
-    if opts["--node-times"]:
-        taken, missed = take_node_times(ours, opts["--node-times"])
-        print(f"graph nodes' times from {opts['--node-times']}: {taken} taken, {missed} without "
-              f"a node of the same launch, position and kernel there (kept as profiled)")
     rows, units = read_ncu(positional[1])
     ncu = [(r.get("Kernel Name", ""), ncu_quantities(r, units)) for r in rows]
     raw_of = {id(q): (r, units) for r, (_, q) in zip(rows, ncu)}
