@@ -9,7 +9,7 @@
 #     the reference for node time and for cost, and once with --cache-control all (twice for the
 #     programs in NCU_TWICE: ncu's own spread), the reference for the counters (ncu flushes the
 #     caches before each node, as `profile --cache cold` does before each node's replay);
-#     NCU_CACHES ("none all") or NCU_CACHES_<program> choose the runs (without a `none` run,
+#     NCU_CACHES ("none all"; empty: no ncu) or NCU_CACHES_<program> choose the runs (without a `none` run,
 #     time is judged against the `all` run); LEGS replaces the three base legs;
 #   - scripts/graph_nodes_vs_ncu.py: node by node, time and counters (and those of plain launches),
 #     NVTX, serial graphs; the time each leg and ncu took beside the program alone (its second
@@ -107,7 +107,7 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
     only=(--graphs-only)
   fi
   local caches_var="NCU_CACHES_$name" runs=() c
-  for c in ${!caches_var-${NCU_CACHES:-none all}}; do
+  for c in ${!caches_var-${NCU_CACHES-none all}}; do
     runs+=("$c:1")
     [ "$c" = all ] && [[ " ${NCU_TWICE:-} " == *" $name "* ]] && runs+=("all:2")
   done
