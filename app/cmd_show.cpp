@@ -25,6 +25,7 @@
 #include "lib/core/domain/sm_share.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
+#include "lib/core/writers/kernel_section.hpp"
 #include "lib/core/writers/report_writers.hpp"
 #include "lib/core/writers/stall_section.hpp"
 #include "lib/core/writers/summary.hpp"
@@ -237,6 +238,10 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
     stall_options.max_width = fit.max_width;
     stall_options.source = options.source;
     if (options.source) stall_options.listed = kStallListed;
+    if (view != "summary")
+      if (const std::string kernels = render_kernels(report.report(), fit.max_width);
+          !kernels.empty())
+        std::cout << "\n" << kernels;
     if (const std::string stalls = render_stalls(report, stall_options); !stalls.empty())
       std::cout << "\n" << stalls;
   }

@@ -18,6 +18,7 @@
 #include "lib/core/model/model.hpp"
 #include "lib/core/report/calibration.hpp"
 #include "lib/core/verdict/report_notes.hpp"
+#include "lib/core/writers/kernel_section.hpp"
 #include "lib/core/writers/report_writers.hpp"
 #include "lib/core/writers/stall_section.hpp"
 #include "lib/core/writers/summary.hpp"
@@ -363,6 +364,8 @@ void OutputOptions::emit(const Report& report, const std::string* terminal) cons
       text =
           render_summary(summarize(judged, GroupBy::kFunctor), summary_top, fit.max_width) + "\n";
     text += render_table(judged, options);
+    if (const std::string kernels = render_kernels(report, fit.max_width); !kernels.empty())
+      text += "\n" + kernels;
     if (const std::string stalls = render_stalls(judged, {fit.max_width}); !stalls.empty())
       text += "\n" + stalls;
     if (ascii_plot) text += "\n" + render_ascii_plot(judged, 72, 22, options.flops, fit.max_width);

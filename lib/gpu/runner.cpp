@@ -30,6 +30,7 @@
 #include "lib/gpu/energy_pass.hpp"
 #include "lib/gpu/green_context.hpp"
 #include "lib/gpu/input_arena.hpp"
+#include "lib/gpu/kernel_pass.hpp"
 #include "lib/gpu/nvml.hpp"
 #include "lib/gpu/output_check.hpp"
 #include "lib/gpu/point_launcher.hpp"
@@ -100,6 +101,8 @@ class SweepRunner {
     }
     launcher_.arena().release();
     result.counters += result.stalls;
+    // Which kernels each launch runs: CUPTI's activity records, so not with --no-counters.
+    if (options_.counters != CounterMode::kOff) collect_kernels(result, launcher_, options_);
     if (options_.energy) collect_energy(result, launcher_, options_, nvml_);
     const double later_rounds = since(t_later) - (counters_after > 0 ? counters_seconds : 0);
     spdlog::debug(

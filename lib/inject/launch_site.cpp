@@ -1,9 +1,5 @@
 #include "lib/inject/launch_site.hpp"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
-
 namespace roofline::inject {
 namespace {
 
@@ -77,16 +73,6 @@ std::vector<CUpti_CallbackId> launch_callbacks() {
   std::vector<CUpti_CallbackId> ids;
   for (const LaunchCallback& callback : kCallbacks) ids.push_back(callback.id);
   return ids;
-}
-
-std::string demangle(const char* name) {
-  if (name == nullptr) return "";
-  int status = 0;
-  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || text == nullptr) return name;
-  std::string out(text);
-  std::free(text);
-  return out;
 }
 
 // The runtime of CUDA 12 and later launches context-independent kernels (CUkernel, passed as

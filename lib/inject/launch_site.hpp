@@ -35,9 +35,6 @@ std::vector<CUpti_CallbackId> launch_callbacks();
 // that is not a launch.
 std::optional<LaunchSite> launch_site(CUpti_CallbackId id, const void* params);
 
-// A mangled name demangled; the name itself when it does not demangle, "" for nullptr.
-std::string demangle(const char* name);
-
 // An attribute of a launched function; 0 when the driver cannot say.
 int function_attribute(const Driver& driver, CUfunction function, CUfunction_attribute attribute);
 

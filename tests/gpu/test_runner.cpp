@@ -10,6 +10,7 @@
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
+#include "lib/core/domain/point_kernels.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/gpu/nvml.hpp"
 #include "lib/gpu/runner.hpp"
@@ -148,6 +149,49 @@ TEST_CASE("runner: every kernel, verified and timed, with counters in one sweep"
     CHECK(v3_bwd.counters.at(quantity::kTensorWgmma) / model_of(v3_bwd).model_flops ==
           doctest::Approx(1.0).epsilon(0.15));
   }
+}
+
+TEST_CASE("runner: the kernels of each launch, from CUPTI's activity records") {
+  const std::vector<gpu::SweepPoint> points = {{"standard", workload(1024, false)},
+                                               {"flash-v2", workload(1024, false)}};
+  gpu::RunOptions options;
+  options.reps = 5;
+  const gpu::RunResult result = gpu::run_sweep(points, options);
+  REQUIRE(result.rows.size() == 2);
+  CHECK(result.counters.find("kernels of each launch") != std::string::npos);
+  // The standard path: cuBLAS's S = Q·Kᵀ, our softmax, cuBLAS's O = P·V, in that order (cuBLAS
+  // may add a kernel of its own to a GEMM).
+  const Row& standard = result.rows[0];
+  REQUIRE(standard.status == RowStatus::kOk);
+  REQUIRE(standard.kernels.size() >= 3);
+  std::size_t softmax = 0;
+  for (std::size_t k = 0; k < standard.kernels.size(); ++k)
+    if (standard.kernels[k].name.find("softmax_forward") != std::string::npos) softmax = k;
+  CHECK(softmax > 0);
+  CHECK(softmax + 1 < standard.kernels.size());
+  CHECK(standard.kernels[0].start_seconds == 0);
+  for (std::size_t k = 0; k < standard.kernels.size(); ++k) {
+    CAPTURE(standard.kernels[k].name);
+    CHECK(standard.kernels[k].seconds > 0);
+    CHECK(standard.kernels[k].grid[0] >= 1);
+    CHECK(standard.kernels[k].registers_per_thread > 0);
+    if (k > 0) CHECK(standard.kernels[k].start_seconds >= standard.kernels[k - 1].start_seconds);
+  }
+  // Their execution is most of the launch's time and no more than it (medians of other
+  // launches: a tenth of slack).
+  const double time = standard.timing->median_seconds();
+  CHECK(kernels_seconds(standard.kernels) < 1.1 * time);
+  CHECK(kernels_seconds(standard.kernels) > 0.3 * time);
+  // flash-v2's forward is one kernel, B·H·(query tiles) CTAs.
+  const Row& v2 = result.rows[1];
+  REQUIRE(v2.status == RowStatus::kOk);
+  REQUIRE(v2.kernels.size() == 1);
+  CHECK(v2.kernels[0].name.find("flash_v2_forward_kernel") != std::string::npos);
+  CHECK(v2.kernels[0].seconds < 1.1 * v2.timing->median_seconds());
+  // Without CUPTI (--no-counters, so that ncu can profile the run): none recorded.
+  options.counters = gpu::CounterMode::kOff;
+  const gpu::RunResult off = gpu::run_sweep(points, options);
+  for (const Row& row : off.rows) CHECK(row.kernels.empty());
 }
 
 TEST_CASE("runner: the default counter set measures bytes and tensor FLOPs in one pass") {

@@ -64,6 +64,9 @@ inline constexpr std::int64_t kMaxCounterPasses = 10000;
 inline constexpr Bound kProfilePhase{"profiling phases", 0, 1e7, ""};
 inline constexpr std::int64_t kMaxRegistersPerThread = 255;
 inline constexpr std::int64_t kMaxSharedBytes = std::int64_t{1} << 30;  // per launch
+// `run`'s kernel pass (Row::kernels): kernels per launch and each one's times.
+inline constexpr std::int64_t kMaxKernelsPerLaunch = 4096;
+inline constexpr Bound kKernelSeconds{"kernel times", 0, 3600, "s"};
 
 // Calibration files (`calibrate`): the work of one measurement (FLOPs or bytes), its SM clock
 // (0: not measured) and the whole run's duration.

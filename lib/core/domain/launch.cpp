@@ -1,6 +1,20 @@
 #include "lib/core/domain/launch.hpp"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+
 namespace roofline {
+
+std::string demangle(const char* name) {
+  if (name == nullptr) return "";
+  int status = 0;
+  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || text == nullptr) return name;
+  std::string out(text);
+  std::free(text);
+  return out;
+}
 
 std::string dims_text(const std::array<int, 3>& d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);

@@ -53,6 +53,10 @@ struct KernelLaunch {
   friend bool operator==(const KernelLaunch&, const KernelLaunch&) = default;
 };
 
+// A mangled name demangled (the C++ ABI's); the name itself when it does not demangle, "" for
+// nullptr.
+std::string demangle(const char* name);
+
 // The name rows use: the demangled name without return type, template arguments and
 // parameters ("void ns::k<int, 4>(float*)" -> "ns::k"); the input when it is not demangled.
 std::string short_kernel_name(std::string_view demangled);

@@ -285,6 +285,52 @@ EnergyMeasurement energy_from_json(const JsonReader& r, const json& j, const std
   return e;
 }
 
+json kernels_json(const std::vector<PointKernel>& kernels) {
+  json out = json::array();
+  for (const PointKernel& k : kernels)
+    out.push_back({{"name", k.name},
+                   {"grid", k.grid},
+                   {"block", k.block},
+                   {"registers_per_thread", k.registers_per_thread},
+                   {"shared_bytes", k.shared_bytes},
+                   {"seconds", json_number(k.seconds)},
+                   {"start_seconds", json_number(k.start_seconds)}});
+  return out;
+}
+
+std::vector<PointKernel> kernels_from_json(const JsonReader& r, const json& j,
+                                           const std::string& where) {
+  r.require_array(j, where);
+  if (j.size() > static_cast<std::size_t>(kMaxKernelsPerLaunch))
+    r.fail(where, "holds " + std::to_string(j.size()) + " kernels; at most " +
+                      std::to_string(kMaxKernelsPerLaunch) + " are read");
+  std::vector<PointKernel> kernels;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string at = index_path(where, i);
+    const json& k = j[i];
+    r.only_keys(k, at,
+                {"name", "grid", "block", "registers_per_thread", "shared_bytes", "seconds",
+                 "start_seconds"});
+    PointKernel p;
+    p.name = r.string(k, at, "name");
+    for (const char* key : {"grid", "block"}) {
+      const json& d = r.member(k, at, key);
+      const std::string path = key_path(at, key);
+      if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
+      auto& out = std::string_view(key) == "grid" ? p.grid : p.block;
+      for (std::size_t n = 0; n < 3; ++n)
+        out[n] = static_cast<int>(r.integer_value(d[n], index_path(path, n), 1, kIntMax));
+    }
+    p.registers_per_thread =
+        static_cast<int>(r.integer(k, at, "registers_per_thread", 0, kMaxRegistersPerThread));
+    p.shared_bytes = r.integer(k, at, "shared_bytes", 0, kMaxSharedBytes);
+    p.seconds = r.number(k, at, "seconds", kKernelSeconds);
+    p.start_seconds = r.number(k, at, "start_seconds", kKernelSeconds);
+    kernels.push_back(std::move(p));
+  }
+  return kernels;
+}
+
 DeviceInfo device_from_json(const JsonReader& r, const json& d, const std::string& where,
                             DeviceFields fields) {
   const bool all = fields == DeviceFields::kAll;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,12 @@ StallSampling stalls_from_json(const JsonReader& read, const nlohmann::json& jso
 nlohmann::json energy_json(const EnergyMeasurement& energy);
 EnergyMeasurement energy_from_json(const JsonReader& read, const nlohmann::json& json,
                                    const std::string& path);
+
+// The kernels of one launch (Row::kernels), in launch order: [{"name", "grid", "block",
+// "registers_per_thread", "shared_bytes", "seconds", "start_seconds"}].
+nlohmann::json kernels_json(const std::vector<PointKernel>& kernels);
+std::vector<PointKernel> kernels_from_json(const JsonReader& read, const nlohmann::json& json,
+                                           const std::string& path);
 
 // Which fields of a DeviceInfo a file carries.
 enum class DeviceFields {

@@ -12,6 +12,7 @@
 #include "lib/core/domain/energy.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/launch.hpp"
+#include "lib/core/domain/point_kernels.hpp"
 #include "lib/core/domain/stalls.hpp"
 #include "lib/core/domain/workload.hpp"
 #include "lib/core/model/model.hpp"
@@ -106,6 +107,8 @@ struct Row {
   std::optional<StallSampling> stalls;
   // Energy per launch over a window of back-to-back launches (`--energy`); absent otherwise.
   std::optional<EnergyMeasurement> energy;
+  // The kernels one launch runs, in launch order (`run`'s kernel pass); empty when not recorded.
+  std::vector<PointKernel> kernels;
   // A launch of another program (`profile`); absent for the bundled kernels. Without
   // launch->workload_known, `workload` is meaningless: use has_workload() and row_label().
   std::optional<KernelLaunch> launch;
