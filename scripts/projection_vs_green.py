@@ -13,7 +13,8 @@ and measured time, measured / projected, the roof that binds the projection, and
 "summed time within SUM-LIMIT, every row within ROW-LIMIT" (rows whose projected time is below
 MIN-SECONDS are listed but not judged). Exits 0 either way (a report, not a gate); 2 when the
 reports do not fit together (no common row, or the green report's SM count is not the
-projection's).
+projection's). Rows whose launches run two kernels or more (`run`'s kernel pass) are listed
+after the verdict kernel by kernel: the time of each on the whole GPU and on the share.
 """
 import argparse
 import json
@@ -57,6 +58,40 @@ def table(report, by):
             entry[2] = (row.get("analysis") or {}).get("regime", "")
             entry[3] = t
     return out
+
+
+def kernels_by_row(report):
+    """row key -> its kernels (`run`'s kernel pass) for rows of two kernels or more."""
+    out = {}
+    for row in report["rows"]:
+        kernels = row.get("kernels") or []
+        if len(kernels) >= 2 and seconds(row) is not None:
+            out[key_of(row, "row")] = (kernels, seconds(row))
+    return out
+
+
+def print_kernels(projected_report, green_report):
+    """Each multi-kernel row's kernels as run on the whole GPU (the projected report keeps the
+    measured rows' kernels) and on the green context: how each kernel's time changed with the
+    SMs, and the time no kernel ran."""
+    whole, share = kernels_by_row(projected_report), kernels_by_row(green_report)
+    common = [k for k in whole if k in share]
+    if not common:
+        return
+    print("kernels of the multi-kernel rows, on the whole GPU and on the share (the kernel "
+          "pass's medians; time no kernel ran = the row's time less the kernels'):")
+    for k in common:
+        (kw, _), (ks, ts) = whole[k], share[k]
+        print(f"  {k}")
+        if [x["name"] for x in kw] != [x["name"] for x in ks]:
+            print("    other kernels on the share: " + ", ".join(x["name"][:40] for x in ks))
+            continue
+        for a, b in zip(kw, ks):
+            grid = "x".join(str(g) for g in a["grid"])
+            print(f"    {a['seconds'] * 1e6:9.2f} us {b['seconds'] * 1e6:9.2f} us "
+                  f"{b['seconds'] / a['seconds']:6.2f}x  grid {grid:>10}  {a['name'][:60]}")
+        idle_s = ts - sum(x["seconds"] for x in ks)
+        print(f"    {'':9}    {idle_s * 1e6:9.2f} us          no kernel ran, on the share")
 
 
 def sms_of(report):
@@ -118,6 +153,7 @@ def main():
           f"({100 * (total_g / total_p - 1):+.1f}%); rows within {100 * args.row_limit:.0f}%: "
           f"{good}/{judged}, largest difference {100 * worst:.1f}%: "
           f"{'PASS' if sum_ok and judged and good == judged else 'FAIL'}")
+    print_kernels(projected_report, green_report)
 
 
 if __name__ == "__main__":

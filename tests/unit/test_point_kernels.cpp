@@ -93,6 +93,9 @@ TEST_CASE("point kernels: the section lists each kernel of multi-kernel rows and
   CHECK(text.find("grid 8x8x8, 128 threads, 168 registers, 96 KiB shared") != std::string::npos);
   // 25.7 - (6.1 + 12.3 + 5.2) = 2.1 µs when no kernel of it ran.
   CHECK(text.find("2.1 µs   8%  no kernel of it ran") != std::string::npos);
+  Report projected = report;
+  projected.context.projection = true;
+  CHECK(render_kernels(projected).empty());
   // At 80 columns every line fits, the names cut.
   for (const std::string& line : split(render_kernels(report, 80), '\n')) {
     CAPTURE(line);

@@ -28,6 +28,9 @@ std::string resources(const PointKernel& k) {
 }  // namespace
 
 std::string render_kernels(const Report& report, std::size_t max_width) {
+  // A projection's rows keep the kernels measured on the GPU the report was measured on, whose
+  // times are not the table's.
+  if (report.context.projection) return "";
   std::ostringstream out;
   const auto say = [&](const std::string& text, std::string_view indent) {
     out << (max_width > 0 ? wrap_words(text, max_width, indent) : text + "\n");

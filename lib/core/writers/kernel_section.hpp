@@ -10,8 +10,9 @@
 
 namespace roofline {
 
-// Empty when no row has two kernels or more. `max_width`: wrap to this many columns (0: none);
-// kernel names are cut to fit.
+// Empty when no row has two kernels or more, and for a projection (its rows' kernels are those
+// measured on the GPU the report was measured on). `max_width`: wrap to this many columns (0:
+// none); kernel names are cut to fit.
 std::string render_kernels(const Report& report, std::size_t max_width = 0);
 
 }  // namespace roofline
