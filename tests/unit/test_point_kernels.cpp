@@ -21,30 +21,19 @@ Report head_report() {
   return read_report_file(std::filesystem::path(ROOFLINE_TEST_DATA_DIR) / "reports" / "head.json");
 }
 
+PointKernel kernel(std::string name, std::array<int, 3> grid, int threads, int registers,
+                   std::int64_t shared, double seconds, double start) {
+  return {std::move(name), grid, {threads, 1, 1}, registers, shared, seconds, start};
+}
+
 // The standard path's three kernels at 25.7 µs a launch (as cuBLAS and the softmax run them).
 std::vector<PointKernel> three_kernels() {
-  PointKernel s{"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1",
-                {8, 8, 8},
-                {128, 1, 1},
-                168,
-                98304,
-                6.1e-6,
-                0};
-  PointKernel softmax{"void roofline::kernels::softmax_rows<__half>(__half const*, __half*, int)",
-                      {8192, 1, 1},
-                      {256, 1, 1},
-                      32,
-                      0,
-                      12.3e-6,
-                      8.4e-6};
-  PointKernel o{"sm90_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x64x64_warpgroupsize1x1x1",
-                {8, 16, 1},
-                {128, 1, 1},
-                154,
-                65536,
-                5.2e-6,
-                22.5e-6};
-  return {s, softmax, o};
+  return {kernel("sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1",
+                 {8, 8, 8}, 128, 168, 98304, 6.1e-6, 0),
+          kernel("void roofline::kernels::softmax_rows<__half>(__half const*, __half*, int)",
+                 {8192, 1, 1}, 256, 32, 0, 12.3e-6, 8.4e-6),
+          kernel("sm90_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x64x64_warpgroupsize1x1x1",
+                 {8, 16, 1}, 128, 154, 65536, 5.2e-6, 22.5e-6)};
 }
 
 }  // namespace

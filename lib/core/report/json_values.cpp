@@ -1,5 +1,6 @@
 #include "lib/core/report/json_values.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string_view>
@@ -89,6 +90,22 @@ Workload workload_from_json(const JsonReader& r, const json& j, const std::strin
   return w;
 }
 
+namespace {
+
+// A grid's or block's three dimensions, each at least 1.
+std::array<int, 3> dims_of(const JsonReader& r, const json& object, const std::string& where,
+                           const char* key) {
+  const json& d = r.member(object, where, key);
+  const std::string path = key_path(where, key);
+  if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
+  std::array<int, 3> out{};
+  for (std::size_t i = 0; i < 3; ++i)
+    out[i] = static_cast<int>(r.integer_value(d[i], index_path(path, i), 1, kIntMax));
+  return out;
+}
+
+}  // namespace
+
 json launch_json(const KernelLaunch& l) {
   json out = {{"mangled_name", l.mangled_name},
               {"demangled_name", l.demangled_name},
@@ -125,14 +142,8 @@ KernelLaunch launch_from_json(const JsonReader& r, const json& l, const std::str
   launch.mangled_name = r.string(l, where, "mangled_name", true);  // empty for a graph launch
   launch.demangled_name = r.string(l, where, "demangled_name");
   launch.nvtx_range = r.string(l, where, "nvtx_range", true);
-  for (const char* key : {"grid", "block"}) {
-    const json& d = r.member(l, where, key);
-    const std::string path = key_path(where, key);
-    if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
-    auto& out = std::string_view(key) == "grid" ? launch.grid : launch.block;
-    for (std::size_t i = 0; i < 3; ++i)
-      out[i] = static_cast<int>(r.integer_value(d[i], index_path(path, i), 1, kIntMax));
-  }
+  launch.grid = dims_of(r, l, where, "grid");
+  launch.block = dims_of(r, l, where, "block");
   launch.registers_per_thread =
       static_cast<int>(r.integer(l, where, "registers_per_thread", 0, kMaxRegistersPerThread));
   launch.static_shared_bytes = r.integer(l, where, "static_shared_bytes", 0, kMaxSharedBytes);
@@ -313,14 +324,8 @@ std::vector<PointKernel> kernels_from_json(const JsonReader& r, const json& j,
                  "start_seconds"});
     PointKernel p;
     p.name = r.string(k, at, "name");
-    for (const char* key : {"grid", "block"}) {
-      const json& d = r.member(k, at, key);
-      const std::string path = key_path(at, key);
-      if (!d.is_array() || d.size() != 3) r.fail(path, "must be three integers");
-      auto& out = std::string_view(key) == "grid" ? p.grid : p.block;
-      for (std::size_t n = 0; n < 3; ++n)
-        out[n] = static_cast<int>(r.integer_value(d[n], index_path(path, n), 1, kIntMax));
-    }
+    p.grid = dims_of(r, k, at, "grid");
+    p.block = dims_of(r, k, at, "block");
     p.registers_per_thread =
         static_cast<int>(r.integer(k, at, "registers_per_thread", 0, kMaxRegistersPerThread));
     p.shared_bytes = r.integer(k, at, "shared_bytes", 0, kMaxSharedBytes);
