@@ -6,7 +6,6 @@
 #include <cmath>
 #include <filesystem>
 
-#include "lib/core/domain/point_kernels.hpp"
 #include "lib/core/domain/sm_share.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
@@ -166,39 +165,4 @@ TEST_CASE("projection: a DRAM-bound row on a share of its GPU draws by its bytes
     ++drawn;
   }
   CHECK(drawn > 0);
-}
-
-TEST_CASE("projection: the time no kernel of a launch ran is kept, the kernels' part projected") {
-  const Report recorded = read_report_file(kRecorded);
-  const SpecRegistry registry = all_specs();
-  const GpuSpec& h200 = registry.find("h200");
-  const GpuSpec share = with_sm_count(h200, 40);
-  Report report = projection(recorded, h200, share);
-  const auto row_at = std::find_if(report.rows.begin(), report.rows.end(), [](const Row& r) {
-    return r.kernel == "standard" && r.status == RowStatus::kOk && r.timing;
-  });
-  REQUIRE(row_at != report.rows.end());
-  Row& row = *row_at;
-  const double time = row.timing->median_seconds();
-  const RowAnalysis before = analyze(row, report);
-  REQUIRE(before.time_seconds > 0);
-  // Its kernels ran for 70% of the launch's time; the rest (30%) no kernel ran.
-  PointKernel first, second;
-  first.name = "gemm";
-  first.seconds = 0.4 * time;
-  second.name = "softmax";
-  second.seconds = 0.3 * time;
-  second.start_seconds = 0.5 * time;
-  row.kernels = {first, second};
-  const RowAnalysis after = analyze(row, report);
-  CAPTURE(after.projection_note);
-  CHECK(after.projection_note.find("when no kernel of it ran kept as measured") !=
-        std::string::npos);
-  // 0.3 of the time kept, 0.7 of it scaled as the whole was.
-  CHECK(after.time_seconds ==
-        doctest::Approx(0.3 * time + 0.7 * before.time_seconds).epsilon(1e-6));
-  // Kernels that account for the whole time (or more): projected as before.
-  row.kernels = {first, second};
-  row.kernels[0].seconds = time;
-  CHECK(analyze(row, report).time_seconds == doctest::Approx(before.time_seconds).epsilon(1e-9));
 }

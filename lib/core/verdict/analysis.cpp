@@ -10,7 +10,6 @@
 
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/metric_catalog.hpp"
-#include "lib/core/domain/point_kernels.hpp"
 #include "lib/core/domain/sm_share.hpp"
 #include "lib/core/model/roofline.hpp"
 #include "lib/core/model/tail_effect.hpp"
@@ -346,16 +345,6 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
   if (const double shared = time_on_share(row, measured_on, target, here, floor, notes); shared > 0)
     projected_time = std::max(floor.time_floor_seconds, shared);
   const double measured_time = row.timing->median_seconds();
-  // The time no kernel of the launch ran (the first kernel's launch latency, the gaps between
-  // kernels: `run`'s kernel pass) follows no roof: kept as measured, only the kernels' part is
-  // projected.
-  if (const double busy = kernels_seconds(row.kernels);
-      busy > 0 && busy < measured_time && std::isfinite(projected_time)) {
-    const double idle = measured_time - busy;
-    projected_time =
-        idle + std::max(floor.time_floor_seconds, projected_time * busy / measured_time);
-    notes.push_back(format_fixed(idle * 1e6, 1) + " µs when no kernel of it ran kept as measured");
-  }
   if (std::isfinite(projected_time) && projected_time > 0 && measured_time > 0) {
     const double factor = projected_time / measured_time;
     for (double& sample : p.timing->samples_seconds) sample *= factor;
