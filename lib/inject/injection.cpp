@@ -365,22 +365,19 @@ void Injection::on_exit_batch() {
   active_.store(false);
   const auto lock = handover_.lock();
   Session* session = handover_.session();
-  if (session != nullptr && driver_.ctx_push_current(session->context) == CUDA_SUCCESS) {
-    graph_counter_.release(nullptr);  // while the contexts are alive
-    CUcontext popped = nullptr;
-    driver_.ctx_pop_current(&popped);
-  }
-  if (session == nullptr || session->counters == nullptr || !session->counters->batch_open())
+  if (session == nullptr) return;
+  const bool batch_open = session->counters != nullptr && session->counters->batch_open();
+  if (driver_.ctx_push_current(session->context) != CUDA_SUCCESS) {
+    if (batch_open)
+      batches_.fail(*session,
+                    "the process exited with its context gone before the counters of its last "
+                    "batch were read");
     return;
-  if (driver_.ctx_push_current(session->context) == CUDA_SUCCESS) {
-    batches_.end(*session);
-    CUcontext popped = nullptr;
-    driver_.ctx_pop_current(&popped);
-  } else {
-    batches_.fail(*session,
-                  "the process exited with its context gone before the counters of its last "
-                  "batch were read");
   }
+  graph_counter_.release(nullptr);  // while the contexts are alive
+  if (batch_open) batches_.end(*session);
+  CUcontext popped = nullptr;
+  driver_.ctx_pop_current(&popped);
 }
 
 void Injection::on_exit() {
