@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "lib/core/base/text.hpp"
 #include "lib/core/domain/launch.hpp"
@@ -65,10 +66,22 @@ std::string render_kernels(const Report& report, std::size_t max_width) {
       say(std::string(display_width(head), ' ') + tail, std::string(display_width(head) + 1, ' '));
     }
     if (time > 0) {
+      // Its columns kept as the kernels' lines have them; only the words after them wrap.
       const double idle = std::max(0.0, time - kernels_seconds(row.kernels));
-      say("    " + pad(seconds_text(idle), 9, true) + " " + pad(share(idle, time), 4, true) +
-              "  no kernel of it ran (the first one's launch latency, the gaps between them)",
-          std::string(20, ' '));
+      const std::string head =
+          "    " + pad(seconds_text(idle), 9, true) + " " + pad(share(idle, time), 4, true) + "  ";
+      const std::string text =
+          "no kernel of it ran (the first one's launch latency, the gaps between them)";
+      const std::size_t width = display_width(head);
+      if (max_width == 0 || width + display_width(text) <= max_width) {
+        out << head << text << "\n";
+      } else {
+        const std::vector<std::string> lines =
+            split(wrap_words(text, max_width > width + 16 ? max_width - width : 16, ""), '\n');
+        for (std::size_t i = 0; i < lines.size(); ++i)
+          if (!lines[i].empty())
+            out << (i == 0 ? head : std::string(width, ' ')) << lines[i] << "\n";
+      }
     }
   }
   return out.str();
