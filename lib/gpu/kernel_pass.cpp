@@ -76,7 +76,11 @@ void collect_kernels(RunResult& result, PointLauncher& launcher, const RunOption
   std::size_t recorded = 0;
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
     Row& row = result.rows[i];
-    if (row.status != RowStatus::kOk || !row.timing) continue;
+    // Every timed row, counted or not: in a green context (`run --sms`) CUPTI 13.0 gives no
+    // counters, and the rows are timed all the same.
+    const bool timed =
+        row.status == RowStatus::kOk || row.status == RowStatus::kCountersUnavailable;
+    if (!timed || !row.timing) continue;
     if (options.progress)
       options.progress("kernels: point " + std::to_string(i + 1) + "/" +
                        std::to_string(result.rows.size()));
