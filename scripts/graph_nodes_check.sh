@@ -10,7 +10,10 @@
 #     programs in NCU_TWICE: ncu's own spread), the reference for the counters (ncu flushes the
 #     caches before each node, as `profile --cache cold` does before each node's replay);
 #     NCU_CACHES ("none all"; empty: no ncu) or NCU_CACHES_<program> choose the runs (without a `none` run,
-#     time is judged against the `all` run); LEGS replaces the three base legs;
+#     time is judged against the `all` run); `time` in them adds a run with --cache-control none
+#     and gpu__time_duration alone (one pass: nothing saved and restored between passes, whose
+#     dirty lines the next node would write back), then the time reference before `none`; LEGS
+#     replaces the three base legs;
 #   - scripts/graph_nodes_vs_ncu.py: node by node, time and counters (and those of plain launches),
 #     NVTX, serial graphs; the time each leg and ncu took beside the program alone (its second
 #     run: the first fills on-disk caches), and what each adds to it, judged (counted adds at
@@ -116,23 +119,26 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
   for run in "${runs[@]}"; do
     cache="${run%%:*}"
     n="${run#*:}"
+    local control="$cache" list="$metrics"
+    [ "$cache" = time ] && control=none list=gpu__time_duration.sum
     t=$(seconds)
-    timeout "$(left 300)" "$ncu_bin" --clock-control none --cache-control "$cache" \
-      --graph-profiling node "${filter[@]}" --csv --page raw --metrics "$metrics" "${cmd[@]}" \
+    timeout "$(left 300)" "$ncu_bin" --clock-control none --cache-control "$control" \
+      --graph-profiling node "${filter[@]}" --csv --page raw --metrics "$list" "${cmd[@]}" \
       >"$out/reports/${name}_ncu_${cache}$n.csv" 2>"$out/${name}_ncu_${cache}$n.err"
     rc=$?
     echo "ncu:$cache$n $(elapsed "$t")" >>"$costs"
-    note "$name under ncu --graph-profiling node --cache-control $cache ${filter[*]} (run $n): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $(grep -c '^"[0-9]' "$out/reports/${name}_ncu_${cache}$n.csv") results; $(grep checksum "$out/reports/${name}_ncu_${cache}$n.csv" | head -1)"
+    note "$name under ncu --graph-profiling node --cache-control $control ${filter[*]}$([ "$cache" = time ] && echo " (gpu__time_duration alone)") (run $n): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $(grep -c '^"[0-9]' "$out/reports/${name}_ncu_${cache}$n.csv") results; $(grep checksum "$out/reports/${name}_ncu_${cache}$n.csv" | head -1)"
   done
   local extra=()
   [ -s "$out/reports/${name}_ncu_all1.csv" ] && extra+=(--counters "$out/reports/${name}_ncu_all1.csv")
   [ -s "$out/reports/${name}_ncu_all2.csv" ] && extra+=(--ncu2 "$out/reports/${name}_ncu_all2.csv")
-  local time_ref="$out/reports/${name}_ncu_none1.csv"
+  local time_ref="$out/reports/${name}_ncu_time1.csv"
+  [ -s "$time_ref" ] || time_ref="$out/reports/${name}_ncu_none1.csv"
   [ -s "$time_ref" ] || time_ref="$out/reports/${name}_ncu_all1.csv"
   python3 scripts/graph_nodes_vs_ncu.py "$out/reports/${name}_counted.json" \
     "$time_ref" "${extra[@]}" "${only[@]}" \
     --timed "$out/reports/${name}_counted.json" >"$out/${name}_vs_ncu.txt" 2>&1
-  note "-- $name: profile (graph nodes counted) against ncu --graph-profiling node (time: --cache-control none; counters: all)"
+  note "-- $name: profile (graph nodes counted) against ncu --graph-profiling node (time: $(basename "$time_ref" .csv); counters: all)"
   grep -vE "^  " "$out/${name}_vs_ncu.txt" | tee -a "$summary"
   grep -E "^  " "$out/${name}_vs_ncu.txt" | head -12 >>"$summary"
   # Cost: what each leg and each ncu run adds to the program's second run alone; the issue's
@@ -142,7 +148,8 @@ import sys
 times = dict(line.split() for line in open(sys.argv[1]) if line.strip())
 alone = float(times.pop("alone"))
 added = {k: float(v) - alone for k, v in times.items()}
-ncu = [v for k, v in added.items() if k.startswith("ncu:")]
+# ncu with our metric list (a time-only run is not what the bar compares with)
+ncu = [v for k, v in added.items() if k.startswith("ncu:") and not k.startswith("ncu:time")]
 print("cost (seconds added to the program's second run alone, %.2f s): " % alone +
       ", ".join(f"{k} {v:+.2f}" for k, v in added.items()))
 if ncu and "profile:counted" in added:
