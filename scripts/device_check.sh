@@ -111,7 +111,7 @@ if has cost; then
   python3 - "$plain" "$ours" "$ncu_roofline" "$ncu_metrics" "$ours_full" <<'PY' | tee -a "$summary"
 import sys
 plain, ours, roof, met, full = map(float, sys.argv[1:])
-print("cost, seed sweep (24 points), whole process wall time:")
+print("cost, the seed sweep (run's default points), whole process wall time:")
 print(f"  run --no-counters                    {plain:7.2f} s")
 print(f"  run with counters (ours, default)    {ours:7.2f} s   added {ours - plain:6.2f} s")
 print(f"  run --counter-set full (ours)        {full:7.2f} s   added {full - plain:6.2f} s")
