@@ -14,10 +14,13 @@ and measured time, measured / projected, the roof that binds the projection, and
 MIN-SECONDS are listed but not judged). Exits 0 either way (a report, not a gate); 2 when the
 reports do not fit together (no common row, or the green report's SM count is not the
 projection's). Rows whose launches run two kernels or more (`run`'s kernel pass) are listed
-after the verdict kernel by kernel: the time of each on the whole GPU and on the share.
+after the verdict kernel by kernel: the time of each on the whole GPU and on the share. Rows the
+projection carried over by a level's share curve then show the SMs of the curve's kernel it took
+for their bytes in flight against the SMs their time on the share implies.
 """
 import argparse
 import json
+import re
 import sys
 
 
@@ -94,6 +97,63 @@ def print_kernels(projected_report, green_report):
         print(f"    {'':9}    {idle_s * 1e6:9.2f} us          no kernel ran, on the share")
 
 
+def rising(shares):
+    """A level's share curve from (0, 0), each point at least the one before (sm_share.cpp)."""
+    curve = [(0, 0.0)]
+    for point in shares:
+        curve.append((point["sms"], max(point["gbps"], curve[-1][1])))
+    return curve
+
+
+def sms_drawing(curve, gbps):
+    """The SMs the curve's kernel needs to draw `gbps` (all of them at or past its top)."""
+    for (n0, g0), (n1, g1) in zip(curve, curve[1:]):
+        if gbps <= g1 and g1 > g0:
+            return n0 + (gbps - g0) / (g1 - g0) * (n1 - n0)
+    return curve[-1][0]
+
+
+DREW = re.compile(r"(DRAM|L2): drew ([\d.,]+) GB/s on (\d+) SMs")
+
+
+def print_share_curve(projected_report, green_report):
+    """Rows the projection carried over by a level's share curve (its note: "DRAM: drew X GB/s
+    on N SMs"): the SMs of the curve's kernel that the projection took for their bytes in flight
+    (from what they drew on all SMs), against the SMs that their time in the green context
+    implies (from what they drew there). Where the two differ, the inversion misjudged the
+    bytes in flight (a draw on the curve's flat top says little about them)."""
+    measured = projected_report["context"].get("measured_spec")
+    spec = (projected_report.get("specs") or {}).get(measured) or {}
+    curves = {m["level"]: rising(m["shares"]) for m in spec.get("memory_levels", [])
+              if m.get("shares")}
+    green_sms = green_report["context"].get("green_context_sms")
+    green = {key_of(row, "row"): row for row in green_report["rows"]}
+    lines = []
+    for row in projected_report["rows"]:
+        a = row.get("analysis") or {}
+        hit = DREW.search(a.get("projection_note") or "")
+        k = key_of(row, "row")
+        if not hit or k not in green or not green_sms or seconds(green[k]) is None:
+            continue
+        level = hit.group(1).lower()
+        drawn, all_sms = float(hit.group(2).replace(",", "")), int(hit.group(3))
+        counted = [lv for lv in a.get("levels", []) if lv.get("level") == level]
+        bytes_ = (counted[0].get("bytes") or {}).get("value") if counted else None
+        if level not in curves or not bytes_:
+            continue
+        there = bytes_ / seconds(green[k]) / 1e9
+        took = sms_drawing(curves[level], drawn)
+        implied = sms_drawing(curves[level], there) * all_sms / green_sms
+        lines.append(f"  {k[:46]:46} {hit.group(1):4} {drawn:7.0f} {there:7.0f} GB/s "
+                     f"{took:7.1f} {implied:8.1f}")
+    if lines:
+        print("rows carried over by a share curve: what they drew on all SMs and on the share, "
+              "and the SMs of the curve's kernel the projection took for them against those "
+              "their time on the share implies:")
+        print(f"  {'row':46} {'':4} {'all':>7} {'share':>7}      {'taken':>7} {'implied':>8}")
+        print("\n".join(lines))
+
+
 def sms_of(report):
     specs = report.get("specs") or {}
     keys = {row.get("spec") for row in report["rows"]}
@@ -154,6 +214,7 @@ def main():
           f"{good}/{judged}, largest difference {100 * worst:.1f}%: "
           f"{'PASS' if sum_ok and judged and good == judged else 'FAIL'}")
     print_kernels(projected_report, green_report)
+    print_share_curve(projected_report, green_report)
 
 
 if __name__ == "__main__":
