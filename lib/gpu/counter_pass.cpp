@@ -163,6 +163,7 @@ void collect_counters(RunResult& result, PointLauncher& launcher, const RunOptio
         tensor_paths_note(result.device.chip, options.counter_set);
   } catch (const ProfilerError& error) {
     launcher.arena().release();
+    result.counters_held_elsewhere = error.kind() == ProfilerErrorKind::kMultipleSubscribers;
     mark_unavailable(result, options,
                      std::string("counters unavailable: ") + first_line(error.what()));
   }

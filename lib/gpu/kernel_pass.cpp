@@ -64,6 +64,10 @@ std::vector<PointKernel> medians(const std::vector<std::vector<KernelRecord>>& l
 }  // namespace
 
 void collect_kernels(RunResult& result, PointLauncher& launcher, const RunOptions& options) {
+  if (result.counters_held_elsewhere) {
+    result.counters += "; kernels not recorded: another profiler holds CUPTI";
+    return;
+  }
   const Clock::time_point t0 = Clock::now();
   std::optional<KernelRecords> records;
   try {

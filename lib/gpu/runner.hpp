@@ -84,6 +84,9 @@ struct RunResult {
   CounterSet counter_set = CounterSet::kRoofline;
   int counter_passes = 0;
   bool counters_measured = false;  // at least one row has counters
+  // Another profiler (ncu, nsys) holds CUPTI's profiling in this process: the kernel pass leaves
+  // CUPTI to it.
+  bool counters_held_elsewhere = false;
   // The decoded counter-data image and, per range in order, the index of its row (to record
   // test fixtures that CI evaluates offline).
   std::vector<std::uint8_t> counter_data_image;
