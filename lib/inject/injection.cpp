@@ -423,12 +423,7 @@ double Injection::finish_timing_only(const Measuring& m, const CUpti_CallbackDat
   std::map<std::string, double> counters{{quantity::kGpuTime, seconds}};
   std::string message = m.why;
   KernelLaunch launch = m.launch;
-  if (time && time->kernels > 0) {  // a graph launch: its nodes' span, as its time
-    launch.gpu_start_ns =
-        static_cast<std::int64_t>(launch.graph ? time->nodes_start_ns : time->first_start_ns);
-    launch.gpu_end_ns =
-        static_cast<std::int64_t>(launch.graph ? time->nodes_end_ns : time->last_end_ns);
-  }
+  set_gpu_span(launch, time);
   rows_.apply_gpu_time(counters, time, message, Around::kEvents, false, m.launch.graph);
   recorder_.record(launch_record(launch, RowStatus::kCountersUnavailable, message, counters));
   return counters[quantity::kGpuTime];

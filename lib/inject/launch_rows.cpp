@@ -23,6 +23,14 @@ std::optional<LaunchGpuTime> gpu_time_of(const std::optional<LaunchActivity>& ac
   return gpu_time_of(*activity);
 }
 
+void set_gpu_span(KernelLaunch& launch, const std::optional<LaunchGpuTime>& time) {
+  if (!time || time->kernels <= 0) return;
+  launch.gpu_start_ns =
+      static_cast<std::int64_t>(launch.graph ? time->nodes_start_ns : time->first_start_ns);
+  launch.gpu_end_ns =
+      static_cast<std::int64_t>(launch.graph ? time->nodes_end_ns : time->last_end_ns);
+}
+
 void LaunchRows::expect_activity(std::uint32_t correlation) {
   if (no_activity_.empty()) KernelActivity::instance().expect(correlation);
 }
@@ -90,12 +98,7 @@ void LaunchRows::record_ranges(const Session& session, const KernelLaunch& launc
   // its range opens): from its submission to its end is the GPU's time for it.
   const bool from_submission = around == Around::kUserRange && !launch.graph;
   KernelLaunch row = launch;
-  if (time && time->kernels > 0) {  // a graph launch: its nodes' span, as its time
-    row.gpu_start_ns =
-        static_cast<std::int64_t>(launch.graph ? time->nodes_start_ns : time->first_start_ns);
-    row.gpu_end_ns =
-        static_cast<std::int64_t>(launch.graph ? time->nodes_end_ns : time->last_end_ns);
-  }
+  set_gpu_span(row, time);
   std::string message;
   if (!session.catalogued) {
     std::map<std::string, double> counters;

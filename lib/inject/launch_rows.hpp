@@ -118,4 +118,8 @@ class LaunchRows {
 // The GPU time of a launch from its activity records (nullopt without any).
 std::optional<LaunchGpuTime> gpu_time_of(const std::optional<LaunchActivity>& activity);
 
+// `launch`'s GPU start and end from its records, when they hold a kernel: a graph launch's span
+// over every node (memcpy and memset nodes too), any other launch's over its kernels.
+void set_gpu_span(KernelLaunch& launch, const std::optional<LaunchGpuTime>& time);
+
 }  // namespace roofline::inject

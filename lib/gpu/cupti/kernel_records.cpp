@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "lib/core/domain/launch.hpp"
+#include "lib/gpu/cupti/call.hpp"
 
 namespace roofline::gpu {
 namespace {
@@ -65,13 +66,6 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uin
                    std::make_move_iterator(read.end()));
 }
 
-[[noreturn]] void fail(const char* call, CUptiResult result) {
-  const char* text = nullptr;
-  if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) text = "";
-  throw std::runtime_error(std::string(call) + " failed: " + text + " (" +
-                           std::to_string(static_cast<int>(result)) + ")");
-}
-
 }  // namespace
 
 KernelRecords::KernelRecords() {
@@ -83,18 +77,17 @@ KernelRecords::KernelRecords() {
     s.records.clear();
     s.dropped = 0;
   }
-  static const CUptiResult registered =
-      cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-  CUptiResult r = registered;
-  // Concurrent kernel records leave kernels free to overlap (the plain kernel kind would
-  // serialise them).
-  if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (r != CUPTI_SUCCESS) {
+  try {
+    static const CUptiResult registered =
+        cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    cupti::check_cupti(registered, "cuptiActivityRegisterCallbacks", __FILE__, __LINE__);
+    // Concurrent kernel records leave kernels free to overlap (the plain kernel kind would
+    // serialise them).
+    ROOFLINE_CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  } catch (...) {
     const std::lock_guard<std::mutex> lock(s.mutex);
     s.exists = false;
-    fail(registered != CUPTI_SUCCESS ? "cuptiActivityRegisterCallbacks"
-                                     : "cuptiActivityEnable(CONCURRENT_KERNEL)",
-         r);
+    throw;
   }
 }
 
@@ -108,9 +101,7 @@ KernelRecords::~KernelRecords() {
 }
 
 std::vector<KernelRecord> KernelRecords::take() {
-  if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-      r != CUPTI_SUCCESS)
-    fail("cuptiActivityFlushAll", r);
+  ROOFLINE_CUPTI_CALL(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   Store& s = store();
   std::vector<KernelRecord> out;
   {

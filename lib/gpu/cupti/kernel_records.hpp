@@ -28,8 +28,9 @@ struct KernelRecord {
 
 class KernelRecords {
  public:
-  // Enables the records; throws std::runtime_error with CUPTI's message (another profiler
-  // attached, no CUPTI activity support) or when another KernelRecords exists.
+  // Enables the records; throws ProfilerError (a std::runtime_error) with CUPTI's message
+  // (another profiler attached, no CUPTI activity support), std::runtime_error when another
+  // KernelRecords exists.
   KernelRecords();
   // Disables them; records not taken are dropped.
   ~KernelRecords();
@@ -37,7 +38,8 @@ class KernelRecords {
   KernelRecords& operator=(const KernelRecords&) = delete;
 
   // Every kernel that ended since the records were enabled or last taken, by start time. The
-  // caller synchronises the work first. Throws std::runtime_error when CUPTI dropped records.
+  // caller synchronises the work first. Throws ProfilerError when the flush fails,
+  // std::runtime_error when CUPTI dropped records.
   std::vector<KernelRecord> take();
 };
 
