@@ -85,11 +85,14 @@ def our_kernels(path, graphs_only):
     return out
 
 
-def why_slower(o, t, tr, row, units):
+def why_missed(o, t, tr, row, units, clock_row=None):
     """Why our time t of kernel o misses the reference's tr (its ncu result `row`): the same
-    cycles at another SM clock, the reference's flush leaving lines dirty for the kernel to write
-    back (1 MB or more of DRAM writes beyond ours), or neither."""
+    cycles at another SM clock (ncu's clock from `clock_row`, the same node in the counters'
+    reference, where the time reference did not read it), the reference's flush leaving lines
+    dirty for the kernel to write back (1 MB or more of DRAM writes beyond ours), or neither."""
     clock = scaled(row, units, "sm__cycles_elapsed.avg.per_second")
+    if not clock > 0 and clock_row is not None:
+        clock = scaled(*clock_row, "sm__cycles_elapsed.avg.per_second")
     limit = 0.05 * tr if tr >= 20e-6 else 2e-6 + 0.10 * tr
     if clock > 0 and o["clock"] > 0 and abs(t * o["clock"] / clock - tr) <= limit:
         return "at another SM clock (the same cycles within the band)"
@@ -188,7 +191,7 @@ def main():
               for kind in ("graph nodes", "plain launches")}
     spread_used = 0
     nvtx_time = total_time = 0.0
-    time_misses = {"plain launches": [], "graph node replays": []}
+    time_misses = {"graph nodes": [], "plain launches": [], "graph node replays": []}
     # ncu's L2 bytes of each graph node over every result it gave the same node (its graph's
     # replays, both runs): the range a node's L2 takes from run to run, beside the two-run spread.
     node_l2 = collections.defaultdict(list)
@@ -212,8 +215,11 @@ def main():
             ok = abs(t - tr) <= limit
             time_ok[kind][0] += ok
             time_ok[kind][1] += 1
-            if not ok and kind == "plain launches":
-                time_misses[kind].append(why_slower(o, t, tr, *raw_of[id(tref)]))
+            if not ok:
+                cref_of = cpairs.get(id(o))
+                time_misses[kind].append(why_missed(
+                    o, t, tr, *raw_of[id(tref)],
+                    clock_row=raw_of.get(id(cref_of)) if cref_of is not None else None))
             good = good and ok
             cells.append(f"{ratio(t, tr):.3f}{'' if ok else '!'}")
         else:
@@ -228,7 +234,7 @@ def main():
             replay_ok[1] += 1
             if abs(o["replay"] - ref[0]) > limit:
                 time_misses["graph node replays"].append(
-                    why_slower(o, o["replay"], ref[0], *raw_of[id(ref)]))
+                    why_missed(o, o["replay"], ref[0], *raw_of[id(ref)]))
         for qi, name in ((1, "DRAM"), (2, "L2"), (3, "tensor")):
             x, y = mine[qi], ref[qi] if ref is not None else NAN
             if math.isnan(x) or math.isnan(y) or (x == 0 and y == 0):
