@@ -122,12 +122,20 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
     local control="$cache" list="$metrics"
     [ "$cache" = time ] && control=none list=gpu__time_duration.sum
     t=$(seconds)
+    local csv="$out/reports/${name}_ncu_${cache}$n.csv"
     timeout "$(left 300)" "$ncu_bin" --clock-control none --cache-control "$control" \
       --graph-profiling node "${filter[@]}" --csv --page raw --metrics "$list" "${cmd[@]}" \
-      >"$out/reports/${name}_ncu_${cache}$n.csv" 2>"$out/${name}_ncu_${cache}$n.err"
+      >"$csv" 2>"$out/${name}_ncu_${cache}$n.err"
     rc=$?
-    echo "ncu:$cache$n $(elapsed "$t")" >>"$costs"
-    note "$name under ncu --graph-profiling node --cache-control $control ${filter[*]}$([ "$cache" = time ] && echo " (gpu__time_duration alone)") (run $n): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $(grep -c '^"[0-9]' "$out/reports/${name}_ncu_${cache}$n.csv") results; $(grep checksum "$out/reports/${name}_ncu_${cache}$n.csv" | head -1)"
+    # A run cut by the deadline (or failed) says nothing of what ncu adds: left out of the cost.
+    # Nor is its CSV a reference: kept beside the others as .cut.csv.
+    if [ $rc -eq 0 ]; then
+      echo "ncu:$cache$n $(elapsed "$t")" >>"$costs"
+    else
+      mv "$csv" "${csv%.csv}.cut.csv"
+      csv="${csv%.csv}.cut.csv"
+    fi
+    note "$name under ncu --graph-profiling node --cache-control $control ${filter[*]}$([ "$cache" = time ] && echo " (gpu__time_duration alone)") (run $n): rc=$rc in $(elapsed "$t") s (alone ${alone_s}); $(grep -c '^"[0-9]' "$csv") results; $(grep checksum "$csv" | head -1)"
   done
   local extra=()
   [ -s "$out/reports/${name}_ncu_all1.csv" ] && extra+=(--counters "$out/reports/${name}_ncu_all1.csv")
