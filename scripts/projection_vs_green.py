@@ -14,7 +14,8 @@ and measured time, measured / projected, the roof that binds the projection, and
 MIN-SECONDS are listed but not judged). Exits 0 either way (a report, not a gate); 2 when the
 reports do not fit together (no common row, or the green report's SM count is not the
 projection's). Rows whose launches run two kernels or more (`run`'s kernel pass) are listed
-after the verdict kernel by kernel: the time of each on the whole GPU and on the share. Rows the
+after the verdict kernel by kernel, paired by position: the time, grid and name of each on the
+whole GPU and on the share. Rows the
 projection carried over by a level's share curve then show the SMs of the curve's kernel it took
 for their bytes in flight against the SMs their time on the share implies.
 """
@@ -86,13 +87,16 @@ def print_kernels(projected_report, green_report):
     for k in common:
         (kw, _), (ks, ts) = whole[k], share[k]
         print(f"  {k}")
-        if [x["name"] for x in kw] != [x["name"] for x in ks]:
+        if len(kw) != len(ks):
             print("    other kernels on the share: " + ", ".join(x["name"][:40] for x in ks))
             continue
+        # By position: a library may pick another kernel for the same step on fewer SMs (cuBLAS
+        # sizes its persistent GEMMs to the SMs it sees), so both names and grids are shown.
         for a, b in zip(kw, ks):
-            grid = "x".join(str(g) for g in a["grid"])
+            grids = ["x".join(str(g) for g in x["grid"]) for x in (a, b)]
             print(f"    {a['seconds'] * 1e6:9.2f} us {b['seconds'] * 1e6:9.2f} us "
-                  f"{b['seconds'] / a['seconds']:6.2f}x  grid {grid:>10}  {a['name'][:60]}")
+                  f"{b['seconds'] / a['seconds']:6.2f}x  grid {grids[0]:>9} {grids[1]:>9}  "
+                  f"{a['name'][:48]}" + ("" if a["name"] == b["name"] else f" -> {b['name'][:48]}"))
         idle_s = ts - sum(x["seconds"] for x in ks)
         print(f"    {'':9}    {idle_s * 1e6:9.2f} us          no kernel ran, on the share")
 
