@@ -136,10 +136,13 @@ CalibrationMeasurement timed(const Plan& plan, kernels::MicroKernelArgs& args, T
   return m;
 }
 
-// Shares of the SMs: the DRAM and L2 read kernels alone on a green context of each count of
-// kShareSms below the device's (the driver rounds a count up to its granularity; a count it
-// rounds to twice is measured once). What a few SMs draw of a level all SMs share is less than
-// the whole device's: the level's share curve (sm_share.hpp). The buffers are the primary
+// Shares of the SMs: the DRAM and L2 read kernels, and the DRAM copy (loads and stores), alone
+// on a green context of each count of kShareSms below the device's (the driver rounds a count up
+// to its granularity; a count it rounds to twice is measured once). What a few SMs draw of a
+// level all SMs share is less than the whole device's: the level's share curve (sm_share.hpp,
+// from the read kernels). The copy's shares are kept beside it: a share limits stores far below
+// loads (on 40 of an H100's 132 SMs a GEMM's stores of S drew 39 GB/s per SM, its loads of P the
+// whole DRAM), which a curve of loads cannot say. The buffers are the primary
 // context's, which a green context shares; the stream and events are the green context's own,
 // so every launch runs on its SMs. Without green contexts: a warning, and no curve.
 template <class ArgsFor>
@@ -162,7 +165,9 @@ void measure_shares(const CalibrateOptions& options, int sms, const std::vector<
     const Stream stream;
     Timer timer(stream, clock);
     for (const Plan& plan : plans) {
-      if (plan.kernel != MicroKernel::kDramRead && plan.kernel != MicroKernel::kL2Read) continue;
+      if (plan.kernel != MicroKernel::kDramRead && plan.kernel != MicroKernel::kDramCopy &&
+          plan.kernel != MicroKernel::kL2Read)
+        continue;
       int per_sm = 0;
       ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
       kernels::MicroKernelArgs args = args_for(plan, per_sm * got);

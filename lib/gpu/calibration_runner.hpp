@@ -25,8 +25,9 @@ struct CalibrateOptions {
 };
 
 // Measures every roof the device has a micro-kernel for (wgmma only on compute capability 9.0
-// with sm_90a code), and the DRAM and L2 read kernels on shares of the SMs (green contexts of 8
-// to 96 SMs: the levels' share curves; without green contexts a warning, and none), and derives
+// with sm_90a code), and the DRAM and L2 read kernels and the DRAM copy on shares of the SMs
+// (green contexts of 8 to 96 SMs: the levels' share curves, and the copy's beside them; without
+// green contexts a warning, and none), and derives
 // the ceilings; with options.power_cap or options.energy, also each
 // compute kernel's rate and NVML's SM clock back to back (the power-capped roofs; without NVML:
 // a warning, and none); with options.energy, also each kernel's power and the active idle

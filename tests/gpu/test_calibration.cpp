@@ -60,7 +60,8 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   if (hopper) expected.push_back("wgmma");
   expected.push_back("xu_exp2");
   expected.push_back("int_alu");
-  // The whole device's measurements first, then the DRAM and L2 reads on shares of the SMs.
+  // The whole device's measurements first, then the DRAM and L2 reads and the DRAM copy on
+  // shares of the SMs.
   std::vector<CalibrationMeasurement> whole, shares;
   for (const CalibrationMeasurement& m : overlay.measurements)
     (m.sms == 0 ? whole : shares).push_back(m);
@@ -70,7 +71,7 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   CHECK(overlay.measurements[whole.size() - 1].sms == 0);
   for (const CalibrationMeasurement& m : shares) {
     CAPTURE(m.id);
-    CHECK((m.share_of == "dram_read" || m.share_of == "l2_read"));
+    CHECK((m.share_of == "dram_read" || m.share_of == "dram_copy" || m.share_of == "l2_read"));
     CHECK(m.sms < run.device.sm_count);
     CHECK(m.rate_per_second() > 0);
   }
@@ -83,7 +84,15 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
       REQUIRE(it->shares.size() >= 2);
       CHECK(it->shares.back().sms == run.device.sm_count);
       CHECK(it->shares.front().gbps < it->shares.back().gbps);
+      CHECK(it->shares_source.find(level == MemoryLevel::kDram ? "read only" : "resident in L2") !=
+            std::string::npos);  // the read kernel's curve, not the copy's
     }
+  if (!shares.empty())
+    CHECK(std::count_if(shares.begin(), shares.end(), [](const CalibrationMeasurement& m) {
+            return m.share_of == "dram_copy";
+          }) == std::count_if(shares.begin(), shares.end(), [](const CalibrationMeasurement& m) {
+            return m.share_of == "dram_read";
+          }));
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const CalibrationMeasurement& m = whole[i];
     CAPTURE(m.id);

@@ -2,6 +2,7 @@
 // overlays are built here from made-up timings, not measured ones.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include <nlohmann/json.hpp>
@@ -183,6 +184,35 @@ TEST_CASE("calibration: shares of the SMs give a level its share curve, never it
   j["measurements"][3]["share_of"] = "mma_sync";
   CHECK(calibration_parse_error(j) ==
         "cal.json: measurements[3].sms: only a memory level is measured on a share of the SMs");
+}
+
+TEST_CASE("calibration: the share curve is the read kernel's; the copy's shares stay beside it") {
+  CalibrationOverlay overlay = h200_overlay();
+  const auto share = [](const std::string& of, int sms, double bytes) {
+    CalibrationMeasurement m =
+        measurement(of + "." + std::to_string(sms) + "sm", "dram", false, bytes, {1e-3});
+    m.sms = sms;
+    m.share_of = of;
+    return m;
+  };
+  // The copy measured on more shares than the read kernel, and drawing less on each: the curve
+  // still carries loads (its stores would make every row bound by its loads look starved).
+  for (const int sms : {8, 16, 40}) overlay.measurements.push_back(share("dram_copy", sms, 2e8));
+  overlay.measurements.push_back(share("dram_read", 40, 2e9));
+  derive_ceilings(overlay);
+  const MemoryLevelSpec& dram = overlay.memory[0];
+  CHECK(dram.shares == std::vector<ShareBandwidth>{{40, 2000}, {132, 3900}});
+  CHECK(dram.shares_source.find("test kernel dram_read") != std::string::npos);
+  const CalibrationOverlay read = parse_calibration(to_json(overlay), "cal.json");
+  CHECK(read.memory[0].shares == dram.shares);
+  CHECK(std::count_if(read.measurements.begin(), read.measurements.end(),
+                      [](const CalibrationMeasurement& m) { return m.share_of == "dram_copy"; }) ==
+        3);
+  // Without the read kernel's shares, the kernel with the most shares gives the curve.
+  overlay.measurements.pop_back();
+  derive_ceilings(overlay);
+  CHECK(overlay.memory[0].shares ==
+        std::vector<ShareBandwidth>{{8, 200}, {16, 200}, {40, 200}, {132, 4000}});
 }
 
 TEST_CASE("calibration: hostile files get one line naming the key and the bound") {

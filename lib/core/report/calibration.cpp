@@ -75,8 +75,10 @@ std::string describe_power_cap(const CalibrationOverlay& overlay, const Calibrat
   return out + "; " + m.method;
 }
 
-// The share curve of `level` from the share measurements of the kernel with the most of them
-// (the best rate per SM count) and that kernel's whole-device rate on all the device's SMs.
+// The share curve of `level` from the share measurements of its read kernel (`dram_read`,
+// `l2_read`: the curve carries a row's bytes in flight as loads), else of the kernel with the most
+// of them (the best rate per SM count), and that kernel's whole-device rate on all the device's
+// SMs. Other kernels' shares (`dram_copy`: loads and stores) stay measurements of the file.
 void add_shares(const CalibrationOverlay& overlay, MemoryLevelSpec& level) {
   const std::string target(to_string(level.level));
   std::map<std::string, std::map<int, double>> by_kernel;  // share_of -> SMs -> GB/s
@@ -94,7 +96,9 @@ void add_shares(const CalibrationOverlay& overlay, MemoryLevelSpec& level) {
         std::find_if(overlay.measurements.begin(), overlay.measurements.end(),
                      [&](const CalibrationMeasurement& m) { return m.sms == 0 && m.id == kernel; });
     if (it == overlay.measurements.end() || !(it->rate_per_second() > 0)) continue;
-    if (points == nullptr || measured.size() > points->size()) {
+    const bool read = kernel == target + "_read";
+    const bool chosen_read = whole != nullptr && whole->id == target + "_read";
+    if (points == nullptr || read || (!chosen_read && measured.size() > points->size())) {
       whole = &*it;
       points = &measured;
     }
