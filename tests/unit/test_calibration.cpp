@@ -186,7 +186,7 @@ TEST_CASE("calibration: shares of the SMs give a level its share curve, never it
         "cal.json: measurements[3].sms: only a memory level is measured on a share of the SMs");
 }
 
-TEST_CASE("calibration: the share curve is the read kernel's; the copy's shares stay beside it") {
+TEST_CASE("calibration: the share curve is the read kernel's, the copy's shares stay beside it") {
   CalibrationOverlay overlay = h200_overlay();
   const auto share = [](const std::string& of, int sms, double bytes) {
     CalibrationMeasurement m =
