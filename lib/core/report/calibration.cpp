@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -96,9 +97,11 @@ void add_shares(const CalibrationOverlay& overlay, MemoryLevelSpec& level) {
         std::find_if(overlay.measurements.begin(), overlay.measurements.end(),
                      [&](const CalibrationMeasurement& m) { return m.sms == 0 && m.id == kernel; });
     if (it == overlay.measurements.end() || !(it->rate_per_second() > 0)) continue;
-    const bool read = kernel == target + "_read";
-    const bool chosen_read = whole != nullptr && whole->id == target + "_read";
-    if (points == nullptr || read || (!chosen_read && measured.size() > points->size())) {
+    // The read kernel first, then the most shares (a tie keeps the first).
+    const auto rank = [&](const std::string& id, std::size_t shares) {
+      return std::pair(id == target + "_read", shares);
+    };
+    if (points == nullptr || rank(kernel, measured.size()) > rank(whole->id, points->size())) {
       whole = &*it;
       points = &measured;
     }
