@@ -82,8 +82,8 @@ def print_kernels(projected_report, green_report):
     common = [k for k in whole if k in share]
     if not common:
         return
-    print("kernels of the multi-kernel rows, on the whole GPU and on the share (the kernel "
-          "pass's medians; time no kernel ran = the row's time less the kernels'):")
+    print("kernels of the multi-kernel rows, on the whole GPU and on the share\n"
+          "(the kernel pass's medians; time no kernel ran = the row's time less the kernels'):")
     for k in common:
         (kw, _), (ks, ts) = whole[k], share[k]
         print(f"  {k}")
@@ -96,7 +96,9 @@ def print_kernels(projected_report, green_report):
             grids = ["x".join(str(g) for g in x["grid"]) for x in (a, b)]
             print(f"    {a['seconds'] * 1e6:9.2f} us {b['seconds'] * 1e6:9.2f} us "
                   f"{b['seconds'] / a['seconds']:6.2f}x  grid {grids[0]:>9} {grids[1]:>9}  "
-                  f"{a['name'][:48]}" + ("" if a["name"] == b["name"] else f" -> {b['name'][:48]}"))
+                  f"{a['name'][:48]}")
+            if a["name"] != b["name"]:
+                print(f"    {'':56}on the share: {b['name'][:48]}")
         idle_s = ts - sum(x["seconds"] for x in ks)
         print(f"    {'':9}    {idle_s * 1e6:9.2f} us          no kernel ran, on the share")
 
