@@ -110,6 +110,25 @@ __global__ void __launch_bounds__(kMemoryThreads)
   probe.stop(clock);
 }
 
+// Stores alone: each thread writes its elements, values that change with the element and the
+// pass (no load, so the store path is measured by itself, on the whole GPU and on a share).
+__global__ void __launch_bounds__(kMemoryThreads)
+    stream_write_kernel(uint4* dst, std::size_t count, long long passes,
+                        unsigned long long* clock) {
+  ClockProbe probe;
+  probe.start();
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (long long pass = 0; pass < passes; ++pass) {
+    const auto p = static_cast<unsigned int>(pass);
+    std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+    for (; i < count; i += stride) {
+      const auto k = static_cast<unsigned int>(i);
+      dst[i] = make_uint4(k, k ^ p, k + p, ~k);
+    }
+  }
+  probe.stop(clock);
+}
+
 // `step` (bytes per trip) and `mask` (buffer bytes - 1) are kernel arguments so that the
 // compiler cannot see that every trip reads the same addresses and merge the loads.
 __global__ void __launch_bounds__(kComputeThreads)
@@ -312,6 +331,7 @@ int micro_kernel_threads(MicroKernel kernel) {
   switch (kernel) {
     case MicroKernel::kDramRead:
     case MicroKernel::kDramCopy:
+    case MicroKernel::kDramWrite:
     case MicroKernel::kL2Read:
       return kMemoryThreads;
     case MicroKernel::kWgmma:
@@ -331,6 +351,8 @@ cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks) {
       return blocks_per_sm(stream_read_kernel, threads, blocks);
     case MicroKernel::kDramCopy:
       return blocks_per_sm(stream_copy_kernel, threads, blocks);
+    case MicroKernel::kDramWrite:
+      return blocks_per_sm(stream_write_kernel, threads, blocks);
     case MicroKernel::kSharedRead:
       return blocks_per_sm(shared_read_kernel, threads, blocks);
     case MicroKernel::kFp32Fma:
@@ -363,6 +385,8 @@ double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args) {
       return bytes * trips;
     case MicroKernel::kDramCopy:
       return 2 * bytes * trips;
+    case MicroKernel::kDramWrite:
+      return bytes * trips;
     case MicroKernel::kSharedRead:
       return threads * trips * kSharedLoadsPerTrip * 16;
     case MicroKernel::kFp32Fma:
@@ -402,6 +426,11 @@ cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,
       if (src == nullptr || args.dst == nullptr || count == 0) return cudaErrorInvalidValue;
       stream_copy_kernel<<<args.blocks, threads, 0, stream>>>(src, static_cast<uint4*>(args.dst),
                                                               count, args.iterations, args.clock);
+      break;
+    case MicroKernel::kDramWrite:
+      if (args.dst == nullptr || count == 0) return cudaErrorInvalidValue;
+      stream_write_kernel<<<args.blocks, threads, 0, stream>>>(static_cast<uint4*>(args.dst), count,
+                                                               args.iterations, args.clock);
       break;
     case MicroKernel::kSharedRead:
       shared_read_kernel<<<args.blocks, threads, 0, stream>>>(

@@ -18,6 +18,7 @@ enum class MicroKernel {
   kDramRead,      // 16-byte loads (L1 bypassed) over a buffer many times the L2: DRAM read
   kDramReadBulk,  // bulk copies (TMA, cp.async.bulk) of 32 KB chunks of that buffer (sm_90a)
   kDramCopy,      // 16-byte loads and stores between two such buffers: DRAM read + write
+  kDramWrite,     // 16-byte stores alone over such a buffer: DRAM write
   kL2Read,        // 16-byte loads (L1 bypassed) over a buffer a quarter of the L2, repeated
   kSharedRead,    // conflict-free 16-byte shared-memory loads: the L1/shared roof
   kFp32Fma,       // independent FFMA chains: 2 FLOP per lane per instruction
@@ -36,7 +37,7 @@ struct MicroKernelArgs {
   int blocks = 0;             // one wave: micro_kernel_blocks_per_sm × SMs
   long long iterations = 0;   // passes over the buffer (memory kernels) or loop trips
   const void* src = nullptr;  // memory kernels: 16-byte aligned, `bytes` a multiple of 16
-  void* dst = nullptr;        // kDramCopy only
+  void* dst = nullptr;        // kDramCopy and kDramWrite only
   std::size_t bytes = 0;
   // kDramRead, kL2Read: chunk c of the working set starts at element c << chunk_shift of
   // `src` (kMicroKernelChunkShift: contiguous; larger spreads a small working set over many

@@ -38,6 +38,7 @@ struct Plan {
   // Measured under NVML's energy counter with --energy. Not the bulk-copy DRAM stream: one lane
   // per SM at work prices a byte without the load instructions that kernels reading through
   // the SM pay, so the DRAM coefficient stays dram_read's (its rate still counts for the roof).
+  // Nor the write alone: a coefficient per byte is the read's, whichever stream is faster.
   bool energy = true;
 };
 
@@ -136,15 +137,15 @@ CalibrationMeasurement timed(const Plan& plan, kernels::MicroKernelArgs& args, T
   return m;
 }
 
-// Shares of the SMs: the DRAM and L2 read kernels, and the DRAM copy (loads and stores), alone
-// on a green context of each count of kShareSms below the device's (the driver rounds a count up
-// to its granularity; a count it rounds to twice is measured once). What a few SMs draw of a
-// level all SMs share is less than the whole device's: the level's share curve (sm_share.hpp,
-// from the read kernels). The copy's shares are kept beside it: a share limits stores far below
-// loads (on 40 of an H100's 132 SMs a GEMM's stores of S drew 39 GB/s per SM, its loads of P the
-// whole DRAM), which a curve of loads cannot say. The buffers are the primary
-// context's, which a green context shares; the stream and events are the green context's own,
-// so every launch runs on its SMs. Without green contexts: a warning, and no curve.
+// Shares of the SMs: the DRAM and L2 read kernels, the DRAM copy (loads and stores) and the
+// DRAM write (stores alone), alone on a green context of each count of kShareSms below the device's
+// (the driver rounds a count up to its granularity; a count it rounds to twice is measured once).
+// What a few SMs draw of a level all SMs share is less than the whole device's: the level's share
+// curve (sm_share.hpp, from the read kernels). The copy's and the write's shares are kept beside
+// it: a share limits stores far below loads (on 40 of an H100's 132 SMs a GEMM's stores of S drew
+// 39 GB/s per SM, its loads of P the whole DRAM), which a curve of loads cannot say. The buffers
+// are the primary context's, which a green context shares; the stream and events are the green
+// context's own, so every launch runs on its SMs. Without green contexts: a warning, and no curve.
 template <class ArgsFor>
 void measure_shares(const CalibrateOptions& options, int sms, const std::vector<Plan>& plans,
                     const ArgsFor& args_for, const DeviceBuffer& clock,
@@ -166,7 +167,7 @@ void measure_shares(const CalibrateOptions& options, int sms, const std::vector<
     Timer timer(stream, clock);
     for (const Plan& plan : plans) {
       if (plan.kernel != MicroKernel::kDramRead && plan.kernel != MicroKernel::kDramCopy &&
-          plan.kernel != MicroKernel::kL2Read)
+          plan.kernel != MicroKernel::kDramWrite && plan.kernel != MicroKernel::kL2Read)
         continue;
       int per_sm = 0;
       ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
@@ -230,6 +231,8 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
       {MicroKernel::kDramCopy, "dram_copy", "dram", false,
        "16-byte ld.global.cg + st.global, " + mib(dram_bytes) + " to " + mib(dram_bytes) +
            " (read + write)"},
+      {MicroKernel::kDramWrite, "dram_write", "dram", false,
+       "16-byte st.global over " + mib(dram_bytes) + " (write only)", false},
       {MicroKernel::kL2Read, "l2_read", "l2", false,
        "16-byte ld.global.cg over " + mib(l2_read_bytes) +
            " resident in L2 (64 KiB chunks spread over " + mib(dram_bytes) + "), repeated"},

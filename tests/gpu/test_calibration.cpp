@@ -54,14 +54,14 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   const bool hopper = run.device.compute_capability == "9.0";
   std::vector<std::string> expected = {"dram_read"};
   if (hopper) expected.push_back("dram_read_bulk");
-  for (const char* id : {"dram_copy", "l2_read", "shared_read", "fp32_ffma", "fp16_hfma2",
-                         "mma_sync", "mma_sync_bf16"})
+  for (const char* id : {"dram_copy", "dram_write", "l2_read", "shared_read", "fp32_ffma",
+                         "fp16_hfma2", "mma_sync", "mma_sync_bf16"})
     expected.push_back(id);
   if (hopper) expected.push_back("wgmma");
   expected.push_back("xu_exp2");
   expected.push_back("int_alu");
-  // The whole device's measurements first, then the DRAM and L2 reads and the DRAM copy on
-  // shares of the SMs.
+  // The whole device's measurements first, then the DRAM and L2 reads, the DRAM copy and the
+  // DRAM write on shares of the SMs.
   std::vector<CalibrationMeasurement> whole, shares;
   for (const CalibrationMeasurement& m : overlay.measurements)
     (m.sms == 0 ? whole : shares).push_back(m);
@@ -71,7 +71,8 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   CHECK(overlay.measurements[whole.size() - 1].sms == 0);
   for (const CalibrationMeasurement& m : shares) {
     CAPTURE(m.id);
-    CHECK((m.share_of == "dram_read" || m.share_of == "dram_copy" || m.share_of == "l2_read"));
+    CHECK((m.share_of == "dram_read" || m.share_of == "dram_copy" || m.share_of == "dram_write" ||
+           m.share_of == "l2_read"));
     CHECK(m.sms < run.device.sm_count);
     CHECK(m.rate_per_second() > 0);
   }
@@ -87,12 +88,14 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
       CHECK(it->shares_source.find(level == MemoryLevel::kDram ? "read only" : "resident in L2") !=
             std::string::npos);  // the read kernel's curve, not the copy's
     }
-  if (!shares.empty())
-    CHECK(std::count_if(shares.begin(), shares.end(), [](const CalibrationMeasurement& m) {
-            return m.share_of == "dram_copy";
-          }) == std::count_if(shares.begin(), shares.end(), [](const CalibrationMeasurement& m) {
-            return m.share_of == "dram_read";
-          }));
+  const auto count_of = [&](const char* kernel) {
+    return std::count_if(shares.begin(), shares.end(),
+                         [&](const CalibrationMeasurement& m) { return m.share_of == kernel; });
+  };
+  if (!shares.empty()) {
+    CHECK(count_of("dram_copy") == count_of("dram_read"));
+    CHECK(count_of("dram_write") == count_of("dram_read"));
+  }
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const CalibrationMeasurement& m = whole[i];
     CAPTURE(m.id);
@@ -166,7 +169,7 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
     CAPTURE(m.id);
     // The bulk-copy stream prices no byte (calibration_runner.cpp), and a share of the SMs
     // measures a share curve: measured for their rates alone.
-    if (m.id == "dram_read_bulk" || m.sms > 0) {
+    if (m.id == "dram_read_bulk" || m.id == "dram_write" || m.sms > 0) {
       CHECK_FALSE(m.energy);
       continue;
     }
