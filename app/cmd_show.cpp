@@ -22,6 +22,7 @@
 #include "lib/core/base/output.hpp"
 #include "lib/core/base/text.hpp"
 #include "lib/core/compare/compare_rows.hpp"
+#include "lib/core/compare/share_runs.hpp"
 #include "lib/core/domain/sm_share.hpp"
 #include "lib/core/report/report_read.hpp"
 #include "lib/core/verdict/analysis.hpp"
@@ -49,6 +50,7 @@ struct ShowOptions {
   bool source = false;      // --source: the hottest lines' text under each sampled row
   std::string gpus;         // --gpu: specs to project the program onto, comma-separated
   int sms = 0;              // --sms: each --gpu spec on this many of its SMs; 0: all of them
+  std::string share_run;    // --share-run: the same points measured on a few SMs
   CeilingOptions ceilings;  // --ceilings, --calibration (the energy model's coefficients too)
 };
 
@@ -148,12 +150,17 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
   } else if (options.sms > 0) {
     throw InputError("--sms takes the SMs of the --gpu specs; give --gpu");
   }
+  if (!options.share_run.empty() && options.sms == 0)
+    throw InputError(
+        "--share-run serves a projection onto a share of the SMs; give --gpu and --sms");
   const std::vector<ExportTarget> exports = export_targets(options.exports);
   std::vector<OutputPath> outputs = {{"--json", options.json_path},
                                      {"--csv", options.csv_path},
                                      {"--markdown", options.markdown_path}};
   for (const OutputPath& path : export_paths(exports)) outputs.push_back(path);
-  check_output_paths(outputs, options.reports);
+  std::vector<std::string> inputs = options.reports;
+  if (!options.share_run.empty()) inputs.push_back(options.share_run);
+  check_output_paths(outputs, inputs);
   global.specs.check_outputs(outputs);
   for (const OutputPath& output : outputs)
     if (!output.path.empty()) check_output_path(output.path);
@@ -169,6 +176,9 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
     }
   }
   const std::vector<CalibrationOverlay> calibrations = options.ceilings.load();
+  std::optional<Report> few;
+  if (!options.share_run.empty())
+    few = report_from_text(read_json_input(options.share_run), options.share_run);
   std::vector<JudgedReport> reports;
   for (const std::string& path : options.reports) {
     // Each file is read once, and a report is parsed row by row (not as one JSON tree).
@@ -191,6 +201,7 @@ int run_show(const ShowOptions& options, const GlobalOptions& global) {
       return 0;
     }
     options.ceilings.apply(report, calibrations);
+    if (few) report = with_share_runs(std::move(report), *few, options.share_run, path);
     reports.push_back(select_rows(std::move(report), regex, options.sort));
     if (reports.back().rows().empty())
       throw InputError(path +
@@ -286,10 +297,15 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
       ->type_name("NAMES");
   sub->add_option("--sms", options->sms,
                   "With --gpu: each spec on N of its SMs (compute and L1 roofs scaled by N over "
-                  "its SM count, DRAM and L2 kept), as a green context of N SMs (run --sms) "
-                  "would measure")
+                  "its SM count; DRAM and L2 by the level's share curve where the spec has one, "
+                  "else kept), as a green context of N SMs (run --sms) would measure")
       ->type_name("N")
       ->check(decimal_in(1, kMaxSmCount));
+  sub->add_option("--share-run", options->share_run,
+                  "With --sms: the same points measured on a few SMs (run --sms 16 --json): a "
+                  "memory-bound row's bytes in flight per SM, read from there, which a row that "
+                  "fills DRAM on every SM cannot show")
+      ->type_name("REPORT.json");
   sub->add_option("--kernel-regex", options->kernel_regex,
                   "Only rows whose kernel or full name matches (ECMAScript, search)")
       ->type_name("REGEX");
@@ -315,7 +331,8 @@ void setup_show(CLI::App& root, const GlobalOptions& global, int* exit_code) {
                    {"show report.json", "show profile.json --view summary --top 5",
                     "show profile.json --kernel-regex gemm --sort gain --csv gemm.csv",
                     "show report.json --wide", "show profile.json --gpu h100,b200",
-                    "show report.json --gpu h200 --sms 66 --group-by shape --top 0"},
+                    "show report.json --gpu h200 --sms 66 --group-by shape --top 0",
+                    "show report.json --gpu h200 --sms 66 --share-run report_16sm.json"},
                    {kExitOk, kExitUsage, kExitInternal});
   sub->callback([options, &global, exit_code] {
     if ((!options->json_path.empty() || !options->csv_path.empty() ||

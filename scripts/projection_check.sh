@@ -15,7 +15,8 @@
 #             context.green_context_sms: the driver rounds N up, 66 to 72 on Hopper) with `show
 #             --gpu SPEC --sms <got> --json`, the projection's table by group, and
 #             scripts/projection_vs_green.py: per row and in sum, projected against measured
-#             (PASS: summed time within 10%, every row within 20%)
+#             (PASS: summed time within 10%, every row within 20%); with a share run (SHARE_RUN),
+#             judged again with `--share-run` (the rows' bytes in flight read from it)
 #   train     a PyTorch training step (scripts/programs/train_step.py) under `profile` on the
 #             whole GPU and with --sms N (PyTorch's torch.cuda.green_contexts, beta since 2.10:
 #             GreenContext.create(num_sms=N) and set_context(), which train_step.py documents),
@@ -24,6 +25,9 @@
 #             green contexts the program exits 2 and the stage says so.
 #
 #   SMS          the SM counts asked (default "66 33")
+#   SHARE_RUN    the SM count of the share run (default 16: below the DRAM share curve's knee on
+#                Hopper): the sweep on that many SMs too, given to the judge's second projection;
+#                empty for none
 #   SWEEP_ARGS   extra `run` arguments for all three sweeps (default none: the seed sweep)
 #   TRAIN_ARGS   train_step.py's arguments (default none: its defaults)
 #   TRAIN_MIN_SECONDS  kernel names whose projected time is below this are listed, not judged
@@ -37,6 +41,7 @@ check_folders projection
 stages=" ${*:-build gputests sweep judge train} "
 has() { [[ "$stages" == *" $1 "* ]]; }
 sms_list="${SMS:-66 33}"
+share_run="${SHARE_RUN-16}"
 read -r -a sweep_args <<<"${SWEEP_ARGS:-}"
 read -r -a train_args <<<"${TRAIN_ARGS:-}"
 
@@ -62,7 +67,7 @@ if has gputests; then
 fi
 
 if has sweep; then
-  for label in full $sms_list; do
+  for label in full $sms_list $share_run; do
     args=()
     [ "$label" != full ] && args=(--sms "$label")
     t=$(seconds)
@@ -75,17 +80,20 @@ if has sweep; then
   done
 fi
 
-# project N: the whole-GPU sweep projected onto the SMs the green context of `--sms N` got;
-# prints that count (nothing when the sweep of N has none).
+# project N [SUFFIX ARGS...]: the whole-GPU sweep projected onto the SMs the green context of
+# `--sms N` got, into projected_N$SUFFIX.{json,txt,err}, with ARGS (--share-run); prints that
+# count (nothing when the sweep of N has none).
 project() {
-  local n=$1 got spec
+  local n=$1 suffix=${2:-} got spec
+  shift 2 2>/dev/null || shift $#
   got=$(json_get "$work/sweep_$n.json" "r['context']['green_context_sms']")
   spec=$(json_get "$work/sweep_full.json" "r['rows'][0]['spec']")
   [ -n "$got" ] && [ -n "$spec" ] || return 1
-  "$tool" show "$work/sweep_full.json" --gpu "$spec" --sms "$got" --json "$work/projected_$n.json" \
-    >/dev/null 2>"$work/projected_$n.err" || return 1
-  "$tool" show "$work/sweep_full.json" --gpu "$spec" --sms "$got" --group-by shape --top 0 \
-    --wide >"$work/projected_$n.txt" 2>>"$work/projected_$n.err"
+  local base="$work/projected_$n$suffix"
+  "$tool" show "$work/sweep_full.json" --gpu "$spec" --sms "$got" "$@" --json "$base.json" \
+    >/dev/null 2>"$base.err" || return 1
+  "$tool" show "$work/sweep_full.json" --gpu "$spec" --sms "$got" "$@" --group-by shape --top 0 \
+    --wide >"$base.txt" 2>>"$base.err"
   echo "$got"
 }
 
@@ -99,6 +107,14 @@ if has judge; then
     note "asked $n SMs, got $got"
     cat "$work/projected_$n.txt" >>"$summary"
     python3 scripts/projection_vs_green.py "$work/projected_$n.json" "$work/sweep_$n.json" \
+      2>&1 | tee -a "$summary"
+    [ -n "$share_run" ] && [ -s "$work/sweep_$share_run.json" ] || continue
+    note "== --sms $n with --share-run (the sweep on --sms $share_run): each row's bytes in flight from there"
+    if ! project "$n" .share --share-run "$work/sweep_$share_run.json" >/dev/null; then
+      note "no projection (see $work/projected_$n.share.err): $(head -2 "$work/projected_$n.share.err" 2>/dev/null)"
+      continue
+    fi
+    python3 scripts/projection_vs_green.py "$work/projected_$n.share.json" "$work/sweep_$n.json" \
       2>&1 | tee -a "$summary"
   done
 fi

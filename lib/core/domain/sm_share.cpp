@@ -1,6 +1,7 @@
 #include "lib/core/domain/sm_share.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -10,6 +11,9 @@
 
 namespace roofline {
 namespace {
+
+// past_share_knee's share of the curve's top.
+constexpr double kShareKnee = 0.85;
 
 // A level's share curve from (0, 0), each point at least the one before (a measured point
 // below an earlier one, noise of one run, does not count).
@@ -88,20 +92,30 @@ bool is_share_of(const GpuSpec& share, const GpuSpec& whole) {
          share.key == whole.key + "." + std::to_string(share.sm_count) + "sm";
 }
 
-double share_drawn_gbps(const MemoryLevelSpec& level, int all_sms, double drawn_gbps, int sms) {
-  if (level.shares.empty() || !(drawn_gbps > 0) || all_sms <= 0 || sms <= 0)
-    return std::numeric_limits<double>::quiet_NaN();
+double share_curve_gbps(const MemoryLevelSpec& level, double sms) {
+  if (level.shares.empty()) return std::numeric_limits<double>::quiet_NaN();
+  return curve_at(rising(level.shares), sms);
+}
+
+double share_curve_sms(const MemoryLevelSpec& level, double drawn_gbps) {
+  if (level.shares.empty() || !(drawn_gbps > 0)) return std::numeric_limits<double>::quiet_NaN();
   const std::vector<ShareBandwidth> curve = rising(level.shares);
-  // The SMs the curve's kernel needs to draw `drawn_gbps` (all of them at or past its top).
-  double needed = curve.back().sms;
   for (std::size_t i = 1; i < curve.size(); ++i)
-    if (drawn_gbps <= curve[i].gbps && curve[i].gbps > curve[i - 1].gbps) {
-      needed = curve[i - 1].sms + (drawn_gbps - curve[i - 1].gbps) /
-                                      (curve[i].gbps - curve[i - 1].gbps) *
-                                      (curve[i].sms - curve[i - 1].sms);
-      break;
-    }
-  return curve_at(curve, needed * sms / all_sms);
+    if (drawn_gbps <= curve[i].gbps && curve[i].gbps > curve[i - 1].gbps)
+      return curve[i - 1].sms + (drawn_gbps - curve[i - 1].gbps) /
+                                    (curve[i].gbps - curve[i - 1].gbps) *
+                                    (curve[i].sms - curve[i - 1].sms);
+  return curve.back().sms;
+}
+
+bool past_share_knee(const MemoryLevelSpec& level, double drawn_gbps) {
+  return !level.shares.empty() && drawn_gbps >= kShareKnee * rising(level.shares).back().gbps;
+}
+
+double share_drawn_gbps(const MemoryLevelSpec& level, int all_sms, double drawn_gbps, int sms) {
+  if (all_sms <= 0 || sms <= 0) return std::numeric_limits<double>::quiet_NaN();
+  const double needed = share_curve_sms(level, drawn_gbps);
+  return std::isnan(needed) ? needed : share_curve_gbps(level, needed * sms / all_sms);
 }
 
 SpecChoice on_sm_share(SpecChoice choice, int sms) {

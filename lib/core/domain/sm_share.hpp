@@ -13,6 +13,9 @@
 //     (sm_limits).
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/spec_choice.hpp"
 
@@ -27,13 +30,40 @@ GpuSpec with_sm_count(const GpuSpec& spec, int sms);
 // Whether `share` is `whole` on a share of its SMs (with_sm_count's key "<key>.<sms>sm").
 bool is_share_of(const GpuSpec& share, const GpuSpec& whole);
 
+// The level's share curve at `sms` SMs (what its kernel drew there alone), linear between its
+// points, taken rising (a measured point below an earlier one does not count). NaN when the
+// level has no curve.
+double share_curve_gbps(const MemoryLevelSpec& level, double sms);
+
+// The SMs the level's share curve needs to draw `drawn_gbps` (all of the curve's at or past its
+// top): a kernel that drew that much on N SMs holds as many bytes in flight per SM as the curve's
+// kernel does, times this ÷ N. NaN when the level has no curve or `drawn_gbps` is not positive.
+double share_curve_sms(const MemoryLevelSpec& level, double drawn_gbps);
+
+// Whether `drawn_gbps` is past the curve's knee (at least 85% of its top): drawn on all SMs, it
+// says only that the kernel's bytes in flight reach that far, not how far beyond (the curve is
+// flat there), so share_drawn_gbps takes the least and may draw too little on a share.
+bool past_share_knee(const MemoryLevelSpec& level, double drawn_gbps);
+
 // What a kernel that drew `drawn_gbps` from `level` on all `all_sms` SMs of its GPU draws on `sms`
 // of them, by Little's law against the level's share curve: its bytes in flight per SM stay
 // as they were, and the memory's latency follows the load alone, so it draws on N SMs what the
-// curve's kernel draws on N × (the SMs that kernel needs to draw `drawn_gbps`) ÷ all. The curve
-// is taken rising (a measured point below an earlier one does not count). NaN when the level
-// has no curve or `drawn_gbps` is not positive.
+// curve's kernel draws on N × share_curve_sms(drawn) ÷ all. NaN when the level has no curve or
+// `drawn_gbps` is not positive.
 double share_drawn_gbps(const MemoryLevelSpec& level, int all_sms, double drawn_gbps, int sms);
+
+// The same row measured on a few SMs of the same GPU (`run --sms N`, `profile` of a program on a
+// green context), beside its measurement on all of them: its bytes in flight per SM, which a
+// kernel that fills a level on every SM cannot show (past_share_knee), read off the share curve
+// where the few SMs do not fill it (`show --gpu SPEC --sms N --share-run REPORT`).
+struct ShareRun {
+  int sms = 0;                          // the SMs of the green context
+  double seconds = 0;                   // the row's median time there
+  std::map<MemoryLevel, double> bytes;  // each counted level's bytes there (DRAM, L2)
+  std::string source;                   // the report it came from
+
+  friend bool operator==(const ShareRun&, const ShareRun&) = default;
+};
 
 // The choice of a run measured on `sms` SMs of its device: the measured spec on that share and,
 // unless the run is a projection onto another GPU, the judging spec too.

@@ -296,6 +296,29 @@ EnergyMeasurement energy_from_json(const JsonReader& r, const json& j, const std
   return e;
 }
 
+json share_run_json(const ShareRun& run) {
+  json bytes = json::object();
+  for (const auto& [level, value] : run.bytes) bytes[std::string(to_string(level))] = value;
+  return {{"sms", run.sms}, {"seconds", run.seconds}, {"bytes", bytes}, {"source", run.source}};
+}
+
+ShareRun share_run_from_json(const JsonReader& r, const json& j, const std::string& where) {
+  r.only_keys(j, where, {"sms", "seconds", "bytes", "source"});
+  ShareRun run;
+  run.sms = static_cast<int>(r.integer(j, where, "sms", 1, kMaxSmCount));
+  run.seconds = r.number(j, where, "seconds", kSampleSeconds);
+  const json& bytes = r.member(j, where, "bytes");
+  const std::string bw = key_path(where, "bytes");
+  r.require_object(bytes, bw);
+  for (const auto& [key, value] : bytes.items()) {
+    const std::optional<MemoryLevel> level = parse_memory_level(key);
+    if (!level) r.fail(key_path(bw, key), "must be dram, l2 or l1");
+    run.bytes[*level] = r.number_value(value, key_path(bw, key), kBytes);
+  }
+  run.source = r.string(j, where, "source", true);
+  return run;
+}
+
 json kernels_json(const std::vector<PointKernel>& kernels) {
   json out = json::array();
   for (const PointKernel& k : kernels)

@@ -44,6 +44,12 @@ nlohmann::json energy_json(const EnergyMeasurement& energy);
 EnergyMeasurement energy_from_json(const JsonReader& read, const nlohmann::json& json,
                                    const std::string& path);
 
+// The row on a few SMs (Row::share_run, sm_share.hpp): {"sms", "seconds", "bytes": {"dram",
+// "l2"}, "source"}, a level's bytes absent when not counted.
+nlohmann::json share_run_json(const ShareRun& run);
+ShareRun share_run_from_json(const JsonReader& read, const nlohmann::json& json,
+                             const std::string& path);
+
 // The kernels of one launch (Row::kernels), in launch order: [{"name", "grid", "block",
 // "registers_per_thread", "shared_bytes", "seconds", "start_seconds"}].
 nlohmann::json kernels_json(const std::vector<PointKernel>& kernels);

@@ -13,6 +13,7 @@
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/launch.hpp"
 #include "lib/core/domain/point_kernels.hpp"
+#include "lib/core/domain/sm_share.hpp"
 #include "lib/core/domain/stalls.hpp"
 #include "lib/core/domain/workload.hpp"
 #include "lib/core/model/model.hpp"
@@ -109,6 +110,9 @@ struct Row {
   std::optional<EnergyMeasurement> energy;
   // The kernels one launch runs, in launch order (`run`'s kernel pass); empty when not recorded.
   std::vector<PointKernel> kernels;
+  // The same point measured on a few SMs (`show --share-run`): how a projection onto a share of
+  // the SMs reads its bytes in flight; absent otherwise.
+  std::optional<ShareRun> share_run;
   // A launch of another program (`profile`); absent for the bundled kernels. Without
   // launch->workload_known, `workload` is meaningless: use has_workload() and row_label().
   std::optional<KernelLaunch> launch;

@@ -157,6 +157,10 @@ Row row_from_json(const JsonReader& r, const json& j, const std::string& where) 
   if (const json* energy = r.optional_member(j, where, "energy");
       energy != nullptr && !energy->is_null())
     row.energy = energy_from_json(r, *energy, key_path(where, "energy"));
+  // Added with share runs (optional likewise).
+  if (const json* share = r.optional_member(j, where, "share_run");
+      share != nullptr && !share->is_null())
+    row.share_run = share_run_from_json(r, *share, key_path(where, "share_run"));
   // Added with the kernel pass (optional likewise).
   if (const json* kernels = r.optional_member(j, where, "kernels");
       kernels != nullptr && !kernels->is_null())

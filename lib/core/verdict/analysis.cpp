@@ -277,9 +277,26 @@ double launch_order_change(const Row& row, const KernelModel* model, const RowAn
   return change;
 }
 
+// What `row` drew from `level` on its share run's SMs, in GB/s: the bytes counted there, or,
+// where the share run counted none (CUPTI's range profiler counts nothing in a green context),
+// those counted on all SMs (`counted_there` says which). NaN without a share run or with one on
+// all `all_sms` SMs.
+double drawn_on_share_run(const Row& row, const LevelAnalysis& level, int all_sms,
+                          bool& counted_there) {
+  if (!row.share_run) return kNaN;
+  const ShareRun& few = *row.share_run;
+  if (few.sms <= 0 || few.sms >= all_sms || !(few.seconds > 0)) return kNaN;
+  const auto bytes = few.bytes.find(level.level);
+  counted_there = bytes != few.bytes.end() && bytes->second > 0;
+  return (counted_there ? bytes->second : level.bytes) / few.seconds / 1e9;
+}
+
 // A row bound by DRAM or L2 on its GPU and on a share of that GPU's SMs: its time at what its
-// kernels, with their bytes in flight per SM, draw from that level on the share
-// (share_drawn_gbps); 0 elsewhere (the time at the measured fraction of the bound stands).
+// kernels, with their bytes in flight per SM, draw from that level on the share; 0 elsewhere
+// (the time at the measured fraction of the bound stands). Its bytes in flight are read off the
+// level's share curve from what it drew on a few SMs when the row has a share run (sm_share.hpp:
+// ShareRun), else from what it drew on all of them (share_drawn_gbps), which past the curve's
+// knee gives the least it may hold, and the note says so.
 double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& target,
                      const RowAnalysis& here, const RowAnalysis& there,
                      std::vector<std::string>& notes) {
@@ -288,13 +305,38 @@ double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& 
     if (here.binding != display_name(level.level) || level.level == MemoryLevel::kL1) continue;
     const MemoryLevelSpec* spec = measured_on.level(level.level);
     if (spec == nullptr || !(level.achieved_bytes_per_second > 0)) return 0;
+    const std::string name(display_name(level.level));
     const double drawn = level.achieved_bytes_per_second / 1e9;
+    const std::string all = std::to_string(measured_on.sm_count);
+    const std::string sms = std::to_string(target.sm_count);
+    bool counted_there = false;
+    if (const double drawn_few =
+            drawn_on_share_run(row, level, measured_on.sm_count, counted_there);
+        drawn_few > 0) {
+      const int few = row.share_run->sms;
+      const double curve_sms = share_curve_sms(*spec, drawn_few);
+      // Never more than it drew on all the SMs.
+      const double gbps =
+          std::min(drawn, share_curve_gbps(*spec, curve_sms * target.sm_count / few));
+      if (!(gbps > 0)) return 0;
+      notes.push_back(
+          name + ": drew " + format_fixed(drawn, 0) + " GB/s on " + all + " SMs and " +
+          format_fixed(drawn_few, 0) + " on " + std::to_string(few) + " (its share run" +
+          (counted_there ? "" : ", with the bytes counted on all SMs") +
+          "): the bytes in flight of the share curve's kernel on " + format_fixed(curve_sms, 1) +
+          " of " + std::to_string(few) + ", " + format_fixed(gbps, 0) + " GB/s on " + sms);
+      return row.timing->median_seconds() * drawn / gbps;
+    }
     const double gbps = share_drawn_gbps(*spec, measured_on.sm_count, drawn, target.sm_count);
     if (!(gbps > 0)) return 0;
-    notes.push_back(std::string(display_name(level.level)) + ": drew " + format_fixed(drawn, 0) +
-                    " GB/s on " + std::to_string(measured_on.sm_count) + " SMs; with its bytes " +
-                    "in flight per SM, " + format_fixed(gbps, 0) + " GB/s on " +
-                    std::to_string(target.sm_count) + " (the level's share curve)");
+    notes.push_back(name + ": drew " + format_fixed(drawn, 0) + " GB/s on " + all +
+                    " SMs; with its bytes in flight per SM, " + format_fixed(gbps, 0) +
+                    " GB/s on " + sms + " (the level's share curve)" +
+                    (past_share_knee(*spec, drawn)
+                         ? "; it filled the level on all SMs, which shows the least it holds in "
+                           "flight, not how much more: at most this long (a run on a few SMs, "
+                           "--share-run, measures it)"
+                         : ""));
     return row.timing->median_seconds() * drawn / gbps;
   }
   return 0;

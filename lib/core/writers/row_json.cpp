@@ -262,6 +262,8 @@ json row_json(const Row& row, const JudgedReport& judged) {
   if (row.stalls) r["stalls"] = stalls_json(*row.stalls);
   // Added with energy per launch: absent when not measured.
   if (row.energy) r["energy"] = energy_json(*row.energy);
+  // Added with share runs: absent without one.
+  if (row.share_run) r["share_run"] = share_run_json(*row.share_run);
   // Added with the kernel pass: absent when not recorded.
   if (!row.kernels.empty()) r["kernels"] = kernels_json(row.kernels);
   if (row.origin) r["origin"] = *row.origin;
