@@ -166,3 +166,53 @@ TEST_CASE("projection: a DRAM-bound row on a share of its GPU draws by its bytes
   }
   CHECK(drawn > 0);
 }
+
+TEST_CASE("projection: a share run gives a DRAM-bound row's bytes in flight") {
+  const Report recorded = read_report_file(kRecorded);
+  const SpecRegistry registry = all_specs();
+  GpuSpec h200 = registry.find("h200");
+  for (MemoryLevelSpec& level : h200.memory)
+    if (level.level == MemoryLevel::kDram) {
+      level.shares = {{16, 2400}, {48, 4500}, {132, 4600}};
+      level.shares_source = "a test curve";
+    }
+  const MemoryLevelSpec& dram = *h200.level(MemoryLevel::kDram);
+  const GpuSpec share = with_sm_count(h200, 40);
+  Report report = projection(recorded, h200, share);
+  int read_from_share = 0;
+  for (Row& row : report.rows) {
+    const RowAnalysis here = analyze(row, h200);
+    if (!here.has_verdict || here.binding != "DRAM") continue;
+    CAPTURE(row.kernel + " " + row.workload.label());
+    const double drawn = here.dram()->achieved_bytes_per_second / 1e9;
+    const double seconds = row.timing->median_seconds();
+    // On 8 SMs at a quarter of its rate on all of them (its bytes counted there, 10% fewer).
+    const double bytes_there = 0.9 * here.dram()->bytes;
+    row.share_run = ShareRun{
+        8, bytes_there / (drawn / 4 * 1e9), {{MemoryLevel::kDram, bytes_there}}, "few.json"};
+    RowAnalysis a = analyze(row, report);
+    CAPTURE(a.projection_note);
+    if (a.binding != "DRAM") continue;
+    const double expected_gbps =
+        std::min(drawn, share_curve_gbps(dram, share_curve_sms(dram, drawn / 4) * 40 / 8));
+    CHECK(a.time_seconds ==
+          doctest::Approx(std::max(seconds * drawn / expected_gbps, a.time_floor_seconds)));
+    CHECK(a.projection_note.find("(its share run)") != std::string::npos);
+    // Without bytes counted there (a green context counts none): those counted on all SMs.
+    row.share_run->bytes.clear();
+    a = analyze(row, report);
+    CHECK(a.projection_note.find("with the bytes counted on all SMs") != std::string::npos);
+    const double drawn_few = here.dram()->bytes / row.share_run->seconds / 1e9;
+    const double gbps =
+        std::min(drawn, share_curve_gbps(dram, share_curve_sms(dram, drawn_few) * 40 / 8));
+    CHECK(a.time_seconds ==
+          doctest::Approx(std::max(seconds * drawn / gbps, a.time_floor_seconds)));
+    // A share run on all the SMs says nothing of a share: the curve from all of them.
+    row.share_run->sms = 132;
+    a = analyze(row, report);
+    CHECK(a.projection_note.find("share run") == std::string::npos);
+    CHECK(a.projection_note.find("the level's share curve") != std::string::npos);
+    ++read_from_share;
+  }
+  CHECK(read_from_share > 0);
+}

@@ -99,6 +99,26 @@ TEST_CASE("report json: round trip keeps the raw quantities") {
   CHECK(render_json(again) == render_json(report));
 }
 
+TEST_CASE("report json: a row's share run reads back, and a bad one is refused") {
+  Report report = sample_report();
+  report.rows[0].share_run = ShareRun{16, 2.5e-3, {{MemoryLevel::kDram, 6e8}}, "few.json"};
+  const json j = report_to_json(report);
+  CHECK(j["rows"][0]["share_run"]["sms"] == 16);
+  CHECK(j["rows"][0]["share_run"]["bytes"]["dram"].get<double>() == 6e8);
+  CHECK_FALSE(j["rows"][1].contains("share_run"));
+  const Report again = report_from_json(j, "mem");
+  CHECK(again.rows[0].share_run == report.rows[0].share_run);
+  CHECK_FALSE(again.rows[1].share_run.has_value());
+  json bad = j;
+  bad["rows"][0]["share_run"]["bytes"]["hbm"] = 1;
+  CHECK_THROWS_WITH_AS(report_from_json(bad, "mem"),
+                       doctest::Contains("rows[0].share_run.bytes.hbm: must be dram, l2 or l1"),
+                       InputError);
+  bad = j;
+  bad["rows"][0]["share_run"]["seconds"] = 0;
+  CHECK_THROWS_AS(report_from_json(bad, "mem"), InputError);
+}
+
 TEST_CASE(
     "report json: every model row the tool writes reads back (every kernel, pass, mask, spec)") {
   // The cache-aware model subtracts the outputs still in L2 at the kernel's end (a negative

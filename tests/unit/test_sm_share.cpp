@@ -105,6 +105,24 @@ TEST_CASE("sm share: a level with a share curve draws what that many SMs drew, l
   }
 }
 
+TEST_CASE("sm share: the curve at a count of SMs, the SMs it needs for a rate, and its knee") {
+  MemoryLevelSpec dram{MemoryLevel::kDram, 4800, "sheet"};
+  CHECK(std::isnan(share_curve_gbps(dram, 16)));
+  CHECK(std::isnan(share_curve_sms(dram, 800)));
+  CHECK_FALSE(past_share_knee(dram, 4000));
+  dram.shares = {{16, 800}, {64, 2400}, {132, 4000}};
+  CHECK(share_curve_gbps(dram, 8) == doctest::Approx(400));  // linear from none
+  CHECK(share_curve_gbps(dram, 40) == doctest::Approx(1600));
+  CHECK(share_curve_gbps(dram, 200) == doctest::Approx(4000));  // its top past the last point
+  CHECK(share_curve_sms(dram, 1600) == doctest::Approx(40));
+  CHECK(share_curve_sms(dram, 400) == doctest::Approx(8));
+  CHECK(share_curve_sms(dram, 5000) == doctest::Approx(132));  // past the top: all of them
+  CHECK(std::isnan(share_curve_sms(dram, 0)));
+  // The knee: 85% of the top.
+  CHECK(past_share_knee(dram, 3400));
+  CHECK_FALSE(past_share_knee(dram, 3390));
+}
+
 TEST_CASE("sm share: what a kernel draws on fewer SMs, with its bytes in flight per SM") {
   MemoryLevelSpec dram{MemoryLevel::kDram, 4800, "sheet"};
   CHECK(std::isnan(share_drawn_gbps(dram, 132, 2400, 66)));  // no curve
@@ -251,5 +269,16 @@ TEST_CASE("show --gpu --sms: every bad count and every bad combination, one line
                      "--gpu prints the projection; it writes no --markdown");
   expect_input_error(cli({"show", kModel, "--gpu", "h100", "--sms", "66"}),
                      "nothing measured to project");
+  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--share-run", kHead}),
+                     "--share-run serves a projection onto a share of the SMs; give --gpu and "
+                     "--sms");
+  // The report itself, measured on all the SMs, is no share run.
+  expect_input_error(cli({"show", kHead, "--gpu", "h100", "--sms", "66", "--share-run", kHead}),
+                     ": not measured on a share of the SMs (run --sms N writes one)");
+  const std::string few = (dir.path / "few.json").string();
+  std::filesystem::copy_file(kModel, few);
+  expect_input_error(
+      cli({"show", kHead, "--gpu", "h100", "--sms", "66", "--share-run", few, "--json", few}),
+      "--json " + few + " would overwrite the input " + few);
   CHECK_FALSE(std::filesystem::exists(out));
 }
