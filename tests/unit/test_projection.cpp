@@ -193,20 +193,24 @@ TEST_CASE("projection: a share run gives a DRAM-bound row's bytes in flight") {
     RowAnalysis a = analyze(row, report);
     CAPTURE(a.projection_note);
     if (a.binding != "DRAM") continue;
-    const double expected_gbps =
-        std::min(drawn, share_curve_gbps(dram, share_curve_sms(dram, drawn / 4) * 40 / 8));
-    CHECK(a.time_seconds ==
-          doctest::Approx(std::max(seconds * drawn / expected_gbps, a.time_floor_seconds)));
+    // Fitted through both times where the fit has a fixed part of at least zero, else its bytes
+    // in flight from the share run alone.
+    const auto expected = [&](double bytes_few) {
+      if (const auto fit = fit_share_run(dram, 132, here.dram()->bytes, seconds, 8, bytes_few,
+                                         row.share_run->seconds))
+        return share_fit_seconds(dram, *fit, here.dram()->bytes, 40);
+      const double drawn_few = bytes_few / row.share_run->seconds / 1e9;
+      return seconds * drawn /
+             std::min(drawn, share_curve_gbps(dram, share_curve_sms(dram, drawn_few) * 40 / 8));
+    };
+    CHECK(a.time_seconds == doctest::Approx(std::max(expected(bytes_there), a.time_floor_seconds)));
     CHECK(a.projection_note.find("(its share run)") != std::string::npos);
     // Without bytes counted there (a green context counts none): those counted on all SMs.
     row.share_run->bytes.clear();
     a = analyze(row, report);
     CHECK(a.projection_note.find("with the bytes counted on all SMs") != std::string::npos);
-    const double drawn_few = here.dram()->bytes / row.share_run->seconds / 1e9;
-    const double gbps =
-        std::min(drawn, share_curve_gbps(dram, share_curve_sms(dram, drawn_few) * 40 / 8));
     CHECK(a.time_seconds ==
-          doctest::Approx(std::max(seconds * drawn / gbps, a.time_floor_seconds)));
+          doctest::Approx(std::max(expected(here.dram()->bytes), a.time_floor_seconds)));
     // A share run on all the SMs says nothing of a share: the curve from all of them.
     row.share_run->sms = 132;
     a = analyze(row, report);

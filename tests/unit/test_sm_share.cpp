@@ -123,6 +123,37 @@ TEST_CASE("sm share: the curve at a count of SMs, the SMs it needs for a rate, a
   CHECK_FALSE(past_share_knee(dram, 3390));
 }
 
+TEST_CASE("sm share: a fit through the time on all the SMs and on a share run") {
+  MemoryLevelSpec dram{MemoryLevel::kDram, 4800, "sheet"};
+  const double bytes = 1e9;
+  CHECK_FALSE(fit_share_run(dram, 132, bytes, 1e-3, 16, bytes, 4e-3));  // no curve
+  dram.shares = {{16, 800}, {64, 2400}, {132, 4000}};
+  // A row with half the curve's kernel's bytes in flight per SM and 50 µs of gaps: 1 GB on all
+  // 132 SMs (the curve at 66: 2400 + 2/68 × 1600) and on 16 (the curve at 8: 400 GB/s).
+  const double gaps = 50e-6;
+  const double all = bytes / ((2400 + 2 * 1600.0 / 68) * 1e9) + gaps;
+  const double few = bytes / (400 * 1e9) + gaps;
+  const std::optional<ShareFit> fit = fit_share_run(dram, 132, bytes, all, 16, bytes, few);
+  REQUIRE(fit.has_value());
+  CHECK(fit->per_sm == doctest::Approx(0.5).epsilon(1e-6));
+  CHECK(fit->fixed_seconds == doctest::Approx(gaps).epsilon(1e-6));
+  // Through both measurements, and between them on 40 SMs (the curve at 20: 800 + 4/48 × 1600).
+  CHECK(share_fit_seconds(dram, *fit, bytes, 132) == doctest::Approx(all));
+  CHECK(share_fit_seconds(dram, *fit, bytes, 16) == doctest::Approx(few));
+  CHECK(share_fit_seconds(dram, *fit, bytes, 40) ==
+        doctest::Approx(bytes / ((800 + 4 * 1600.0 / 48) * 1e9) + gaps));
+  // No share run slower than all the SMs, or no fit without a negative fixed part: none.
+  CHECK_FALSE(fit_share_run(dram, 132, bytes, all, 16, bytes, all));
+  CHECK_FALSE(fit_share_run(dram, 132, bytes, 1e-4, 16, bytes, 1e-3));  // 10 TB/s on all
+  CHECK_FALSE(fit_share_run(dram, 132, bytes, all, 132, bytes, few));
+  // A share run barely slower: the few SMs draw about the curve's top (per_sm up to its end).
+  const std::optional<ShareFit> flat =
+      fit_share_run(dram, 132, bytes, 0.3e-3, 64, bytes, 0.3001e-3);
+  REQUIRE(flat.has_value());
+  CHECK(flat->per_sm > 2);
+  CHECK(flat->per_sm <= 132.0 / 64);
+}
+
 TEST_CASE("sm share: what a kernel draws on fewer SMs, with its bytes in flight per SM") {
   MemoryLevelSpec dram{MemoryLevel::kDram, 4800, "sheet"};
   CHECK(std::isnan(share_drawn_gbps(dram, 132, 2400, 66)));  // no curve

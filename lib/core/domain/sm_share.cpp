@@ -118,6 +118,44 @@ double share_drawn_gbps(const MemoryLevelSpec& level, int all_sms, double drawn_
   return std::isnan(needed) ? needed : share_curve_gbps(level, needed * sms / all_sms);
 }
 
+std::optional<ShareFit> fit_share_run(const MemoryLevelSpec& level, int all_sms, double bytes_all,
+                                      double seconds_all, int few_sms, double bytes_few,
+                                      double seconds_few) {
+  if (level.shares.empty() || all_sms <= 0 || few_sms <= 0 || few_sms >= all_sms ||
+      !(bytes_all > 0) || !(bytes_few > 0) || !(seconds_all > 0) || !(seconds_few > seconds_all))
+    return std::nullopt;
+  const std::vector<ShareBandwidth> curve = rising(level.shares);
+  const auto stream_seconds = [&](double bytes, double sms) {
+    return bytes / (curve_at(curve, sms) * 1e9);
+  };
+  // How much longer the share run took than all the SMs, less what the fit says: falls as
+  // per_sm rises (both streams draw more, the few SMs' more steeply), flat once the few SMs
+  // reach the curve's top.
+  const auto excess = [&](double per_sm) {
+    return stream_seconds(bytes_few, per_sm * few_sms) -
+           stream_seconds(bytes_all, per_sm * all_sms) - (seconds_few - seconds_all);
+  };
+  double low = 1e-6;
+  double high = static_cast<double>(curve.back().sms) / few_sms;
+  if (excess(high) > 0) {
+    low = high;  // the share run was no slower than the curve's top allows: per_sm at least this
+  } else {
+    for (int i = 0; i < 200 && high - low > 1e-9 * high; ++i) {
+      const double mid = 0.5 * (low + high);
+      (excess(mid) > 0 ? low : high) = mid;
+    }
+  }
+  ShareFit fit;
+  fit.per_sm = low;
+  fit.fixed_seconds = seconds_all - stream_seconds(bytes_all, fit.per_sm * all_sms);
+  if (!(fit.fixed_seconds >= 0) || !std::isfinite(fit.fixed_seconds)) return std::nullopt;
+  return fit;
+}
+
+double share_fit_seconds(const MemoryLevelSpec& level, const ShareFit& fit, double bytes, int sms) {
+  return bytes / (share_curve_gbps(level, fit.per_sm * sms) * 1e9) + fit.fixed_seconds;
+}
+
 SpecChoice on_sm_share(SpecChoice choice, int sms) {
   if (!choice.measured.key.empty()) choice.measured = with_sm_count(choice.measured, sms);
   if (!choice.projection) choice.spec = with_sm_count(choice.spec, sms);

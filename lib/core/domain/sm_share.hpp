@@ -14,6 +14,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "lib/core/domain/gpu_spec.hpp"
@@ -64,6 +65,25 @@ struct ShareRun {
 
   friend bool operator==(const ShareRun&, const ShareRun&) = default;
 };
+
+// A row's time on N SMs of its GPU, fitted to its time on all of them and on a share run: its
+// level's bytes at what the curve's kernel draws on N × `per_sm` SMs (Little's law: its bytes in
+// flight per SM are `per_sm` times that kernel's), plus `fixed_seconds` that no SM count changes
+// (the gaps between its kernels, a short kernel's latency). Two measurements, two unknowns.
+struct ShareFit {
+  double per_sm = 0;
+  double fixed_seconds = 0;
+};
+
+// The fit through `seconds_all` (moving `bytes_all` on all `all_sms` SMs) and `seconds_few`
+// (`bytes_few` on `few_sms`); nullopt without a curve, without a share run slower than all the
+// SMs, or where no fit has a fixed part of at least zero.
+std::optional<ShareFit> fit_share_run(const MemoryLevelSpec& level, int all_sms, double bytes_all,
+                                      double seconds_all, int few_sms, double bytes_few,
+                                      double seconds_few);
+
+// The fitted time of `bytes` on `sms` SMs.
+double share_fit_seconds(const MemoryLevelSpec& level, const ShareFit& fit, double bytes, int sms);
 
 // The choice of a run measured on `sms` SMs of its device: the measured spec on that share and,
 // unless the run is a projection onto another GPU, the judging spec too.

@@ -294,9 +294,10 @@ double drawn_on_share_run(const Row& row, const LevelAnalysis& level, int all_sm
 // A row bound by DRAM or L2 on its GPU and on a share of that GPU's SMs: its time at what its
 // kernels, with their bytes in flight per SM, draw from that level on the share; 0 elsewhere
 // (the time at the measured fraction of the bound stands). Its bytes in flight are read off the
-// level's share curve from what it drew on a few SMs when the row has a share run (sm_share.hpp:
-// ShareRun), else from what it drew on all of them (share_drawn_gbps), which past the curve's
-// knee gives the least it may hold, and the note says so.
+// level's share curve when the row has a share run (sm_share.hpp: ShareRun), fitted with a part
+// no SM count changes to its times on all the SMs and on the few (fit_share_run), else from what
+// it drew on all of them (share_drawn_gbps), which past the curve's knee gives the least it may
+// hold, and the note says so.
 double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& target,
                      const RowAnalysis& here, const RowAnalysis& there,
                      std::vector<std::string>& notes) {
@@ -313,19 +314,33 @@ double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& 
     if (const double drawn_few =
             drawn_on_share_run(row, level, measured_on.sm_count, counted_there);
         drawn_few > 0) {
-      const int few = row.share_run->sms;
+      const ShareRun& few = *row.share_run;
+      const std::string on_few = std::to_string(few.sms) + " (its share run" +
+                                 (counted_there ? "" : ", with the bytes counted on all SMs") + ")";
+      const double seconds_all = row.timing->median_seconds();
+      if (const std::optional<ShareFit> fit =
+              fit_share_run(*spec, measured_on.sm_count, level.bytes, seconds_all, few.sms,
+                            drawn_few * 1e9 * few.seconds, few.seconds)) {
+        const double seconds = share_fit_seconds(*spec, *fit, level.bytes, target.sm_count);
+        notes.push_back(name + ": " + seconds_text(seconds_all) + " on " + all + " SMs and " +
+                        seconds_text(few.seconds) + " on " + on_few + ": its bytes as the share " +
+                        "curve's kernel draws them with " + format_fixed(fit->per_sm, 2) +
+                        " of its bytes in flight per SM, and " + seconds_text(fit->fixed_seconds) +
+                        " no SM count changes; " + seconds_text(seconds) + " on " + sms);
+        return seconds;
+      }
+      // No fit with a fixed part: the share run's bytes in flight alone, never drawing more than
+      // on all the SMs.
       const double curve_sms = share_curve_sms(*spec, drawn_few);
-      // Never more than it drew on all the SMs.
       const double gbps =
-          std::min(drawn, share_curve_gbps(*spec, curve_sms * target.sm_count / few));
+          std::min(drawn, share_curve_gbps(*spec, curve_sms * target.sm_count / few.sms));
       if (!(gbps > 0)) return 0;
-      notes.push_back(
-          name + ": drew " + format_fixed(drawn, 0) + " GB/s on " + all + " SMs and " +
-          format_fixed(drawn_few, 0) + " on " + std::to_string(few) + " (its share run" +
-          (counted_there ? "" : ", with the bytes counted on all SMs") +
-          "): the bytes in flight of the share curve's kernel on " + format_fixed(curve_sms, 1) +
-          " of " + std::to_string(few) + ", " + format_fixed(gbps, 0) + " GB/s on " + sms);
-      return row.timing->median_seconds() * drawn / gbps;
+      notes.push_back(name + ": drew " + format_fixed(drawn, 0) + " GB/s on " + all + " SMs and " +
+                      format_fixed(drawn_few, 0) + " on " + on_few +
+                      ": the bytes in flight of the share curve's kernel on " +
+                      format_fixed(curve_sms, 1) + " of " + std::to_string(few.sms) + ", " +
+                      format_fixed(gbps, 0) + " GB/s on " + sms);
+      return seconds_all * drawn / gbps;
     }
     const double gbps = share_drawn_gbps(*spec, measured_on.sm_count, drawn, target.sm_count);
     if (!(gbps > 0)) return 0;
