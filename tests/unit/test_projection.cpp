@@ -32,6 +32,17 @@ Report projection(const Report& recorded, const GpuSpec& measured, const GpuSpec
   return r;
 }
 
+// The H200's spec with a DRAM share curve of three points.
+GpuSpec h200_with_test_curve() {
+  GpuSpec h200 = all_specs().find("h200");
+  for (MemoryLevelSpec& level : h200.memory)
+    if (level.level == MemoryLevel::kDram) {
+      level.shares = {{16, 2400}, {48, 4500}, {132, 4600}};
+      level.shares_source = "a test curve";
+    }
+  return h200;
+}
+
 bool at_most_one(double x) {
   return std::isnan(x) || x <= 1 + 1e-9;
 }
@@ -139,13 +150,7 @@ TEST_CASE("projection: onto a share of the SMs, a flash grid's launch order is c
 
 TEST_CASE("projection: a DRAM-bound row on a share of its GPU draws by its bytes in flight") {
   const Report recorded = read_report_file(kRecorded);
-  const SpecRegistry registry = all_specs();
-  GpuSpec h200 = registry.find("h200");
-  for (MemoryLevelSpec& level : h200.memory)
-    if (level.level == MemoryLevel::kDram) {
-      level.shares = {{16, 2400}, {48, 4500}, {132, 4600}};
-      level.shares_source = "a test curve";
-    }
+  const GpuSpec h200 = h200_with_test_curve();
   const GpuSpec share = with_sm_count(h200, 40);
   const Report report = projection(recorded, h200, share);
   int drawn = 0;
@@ -169,13 +174,7 @@ TEST_CASE("projection: a DRAM-bound row on a share of its GPU draws by its bytes
 
 TEST_CASE("projection: a share run gives a DRAM-bound row's bytes in flight") {
   const Report recorded = read_report_file(kRecorded);
-  const SpecRegistry registry = all_specs();
-  GpuSpec h200 = registry.find("h200");
-  for (MemoryLevelSpec& level : h200.memory)
-    if (level.level == MemoryLevel::kDram) {
-      level.shares = {{16, 2400}, {48, 4500}, {132, 4600}};
-      level.shares_source = "a test curve";
-    }
+  const GpuSpec h200 = h200_with_test_curve();
   const MemoryLevelSpec& dram = *h200.level(MemoryLevel::kDram);
   const GpuSpec share = with_sm_count(h200, 40);
   Report report = projection(recorded, h200, share);

@@ -15,14 +15,12 @@ namespace {
 // Two standard rows (N 4096, 8192) measured on `sms` SMs of an H200 (0: all of them), each at
 // `seconds` per launch, with DRAM bytes counted when `counted`.
 Report measured_on(int sms, double seconds, bool counted) {
-  SpecRegistry registry;
-  registry.add_directory(ROOFLINE_TEST_SPECS_DIR);
   Report report;
   report.context = make_context("run");
   report.context.device =
       DeviceInfo{"NVIDIA H200", "GH100", "9.0", 132, 150754820096, 62914560, "580.1", "13.0"};
   report.context.green_context_sms = sms;
-  report.specs.push_back(registry.find("h200"));
+  report.specs.push_back(shipped_registry().find("h200"));
   for (const int seq : {4096, 8192}) {
     Row row;
     row.kernel = "standard";
