@@ -12,7 +12,8 @@ ProgramProjection project_program(const JudgedReport& measured, const std::vecto
   std::vector<ProjectionTarget> targets;
   for (const GpuSpec& spec : specs) {
     JudgedReport projected(reproject(measured.report(), spec, origin));
-    targets.push_back({spec, summarize(projected, by), projection_fallbacks(projected)});
+    targets.push_back({spec, summarize(projected, by), projection_fallbacks(projected),
+                       share_run_rows(projected)});
     if (specs.size() == 1) out.only.emplace(std::move(projected));
   }
   const Report& report = measured.report();

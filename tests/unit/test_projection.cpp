@@ -204,6 +204,7 @@ TEST_CASE("projection: a share run gives a DRAM-bound row's bytes in flight") {
     };
     CHECK(a.time_seconds == doctest::Approx(std::max(expected(bytes_there), a.time_floor_seconds)));
     CHECK(a.projection_note.find("(its share run)") != std::string::npos);
+    CHECK(a.from_share_run);
     // Without bytes counted there (a green context counts none): those counted on all SMs.
     row.share_run->bytes.clear();
     a = analyze(row, report);
@@ -214,6 +215,7 @@ TEST_CASE("projection: a share run gives a DRAM-bound row's bytes in flight") {
     row.share_run->sms = 132;
     a = analyze(row, report);
     CHECK(a.projection_note.find("share run") == std::string::npos);
+    CHECK_FALSE(a.from_share_run);
     CHECK(a.projection_note.find("the level's share curve") != std::string::npos);
     ++read_from_share;
   }

@@ -278,6 +278,50 @@ TEST_CASE("show --gpu --sms: the program projected onto a share of a GPU's SMs")
   CHECK(all.out.find("×1.00", all.out.find("\ntotal")) != std::string::npos);
 }
 
+TEST_CASE("show --gpu --sms --share-run: memory-bound rows timed from the share run, and said so") {
+  // The H100 report with a DRAM share curve in its spec, and the same rows on 16 SMs at four
+  // times their time.
+  TempDir dir;
+  nlohmann::json all = nlohmann::json::parse(read_text(kHead));
+  for (auto& [key, spec] : all["specs"].items())
+    for (auto& level : spec["memory_levels"])
+      if (level["level"] == "dram") {
+        level["shares"] = {{{"sms", 16}, {"gbps", 2100}},
+                           {{"sms", 48}, {"gbps", 3100}},
+                           {{"sms", 132}, {"gbps", 3100}}};
+        level["shares_source"] = "a test curve";
+      }
+  nlohmann::json few = all;
+  few["context"]["green_context_sms"] = 16;
+  for (auto& row : few["rows"])
+    if (row["timing"].is_object())
+      for (auto& sample : row["timing"]["samples_seconds"]) sample = 4 * sample.get<double>();
+  const std::string all_path = (dir.path / "all.json").string();
+  const std::string few_path = (dir.path / "few.json").string();
+  write_text(all_path, all.dump());
+  write_text(few_path, few.dump());
+  const std::string out = (dir.path / "p.json").string();
+  const CliResult r = cli(
+      {"show", all_path, "--gpu", "h100", "--sms", "40", "--share-run", few_path, "--json", out});
+  REQUIRE(r.code == 0);
+  const nlohmann::json projected = nlohmann::json::parse(read_text(out));
+  int timed = 0;
+  for (const auto& row : projected["rows"]) {
+    if (!row.contains("share_run")) continue;
+    CHECK(row["share_run"]["sms"] == 16);
+    CHECK(row["share_run"]["source"] == few_path);
+    if (row["analysis"]["projection_note"].get<std::string>().find("(its share run") !=
+        std::string::npos)
+      ++timed;
+  }
+  CHECK(timed > 0);
+  const CliResult text =
+      cli({"show", all_path, "--gpu", "h100", "--sms", "40", "--share-run", few_path, "--wide"});
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("share run: " + std::to_string(timed) + " memory-bound row") !=
+        std::string::npos);
+}
+
 TEST_CASE("show --gpu --sms: every bad count and every bad combination, one line, exit 2") {
   TempDir dir;
   const std::string out = (dir.path / "p.json").string();

@@ -300,7 +300,7 @@ double drawn_on_share_run(const Row& row, const LevelAnalysis& level, int all_sm
 // hold, and the note says so.
 double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& target,
                      const RowAnalysis& here, const RowAnalysis& there,
-                     std::vector<std::string>& notes) {
+                     std::vector<std::string>& notes, bool& from_share_run) {
   if (!is_share_of(target, measured_on) || here.binding != there.binding) return 0;
   for (const LevelAnalysis& level : here.levels) {
     if (here.binding != display_name(level.level) || level.level == MemoryLevel::kL1) continue;
@@ -322,6 +322,7 @@ double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& 
               fit_share_run(*spec, measured_on.sm_count, level.bytes, seconds_all, few.sms,
                             drawn_few * 1e9 * few.seconds, few.seconds)) {
         const double seconds = share_fit_seconds(*spec, *fit, level.bytes, target.sm_count);
+        from_share_run = true;
         notes.push_back(name + ": " + seconds_text(seconds_all) + " on " + all + " SMs and " +
                         seconds_text(few.seconds) + " on " + on_few + ": its bytes as the share " +
                         "curve's kernel draws them with " + format_fixed(fit->per_sm, 2) +
@@ -399,7 +400,10 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
   double projected_time =
       std::max(floor.time_floor_seconds, floor.time_floor_seconds / fraction *
                                              launch_order_change(row, model, here, floor, notes));
-  if (const double shared = time_on_share(row, measured_on, target, here, floor, notes); shared > 0)
+  bool from_share_run = false;
+  if (const double shared =
+          time_on_share(row, measured_on, target, here, floor, notes, from_share_run);
+      shared > 0)
     projected_time = std::max(floor.time_floor_seconds, shared);
   const double measured_time = row.timing->median_seconds();
   if (std::isfinite(projected_time) && projected_time > 0 && measured_time > 0) {
@@ -413,6 +417,7 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
   p.timing->clock_limit.clear();
   RowAnalysis a = analyze(p, target, true);
   a.projected = true;
+  a.from_share_run = from_share_run;
   a.time_source = Source::kProjected;
   for (LevelAnalysis& level : a.levels)
     if (level.level == MemoryLevel::kDram && dram_scaled) level.bytes_source = Source::kProjected;

@@ -97,6 +97,8 @@ struct RowAnalysis {
   // re-estimated DRAM bytes are `projected`; the note says how.
   bool projected = false;
   std::string projection_note;
+  // Onto a share of its GPU's SMs, its time read from its share run (Row::share_run).
+  bool from_share_run = false;
 
   // The energy verdict (analysis_energy.hpp): only by analyze(row, report), for a row with
   // counters and a time on a GPU with energy coefficients.

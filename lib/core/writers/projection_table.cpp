@@ -17,6 +17,12 @@ std::string ratio_text(double projected, double measured) {
 
 }  // namespace
 
+std::size_t share_run_rows(const JudgedReport& report) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < report.rows().size(); ++i) n += report.at(i).from_share_run ? 1 : 0;
+  return n;
+}
+
 std::vector<std::pair<std::string, std::size_t>> projection_fallbacks(const JudgedReport& report) {
   std::map<std::string, std::size_t> count;
   std::vector<std::string> order;
@@ -160,6 +166,13 @@ std::string render_projection(const Summary& measured, const GpuSpec& measured_s
     for (const auto& [note, n] : t.fallbacks)
       out << wrap_words("not as measured on " + t.spec.key + " (" + std::to_string(n) +
                             (n == 1 ? " row): " : " rows): ") + note,
+                        max_width);
+  for (const ProjectionTarget& t : targets)
+    if (t.from_share_run > 0)
+      out << wrap_words("share run: " + std::to_string(t.from_share_run) +
+                            (t.from_share_run == 1 ? " memory-bound row" : " memory-bound rows") +
+                            " on " + t.spec.key + " timed from the share run and the time on " +
+                            "all the SMs (each row's note says how)",
                         max_width);
   return out.str();
 }

@@ -18,11 +18,16 @@ struct ProjectionTarget {
   // What the projection could not carry over as measured (a pipe the target lacks, ...): each
   // distinct note and how many rows it concerns.
   std::vector<std::pair<std::string, std::size_t>> fallbacks;
+  // Rows whose time on a share of the SMs was read from their share run (`show --share-run`).
+  std::size_t from_share_run = 0;
 };
 
 // The distinct notes of rows whose projection fell back (analysis.hpp: "... has no wgmma: the
 // work falls back to ..."), with their counts.
 std::vector<std::pair<std::string, std::size_t>> projection_fallbacks(const JudgedReport& report);
+
+// How many rows of a projected report took their time from their share run.
+std::size_t share_run_rows(const JudgedReport& report);
 
 // What moves a group's time between two GPUs: the roof that binds it on `to` and that roof on
 // both ("DRAM 4.80 → 3.35 TB/s", "tail 132 → 148 SMs", "tensor FP16 (wgmma) 989 → 989
