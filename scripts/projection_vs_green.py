@@ -160,6 +160,28 @@ def print_share_curve(projected_report, green_report):
         print("\n".join(lines))
 
 
+FIT = re.compile(r"(DRAM|L2): (\S+ \S+) on (\d+) SMs and (\S+ \S+) on (\d+) \(its share run[^)]*\): "
+                 r"its bytes as the share curve's kernel draws them with ([\d.]+) of its bytes "
+                 r"in flight per SM, and (\S+ \S+) no SM count changes")
+
+
+def print_share_fits(projected_report):
+    """Rows timed from their share run (`show --share-run`): the fit each row's note gives, its
+    bytes in flight per SM as a share of the curve kernel's and the part no SM count changes."""
+    lines = []
+    for row in projected_report["rows"]:
+        hit = FIT.search((row.get("analysis") or {}).get("projection_note") or "")
+        if hit:
+            lines.append(f"  {key_of(row, 'row')[:46]:46} {hit.group(1):4} {hit.group(2):>9} "
+                         f"{hit.group(4):>9} {hit.group(5):>4} {hit.group(6):>7} {hit.group(7):>9}")
+    if lines:
+        print("rows timed from their share run: time on all SMs and on the share run's, its SMs, "
+              "bytes in flight per SM against the curve's kernel, and the part no SM count "
+              "changes:")
+        print(f"  {'row':46} {'':4} {'all':>9} {'few':>9} {'SMs':>4} {'per SM':>7} {'fixed':>9}")
+        print("\n".join(lines))
+
+
 def sms_of(report):
     specs = report.get("specs") or {}
     keys = {row.get("spec") for row in report["rows"]}
@@ -221,6 +243,7 @@ def main():
           f"{'PASS' if sum_ok and judged and good == judged else 'FAIL'}")
     print_kernels(projected_report, green_report)
     print_share_curve(projected_report, green_report)
+    print_share_fits(projected_report)
 
 
 if __name__ == "__main__":
