@@ -166,6 +166,10 @@ TEST_CASE("projection: a DRAM-bound row on a share of its GPU draws by its bytes
                             share_drawn_gbps(*h200.level(MemoryLevel::kDram), 132, gbps, 40);
     CHECK(a.time_seconds == doctest::Approx(std::max(expected, a.time_floor_seconds)));
     CHECK(a.time_seconds >= here.time_seconds);  // fewer SMs: never faster
+    // Past the curve's knee the time is the longest it may take, and the note says so.
+    const bool past = past_share_knee(*h200.level(MemoryLevel::kDram), gbps);
+    CHECK(a.share_time_at_most == past);
+    CHECK((a.projection_note.find("at most this long") != std::string::npos) == past);
     CHECK(at_most_one(a.fraction_of_bound));
     ++drawn;
   }

@@ -320,6 +320,11 @@ TEST_CASE("show --gpu --sms --share-run: memory-bound rows timed from the share 
   REQUIRE(text.code == 0);
   CHECK(text.out.find("share run: " + std::to_string(timed) + " memory-bound row") !=
         std::string::npos);
+  // Without the share run: the rows that filled DRAM on all the SMs are said to be at most.
+  const CliResult bound = cli({"show", all_path, "--gpu", "h100", "--sms", "40", "--wide"});
+  REQUIRE(bound.code == 0);
+  CHECK(bound.out.find("filled DRAM or L2 on all the SMs") != std::string::npos);
+  CHECK(bound.out.find("share run: ") == std::string::npos);
 }
 
 TEST_CASE("show --gpu --sms: every bad count and every bad combination, one line, exit 2") {

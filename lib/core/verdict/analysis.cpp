@@ -300,7 +300,7 @@ double drawn_on_share_run(const Row& row, const LevelAnalysis& level, int all_sm
 // hold, and the note says so.
 double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& target,
                      const RowAnalysis& here, const RowAnalysis& there,
-                     std::vector<std::string>& notes, bool& from_share_run) {
+                     std::vector<std::string>& notes, bool& from_share_run, bool& at_most) {
   if (!is_share_of(target, measured_on) || here.binding != there.binding) return 0;
   for (const LevelAnalysis& level : here.levels) {
     if (here.binding != display_name(level.level) || level.level == MemoryLevel::kL1) continue;
@@ -345,10 +345,11 @@ double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& 
     }
     const double gbps = share_drawn_gbps(*spec, measured_on.sm_count, drawn, target.sm_count);
     if (!(gbps > 0)) return 0;
+    at_most = past_share_knee(*spec, drawn);
     notes.push_back(name + ": drew " + format_fixed(drawn, 0) + " GB/s on " + all +
                     " SMs; with its bytes in flight per SM, " + format_fixed(gbps, 0) +
                     " GB/s on " + sms + " (the level's share curve)" +
-                    (past_share_knee(*spec, drawn)
+                    (at_most
                          ? "; it filled the level on all SMs, which shows the least it holds in "
                            "flight, not how much more: at most this long (a run on a few SMs, "
                            "--share-run, measures it)"
@@ -401,8 +402,9 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
       std::max(floor.time_floor_seconds, floor.time_floor_seconds / fraction *
                                              launch_order_change(row, model, here, floor, notes));
   bool from_share_run = false;
+  bool at_most = false;
   if (const double shared =
-          time_on_share(row, measured_on, target, here, floor, notes, from_share_run);
+          time_on_share(row, measured_on, target, here, floor, notes, from_share_run, at_most);
       shared > 0)
     projected_time = std::max(floor.time_floor_seconds, shared);
   const double measured_time = row.timing->median_seconds();
@@ -418,6 +420,7 @@ RowAnalysis project(const Row& row, const GpuSpec& measured_on, const GpuSpec& t
   RowAnalysis a = analyze(p, target, true);
   a.projected = true;
   a.from_share_run = from_share_run;
+  a.share_time_at_most = at_most;
   a.time_source = Source::kProjected;
   for (LevelAnalysis& level : a.levels)
     if (level.level == MemoryLevel::kDram && dram_scaled) level.bytes_source = Source::kProjected;

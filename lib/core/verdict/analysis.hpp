@@ -97,8 +97,11 @@ struct RowAnalysis {
   // re-estimated DRAM bytes are `projected`; the note says how.
   bool projected = false;
   std::string projection_note;
-  // Onto a share of its GPU's SMs, its time read from its share run (Row::share_run).
+  // Onto a share of its GPU's SMs, its time read from its share run (Row::share_run); or,
+  // without one, a row that filled its level on all the SMs, whose time there is the longest it
+  // may take (sm_share.hpp: past_share_knee).
   bool from_share_run = false;
+  bool share_time_at_most = false;
 
   // The energy verdict (analysis_energy.hpp): only by analyze(row, report), for a row with
   // counters and a time on a GPU with energy coefficients.

@@ -23,6 +23,13 @@ std::size_t share_run_rows(const JudgedReport& report) {
   return n;
 }
 
+std::size_t share_time_at_most_rows(const JudgedReport& report) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < report.rows().size(); ++i)
+    n += report.at(i).share_time_at_most ? 1 : 0;
+  return n;
+}
+
 std::vector<std::pair<std::string, std::size_t>> projection_fallbacks(const JudgedReport& report) {
   std::map<std::string, std::size_t> count;
   std::vector<std::string> order;
@@ -174,6 +181,18 @@ std::string render_projection(const Summary& measured, const GpuSpec& measured_s
                             " on " + t.spec.key + " timed from the share run and the time on " +
                             "all the SMs (each row's note says how)",
                         max_width);
+  for (const ProjectionTarget& t : targets)
+    if (t.share_time_at_most > 0)
+      out << wrap_words(
+          std::to_string(t.share_time_at_most) +
+              (t.share_time_at_most == 1 ? " memory-bound row" : " memory-bound rows") +
+              " filled DRAM or L2 on all the SMs, which shows the least they hold "
+              "in flight: their time on " +
+              t.spec.key +
+              " is the longest they may "
+              "take; --share-run with the same points run on a few SMs (run --sms "
+              "16) measures it",
+          max_width);
   return out.str();
 }
 

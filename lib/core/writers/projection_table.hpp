@@ -20,14 +20,18 @@ struct ProjectionTarget {
   std::vector<std::pair<std::string, std::size_t>> fallbacks;
   // Rows whose time on a share of the SMs was read from their share run (`show --share-run`).
   std::size_t from_share_run = 0;
+  // Rows without one that filled their level on all the SMs: their time there is at most this.
+  std::size_t share_time_at_most = 0;
 };
 
 // The distinct notes of rows whose projection fell back (analysis.hpp: "... has no wgmma: the
 // work falls back to ..."), with their counts.
 std::vector<std::pair<std::string, std::size_t>> projection_fallbacks(const JudgedReport& report);
 
-// How many rows of a projected report took their time from their share run.
+// How many rows of a projected report took their time from their share run, and how many,
+// without one, filled their level on all the SMs (RowAnalysis::share_time_at_most).
 std::size_t share_run_rows(const JudgedReport& report);
+std::size_t share_time_at_most_rows(const JudgedReport& report);
 
 // What moves a group's time between two GPUs: the roof that binds it on `to` and that roof on
 // both ("DRAM 4.80 → 3.35 TB/s", "tail 132 → 148 SMs", "tensor FP16 (wgmma) 989 → 989
