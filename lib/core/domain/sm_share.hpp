@@ -53,10 +53,10 @@ bool past_share_knee(const MemoryLevelSpec& level, double drawn_gbps);
 // `drawn_gbps` is not positive.
 double share_drawn_gbps(const MemoryLevelSpec& level, int all_sms, double drawn_gbps, int sms);
 
-// The same row measured on a few SMs of the same GPU (`run --sms N`, `profile` of a program on a
-// green context), beside its measurement on all of them: its bytes in flight per SM, which a
-// kernel that fills a level on every SM cannot show (past_share_knee), read off the share curve
-// where the few SMs do not fill it (`show --gpu SPEC --sms N --share-run REPORT`).
+// The same row measured on a few SMs of the same GPU (a report whose context has
+// green_context_sms: `run --sms N`), beside its measurement on all of them: what a row that
+// fills a level on every SM cannot show (past_share_knee), its bytes in flight per SM, which
+// fit_share_run reads from the two times (`show --gpu SPEC --sms N --share-run REPORT`).
 struct ShareRun {
   int sms = 0;                          // the SMs of the green context
   double seconds = 0;                   // the row's median time there
