@@ -13,7 +13,8 @@ namespace roofline {
 // points measured on a few SMs of the same device (`run --sms N`), matched as `compare` matches
 // rows: its median time and counted bytes per level there. A projection onto a share of the SMs
 // reads a row's bytes in flight from them. Throws InputError naming `few_origin` for a report
-// not measured on a green context, on another device, on all its SMs, or with no row matching.
+// not measured on a green context, on another device, on no fewer SMs than `measured` (which must
+// be measured on all of them), or with no timed row matching.
 Report with_share_runs(Report measured, const Report& few, const std::string& few_origin,
                        const std::string& origin);
 

@@ -297,7 +297,7 @@ double drawn_on_share_run(const Row& row, const LevelAnalysis& level, int all_sm
 // level's share curve when the row has a share run (sm_share.hpp: ShareRun), fitted with a part
 // no SM count changes to its times on all the SMs and on the few (fit_share_run), else from what
 // it drew on all of them (share_drawn_gbps), which past the curve's knee gives the least it may
-// hold, and the note says so.
+// hold, and the note says so. `from_share_run` and `at_most` say which of the two applied.
 double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& target,
                      const RowAnalysis& here, const RowAnalysis& there,
                      std::vector<std::string>& notes, bool& from_share_run, bool& at_most) {
