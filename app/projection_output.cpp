@@ -13,7 +13,8 @@ ProgramProjection project_program(const JudgedReport& measured, const std::vecto
   for (const GpuSpec& spec : specs) {
     JudgedReport projected(reproject(measured.report(), spec, origin));
     targets.push_back({spec, summarize(projected, by), projection_fallbacks(projected),
-                       share_run_rows(projected), share_time_at_most_rows(projected)});
+                       projected_rows_with(projected, &RowAnalysis::from_share_run),
+                       projected_rows_with(projected, &RowAnalysis::share_time_at_most)});
     if (specs.size() == 1) out.only.emplace(std::move(projected));
   }
   const Report& report = measured.report();

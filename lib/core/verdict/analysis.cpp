@@ -277,18 +277,18 @@ double launch_order_change(const Row& row, const KernelModel* model, const RowAn
   return change;
 }
 
-// What `row` drew from `level` on its share run's SMs, in GB/s: the bytes counted there, or,
-// where the share run counted none (CUPTI's range profiler counts nothing in a green context),
-// those counted on all SMs (`counted_there` says which). NaN without a share run or with one on
-// all `all_sms` SMs.
-double drawn_on_share_run(const Row& row, const LevelAnalysis& level, int all_sms,
-                          bool& counted_there) {
+// The bytes `row` moved through `level` on its share run: those counted there, or, where the
+// share run counted none (CUPTI's range profiler counts nothing in a green context), those
+// counted on all SMs (`counted_there` says which). NaN without a share run or with one on all
+// `all_sms` SMs.
+double share_run_bytes(const Row& row, const LevelAnalysis& level, int all_sms,
+                       bool& counted_there) {
   if (!row.share_run) return kNaN;
   const ShareRun& few = *row.share_run;
   if (few.sms <= 0 || few.sms >= all_sms || !(few.seconds > 0)) return kNaN;
   const auto bytes = few.bytes.find(level.level);
   counted_there = bytes != few.bytes.end() && bytes->second > 0;
-  return (counted_there ? bytes->second : level.bytes) / few.seconds / 1e9;
+  return counted_there ? bytes->second : level.bytes;
 }
 
 // A row bound by DRAM or L2 on its GPU and on a share of that GPU's SMs: its time at what its
@@ -311,16 +311,15 @@ double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& 
     const std::string all = std::to_string(measured_on.sm_count);
     const std::string sms = std::to_string(target.sm_count);
     bool counted_there = false;
-    if (const double drawn_few =
-            drawn_on_share_run(row, level, measured_on.sm_count, counted_there);
-        drawn_few > 0) {
+    if (const double bytes_few = share_run_bytes(row, level, measured_on.sm_count, counted_there);
+        bytes_few > 0) {
       const ShareRun& few = *row.share_run;
       const std::string on_few = std::to_string(few.sms) + " (its share run" +
                                  (counted_there ? "" : ", with the bytes counted on all SMs") + ")";
       const double seconds_all = row.timing->median_seconds();
       if (const std::optional<ShareFit> fit =
               fit_share_run(*spec, measured_on.sm_count, level.bytes, seconds_all, few.sms,
-                            drawn_few * 1e9 * few.seconds, few.seconds)) {
+                            bytes_few, few.seconds)) {
         const double seconds = share_fit_seconds(*spec, *fit, level.bytes, target.sm_count);
         from_share_run = true;
         notes.push_back(name + ": " + seconds_text(seconds_all) + " on " + all + " SMs and " +
@@ -332,6 +331,7 @@ double time_on_share(const Row& row, const GpuSpec& measured_on, const GpuSpec& 
       }
       // No fit with a fixed part: the share run's bytes in flight alone, never drawing more than
       // on all the SMs.
+      const double drawn_few = bytes_few / few.seconds / 1e9;
       const double curve_sms = share_curve_sms(*spec, drawn_few);
       const double gbps =
           std::min(drawn, share_curve_gbps(*spec, curve_sms * target.sm_count / few.sms));

@@ -17,16 +17,9 @@ std::string ratio_text(double projected, double measured) {
 
 }  // namespace
 
-std::size_t share_run_rows(const JudgedReport& report) {
+std::size_t projected_rows_with(const JudgedReport& report, bool RowAnalysis::*flag) {
   std::size_t n = 0;
-  for (std::size_t i = 0; i < report.rows().size(); ++i) n += report.at(i).from_share_run ? 1 : 0;
-  return n;
-}
-
-std::size_t share_time_at_most_rows(const JudgedReport& report) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < report.rows().size(); ++i)
-    n += report.at(i).share_time_at_most ? 1 : 0;
+  for (std::size_t i = 0; i < report.rows().size(); ++i) n += report.at(i).*flag ? 1 : 0;
   return n;
 }
 
@@ -174,25 +167,25 @@ std::string render_projection(const Summary& measured, const GpuSpec& measured_s
       out << wrap_words("not as measured on " + t.spec.key + " (" + std::to_string(n) +
                             (n == 1 ? " row): " : " rows): ") + note,
                         max_width);
-  for (const ProjectionTarget& t : targets)
+  const auto memory_rows = [](std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " memory-bound row" : " memory-bound rows");
+  };
+  for (const ProjectionTarget& t : targets) {
     if (t.from_share_run > 0)
-      out << wrap_words("share run: " + std::to_string(t.from_share_run) +
-                            (t.from_share_run == 1 ? " memory-bound row" : " memory-bound rows") +
-                            " on " + t.spec.key + " timed from the share run and the time on " +
-                            "all the SMs (each row's note says how)",
+      out << wrap_words("share run: " + memory_rows(t.from_share_run) + " on " + t.spec.key +
+                            " timed from the share run and the time on all the SMs (each row's "
+                            "note says how)",
                         max_width);
-  for (const ProjectionTarget& t : targets)
     if (t.share_time_at_most > 0)
-      out << wrap_words(
-          std::to_string(t.share_time_at_most) +
-              (t.share_time_at_most == 1 ? " memory-bound row" : " memory-bound rows") +
-              " filled DRAM or L2 on all the SMs, which shows the least they hold "
-              "in flight: their time on " +
-              t.spec.key +
-              " is the longest they may "
-              "take; --share-run with the same points run on a few SMs (run --sms "
-              "16) measures it",
-          max_width);
+      out << wrap_words(memory_rows(t.share_time_at_most) +
+                            " filled DRAM or L2 on all the SMs, which shows the least they hold "
+                            "in flight: their time on " +
+                            t.spec.key +
+                            " is the longest they "
+                            "may take; --share-run with the same points run on a few SMs (run "
+                            "--sms 16) measures it",
+                        max_width);
+  }
   return out.str();
 }
 

@@ -28,10 +28,9 @@ struct ProjectionTarget {
 // work falls back to ..."), with their counts.
 std::vector<std::pair<std::string, std::size_t>> projection_fallbacks(const JudgedReport& report);
 
-// How many rows of a projected report took their time from their share run, and how many,
-// without one, filled their level on all the SMs (RowAnalysis::share_time_at_most).
-std::size_t share_run_rows(const JudgedReport& report);
-std::size_t share_time_at_most_rows(const JudgedReport& report);
+// How many rows of a projected report have `flag` set in their analysis
+// (RowAnalysis::from_share_run, RowAnalysis::share_time_at_most).
+std::size_t projected_rows_with(const JudgedReport& report, bool RowAnalysis::*flag);
 
 // What moves a group's time between two GPUs: the roof that binds it on `to` and that roof on
 // both ("DRAM 4.80 → 3.35 TB/s", "tail 132 → 148 SMs", "tensor FP16 (wgmma) 989 → 989
