@@ -129,6 +129,40 @@ __global__ void __launch_bounds__(kMemoryThreads)
   probe.stop(clock);
 }
 
+// Reductions alone, as a backward kernel accumulates dQ in FP32 (flash-v2's): every 16-byte
+// element of the working set (resident in L2) takes one reduction per pass, as two 8-byte float2
+// reductions on sm_90 (RED.E.ADD.F32x2) and four 4-byte ones before. The L2 slice reads, adds
+// and writes each sector: what an L2 byte costs when it is reduced rather than read. The
+// addends change with the element and the pass (a mantissa from a multiplicative hash, in
+// [0.5, 1)), for the bits they toggle.
+__global__ void __launch_bounds__(kMemoryThreads)
+    l2_reduce_kernel(uint4* dst, std::size_t count, int chunk_shift, long long passes,
+                     unsigned long long* clock) {
+  ClockProbe probe;
+  probe.start();
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (long long pass = 0; pass < passes; ++pass) {
+    const auto p = static_cast<unsigned int>(pass);
+    std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+    for (; i < count; i += stride) {
+      const unsigned int h = (static_cast<unsigned int>(i) ^ (p << 20)) * 2654435761u;
+      const float a = __uint_as_float(0x3f000000u | (h >> 9)),
+                  b = __uint_as_float(0x3f000000u | (h & 0x7fffffu));
+      float* e = reinterpret_cast<float*>(dst + spread(i, chunk_shift));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      atomicAdd(reinterpret_cast<float2*>(e), make_float2(a, b));
+      atomicAdd(reinterpret_cast<float2*>(e + 2), make_float2(b, a));
+#else
+      atomicAdd(e, a);
+      atomicAdd(e + 1, b);
+      atomicAdd(e + 2, b);
+      atomicAdd(e + 3, a);
+#endif
+    }
+  }
+  probe.stop(clock);
+}
+
 // `step` (bytes per trip) and `mask` (buffer bytes - 1) are kernel arguments so that the
 // compiler cannot see that every trip reads the same addresses and merge the loads.
 __global__ void __launch_bounds__(kComputeThreads)
@@ -333,6 +367,7 @@ int micro_kernel_threads(MicroKernel kernel) {
     case MicroKernel::kDramCopy:
     case MicroKernel::kDramWrite:
     case MicroKernel::kL2Read:
+    case MicroKernel::kL2Reduce:
       return kMemoryThreads;
     case MicroKernel::kWgmma:
       return wgmma_micro_kernel_threads();
@@ -353,6 +388,8 @@ cudaError_t micro_kernel_blocks_per_sm(MicroKernel kernel, int* blocks) {
       return blocks_per_sm(stream_copy_kernel, threads, blocks);
     case MicroKernel::kDramWrite:
       return blocks_per_sm(stream_write_kernel, threads, blocks);
+    case MicroKernel::kL2Reduce:
+      return blocks_per_sm(l2_reduce_kernel, threads, blocks);
     case MicroKernel::kSharedRead:
       return blocks_per_sm(shared_read_kernel, threads, blocks);
     case MicroKernel::kFp32Fma:
@@ -386,6 +423,7 @@ double micro_kernel_work(MicroKernel kernel, const MicroKernelArgs& args) {
     case MicroKernel::kDramCopy:
       return 2 * bytes * trips;
     case MicroKernel::kDramWrite:
+    case MicroKernel::kL2Reduce:
       return bytes * trips;
     case MicroKernel::kSharedRead:
       return threads * trips * kSharedLoadsPerTrip * 16;
@@ -431,6 +469,12 @@ cudaError_t launch_micro_kernel(MicroKernel kernel, const MicroKernelArgs& args,
       if (args.dst == nullptr || count == 0) return cudaErrorInvalidValue;
       stream_write_kernel<<<args.blocks, threads, 0, stream>>>(static_cast<uint4*>(args.dst), count,
                                                                args.iterations, args.clock);
+      break;
+    case MicroKernel::kL2Reduce:
+      if (args.dst == nullptr || count == 0) return cudaErrorInvalidValue;
+      if (args.chunk_shift < kChunkShift) return cudaErrorInvalidValue;
+      l2_reduce_kernel<<<args.blocks, threads, 0, stream>>>(
+          static_cast<uint4*>(args.dst), count, args.chunk_shift, args.iterations, args.clock);
       break;
     case MicroKernel::kSharedRead:
       shared_read_kernel<<<args.blocks, threads, 0, stream>>>(

@@ -20,6 +20,7 @@ enum class MicroKernel {
   kDramCopy,      // 16-byte loads and stores between two such buffers: DRAM read + write
   kDramWrite,     // 16-byte stores alone over such a buffer: DRAM write
   kL2Read,        // 16-byte loads (L1 bypassed) over a buffer a quarter of the L2, repeated
+  kL2Reduce,      // FP32 reductions (red.global.add; float2 on sm_90) over such a buffer
   kSharedRead,    // conflict-free 16-byte shared-memory loads: the L1/shared roof
   kFp32Fma,       // independent FFMA chains: 2 FLOP per lane per instruction
   kFp16Fma,       // independent HFMA2 chains: 4 FLOP per lane per instruction
@@ -37,9 +38,9 @@ struct MicroKernelArgs {
   int blocks = 0;             // one wave: micro_kernel_blocks_per_sm × SMs
   long long iterations = 0;   // passes over the buffer (memory kernels) or loop trips
   const void* src = nullptr;  // memory kernels: 16-byte aligned, `bytes` a multiple of 16
-  void* dst = nullptr;        // kDramCopy and kDramWrite only
+  void* dst = nullptr;        // kDramCopy, kDramWrite and kL2Reduce (its working set) only
   std::size_t bytes = 0;
-  // kDramRead, kL2Read: chunk c of the working set starts at element c << chunk_shift of
+  // kDramRead, kL2Read, kL2Reduce: chunk c of the working set starts at element c << chunk_shift of
   // `src` (kMicroKernelChunkShift: contiguous; larger spreads a small working set over many
   // pages of a large buffer, so that it maps onto all L2 slices and memory channels evenly).
   int chunk_shift = kMicroKernelChunkShift;

@@ -35,10 +35,10 @@ struct Plan {
   const char* target;
   bool flops;
   std::string method;
-  // Measured under NVML's energy counter with --energy. Not the bulk-copy DRAM stream: one lane
-  // per SM at work prices a byte without the load instructions that kernels reading through
-  // the SM pay, so the DRAM coefficient stays dram_read's (its rate still counts for the roof).
-  // Nor the write alone: a coefficient per byte is the read's, whichever stream is faster.
+  // Measured under NVML's energy counter with --energy. The bulk-copy stream, the write stream
+  // and the reductions price bytes of their own (calibration_energy.cpp: bytes that bypass L1,
+  // DRAM writes, L2 reductions) beside the read's; the copy's bytes are priced by the read's and
+  // the write's, so it is not measured so.
   bool energy = true;
 };
 
@@ -226,15 +226,18 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
        "16-byte ld.global.cg over " + mib(dram_bytes) + " (read only)"},
       {MicroKernel::kDramReadBulk, "dram_read_bulk", "dram", false,
        "32 KiB bulk copies (TMA) to shared memory over " + mib(dram_bytes) +
-           " (read only), one CTA per SM, 4 in flight",
-       false},
+           " (read only), one CTA per SM, 4 in flight"},
       {MicroKernel::kDramCopy, "dram_copy", "dram", false,
        "16-byte ld.global.cg + st.global, " + mib(dram_bytes) + " to " + mib(dram_bytes) +
-           " (read + write)"},
-      {MicroKernel::kDramWrite, "dram_write", "dram", false,
-       "16-byte st.global over " + mib(dram_bytes) + " (write only)", false},
+           " (read + write)",
+       false},
+      {MicroKernel::kDramWrite, kDramWriteId, "dram", false,
+       "16-byte st.global over " + mib(dram_bytes) + " (write only)"},
       {MicroKernel::kL2Read, "l2_read", "l2", false,
        "16-byte ld.global.cg over " + mib(l2_read_bytes) +
+           " resident in L2 (64 KiB chunks spread over " + mib(dram_bytes) + "), repeated"},
+      {MicroKernel::kL2Reduce, kL2ReduceId, "l2", false,
+       "FP32 reductions (red.global.add, float2 on sm_90) over " + mib(l2_read_bytes) +
            " resident in L2 (64 KiB chunks spread over " + mib(dram_bytes) + "), repeated"},
       {MicroKernel::kSharedRead, "shared_read", "l1", false,
        "conflict-free 16-byte ld.shared, 32 KiB per block"},
@@ -282,8 +285,9 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
     args.sink = sink.as<unsigned int>();
     args.src = src.get();
     args.dst = dst.get();
-    args.bytes = plan.kernel == MicroKernel::kL2Read ? l2_read_bytes : dram_bytes;
-    if (plan.kernel == MicroKernel::kL2Read)
+    const bool in_l2 = plan.kernel == MicroKernel::kL2Read || plan.kernel == MicroKernel::kL2Reduce;
+    args.bytes = in_l2 ? l2_read_bytes : dram_bytes;
+    if (in_l2)
       while ((l2_read_bytes << (args.chunk_shift + 1 - kernels::kMicroKernelChunkShift)) <=
              dram_bytes)
         ++args.chunk_shift;

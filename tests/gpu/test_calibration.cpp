@@ -54,8 +54,8 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   const bool hopper = run.device.compute_capability == "9.0";
   std::vector<std::string> expected = {"dram_read"};
   if (hopper) expected.push_back("dram_read_bulk");
-  for (const char* id : {"dram_copy", "dram_write", "l2_read", "shared_read", "fp32_ffma",
-                         "fp16_hfma2", "mma_sync", "mma_sync_bf16"})
+  for (const char* id : {"dram_copy", "dram_write", "l2_read", "l2_reduce", "shared_read",
+                         "fp32_ffma", "fp16_hfma2", "mma_sync", "mma_sync_bf16"})
     expected.push_back(id);
   if (hopper) expected.push_back("wgmma");
   expected.push_back("xu_exp2");
@@ -141,6 +141,9 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
       CHECK(per_clock_and_sm > 0.5 * 128);
     }
   for (const ComputeCeiling& ceiling : overlay.compute) CHECK(ceiling.id() != kIntTarget);
+  // The reductions' rate is no roof: L2's comes from the read.
+  for (const MemoryLevelSpec& level : overlay.memory)
+    CHECK(level.source.find("reductions") == std::string::npos);
   // DRAM and L2 are levels of the overlay; the L2 read beats DRAM.
   const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");
   const GpuSpec calibrated = apply_calibration(choice.spec, reread);
@@ -167,9 +170,9 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   CHECK(overlay.static_power->method.find("spin") != std::string::npos);
   for (const CalibrationMeasurement& m : overlay.measurements) {
     CAPTURE(m.id);
-    // The bulk-copy stream prices no byte (calibration_runner.cpp), and a share of the SMs
-    // measures a share curve: measured for their rates alone.
-    if (m.id == "dram_read_bulk" || m.id == "dram_write" || m.sms > 0) {
+    // The copy's bytes are priced by the read's and the write's (calibration_runner.cpp), and
+    // a share of the SMs measures a share curve: measured for their rates alone.
+    if (m.id == "dram_copy" || m.sms > 0) {
       CHECK_FALSE(m.energy);
       continue;
     }
@@ -188,6 +191,17 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   CHECK(*overlay.energy->byte(MemoryLevel::kDram) < 1e-9);
   CHECK(overlay.energy->joules_per_int_instruction > 1e-15);
   CHECK(overlay.energy->joules_per_int_instruction < 1e-9);
+  // A byte written and a byte reduced in L2 measured apart; a bulk-copied byte on Hopper, and
+  // no dearer than a byte loaded through the SM (it skips the load path).
+  CHECK(overlay.energy->joules_per_dram_write_byte > 1e-15);
+  CHECK(overlay.energy->joules_per_dram_write_byte < 1e-9);
+  CHECK(overlay.energy->joules_per_l2_reduction_byte > 1e-15);
+  CHECK(overlay.energy->joules_per_l2_reduction_byte < 1e-9);
+  if (run.device.compute_capability == "9.0") {
+    CHECK(overlay.energy->joules_per_bulk_dram_byte > 1e-15);
+    CHECK(overlay.energy->joules_per_bulk_dram_byte <
+          1.05 * *overlay.energy->byte(MemoryLevel::kDram));
+  }
   const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");
   REQUIRE(reread.energy);
   CHECK(*reread.energy == *overlay.energy);

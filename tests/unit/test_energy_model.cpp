@@ -337,6 +337,92 @@ TEST_CASE("energy roofline: the model charges each byte at the deepest level it 
   CHECK(std::isnan(energy_roof_flops_per_joule(100, 5e-13, 1e-10, 100, 0, 4e12)));
 }
 
+TEST_CASE("energy roofline: written, reduced and bulk-copied bytes at their own prices") {
+  EnergyCoefficients c;
+  c.static_watts = 100;
+  c.joules_per_byte = {
+      {MemoryLevel::kDram, 1e-10}, {MemoryLevel::kL2, 2e-11}, {MemoryLevel::kL1, 5e-12}};
+  EnergyWork w;
+  w.seconds = 1e-3;  // static: 0.1 J
+  w.bytes = {{MemoryLevel::kDram, 1e9}, {MemoryLevel::kL2, 3e9}, {MemoryLevel::kL1, 1e9}};
+  w.dram_write_bytes = 4e8;
+  w.l2_reduction_bytes = 5e8;
+  w.bulk_share = 0.5;
+  const auto level_joules = [&](const EnergyModel& m, const std::string& id) {
+    for (const EnergyTerm& t : m.terms)
+      if (t.id == id) return t.joules;
+    return -1.0;
+  };
+  // Without their coefficients every byte pays the read's price: the deepest-level model.
+  const EnergyModel plain = model_energy(w, c);
+  CHECK(level_joules(plain, "dram") == doctest::Approx(0.1));
+  CHECK(level_joules(plain, "l2") == doctest::Approx(0.04));
+  // Writes and reductions priced apart: DRAM 6e8 × 1e-10 + 4e8 × 1.5e-10; L2 (2e9 − 5e8) ×
+  // 2e-11 + 5e8 × 6e-11.
+  c.joules_per_dram_write_byte = 1.5e-10;
+  c.joules_per_l2_reduction_byte = 6e-11;
+  const EnergyModel own = model_energy(w, c);
+  CHECK(level_joules(own, "dram") == doctest::Approx(0.06 + 0.06));
+  CHECK(level_joules(own, "l2") == doctest::Approx(0.03 + 0.03));
+  // The term's price per byte is the mean of its kinds'.
+  for (const EnergyTerm& t : own.terms)
+    if (t.id == "dram") CHECK(t.joules_per_unit == doctest::Approx(1.2e-10));
+  // A bulk-copied byte skips the load path: Δ = e_dram − e_bulk = 3e-11, half the bytes (b =
+  // 0.5) so 1.5e-11 off every DRAM and L2 price (not L1's).
+  c.joules_per_bulk_dram_byte = 7e-11;
+  const EnergyModel bulk = model_energy(w, c);
+  CHECK(level_joules(bulk, "dram") == doctest::Approx(0.12 - 1e9 * 1.5e-11));
+  CHECK(level_joules(bulk, "l2") == doctest::Approx(0.06 - 2e9 * 1.5e-11));
+  // A price never goes below zero, and a bulk coefficient dearer than the load's takes nothing
+  // off.
+  w.bulk_share = 1;
+  c.joules_per_bulk_dram_byte = 1e-12;  // Δ = 9.9e-11: the L2 prices reach zero
+  const EnergyModel deep = model_energy(w, c);
+  CHECK(level_joules(deep, "l2") == doctest::Approx(0));
+  c.joules_per_bulk_dram_byte = 2e-10;
+  CHECK(level_joules(model_energy(w, c), "dram") == doctest::Approx(0.12));
+  // More written or reduced bytes than the level holds are capped at it.
+  w.dram_write_bytes = 5e9;
+  CHECK(level_joules(model_energy(w, c), "dram") == doctest::Approx(0.15));
+  // Bad counts are refused.
+  w.l2_reduction_bytes = -1;
+  CHECK_THROWS_AS(model_energy(w, c), std::invalid_argument);
+  w.l2_reduction_bytes = 0;
+  w.bulk_share = std::nan("");
+  CHECK_THROWS_AS(model_energy(w, c), std::invalid_argument);
+}
+
+TEST_CASE("energy roofline: the bulk, write and reduction streams price their own bytes") {
+  CalibrationOverlay overlay = h100_energy_overlay();
+  // Faster than dram_read on the same target, yet neither is the DRAM coefficient:
+  //   bulk  3.3e10 bytes at 370 W: 270 × 0.01 / 3.3e10;  write 3.2e10 at 500 W: 400 × 0.01 /
+  //   3.2e10;  reductions 1e10 at 250 W: 150 × 0.01 / 1e10 (no L2 roof either).
+  overlay.measurements.push_back(measurement(kDramBulkId, "dram", false, 3.3e10, 0.01, 0, 370));
+  overlay.measurements.push_back(measurement(kDramWriteId, "dram", false, 3.2e10, 0.01, 0, 500));
+  overlay.measurements.push_back(measurement(kL2ReduceId, "l2", false, 5e11, 0.01, 0, 250));
+  derive_ceilings(overlay);
+  REQUIRE(derive_energy_coefficients(overlay).empty());
+  REQUIRE(overlay.energy);
+  const EnergyCoefficients& c = *overlay.energy;
+  CHECK(*c.byte(MemoryLevel::kDram) == doctest::Approx(1e-10));
+  CHECK(c.joules_per_bulk_dram_byte == doctest::Approx(270 * 0.01 / 3.3e10));
+  CHECK(c.joules_per_dram_write_byte == doctest::Approx(400 * 0.01 / 3.2e10));
+  CHECK(c.joules_per_l2_reduction_byte == doctest::Approx(150 * 0.01 / 5e11));
+  // The reductions ran faster than l2_read here (5e13 B/s against 1e13), and are still no roof.
+  for (const MemoryLevelSpec& level : overlay.memory)
+    if (level.level == MemoryLevel::kL2) CHECK(level.bandwidth_gbps == doctest::Approx(1e4));
+  // The keys round-trip; a bad one is named.
+  const CalibrationOverlay reread = parse_calibration(to_json(overlay), "test");
+  REQUIRE(reread.energy);
+  CHECK(*reread.energy == c);
+  // A stream no hungrier than the static power prices nothing, and says why.
+  overlay.measurements.back().energy = reading_at(90, 0.01);
+  const std::vector<std::string> left = derive_energy_coefficients(overlay);
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].find("l2_reduce") == 0);
+  CHECK(overlay.energy->joules_per_l2_reduction_byte == 0);
+}
+
 TEST_CASE("energy roofline: no launch draws more than the board's power limit") {
   EnergyCoefficients c;
   c.static_watts = 100;

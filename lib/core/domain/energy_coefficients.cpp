@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,12 @@ json to_json(const EnergyCoefficients& c) {
   if (c.joules_per_exp2 > 0) out["joules_per_exp2"] = c.joules_per_exp2;
   if (c.joules_per_int_instruction > 0)
     out["joules_per_int_instruction"] = c.joules_per_int_instruction;
+  if (c.joules_per_bulk_dram_byte > 0)
+    out["joules_per_bulk_dram_byte"] = c.joules_per_bulk_dram_byte;
+  if (c.joules_per_dram_write_byte > 0)
+    out["joules_per_dram_write_byte"] = c.joules_per_dram_write_byte;
+  if (c.joules_per_l2_reduction_byte > 0)
+    out["joules_per_l2_reduction_byte"] = c.joules_per_l2_reduction_byte;
   if (c.power_limit_watts > 0) out["power_limit_watts"] = c.power_limit_watts;
   for (const auto& [level, joules] : c.joules_per_byte)
     out["joules_per_byte"][std::string(to_string(level))] = joules;
@@ -66,9 +73,11 @@ json to_json(const EnergyCoefficients& c) {
 EnergyCoefficients parse_energy_coefficients(const JsonReader& read, const json& j,
                                              std::string_view path) {
   read.require_object(j, path);
-  read.only_keys(j, path,
-                 {"static_watts", "joules_per_flop", "joules_per_exp2",
-                  "joules_per_int_instruction", "joules_per_byte", "power_limit_watts", "source"});
+  read.only_keys(
+      j, path,
+      {"static_watts", "joules_per_flop", "joules_per_exp2", "joules_per_int_instruction",
+       "joules_per_byte", "joules_per_bulk_dram_byte", "joules_per_dram_write_byte",
+       "joules_per_l2_reduction_byte", "power_limit_watts", "source"});
   EnergyCoefficients c;
   c.static_watts = read.number(j, path, "static_watts", kStaticWatts);
   const std::string flops_path = key_path(path, "joules_per_flop");
@@ -97,6 +106,12 @@ EnergyCoefficients parse_energy_coefficients(const JsonReader& read, const json&
     c.joules_per_byte[*level] =
         read.number_value(value, key_path(bytes_path, name), kJoulesPerUnit);
   }
+  for (auto [key, field] :
+       {std::pair{"joules_per_bulk_dram_byte", &c.joules_per_bulk_dram_byte},
+        std::pair{"joules_per_dram_write_byte", &c.joules_per_dram_write_byte},
+        std::pair{"joules_per_l2_reduction_byte", &c.joules_per_l2_reduction_byte}})
+    if (read.optional_member(j, path, key) != nullptr)
+      *field = read.number(j, path, key, kJoulesPerUnit);
   if (read.optional_member(j, path, "power_limit_watts") != nullptr)
     c.power_limit_watts = read.number(j, path, "power_limit_watts", kPowerLimitWatts);
   c.source = read.string(j, path, "source");

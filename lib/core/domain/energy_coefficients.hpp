@@ -34,6 +34,19 @@ struct EnergyCoefficients {
   // By memory level: joules per byte moved at that level (DRAM: read from DRAM; L2: read from
   // L2 by the SMs; L1: read from shared memory).
   std::map<MemoryLevel, double> joules_per_byte;
+  // Joules per DRAM byte read by bulk copies into shared memory (TMA on Hopper: the
+  // calibration's dram_read_bulk, one lane per SM issuing them): the trip across L2 into shared
+  // memory without the load instructions, the L1 path and the register writes that
+  // joules_per_byte's DRAM reads pay. 0 when not measured. The model charges the bytes that did
+  // not pass through L1 at the DRAM and L2 prices less that difference (energy_model.hpp).
+  double joules_per_bulk_dram_byte = 0;
+  // Joules per DRAM byte written (the calibration's dram_write: 16-byte stores, their trip to L2
+  // and the write-back to DRAM); 0 when not measured: written bytes then pay the read's price.
+  double joules_per_dram_write_byte = 0;
+  // Joules per byte reduced in L2 (the calibration's l2_reduce: FP32 reductions into a buffer
+  // resident in L2, the slice reading, adding and writing each sector); 0 when not measured:
+  // reduced bytes then pay an L2 read's price.
+  double joules_per_l2_reduction_byte = 0;
   // The power limit the board enforced while calibrated (NVML), watts; 0 when not known. Its
   // average power is held at or below it (by the clocks), so no launch draws more over a window
   // of NVML's: the model's energy of a launch is at most this × its time (energy_model.hpp).
@@ -59,7 +72,9 @@ double dynamic_joules_per_unit(double watts, double static_watts, double seconds
 // JSON (in a spec and a calibration file alike):
 //   {"static_watts": W, "joules_per_flop": {"<ceiling id>": J, ...}, "joules_per_exp2": J
 //    (optional), "joules_per_int_instruction": J (optional), "joules_per_byte":
-//    {"dram"|"l2"|"l1": J, ...}, "power_limit_watts": W (optional), "source": "..."}
+//    {"dram"|"l2"|"l1": J, ...}, "joules_per_bulk_dram_byte", "joules_per_dram_write_byte",
+//    "joules_per_l2_reduction_byte": J (each optional), "power_limit_watts": W (optional),
+//    "source": "..."}
 nlohmann::json to_json(const EnergyCoefficients& coefficients);
 // Every coefficient finite, not negative and at most 1 µJ per unit; the static power positive;
 // a ceiling id or level name that is not one is an error. Throws InputError naming the key.

@@ -27,6 +27,11 @@ ChipTable common_table() {
       {quantity::kDramWrite, {{"dram__bytes_write.sum", 1}}},
       {quantity::kL2, {{"lts__t_sectors_srcunit_tex.sum", 32}}},  // 32-byte sectors
       {quantity::kL2Fabric, {{"lts__t_bytes.sum", 1}}},
+      // Reductions (RED, TMA's reduce copies) and atomics at L2: no pass of their own in the
+      // full set (test_metric_host).
+      {quantity::kL2Reduction,
+       {{"lts__t_sectors_srcunit_tex_op_red.sum", 32, kFull},
+        {"lts__t_sectors_srcunit_tex_op_atom.sum", 32, kFull}}},
       {quantity::kL1, {{"l1tex__t_bytes.sum", 1}}},
       {quantity::kShared, {{"sm__sass_data_bytes_mem_shared.sum", 1, kFull}}},
       // Multi-function unit (MUFU: exp2, rcp, ...): with it the default set needs two passes on

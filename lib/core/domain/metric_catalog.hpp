@@ -87,6 +87,9 @@ inline constexpr const char* kDramRead = "dram_read_bytes";
 inline constexpr const char* kDramWrite = "dram_write_bytes";
 inline constexpr const char* kL2 = "l2_bytes";
 inline constexpr const char* kL2Fabric = "l2_all_bytes";
+// The SMs' L2 sectors that were reductions or atomics (part of kL2, full set): what the energy
+// model prices as a byte reduced in L2.
+inline constexpr const char* kL2Reduction = "l2_reduction_bytes";
 inline constexpr const char* kL1 = "l1_bytes";
 inline constexpr const char* kShared = "shared_bytes";
 inline constexpr const char* kXuInstructions = "xu_instructions";

@@ -66,6 +66,16 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
   }
   // Each byte at the deepest level it reached: a level's own bytes less those of the level
   // below it (its bytes travelled through this one too, and its coefficient holds that trip).
+  // Written, reduced and bulk-copied bytes at their own prices (the header).
+  check(work.bulk_share, "the bulk-copy share");
+  check(work.dram_write_bytes, "the DRAM bytes written");
+  check(work.l2_reduction_bytes, "the L2 bytes reduced");
+  const double* e_dram = c.byte(MemoryLevel::kDram);
+  const double load_path = e_dram != nullptr && c.joules_per_bulk_dram_byte > 0
+                               ? std::max(0.0, *e_dram - c.joules_per_bulk_dram_byte)
+                               : 0.0;
+  const double bulk_discount = std::min(1.0, work.bulk_share) * load_path;
+  const auto price = [&](double e) { return std::max(0.0, e - bulk_discount); };
   double below = 0;
   for (MemoryLevel level : kAllMemoryLevels) {  // DRAM, L2, L1
     const auto it = work.bytes.find(level);
@@ -81,8 +91,19 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
       continue;
     }
     check(*e, "a coefficient");
-    m.terms.push_back(
-        {EnergyTermKind::kLevel, std::string(to_string(level)), charged, *e, charged * *e, 0});
+    double joules = charged * *e;  // L1: no bytes of other kinds
+    if (level == MemoryLevel::kDram) {
+      const double written = std::min(charged, work.dram_write_bytes);
+      const double e_write = c.joules_per_dram_write_byte > 0 ? c.joules_per_dram_write_byte : *e;
+      joules = (charged - written) * price(*e) + written * price(e_write);
+    } else if (level == MemoryLevel::kL2) {
+      const double reduced = std::min(charged, work.l2_reduction_bytes);
+      const double e_red = c.joules_per_l2_reduction_byte > 0 ? c.joules_per_l2_reduction_byte : *e;
+      joules = (charged - reduced) * price(*e) + reduced * price(e_red);
+    }
+    // One term per level; its price per byte is the mean of its kinds'.
+    m.terms.push_back({EnergyTermKind::kLevel, std::string(to_string(level)), charged,
+                       joules / charged, joules, 0});
   }
   for (const EnergyTerm& t : m.terms) m.terms_joules += t.joules;
   for (EnergyTerm& t : m.terms) t.share = m.terms_joules > 0 ? t.joules / m.terms_joules : kNaN;

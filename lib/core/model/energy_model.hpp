@@ -16,6 +16,18 @@
 // whole, beside the global ones (TMA's copies into it cross L2, not L1, and are L2's); wgmma's
 // operand reads are the wgmma coefficient's. With the global traffic nested so, this is the
 // incremental form DRAM × (e_dram − e_l2) + L2 × (e_l2 − e_l1) + L1 × e_l1 + shared × e_l1.
+// Three kinds of byte have prices of their own where the calibration measured them:
+//  - DRAM bytes written pay e_write (the write stream's) instead of the read's e_dram;
+//  - L2 bytes reduced (FP32 reductions and atomics, counted in L2 sectors) pay e_red (the
+//    reduction stream's: the slice reads, adds and writes each sector) instead of e_l2;
+//  - bytes that reached the SM by bulk copies (TMA) crossed no load path: the share b of the
+//    SMs' L2 traffic that L1 did not see, b = (L2 − L1 global) ÷ L2, pays the DRAM and L2
+//    prices less the load path's part of a byte, Δ = e_dram − e_bulk (the bulk-copy stream
+//    against the 16-byte loads, the same DRAM bytes).
+// So, with W the DRAM bytes written and R the L2 bytes reduced (at most L2 − DRAM):
+//   DRAM term: (DRAM − W) × (e_dram − b·Δ) + W × (e_write − b·Δ)
+//   L2 term:   (L2 − DRAM − R) × (e_l2 − b·Δ) + R × (e_red − b·Δ)
+// each price at least 0; a coefficient not measured falls back as said (Δ = 0 without e_bulk).
 //
 // Bounded by the board's power limit: joules ≤ P_limit × time, where the coefficients carry the
 // enforced limit. Each coefficient prices a unit at the voltage and clock its micro-kernel ran
@@ -50,6 +62,13 @@ struct EnergyWork {
   // reads, which its coefficient holds: the wgmma micro-kernel reads its operands from shared
   // memory), charged at L1's coefficient beside the L1 hits; 0 when not counted.
   double shared_bytes = 0;
+  // The share of the SMs' L2 traffic that did not pass through L1 (bulk copies, TMA): (L2 bytes
+  // − L1 global bytes) ÷ L2 bytes, in [0, 1]; 0 when either is not counted.
+  double bulk_share = 0;
+  // DRAM bytes written (part of bytes[DRAM]) and L2 bytes reduced (reductions and atomics, part
+  // of bytes[L2]); 0 when not counted (they then pay the read's price).
+  double dram_write_bytes = 0;
+  double l2_reduction_bytes = 0;
 };
 
 enum class EnergyTermKind { kStatic, kPipe, kExp, kInstructions, kLevel };

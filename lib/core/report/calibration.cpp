@@ -147,7 +147,7 @@ void derive_ceilings(CalibrationOverlay& overlay) {
   // The best measurement per target: several kernels may measure the same roof.
   std::vector<const CalibrationMeasurement*> best;
   for (const CalibrationMeasurement& m : overlay.measurements) {
-    if (!(m.rate_per_second() > 0) || m.sms > 0) continue;
+    if (!(m.rate_per_second() > 0) || m.sms > 0 || m.id == kL2ReduceId) continue;
     auto same = std::find_if(best.begin(), best.end(), [&](const CalibrationMeasurement* b) {
       return b->target == m.target;
     });

@@ -63,6 +63,16 @@ inline constexpr const char* kXuTarget = "xu";
 // rate quoted at its clock): it prices an instruction that is neither a FLOP nor a byte for the
 // energy model (energy_coefficients.hpp) and calibrates no roof.
 inline constexpr const char* kIntTarget = "int";
+// The DRAM stream read by bulk copies (TMA) into shared memory: its rate is a DRAM ceiling like
+// the others; its energy prices the bytes that bypass L1 (joules_per_bulk_dram_byte), not the
+// DRAM coefficient.
+inline constexpr const char* kDramBulkId = "dram_read_bulk";
+// The write-only DRAM stream: a DRAM ceiling too; its energy prices a DRAM byte written
+// (joules_per_dram_write_byte).
+inline constexpr const char* kDramWriteId = "dram_write";
+// FP32 reductions into a buffer resident in L2: no ceiling (a reduction's rate is not the L2
+// read roof); its energy prices a byte reduced in L2 (joules_per_l2_reduction_byte).
+inline constexpr const char* kL2ReduceId = "l2_reduce";
 
 // A micro-kernel launched back to back for a settling start and a window of over a second
 // (gpu/energy_window.hpp): the rate the pipe sustains once the board has settled at its power

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "lib/core/base/text.hpp"
 
@@ -14,8 +15,17 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
   const double static_watts = overlay.static_power->energy.watts;
   // Per target, the measurement with an energy and the highest rate.
   std::vector<const CalibrationMeasurement*> best;
+  // The streams that price bytes of their own kind (energy_coefficients.hpp), by id.
+  std::vector<std::pair<const CalibrationMeasurement*, double EnergyCoefficients::*>> own;
   for (const CalibrationMeasurement& m : overlay.measurements) {
     if (!m.energy || !(m.rate_per_second() > 0)) continue;
+    if (m.id == kDramBulkId || m.id == kDramWriteId || m.id == kL2ReduceId) {
+      own.emplace_back(&m, m.id == kDramBulkId ? &EnergyCoefficients::joules_per_bulk_dram_byte
+                           : m.id == kDramWriteId
+                               ? &EnergyCoefficients::joules_per_dram_write_byte
+                               : &EnergyCoefficients::joules_per_l2_reduction_byte);
+      continue;
+    }
     auto same = std::find_if(best.begin(), best.end(), [&](const CalibrationMeasurement* b) {
       return b->target == m.target;
     });
@@ -44,6 +54,16 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
       c.joules_per_byte[*level] = joules;
     else
       c.joules_per_flop[m->target] = joules;
+  }
+  for (const auto& [m, field] : own) {
+    const double joules = dynamic_joules_per_unit(m->energy->watts, static_watts,
+                                                  m->energy->seconds_per_launch, m->work);
+    if (std::isfinite(joules))
+      c.*field = joules;
+    else
+      left_out.push_back(m->id + ": the power under it (" + format_fixed(m->energy->watts, 1) +
+                         " W) is not above the static power (" + format_fixed(static_watts, 1) +
+                         " W), or its time or work is unknown");
   }
   c.source = "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
              "): NVML's energy counter while each micro-kernel ran back to back, less the " +

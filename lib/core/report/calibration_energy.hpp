@@ -3,7 +3,8 @@
 // memory level) the dynamic energy per unit of work of its micro-kernel,
 //   (P_kernel − P_static) × seconds per launch ÷ work per launch
 // (domain/energy_coefficients.hpp), from the kernel with the highest rate on that target, as
-// the ceilings are (derive_ceilings).
+// the ceilings are (derive_ceilings); the bulk-copy, write and reduction streams (by id) price
+// their own kinds of byte instead of competing for their level's coefficient.
 #pragma once
 
 #include <string>

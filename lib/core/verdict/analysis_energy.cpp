@@ -109,6 +109,17 @@ std::optional<EnergyAnalysis> analyze_energy(const Row& row, const RowAnalysis& 
         kSharedWavefrontBytes * std::max(0.0, shared_wavefronts - (std::isfinite(gmma) ? gmma : 0));
   }
 
+  // The bulk copies' share of the SMs' L2 traffic: what reached L2 from the SMs and never
+  // crossed L1 (energy_model.hpp).
+  const double l2_sm = counter(row, quantity::kL2);
+  if (std::isfinite(l2_sm) && l2_sm > 0 && std::isfinite(l1_global))
+    work.bulk_share = std::clamp((l2_sm - l1_global) / l2_sm, 0.0, 1.0);
+  // Bytes written to DRAM and reduced in L2, priced apart where the calibration measured them.
+  if (const double written = counter(row, quantity::kDramWrite); std::isfinite(written))
+    work.dram_write_bytes = std::max(0.0, written);
+  if (const double reduced = counter(row, quantity::kL2Reduction); std::isfinite(reduced))
+    work.l2_reduction_bytes = std::max(0.0, reduced);
+
   EnergyAnalysis e;
   e.model = model_energy(work, coefficients);
   const EnergyTerm* dominant = e.model.dominant();
