@@ -112,21 +112,28 @@ __global__ void __launch_bounds__(kMemoryThreads)
 
 // Stores alone: each thread writes its elements, values that change with the element and the
 // pass (no load, so the store path is measured by itself, on the whole GPU and on a share).
-__global__ void __launch_bounds__(kMemoryThreads)
-    stream_write_kernel(uint4* dst, std::size_t count, long long passes,
-                        unsigned long long* clock) {
+// `passes` grid-stride walks over elements [0, count): body(i, pass) once per element and pass,
+// between the clock probe's start and stop.
+template <typename Body>
+__device__ __forceinline__ void timed_passes(std::size_t count, long long passes,
+                                             unsigned long long* clock, Body body) {
   ClockProbe probe;
   probe.start();
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (long long pass = 0; pass < passes; ++pass) {
-    const auto p = static_cast<unsigned int>(pass);
-    std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-    for (; i < count; i += stride) {
-      const auto k = static_cast<unsigned int>(i);
-      dst[i] = make_uint4(k, k ^ p, k + p, ~k);
-    }
-  }
+  for (long long pass = 0; pass < passes; ++pass)
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+         i += stride)
+      body(i, static_cast<unsigned int>(pass));
   probe.stop(clock);
+}
+
+__global__ void __launch_bounds__(kMemoryThreads)
+    stream_write_kernel(uint4* dst, std::size_t count, long long passes,
+                        unsigned long long* clock) {
+  timed_passes(count, passes, clock, [&](std::size_t i, unsigned int p) {
+    const auto k = static_cast<unsigned int>(i);
+    dst[i] = make_uint4(k, k ^ p, k + p, ~k);
+  });
 }
 
 // Reductions alone, as a backward kernel accumulates dQ in FP32 (flash-v2's): every 16-byte
@@ -138,29 +145,21 @@ __global__ void __launch_bounds__(kMemoryThreads)
 __global__ void __launch_bounds__(kMemoryThreads)
     l2_reduce_kernel(uint4* dst, std::size_t count, int chunk_shift, long long passes,
                      unsigned long long* clock) {
-  ClockProbe probe;
-  probe.start();
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (long long pass = 0; pass < passes; ++pass) {
-    const auto p = static_cast<unsigned int>(pass);
-    std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-    for (; i < count; i += stride) {
-      const unsigned int h = (static_cast<unsigned int>(i) ^ (p << 20)) * 2654435761u;
-      const float a = __uint_as_float(0x3f000000u | (h >> 9)),
-                  b = __uint_as_float(0x3f000000u | (h & 0x7fffffu));
-      float* e = reinterpret_cast<float*>(dst + spread(i, chunk_shift));
+  timed_passes(count, passes, clock, [&](std::size_t i, unsigned int p) {
+    const unsigned int h = (static_cast<unsigned int>(i) ^ (p << 20)) * 2654435761u;
+    const float a = __uint_as_float(0x3f000000u | (h >> 9)),
+                b = __uint_as_float(0x3f000000u | (h & 0x7fffffu));
+    float* e = reinterpret_cast<float*>(dst + spread(i, chunk_shift));
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      atomicAdd(reinterpret_cast<float2*>(e), make_float2(a, b));
-      atomicAdd(reinterpret_cast<float2*>(e + 2), make_float2(b, a));
+    atomicAdd(reinterpret_cast<float2*>(e), make_float2(a, b));
+    atomicAdd(reinterpret_cast<float2*>(e + 2), make_float2(b, a));
 #else
-      atomicAdd(e, a);
-      atomicAdd(e + 1, b);
-      atomicAdd(e + 2, b);
-      atomicAdd(e + 3, a);
+    atomicAdd(e, a);
+    atomicAdd(e + 1, b);
+    atomicAdd(e + 2, b);
+    atomicAdd(e + 3, a);
 #endif
-    }
-  }
-  probe.stop(clock);
+  });
 }
 
 // `step` (bytes per trip) and `mask` (buffer bytes - 1) are kernel arguments so that the
