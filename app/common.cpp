@@ -389,7 +389,8 @@ void CeilingOptions::add_to(CLI::App& app, bool keep_recorded_choice) {
   app.add_option("--calibration", calibrations,
                  "Calibration file written by `cuflash-roofline calibrate`: its ceilings are "
                  "embedded beside the spec's (charts draw both), and with `calibrate --energy` "
-                 "its energy coefficients model each counted row's joules")
+                 "its energy coefficients model each counted row's joules; it replaces a "
+                 "calibration the report already carries")
       ->type_name("FILE")
       ->group("Ceilings");
 }

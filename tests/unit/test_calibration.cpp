@@ -338,6 +338,16 @@ TEST_CASE("calibration: --ceilings judges rows against the chosen roofs, both em
   apply_ceilings(reread, Ceilings::kCalibrated, {});
   CHECK(reread.rows[0].spec_key == "h200-sxm.calibrated");
   CHECK(reread.specs.size() == 2);
+  // A newer calibration given for a report that carries one replaces it: the rows are judged
+  // again by it (DRAM 4000 → 4400 GB/s here), and the report still holds one twin.
+  std::vector<CalibrationOverlay> newer = overlays;
+  for (CalibrationMeasurement& m : newer[0].measurements)
+    if (m.id == "dram_copy") m.work *= 1.1;
+  derive_ceilings(newer[0]);
+  apply_ceilings(reread, Ceilings::kCalibrated, newer);
+  CHECK(reread.specs.size() == 2);
+  CHECK(reread.rows[0].spec_key == "h200-sxm.calibrated");
+  CHECK(reread.spec_for(reread.rows[0]).dram().bandwidth_gbps == doctest::Approx(4400));
 
   // No calibration for the spec judged: an error naming what there is.
   Report a100 = report;

@@ -530,17 +530,24 @@ void apply_ceilings(Report& report, Ceilings choice,
     if (!sheet.calibrated_from.empty()) {
       twin_key = sheet.key;  // only the calibrated spec is in the report: it judges both ways
     } else {
-      for (const GpuSpec& spec : report.specs)
-        if (spec.calibrated_from == sheet.key) twin_key = spec.key;
-      if (twin_key.empty()) {
-        auto overlay =
-            std::find_if(overlays.begin(), overlays.end(),
-                         [&](const CalibrationOverlay& o) { return calibrates(o, sheet); });
-        if (overlay != overlays.end()) {
-          report.specs.push_back(apply_calibration(sheet, *overlay));
-          twin_key = report.specs.back().key;
-        }
+      // A calibration given now replaces the one the report carries (its ceilings and its
+      // energy coefficients judge the rows again); without one, the recorded twin stays.
+      auto overlay =
+          std::find_if(overlays.begin(), overlays.end(),
+                       [&](const CalibrationOverlay& o) { return calibrates(o, sheet); });
+      auto twin = std::find_if(report.specs.begin(), report.specs.end(), [&](const GpuSpec& spec) {
+        return spec.calibrated_from == sheet.key;
+      });
+      if (overlay != overlays.end()) {
+        GpuSpec calibrated = apply_calibration(sheet, *overlay);
+        if (twin != report.specs.end())
+          *twin = std::move(calibrated);
+        else
+          report.specs.push_back(std::move(calibrated));
+        twin = std::find_if(report.specs.begin(), report.specs.end(),
+                            [&](const GpuSpec& spec) { return spec.calibrated_from == sheet.key; });
       }
+      if (twin != report.specs.end()) twin_key = twin->key;
     }
     if (choice == Ceilings::kCalibrated && twin_key.empty()) {
       std::string have;
