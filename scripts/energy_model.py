@@ -7,7 +7,9 @@ CAL.json` (CAL.json from `calibrate --energy`), row by row:
 Prints each row's modelled joules per launch (analysis.energy: P_static x time + FLOPs x J/FLOP
 per pipe + bytes x J/byte per level, at most the board's power limit x time; where the limit
 binds, the terms' sum beside it), the measured joules (`run --energy`), |modelled - measured|
-/ measured, the dominant cost, each term as a share of the measured joules, and a PASS/FAIL line for "every row within LIMIT (default 10%)";
+/ measured, the dominant cost, each term as a share of the measured joules, the bytes priced
+apart (DRAM written, L2 reduced, the bulk-copied share), and a PASS/FAIL line for "every row
+within LIMIT (default 10%)";
 rows without a model or a measurement are listed as such. Exits 0 either way (a report, not a
 gate).
 """
@@ -59,6 +61,17 @@ def main():
             terms = ", ".join(f"{t['label']} {100 * t['joules'] / joules:.0f}%"
                               for t in energy.get("terms", []) if t["joules"] >= 0.005 * joules)
             print(f"{'':46} terms (of measured): {terms}")
+            # The bytes with prices of their own (energy_model.hpp): DRAM bytes written, L2
+            # bytes reduced, and the share of the SMs' L2 traffic L1 never saw (bulk copies).
+            c = row.get("counters") or {}
+            l2, l1 = c.get("l2_bytes"), c.get("l1_bytes")
+            kinds = [f"DRAM written {c['dram_write_bytes'] / 1e6:.1f} MB"
+                     if c.get("dram_write_bytes") is not None else None,
+                     f"L2 reduced {c['l2_reduction_bytes'] / 1e6:.1f} MB"
+                     if c.get("l2_reduction_bytes") is not None else "L2 reduced: not counted",
+                     f"bulk share {max(0.0, min(1.0, (l2 - l1) / l2)):.2f}"
+                     if l2 and l1 is not None else None]
+            print(f"{'':46} bytes: {', '.join(k for k in kinds if k)}")
             if energy.get("at_power_limit"):
                 # The model's joules are the limit x the time: the terms alone, for the record.
                 sum_ = energy["terms_joules"]

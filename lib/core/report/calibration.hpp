@@ -183,8 +183,9 @@ std::string_view to_string(Ceilings ceilings);  // "spec", "calibrated"
 // gets its calibrated twin (from `overlays`, or already in the report) embedded beside it, so
 // charts can draw both; an overlay given for a spec replaces the twin the report carries (a
 // report judged again with a newer calibration: its ceilings and energy coefficients). Rows are
-// pointed at the one `choice` names, and context.ceilings says which. Throws InputError when `choice` is calibrated and a spec the rows use has no
-// calibration. With no overlay and no twin in the report, `kSpec` changes nothing.
+// pointed at the one `choice` names, and context.ceilings says which. Throws InputError when
+// `choice` is calibrated and a spec the rows use has no calibration. With no overlay and no twin
+// in the report, `kSpec` changes nothing.
 void apply_ceilings(Report& report, Ceilings choice,
                     const std::vector<CalibrationOverlay>& overlays);
 
