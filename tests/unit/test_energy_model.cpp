@@ -512,6 +512,18 @@ TEST_CASE("energy roofline: a counted row gets the breakdown, the verdict and it
   CHECK(e.flops_per_joule_source == Source::kMeasured);
   CHECK(std::isfinite(e.roof_flops_per_joule));
   CHECK(e.fraction_of_roof == doctest::Approx(e.flops_per_joule / e.roof_flops_per_joule));
+  // A bulk-copied DRAM byte cheaper than a loaded one: the roof prices DRAM bytes at the
+  // cheaper (a kernel streaming by TMA can reach it), so it rises; a dearer one changes nothing.
+  const auto roof_with_bulk = [&](double joules_per_byte) {
+    Report r = report;
+    for (GpuSpec& spec : r.specs)
+      if (spec.energy) spec.energy->joules_per_bulk_dram_byte = joules_per_byte;
+    const JudgedReport j(r);
+    REQUIRE(j.at(0).energy);
+    return j.at(0).energy->roof_flops_per_joule;
+  };
+  CHECK(roof_with_bulk(5e-11) > 1.001 * e.roof_flops_per_joule);
+  CHECK(roof_with_bulk(2e-10) == doctest::Approx(e.roof_flops_per_joule));
   // Shared-memory wavefronts counted (full set): charged beside the L1 hits, less wgmma's
   // operand reads (the wgmma coefficient holds them).
   Report full = report;

@@ -38,7 +38,8 @@
 //
 // The roof: the most FLOPs per joule a launch of arithmetic intensity I (FLOP per DRAM byte)
 // can reach on a pipe: its FLOPs and DRAM bytes alone, at the time roofline's floor,
-//   FLOP/J(I) = 1 ÷ (e_pipe + e_dram ÷ I + P_static × max(1 ÷ peak, 1 ÷ (I × bandwidth))).
+//   FLOP/J(I) = 1 ÷ (e_pipe + e_dram ÷ I + P_static × max(1 ÷ peak, 1 ÷ (I × bandwidth))),
+// e_dram there the cheaper of the loaded and the bulk-copied byte (analysis_energy.cpp).
 #pragma once
 
 #include <map>

@@ -142,10 +142,16 @@ std::optional<EnergyAnalysis> analyze_energy(const Row& row, const RowAnalysis& 
   e.flops_per_joule = a.flops / (measured ? e.measured_joules : e.model.joules);
   e.flops_per_joule_source = measured ? Source::kMeasured : Source::kModel;
   const double* e_pipe = a.ceiling != nullptr ? coefficients.flop(a.ceiling->id()) : nullptr;
-  const double* e_dram = coefficients.byte(MemoryLevel::kDram);
-  e.roof_flops_per_joule = e_pipe != nullptr && e_dram != nullptr && !a.bandwidth_only
+  // The roof prices a DRAM byte the cheapest way the calibration moved one: by bulk copies
+  // where they cost less than loads (a kernel that streams by TMA pays no more).
+  const double* e_loaded = coefficients.byte(MemoryLevel::kDram);
+  const double e_dram = e_loaded == nullptr ? kNaN
+                        : coefficients.joules_per_bulk_dram_byte > 0
+                            ? std::min(*e_loaded, coefficients.joules_per_bulk_dram_byte)
+                            : *e_loaded;
+  e.roof_flops_per_joule = e_pipe != nullptr && e_loaded != nullptr && !a.bandwidth_only
                                ? energy_roof_flops_per_joule(
-                                     dram->intensity, *e_pipe, *e_dram, coefficients.static_watts,
+                                     dram->intensity, *e_pipe, e_dram, coefficients.static_watts,
                                      a.peak_flops_per_second, dram->peak_bandwidth_bytes_per_second)
                                : kNaN;
   e.fraction_of_roof = e.flops_per_joule / e.roof_flops_per_joule;
