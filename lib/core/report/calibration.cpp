@@ -540,14 +540,14 @@ void apply_ceilings(Report& report, Ceilings choice,
       });
       if (overlay != overlays.end()) {
         GpuSpec calibrated = apply_calibration(sheet, *overlay);
+        twin_key = calibrated.key;
         if (twin != report.specs.end())
           *twin = std::move(calibrated);
         else
           report.specs.push_back(std::move(calibrated));
-        twin = std::find_if(report.specs.begin(), report.specs.end(),
-                            [&](const GpuSpec& spec) { return spec.calibrated_from == sheet.key; });
+      } else if (twin != report.specs.end()) {
+        twin_key = twin->key;
       }
-      if (twin != report.specs.end()) twin_key = twin->key;
     }
     if (choice == Ceilings::kCalibrated && twin_key.empty()) {
       std::string have;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 #include "lib/core/base/text.hpp"
@@ -16,14 +17,17 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
   // Per target, the measurement with an energy and the highest rate.
   std::vector<const CalibrationMeasurement*> best;
   // The streams that price bytes of their own kind (energy_coefficients.hpp), by id.
+  static constexpr std::pair<const char*, double EnergyCoefficients::*> kOwnPrices[] = {
+      {kDramBulkId, &EnergyCoefficients::joules_per_bulk_dram_byte},
+      {kDramWriteId, &EnergyCoefficients::joules_per_dram_write_byte},
+      {kL2ReduceId, &EnergyCoefficients::joules_per_l2_reduction_byte}};
   std::vector<std::pair<const CalibrationMeasurement*, double EnergyCoefficients::*>> own;
   for (const CalibrationMeasurement& m : overlay.measurements) {
     if (!m.energy || !(m.rate_per_second() > 0)) continue;
-    if (m.id == kDramBulkId || m.id == kDramWriteId || m.id == kL2ReduceId) {
-      own.emplace_back(&m, m.id == kDramBulkId ? &EnergyCoefficients::joules_per_bulk_dram_byte
-                           : m.id == kDramWriteId
-                               ? &EnergyCoefficients::joules_per_dram_write_byte
-                               : &EnergyCoefficients::joules_per_l2_reduction_byte);
+    const auto price = std::find_if(std::begin(kOwnPrices), std::end(kOwnPrices),
+                                    [&](const auto& p) { return m.id == p.first; });
+    if (price != std::end(kOwnPrices)) {
+      own.emplace_back(&m, price->second);
       continue;
     }
     auto same = std::find_if(best.begin(), best.end(), [&](const CalibrationMeasurement* b) {
