@@ -188,6 +188,13 @@ TEST_CASE("energy roofline: bad coefficients are one line naming the key") {
        "cal.json: energy_coefficients.joules_per_exp2: must be a number"},
       {[](json& j) { j["energy_coefficients"]["joules_per_int_instruction"] = -1e-12; },
        "cal.json: energy_coefficients.joules_per_int_instruction: must not be negative"},
+      {[](json& j) { j["energy_coefficients"]["joules_per_l2_reduction_byte"] = -1e-11; },
+       "cal.json: energy_coefficients.joules_per_l2_reduction_byte: must not be negative"},
+      {[](json& j) { j["energy_coefficients"]["joules_per_bulk_dram_byte"] = 2.0; },
+       "cal.json: energy_coefficients.joules_per_bulk_dram_byte: must be at most 1e-06 J, the "
+       "bound for energy coefficients"},
+      {[](json& j) { j["energy_coefficients"]["joules_per_dram_write_byte"] = "1e-10"; },
+       "cal.json: energy_coefficients.joules_per_dram_write_byte: must be a number"},
       {[](json& j) { j["measurements"][7]["unit"] = "flops"; },
        "cal.json: measurements[7].unit: instructions is the unit of the int target alone"},
       {[](json& j) { j["measurements"][0]["unit"] = "instructions"; },
