@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <initializer_list>
+#include <stdexcept>
 
 #include "lib/core/base/errors.hpp"
 #include "lib/core/base/text.hpp"
@@ -112,6 +113,18 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
   return kCatalogue;
 }
 
+// Collection walks counter_quantities(): a quantity with metrics in a chip's table but no
+// description there would silently never be collected, so it is a programming error.
+void require_described(const ChipTable& table) {
+  for (const auto& [id, terms] : table) {
+    const auto& described = counter_quantities();
+    if (std::none_of(described.begin(), described.end(),
+                     [&](const CounterQuantity& q) { return q.id == id; }))
+      throw std::logic_error("metric catalogue: quantity " + id +
+                             " has metrics but no entry in counter_quantities()");
+  }
+}
+
 }  // namespace
 
 const std::vector<CounterQuantity>& counter_quantities() {
@@ -126,6 +139,9 @@ const std::vector<CounterQuantity>& counter_quantities() {
        "bytes written to device memory (writes still dirty in L2 at the end are not counted)"},
       {quantity::kL2, "bytes", "L2 traffic requested by the SMs (32-byte sectors × 32)"},
       {quantity::kL2Fabric, "bytes", "all L2 traffic including the fabric between L2 halves"},
+      {quantity::kL2Reduction, "bytes",
+       "L2 traffic of reductions and atomics requested by the SMs (RED, ATOM, TMA reduce "
+       "copies; 32-byte sectors × 32), part of l2_bytes"},
       {quantity::kL1, "bytes",
        "L1/TEX traffic of global and local accesses (TMA, wgmma bypass it)"},
       {quantity::kShared, "bytes", "shared-memory bytes moved by SASS instructions (exact)"},
@@ -183,6 +199,7 @@ std::vector<std::string> catalogue_metrics(std::string_view chip, CounterSet set
   if (!has_catalogue(chip))
     throw InputError("no counter catalogue for chip " + std::string(chip) +
                      "; catalogued: " + join(catalogued_chips(), ", "));
+  require_described(catalogue().find(chip)->second);
   std::vector<std::string> metrics;
   for (const CounterQuantity& q : counter_quantities())
     for (const MetricTerm& term : metric_terms(chip, q.id, set))
