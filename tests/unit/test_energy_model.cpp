@@ -375,17 +375,18 @@ TEST_CASE("energy roofline: written, reduced and bulk-copied bytes at their own 
   for (const EnergyTerm& t : own.terms)
     if (t.id == "dram") CHECK(t.joules_per_unit == doctest::Approx(1.2e-10));
   // A bulk-copied byte skips the load path: Δ = e_dram − e_bulk = 3e-11, half the bytes (b =
-  // 0.5) so 1.5e-11 off every DRAM and L2 price (not L1's).
+  // 0.5) so 1.5e-11 off the price of every DRAM and L2 byte read (not L1's; written and reduced
+  // bytes keep their streams' prices: Δ is a load's).
   c.joules_per_bulk_dram_byte = 7e-11;
   const EnergyModel bulk = model_energy(w, c);
-  CHECK(level_joules(bulk, "dram") == doctest::Approx(0.12 - 1e9 * 1.5e-11));
-  CHECK(level_joules(bulk, "l2") == doctest::Approx(0.06 - 2e9 * 1.5e-11));
+  CHECK(level_joules(bulk, "dram") == doctest::Approx(0.12 - 6e8 * 1.5e-11));
+  CHECK(level_joules(bulk, "l2") == doctest::Approx(0.06 - 1.5e9 * 1.5e-11));
   // A price never goes below zero, and a bulk coefficient dearer than the load's takes nothing
   // off.
   w.bulk_share = 1;
-  c.joules_per_bulk_dram_byte = 1e-12;  // Δ = 9.9e-11: the L2 prices reach zero
+  c.joules_per_bulk_dram_byte = 1e-12;  // Δ = 9.9e-11: the L2 read price reaches zero
   const EnergyModel deep = model_energy(w, c);
-  CHECK(level_joules(deep, "l2") == doctest::Approx(0));
+  CHECK(level_joules(deep, "l2") == doctest::Approx(5e8 * 6e-11));
   c.joules_per_bulk_dram_byte = 2e-10;
   CHECK(level_joules(model_energy(w, c), "dram") == doctest::Approx(0.12));
   // More written or reduced bytes than the level holds are capped at it.

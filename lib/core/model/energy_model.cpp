@@ -95,11 +95,11 @@ EnergyModel model_energy(const EnergyWork& work, const EnergyCoefficients& c) {
     if (level == MemoryLevel::kDram) {
       const double written = std::min(charged, work.dram_write_bytes);
       const double e_write = c.joules_per_dram_write_byte > 0 ? c.joules_per_dram_write_byte : *e;
-      joules = (charged - written) * price(*e) + written * price(e_write);
+      joules = (charged - written) * price(*e) + written * e_write;
     } else if (level == MemoryLevel::kL2) {
       const double reduced = std::min(charged, work.l2_reduction_bytes);
       const double e_red = c.joules_per_l2_reduction_byte > 0 ? c.joules_per_l2_reduction_byte : *e;
-      joules = (charged - reduced) * price(*e) + reduced * price(e_red);
+      joules = (charged - reduced) * price(*e) + reduced * e_red;
     }
     // One term per level; its price per byte is the mean of its kinds'.
     m.terms.push_back({EnergyTermKind::kLevel, std::string(to_string(level)), charged,

@@ -20,13 +20,14 @@
 //  - DRAM bytes written pay e_write (the write stream's) instead of the read's e_dram;
 //  - L2 bytes reduced (FP32 reductions and atomics, counted in L2 sectors) pay e_red (the
 //    reduction stream's: the slice reads, adds and writes each sector) instead of e_l2;
-//  - bytes that reached the SM by bulk copies (TMA) crossed no load path: the share b of the
-//    SMs' L2 traffic that L1 did not see, b = (L2 − L1 global) ÷ L2, pays the DRAM and L2
-//    prices less the load path's part of a byte, Δ = e_dram − e_bulk (the bulk-copy stream
-//    against the 16-byte loads, the same DRAM bytes).
+//  - bytes loaded by bulk copies (TMA) crossed no load path: the share b of the SMs' L2
+//    traffic that L1 did not see, b = (L2 − L1 global) ÷ L2, of the bytes read pays the DRAM
+//    and L2 prices less the load path's part of a byte, Δ = e_dram − e_bulk (the bulk-copy
+//    stream against the 16-byte loads, the same DRAM bytes). Δ is a load's: no bulk store or
+//    bulk reduction is measured, so written and reduced bytes pay their streams' prices whole.
 // So, with W the DRAM bytes written and R the L2 bytes reduced (at most L2 − DRAM):
-//   DRAM term: (DRAM − W) × (e_dram − b·Δ) + W × (e_write − b·Δ)
-//   L2 term:   (L2 − DRAM − R) × (e_l2 − b·Δ) + R × (e_red − b·Δ)
+//   DRAM term: (DRAM − W) × (e_dram − b·Δ) + W × e_write
+//   L2 term:   (L2 − DRAM − R) × (e_l2 − b·Δ) + R × e_red
 // each price at least 0; a coefficient not measured falls back as said (Δ = 0 without e_bulk).
 //
 // Bounded by the board's power limit: joules ≤ P_limit × time, where the coefficients carry the
