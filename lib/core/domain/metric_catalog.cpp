@@ -116,7 +116,8 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
 // Collection walks counter_quantities(): a quantity with metrics in a chip's table but no
 // description there would silently never be collected, so it is a programming error.
 void require_described(const ChipTable& table) {
-  for (const auto& [id, terms] : table) {
+  for (const auto& entry : table) {
+    const std::string& id = entry.first;  // a named reference: lambdas cannot capture bindings
     const auto& described = counter_quantities();
     if (std::none_of(described.begin(), described.end(),
                      [&](const CounterQuantity& q) { return q.id == id; }))
