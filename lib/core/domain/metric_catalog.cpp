@@ -117,7 +117,7 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
 // description there would silently never be collected, so it is a programming error.
 void require_described(const ChipTable& table) {
   for (const auto& entry : table) {
-    const std::string& id = entry.first;  // a named reference: lambdas cannot capture bindings
+    const std::string& id = entry.first;  // a named reference: clang 14 cannot capture a binding
     const auto& described = counter_quantities();
     if (std::none_of(described.begin(), described.end(),
                      [&](const CounterQuantity& q) { return q.id == id; }))
