@@ -70,6 +70,20 @@ ChipTable common_table() {
 // pipe, test_metric_host). wgmma's operand reads (op_gmma, Hopper) are SASS-instrumented.
 const Terms kSharedWavefrontsTotal = {{"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 1, kFull}};
 
+// Collection walks counter_quantities(): a quantity with metrics in a chip's table but no
+// description there would silently never be collected, so it is a programming error, found
+// as the catalogue is built.
+void require_described(const ChipTable& table) {
+  const auto& described = counter_quantities();
+  for (const auto& entry : table) {
+    const std::string& id = entry.first;  // a named reference: clang 14 cannot capture a binding
+    if (std::none_of(described.begin(), described.end(),
+                     [&](const CounterQuantity& q) { return q.id == id; }))
+      throw std::logic_error("metric catalogue: quantity " + id +
+                             " has metrics but no entry in counter_quantities()");
+  }
+}
+
 const std::map<std::string, ChipTable, std::less<>>& catalogue() {
   static const auto kCatalogue = [] {
     std::map<std::string, ChipTable, std::less<>> out;
@@ -108,22 +122,10 @@ const std::map<std::string, ChipTable, std::less<>>& catalogue() {
     gh100[quantity::kSharedWavefrontsGmma] = {
         {"sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum", 1, kFull}};
     out["GH100"] = gh100;
+    for (const auto& entry : out) require_described(entry.second);
     return out;
   }();
   return kCatalogue;
-}
-
-// Collection walks counter_quantities(): a quantity with metrics in a chip's table but no
-// description there would silently never be collected, so it is a programming error.
-void require_described(const ChipTable& table) {
-  for (const auto& entry : table) {
-    const std::string& id = entry.first;  // a named reference: clang 14 cannot capture a binding
-    const auto& described = counter_quantities();
-    if (std::none_of(described.begin(), described.end(),
-                     [&](const CounterQuantity& q) { return q.id == id; }))
-      throw std::logic_error("metric catalogue: quantity " + id +
-                             " has metrics but no entry in counter_quantities()");
-  }
 }
 
 }  // namespace
@@ -200,7 +202,6 @@ std::vector<std::string> catalogue_metrics(std::string_view chip, CounterSet set
   if (!has_catalogue(chip))
     throw InputError("no counter catalogue for chip " + std::string(chip) +
                      "; catalogued: " + join(catalogued_chips(), ", "));
-  require_described(catalogue().find(chip)->second);
   std::vector<std::string> metrics;
   for (const CounterQuantity& q : counter_quantities())
     for (const MetricTerm& term : metric_terms(chip, q.id, set))
