@@ -87,12 +87,12 @@ def main():
             # How busy the DRAM was, whatever it moved (a term no price holds yet): its active
             # seconds against the kernel time, and the bytes it moved per active second.
             active, clock = c.get("dram_active_cycles"), c.get("dram_clock_hz")
-            time_, moved = c.get("gpu_time_seconds"), (c.get("dram_read_bytes") or 0) + (
-                c.get("dram_write_bytes") or 0)
-            if active and clock and time_:
+            kernel_time = c.get("gpu_time_seconds")
+            if active and clock and kernel_time:
                 seconds = active / clock
-                print(f"{'':46} DRAM active {100 * seconds / time_:.0f}% of the kernel time, "
-                      f"{moved / seconds / 1e9:.0f} GB/s while active")
+                moved = (c.get("dram_read_bytes") or 0) + (c.get("dram_write_bytes") or 0)
+                print(f"{'':46} DRAM active {100 * seconds / kernel_time:.0f}% of the kernel "
+                      f"time, {moved / seconds / 1e9:.0f} GB/s while active")
             if energy.get("at_power_limit"):
                 # The model's joules are the limit x the time: the terms alone, for the record.
                 sum_ = energy["terms_joules"]
