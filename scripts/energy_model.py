@@ -2,7 +2,7 @@
 """Does the energy roofline's model hold? Reports of `run --energy --counters --calibration
 CAL.json` (CAL.json from `calibrate --energy`), row by row:
 
-    python3 scripts/energy_model.py REPORT.json... [--limit 0.10] [--dram-active-rate GBPS]
+    python3 scripts/energy_model.py REPORT.json... [--limit 0.10]
 
 Prints each row's modelled joules per launch (analysis.energy: P_static x time + FLOPs x J/FLOP
 per pipe + bytes x J/byte per level, at most the board's power limit x time; where the limit
@@ -14,13 +14,6 @@ within LIMIT (default 10%)" (a full-set row without a counter the model prices, 
 l2_reduction_bytes, fails: its model lacked an input);
 rows without a model or a measurement are listed as such. Exits 0 either way (a report, not a
 gate).
-
---dram-active-rate GBPS (a what-if, not the tool's model): the bytes a second of DRAM-active time
-moved in the stream that priced the DRAM byte (ncu's dram__bytes_read.sum over
-dram__cycles_active.avg ÷ the DRAM clock, of calibrate's stream). With it, each row that has
-`dram_active_cycles` is judged a second time with its DRAM term scaled by (the row's DRAM-active
-seconds × GBPS) ÷ its DRAM bytes: DRAM energy that follows the time the DRAM was busy, not the
-bytes it moved.
 """
 import json
 import sys
@@ -44,12 +37,6 @@ def main():
         at = argv.index("--limit")
         limit = float(argv[at + 1])
         del argv[at:at + 2]
-    active_rate = None
-    if "--dram-active-rate" in argv:
-        at = argv.index("--dram-active-rate")
-        active_rate = float(argv[at + 1]) * 1e9
-        del argv[at:at + 2]
-    what_if_good = what_if_total = 0
     if not argv:
         print(__doc__)
         sys.exit(2)
@@ -106,14 +93,6 @@ def main():
                 moved = (c.get("dram_read_bytes") or 0) + (c.get("dram_write_bytes") or 0)
                 print(f"{'':46} DRAM active {100 * seconds / kernel_time:.0f}% of the kernel "
                       f"time, {moved / seconds / 1e9:.0f} GB/s while active")
-                dram = [t for t in energy.get("terms", []) if t["label"] == "DRAM"]
-                if active_rate and dram and moved > 0 and not energy.get("at_power_limit"):
-                    scaled = modelled + dram[0]["joules"] * (seconds * active_rate / moved - 1)
-                    what_if = abs(scaled - joules) / joules
-                    what_if_good += what_if <= limit
-                    what_if_total += 1
-                    print(f"{'':46} what-if, DRAM priced by active time: {scaled:.4g} J, "
-                          f"{100 * (scaled - joules) / joules:+.1f}%")
             if energy.get("at_power_limit"):
                 # The model's joules are the limit x the time: the terms alone, for the record.
                 sum_ = energy["terms_joules"]
@@ -128,10 +107,6 @@ def main():
                       f"report, so the model priced those bytes as another kind")
     print(f"rows within {100 * limit:.0f}%: {good}/{total}, largest |error| {100 * worst:.1f}%: "
           f"{'PASS' if total and good == total else 'FAIL'}")
-    if active_rate:
-        print(f"what-if (DRAM priced by active time at {active_rate / 1e9:.0f} GB/s): "
-              f"{what_if_good}/{what_if_total} rows within {100 * limit:.0f}% (rows at the power "
-              f"limit or without dram_active_cycles not counted)")
 
 
 if __name__ == "__main__":
