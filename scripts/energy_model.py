@@ -8,8 +8,7 @@ Prints each row's modelled joules per launch (analysis.energy: P_static x time +
 per pipe + bytes x J/byte per level, at most the board's power limit x time; where the limit
 binds, the terms' sum beside it), the measured joules (`run --energy`), |modelled - measured|
 / measured, the dominant cost, each term as a share of the measured joules, the bytes priced
-apart (DRAM written, L2 reduced, the bulk-copied share), how busy the DRAM was (where the
-report has `dram_active_cycles`), and a PASS/FAIL line for "every row
+apart (DRAM written, L2 reduced, the bulk-copied share), and a PASS/FAIL line for "every row
 within LIMIT (default 10%)" (a full-set row without a counter the model prices, such as
 l2_reduction_bytes, fails: its model lacked an input);
 rows without a model or a measurement are listed as such. Exits 0 either way (a report, not a
@@ -84,15 +83,6 @@ def main():
                      f"bulk share {max(0.0, min(1.0, (l2 - l1) / l2)):.2f}"
                      if l2 and l1 is not None else None]
             print(f"{'':46} bytes: {', '.join(k for k in kinds if k)}")
-            # How busy the DRAM was, whatever it moved (a term no price holds yet): its active
-            # seconds against the kernel time, and the bytes it moved per active second.
-            active, clock = c.get("dram_active_cycles"), c.get("dram_clock_hz")
-            kernel_time = c.get("gpu_time_seconds")
-            if active and clock and kernel_time:
-                seconds = active / clock
-                moved = (c.get("dram_read_bytes") or 0) + (c.get("dram_write_bytes") or 0)
-                print(f"{'':46} DRAM active {100 * seconds / kernel_time:.0f}% of the kernel "
-                      f"time, {moved / seconds / 1e9:.0f} GB/s while active")
             if energy.get("at_power_limit"):
                 # The model's joules are the limit x the time: the terms alone, for the record.
                 sum_ = energy["terms_joules"]

@@ -154,26 +154,24 @@ TEST_CASE("analysis: rows without a verdict") {
 
 TEST_CASE("metric catalogue: quantities combine per chip") {
   const std::vector<std::string> metrics = catalogue_metrics("GH100");
-  // 24 (DRAM's active cycles among them), the XU pipe, the shared wavefronts' total and wgmma's
-  // share of them, the six SASS-instrumented instruction classes of the integer and control
-  // instructions, and L2's reduction and atomic sectors
-  CHECK(metrics.size() == 35);
+  // 23, the XU pipe, the shared wavefronts' total and wgmma's share of them, the six
+  // SASS-instrumented instruction classes of the integer and control instructions, and L2's
+  // reduction and atomic sectors
+  CHECK(metrics.size() == 34);
   // The default set leaves out every SASS-instrumented metric, TF32 and FP16-accumulating
   // HMMA on GH100 (BF16 is in: one pass still holds it, metric_host's test says).
   const std::vector<std::string> roofline_set = catalogue_metrics("GH100", CounterSet::kRoofline);
-  CHECK(roofline_set.size() == 14);
+  CHECK(roofline_set.size() == 13);
   for (const std::string& m : roofline_set) CHECK(m.find("sass") == std::string::npos);
-  CHECK(catalogue_quantities("GH100", CounterSet::kRoofline).size() == 13);  // with BF16's share
+  CHECK(catalogue_quantities("GH100", CounterSet::kRoofline).size() == 12);  // with BF16's share
   // + XU, shared wavefronts, BF16's share, integer instructions, L2 reductions
-  CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 19);
+  CHECK(catalogue_quantities("GA100", CounterSet::kFull).size() == 18);
   // The reductions are collected in the full set (they were once catalogued but never asked for).
   for (const char* chip : {"GA100", "GH100"}) {
     const auto full = catalogue_quantities(chip, CounterSet::kFull);
     const auto lean = catalogue_quantities(chip, CounterSet::kRoofline);
     CHECK(std::count(full.begin(), full.end(), quantity::kL2Reduction) == 1);
     CHECK(std::count(lean.begin(), lean.end(), quantity::kL2Reduction) == 0);
-    // DRAM's busy cycles ride in the one pass of the default set (metric_host's test).
-    CHECK(std::count(lean.begin(), lean.end(), quantity::kDramActiveCycles) == 1);
   }
   std::vector<double> values(metrics.size(), 1.0);
   auto index = [&](const std::string& name) {

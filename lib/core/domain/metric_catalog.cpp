@@ -26,7 +26,6 @@ ChipTable common_table() {
       {quantity::kL2Clock, {{"lts__cycles_elapsed.avg.per_second", 1}}},
       {quantity::kDramRead, {{"dram__bytes_read.sum", 1}}},
       {quantity::kDramWrite, {{"dram__bytes_write.sum", 1}}},
-      {quantity::kDramActiveCycles, {{"dram__cycles_active.avg", 1}}},
       {quantity::kL2, {{"lts__t_sectors_srcunit_tex.sum", 32}}},  // 32-byte sectors
       {quantity::kL2Fabric, {{"lts__t_bytes.sum", 1}}},
       // Reductions (RED, TMA's reduce copies) and atomics at L2: no pass of their own in the
@@ -141,9 +140,6 @@ const std::vector<CounterQuantity>& counter_quantities() {
       {quantity::kDramRead, "bytes", "bytes read from device memory"},
       {quantity::kDramWrite, "bytes",
        "bytes written to device memory (writes still dirty in L2 at the end are not counted)"},
-      {quantity::kDramActiveCycles, "cycles",
-       "DRAM cycles in which the DRAM was busy, averaged over its units (÷ dram_clock_hz: "
-       "seconds active)"},
       {quantity::kL2, "bytes", "L2 traffic requested by the SMs (32-byte sectors × 32)"},
       {quantity::kL2Fabric, "bytes", "all L2 traffic including the fabric between L2 halves"},
       {quantity::kL2Reduction, "bytes",

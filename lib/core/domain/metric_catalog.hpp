@@ -85,9 +85,6 @@ inline constexpr const char* kDramClock = "dram_clock_hz";
 inline constexpr const char* kL2Clock = "l2_clock_hz";
 inline constexpr const char* kDramRead = "dram_read_bytes";
 inline constexpr const char* kDramWrite = "dram_write_bytes";
-// DRAM cycles in which the DRAM was busy, averaged over its units (FBPAs): with kDramClock and
-// kGpuTime, the share of a range's time its DRAM was active, whatever it moved.
-inline constexpr const char* kDramActiveCycles = "dram_active_cycles";
 inline constexpr const char* kL2 = "l2_bytes";
 inline constexpr const char* kL2Fabric = "l2_all_bytes";
 // The SMs' L2 sectors that were reductions or atomics (part of kL2, full set): what the energy
