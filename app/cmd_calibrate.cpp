@@ -241,7 +241,9 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
   sub->add_flag("--energy", options->energy,
                 "Also measure each micro-kernel's power (NVML's energy counter over 1.2 s back "
                 "to back) and the active idle power; write energy per FLOP and per byte and the "
-                "static power into the overlay (the energy roofline); implies --power-cap");
+                "static power into the overlay (the energy roofline); a compute kernel that drew "
+                "the power limit is measured again on half, then a quarter, of the SMs, below "
+                "the cap, for its FLOP's price; implies --power-cap");
   sub->add_flag("--power-cap", options->power_cap,
                 "Also run each compute micro-kernel back to back for 1.2 s while NVML samples the "
                 "SM clock: the roofs the GPU sustains at its power cap, used as the compute "

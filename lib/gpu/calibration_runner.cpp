@@ -185,6 +185,76 @@ void measure_shares(const CalibrateOptions& options, int sms, const std::vector<
   }
 }
 
+// `calibrate --energy`: a compute kernel that drew the board's power limit on the whole device
+// ran at the cap's lower clock and voltage, where a FLOP costs less than at the full clock a
+// kernel below the cap runs at. Its energy is measured again alone on a green context of half
+// the SMs, then a quarter, until the board draws less than kAtPowerLimit of the limit: the price of
+// its FLOP at the clock of a kernel that is not capped (calibration_energy.cpp prefers it; the
+// energy model bounds a launch whose terms would draw more by the limit). Each share kept is a
+// measurement of its own (share_of the whole-device one), whatever it drew.
+template <class ArgsFor>
+void measure_below_cap(const CalibrateOptions& options, int sms, const std::vector<Plan>& plans,
+                       const ArgsFor& args_for, const DeviceBuffer& clock, void* nvml,
+                       double limit_watts, CalibrationOverlay& overlay) {
+  if (!(limit_watts > 0)) return;
+  for (const Plan& plan : plans) {
+    if (!plan.flops || !plan.energy) continue;
+    const auto whole = std::find_if(
+        overlay.measurements.begin(), overlay.measurements.end(),
+        [&](const CalibrationMeasurement& m) { return m.sms == 0 && m.id == plan.id; });
+    if (whole == overlay.measurements.end() || !whole->energy ||
+        whole->energy->watts < kAtPowerLimit * limit_watts)
+      continue;
+    int last = sms;
+    for (const int asked : {sms / 2, sms / 4}) {
+      std::optional<GreenContext> green;
+      try {
+        green.emplace(options.device, std::max(1, asked));
+      } catch (const GpuUnavailableError& error) {
+        spdlog::warn(
+            "calibrate --energy: {} at the power cap, and no green context to measure it "
+            "below the cap ({}): its FLOPs are priced at the cap's clock",
+            plan.id, error.what());
+        return;
+      }
+      const int got = green->sm_count();
+      if (got >= last) continue;
+      last = got;
+      const Stream stream;
+      Timer timer(stream, clock);
+      int per_sm = 0;
+      ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
+      kernels::MicroKernelArgs args = args_for(plan, per_sm * got);
+      CalibrationMeasurement m = timed(plan, args, timer, options);
+      BackToBackRun run;
+      const EnergyMeasurement e = measure_back_to_back(
+          nvml, stream.get(),
+          [&] {
+            ROOFLINE_CUDA_CALL(kernels::launch_micro_kernel(plan.kernel, args, stream.get()));
+          },
+          m.median_seconds(), EnergyWindow{}, &run);
+      m.id = std::string(plan.id) + "." + std::to_string(got) + "sm";
+      m.sms = got;
+      m.share_of = plan.id;
+      m.method = plan.method + "; alone on a green context of " + std::to_string(got) +
+                 " SMs, below the power cap the whole device ran it at: back to back at " +
+                 format_fixed(run.clocks.median_mhz(), 0) + " MHz (NVML median" +
+                 (run.clocks.limit().empty() || run.clocks.limit() == "none"
+                      ? std::string()
+                      : "; clock held down by: " + run.clocks.limit()) +
+                 ")";
+      if (e.watts > 0) m.energy = e;
+      if (options.progress)
+        options.progress(m.id + ": " + (m.energy ? watts_line(e) : std::string("no energy")) +
+                         " on " + std::to_string(got) + " of " + std::to_string(sms) + " SMs at " +
+                         format_fixed(run.clocks.median_mhz(), 0) + " MHz");
+      const bool below = m.energy && m.energy->watts < kAtPowerLimit * limit_watts;
+      overlay.measurements.push_back(std::move(m));
+      if (below) break;
+    }
+  }
+}
+
 }  // namespace
 
 CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& device,
@@ -348,6 +418,9 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
     overlay.measurements.push_back(std::move(m));
   }
   measure_shares(options, sms, plans, args_for, clock, overlay);
+  if (read_energy)
+    measure_below_cap(options, sms, plans, args_for, clock, nvml,
+                      nvml::enforced_power_limit_watts(nvml).value_or(0), overlay);
   if (read_energy) {
     EnergyWindow idle_window;
     idle_window.settle_seconds = kIdleSettleSeconds;

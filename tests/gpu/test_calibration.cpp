@@ -13,6 +13,7 @@
 
 #include "lib/core/model/roofline.hpp"
 #include "lib/core/report/calibration.hpp"
+#include "lib/core/report/calibration_energy.hpp"
 #include "lib/gpu/calibration_runner.hpp"
 #include "lib/gpu/device.hpp"
 
@@ -171,9 +172,24 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   for (const CalibrationMeasurement& m : overlay.measurements) {
     CAPTURE(m.id);
     // The copy's bytes are priced by the read's and the write's (calibration_runner.cpp), and
-    // a share of the SMs measures a share curve: measured for their rates alone.
-    if (m.id == "dram_copy" || m.sms > 0) {
+    // a memory level's share of the SMs measures a share curve: measured for their rates alone.
+    if (m.id == "dram_copy" || (m.sms > 0 && !m.flops)) {
       CHECK_FALSE(m.energy);
+      continue;
+    }
+    // A compute pipe's share: measured again below the power cap its whole-device kernel drew.
+    if (m.sms > 0) {
+      REQUIRE(m.energy);
+      CHECK(m.sms < run.device.sm_count);
+      const auto whole =
+          std::find_if(overlay.measurements.begin(), overlay.measurements.end(),
+                       [&](const CalibrationMeasurement& w) { return w.id == m.share_of; });
+      REQUIRE(whole != overlay.measurements.end());
+      REQUIRE(whole->energy);
+      CHECK(overlay.static_power->power_limit_watts > 0);
+      CHECK(whole->energy->watts >= kAtPowerLimit * overlay.static_power->power_limit_watts);
+      MESSAGE(m.id << ": " << m.energy->watts << " W on " << m.sms << " SMs, the whole device "
+                   << whole->energy->watts << " W");
       continue;
     }
     REQUIRE(m.energy);

@@ -180,10 +180,11 @@ TEST_CASE("calibration: shares of the SMs give a level its share curve, never it
   CHECK(calibration_parse_error(j).find("measurements[5].sms: must be an integer from 1 to 132") !=
         std::string::npos);
   j = written;
-  j["measurements"][3]["sms"] = 8;  // mma_sync
+  j["measurements"][3]["sms"] = 8;  // mma_sync, without an energy
   j["measurements"][3]["share_of"] = "mma_sync";
   CHECK(calibration_parse_error(j) ==
-        "cal.json: measurements[3].sms: only a memory level is measured on a share of the SMs");
+        "cal.json: measurements[3].sms: a share of the SMs measures a memory level, or a compute "
+        "pipe's energy below the power cap (with an energy, without a power_cap window)");
 }
 
 TEST_CASE("calibration: the share curve is the read kernel's, the copy's shares stay beside it") {

@@ -494,6 +494,48 @@ TEST_CASE("energy roofline: no launch draws more than the board's power limit") 
   CHECK(*twin.flop("tensor_bf16.mma_sync") == doctest::Approx(8e-13));
 }
 
+TEST_CASE(
+    "energy roofline: a pipe capped on the whole device is priced on its share below the cap") {
+  CalibrationOverlay overlay = h100_energy_overlay();
+  overlay.static_power->power_limit_watts = 700;
+  // wgmma on all SMs at the cap (690 W, within 5% of 700): (690 − 100) × 0.01 / 8e12.
+  overlay.measurements[5].energy = reading_at(690, 0.01);
+  const auto share = [](int sms, double flops, double watts) {
+    CalibrationMeasurement m = measurement("wgmma." + std::to_string(sms) + "sm",
+                                           "tensor_fp16.wgmma", true, flops, 0.01, 1980, watts);
+    m.sms = sms;
+    m.share_of = "wgmma";
+    return m;
+  };
+  // Half the SMs still drew the limit's 95% (not kept); a quarter ran below it at the full
+  // clock: (400 − 100) × 0.01 / 2.4e12 = 1.25e-12 J/FLOP.
+  overlay.measurements.push_back(share(72, 4.4e12, 680));
+  overlay.measurements.push_back(share(40, 2.4e12, 400));
+  derive_ceilings(overlay);
+  REQUIRE(derive_energy_coefficients(overlay).empty());
+  REQUIRE(overlay.energy);
+  CHECK(*overlay.energy->flop("tensor_fp16.wgmma") == doctest::Approx(1.25e-12));
+  CHECK(overlay.energy->source.find("priced below the power cap the whole device ran them at: "
+                                    "tensor_fp16.wgmma on 40 SMs (400 W)") != std::string::npos);
+  // The shares are no roof: the ceiling is the whole device's (8e12 FLOPs in 10 ms).
+  for (const ComputeCeiling& c : overlay.compute)
+    if (c.id() == "tensor_fp16.wgmma") CHECK(c.peak_tflops == doctest::Approx(800));
+  // Other pipes keep their whole-device prices; the file round-trips the shares.
+  CHECK(*overlay.energy->flop("tensor_fp16.mma_sync") == doctest::Approx(1e-12));
+  const CalibrationOverlay back = parse_calibration(to_json(overlay), "cal.json");
+  REQUIRE(back.energy);
+  CHECK(*back.energy == *overlay.energy);
+  // Without a known limit no share is "below the cap": the whole device's price.
+  overlay.static_power->power_limit_watts = 0;
+  derive_energy_coefficients(overlay);
+  CHECK(*overlay.energy->flop("tensor_fp16.wgmma") == doctest::Approx(590 * 0.01 / 8e12));
+  // Nor with the only share at the cap.
+  overlay.static_power->power_limit_watts = 700;
+  overlay.measurements.pop_back();
+  derive_energy_coefficients(overlay);
+  CHECK(*overlay.energy->flop("tensor_fp16.wgmma") == doctest::Approx(590 * 0.01 / 8e12));
+}
+
 TEST_CASE("energy roofline: a counted row gets the breakdown, the verdict and its roof") {
   Report report = head_report();
   apply_ceilings(report, Ceilings::kSpec, {h100_energy_overlay()});

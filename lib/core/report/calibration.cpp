@@ -365,8 +365,15 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
       m.sms = static_cast<int>(
           read.integer(entry, where, "sms", 1, std::max(1, overlay.device.sm_count)));
       m.share_of = read.string(entry, where, "share_of");
-      if (m.flops || !parse_memory_level(m.target))
-        read.fail(key_path(where, "sms"), "only a memory level is measured on a share of the SMs");
+      // A share measures a memory level's share curve, or a compute pipe's energy below the
+      // power cap the whole device ran it at (calibration_energy.hpp).
+      const bool level = !m.flops && parse_memory_level(m.target);
+      const bool pipe_energy =
+          m.flops && m.energy && m.target != kXuTarget && m.target != kIntTarget && !m.power_cap;
+      if (!level && !pipe_energy)
+        read.fail(key_path(where, "sms"),
+                  "a share of the SMs measures a memory level, or a compute pipe's energy "
+                  "below the power cap (with an energy, without a power_cap window)");
     }
     overlay.measurements.push_back(std::move(m));
   }

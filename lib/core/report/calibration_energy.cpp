@@ -23,7 +23,7 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
       {kL2ReduceId, &EnergyCoefficients::joules_per_l2_reduction_byte}};
   std::vector<std::pair<const CalibrationMeasurement*, double EnergyCoefficients::*>> own;
   for (const CalibrationMeasurement& m : overlay.measurements) {
-    if (!m.energy || !(m.rate_per_second() > 0)) continue;
+    if (!m.energy || !(m.rate_per_second() > 0) || m.sms > 0) continue;
     const auto price = std::find_if(std::begin(kOwnPrices), std::end(kOwnPrices),
                                     [&](const auto& p) { return m.id == p.first; });
     if (price != std::end(kOwnPrices)) {
@@ -41,6 +41,21 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
   EnergyCoefficients c;
   c.static_watts = static_watts;
   c.power_limit_watts = overlay.static_power->power_limit_watts;
+  // A capped compute kernel's share below the cap, where one was measured (the header).
+  const double limit = overlay.static_power->power_limit_watts;
+  std::vector<std::string> below_cap;
+  for (const CalibrationMeasurement*& m : best) {
+    if (!m->flops || !(limit > 0)) continue;
+    const CalibrationMeasurement* share = nullptr;
+    for (const CalibrationMeasurement& s : overlay.measurements)
+      if (s.sms > 0 && s.share_of == m->id && s.energy && s.rate_per_second() > 0 &&
+          s.energy->watts < kAtPowerLimit * limit && (share == nullptr || s.sms > share->sms))
+        share = &s;
+    if (share == nullptr) continue;
+    below_cap.push_back(m->target + " on " + std::to_string(share->sms) + " SMs (" +
+                        format_fixed(share->energy->watts, 0) + " W)");
+    m = share;
+  }
   for (const CalibrationMeasurement* m : best) {
     const double joules = dynamic_joules_per_unit(m->energy->watts, static_watts,
                                                   m->energy->seconds_per_launch, m->work);
@@ -69,13 +84,17 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
                          " W) is not above the static power (" + format_fixed(static_watts, 1) +
                          " W), or its time or work is unknown");
   }
-  c.source = "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
-             "): NVML's energy counter while each micro-kernel ran back to back, less the " +
-             "static power " + format_fixed(static_watts, 1) + " W (" +
-             overlay.static_power->method + ")" +
-             (c.power_limit_watts > 0 ? "; the board's enforced power limit " +
-                                            format_fixed(c.power_limit_watts, 0) + " W"
-                                      : "");
+  c.source =
+      "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
+      "): NVML's energy counter while each micro-kernel ran back to back, less the " +
+      "static power " + format_fixed(static_watts, 1) + " W (" + overlay.static_power->method +
+      ")" +
+      (c.power_limit_watts > 0
+           ? "; the board's enforced power limit " + format_fixed(c.power_limit_watts, 0) + " W"
+           : "") +
+      (below_cap.empty()
+           ? ""
+           : "; priced below the power cap the whole device ran them at: " + join(below_cap, ", "));
   if (!c.joules_per_flop.empty() || !c.joules_per_byte.empty() || c.joules_per_exp2 > 0 ||
       c.joules_per_int_instruction > 0)
     overlay.energy = std::move(c);

@@ -5,6 +5,11 @@
 // (domain/energy_coefficients.hpp), from the kernel with the highest rate on that target, as
 // the ceilings are (derive_ceilings); the bulk-copy, write and reduction streams (by id) price
 // their own kinds of byte instead of competing for their level's coefficient.
+// A compute kernel that drew the board's power limit on the whole device ran at the cap's lower
+// clock and voltage; where calibrate measured it again on a share of the SMs below the cap
+// (share_of that kernel, with an energy), the share with the most SMs that drew less than
+// kAtPowerLimit of the limit prices the pipe's FLOP instead: the price at the clock a launch
+// below the cap runs at (the energy model bounds one whose terms would draw more by the limit).
 #pragma once
 
 #include <string>
@@ -13,6 +18,9 @@
 #include "lib/core/report/calibration.hpp"
 
 namespace roofline {
+
+// A board drawing at least this share of its enforced power limit runs at the cap's clock.
+inline constexpr double kAtPowerLimit = 0.95;
 
 // Sets overlay.energy from overlay.static_power and the measurements' energies (resets it
 // without a static power). Returns one line per target left without a coefficient ("l1: the
