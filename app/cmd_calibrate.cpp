@@ -242,7 +242,7 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
                 "Also measure each micro-kernel's power (NVML's energy counter over 1.2 s back "
                 "to back) and the active idle power; write energy per FLOP and per byte and the "
                 "static power into the overlay (the energy roofline); a compute kernel that drew "
-                "the power limit is measured again on half, then a quarter, of the SMs, below "
+                "the power limit is measured again on half, a quarter, an eighth of the SMs, below "
                 "the cap, for its FLOP's price; implies --power-cap");
   sub->add_flag("--power-cap", options->power_cap,
                 "Also run each compute micro-kernel back to back for 1.2 s while NVML samples the "

@@ -9,9 +9,7 @@
 #     from the micro-kernels), then `run --energy --counters --counter-set full --calibration
 #     cal.json` on six shapes no coefficient was fitted on (flash-v3 fwd d128 N8192 and bwd d128
 #     N4096, flash-v2 bwd d64 N4096 and fwd BF16 d128 N4096, standard fwd d64 N2048, flash-decode
-#     B8 H32/8 KV32768 d128; all non-causal), and the first and the standard one again on a
-#     green context of 32 SMs (below the power cap: at the full clock, priced by the tensor
-#     pipes' shares below the cap), judged by scripts/energy_model.py:
+#     B8 H32/8 KV32768 d128; all non-causal), judged by scripts/energy_model.py:
 #     modelled against measured joules per row (every row within 10%); and by
 #     scripts/power_cap_check.py: each compute roof of cal.json burst vs at the power cap (with
 #     their clocks), and no measured row of the three runs above the roof of its pipe.
@@ -66,8 +64,6 @@ if [[ ",$stages," == *",model,"* ]]; then
     "v3_bwd_d128_n4096|--kernel flash-v3 --pass bwd --head-dim 128 --seq 4096"
     "v2_fwd_bf16_d128_n4096|--kernel flash-v2 --pass fwd --head-dim 128 --seq 4096 --dtype bf16"
     "decode_b8_kv32768|--kernel flash-decode --q-len 1 --batch 8 --heads 32 --kv-heads 8 --head-dim 128 --seq 32768 --kv-splits 0"
-    "v3_fwd_d128_n8192_32sms|--kernel flash-v3 --pass fwd --head-dim 128 --seq 8192 --sms 32"
-    "standard_fwd_d64_n2048_32sms|--kernel standard --pass fwd --head-dim 64 --seq 2048 --sms 32"
   )
   reports=()
   for shape in "${shapes[@]}"; do

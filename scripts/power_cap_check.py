@@ -46,7 +46,8 @@ def main():
     print(f"  {'kernel':<12} {'target':<22} {'burst':>9} {'at clock':>9} "
           f"{'at power cap':>13} {'its clock':>10}  roof")
     for m in cal.get("measurements", []):
-        if m.get("unit") == "bytes":
+        # Bytes are no compute roof; a share of the SMs prices energy, it is no roof either.
+        if m.get("unit") == "bytes" or m.get("sms"):
             continue
         burst = m["work"] / statistics.median(m["samples_seconds"]) / 1e12
         cap = m.get("power_cap")

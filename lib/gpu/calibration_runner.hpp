@@ -31,10 +31,11 @@ struct CalibrateOptions {
 // the ceilings; with options.power_cap or options.energy, also each
 // compute kernel's rate and NVML's SM clock back to back (the power-capped roofs; without NVML:
 // a warning, and none); with options.energy, also each kernel's power and the active idle
-// power (a compute kernel that drew the power limit also on half, then a quarter, of the SMs:
-// its FLOP's price below the cap), and derives the energy coefficients (without NVML's energy
-// counter: a warning, and no energies). `spec_key` names the spec the result calibrates.
-// Throws GpuUnavailableError without a device, gpu::CudaError when a CUDA call fails.
+// power (a compute kernel that drew the power limit also on half, a quarter, an eighth of the
+// SMs until one runs below the cap at the full clock: its FLOP's price there), and derives the
+// energy coefficients (without NVML's energy counter: a warning, and no energies). `spec_key` names
+// the spec the result calibrates. Throws GpuUnavailableError without a device, gpu::CudaError when
+// a CUDA call fails.
 CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& device,
                              const std::string& spec_key);
 

@@ -507,9 +507,10 @@ TEST_CASE(
     m.share_of = "wgmma";
     return m;
   };
-  // Half the SMs still drew the limit's 95% (not kept); a quarter ran below it at the full
-  // clock: (400 − 100) × 0.01 / 2.4e12 = 1.25e-12 J/FLOP.
-  overlay.measurements.push_back(share(72, 4.4e12, 680));
+  // Half the SMs drew less than the limit's 95% but calibrate went on (heat held the clock); a
+  // quarter ran below it at the full clock, the last share: (400 − 100) × 0.01 / 2.4e12 =
+  // 1.25e-12 J/FLOP.
+  overlay.measurements.push_back(share(72, 4.4e12, 600));
   overlay.measurements.push_back(share(40, 2.4e12, 400));
   derive_ceilings(overlay);
   REQUIRE(derive_energy_coefficients(overlay).empty());
@@ -532,6 +533,7 @@ TEST_CASE(
   // Nor with the only share at the cap.
   overlay.static_power->power_limit_watts = 700;
   overlay.measurements.pop_back();
+  overlay.measurements.back().energy = reading_at(680, 0.01);
   derive_energy_coefficients(overlay);
   CHECK(*overlay.energy->flop("tensor_fp16.wgmma") == doctest::Approx(590 * 0.01 / 8e12));
 }

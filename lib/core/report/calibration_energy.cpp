@@ -49,7 +49,7 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
     const CalibrationMeasurement* share = nullptr;
     for (const CalibrationMeasurement& s : overlay.measurements)
       if (s.sms > 0 && s.share_of == m->id && s.energy && s.rate_per_second() > 0 &&
-          s.energy->watts < kAtPowerLimit * limit && (share == nullptr || s.sms > share->sms))
+          s.energy->watts < kAtPowerLimit * limit && (share == nullptr || s.sms < share->sms))
         share = &s;
     if (share == nullptr) continue;
     below_cap.push_back(m->target + " on " + std::to_string(share->sms) + " SMs (" +

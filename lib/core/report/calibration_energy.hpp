@@ -7,7 +7,8 @@
 // their own kinds of byte instead of competing for their level's coefficient.
 // A compute kernel that drew the board's power limit on the whole device ran at the cap's lower
 // clock and voltage; where calibrate measured it again on a share of the SMs below the cap
-// (share_of that kernel, with an energy), the share with the most SMs that drew less than
+// (share_of that kernel, with an energy), the share with the fewest SMs (calibrate's last: it
+// stops at the first share below the cap at the full clock) that drew less than
 // kAtPowerLimit of the limit prices the pipe's FLOP instead: the price at the clock a launch
 // below the cap runs at (the energy model bounds one whose terms would draw more by the limit).
 #pragma once
