@@ -243,7 +243,7 @@ void measure_below_cap(const CalibrateOptions& options, int sms, const std::vect
       m.sms = got;
       m.share_of = plan.id;
       m.method = plan.method + "; alone on a green context of " + std::to_string(got) +
-                 " SMs, below the power cap the whole device ran it at: back to back at " +
+                 " SMs (the whole device ran it at the power cap): back to back at " +
                  format_fixed(run.clocks.median_mhz(), 0) + " MHz (NVML median" +
                  (run.clocks.limit().empty() || run.clocks.limit() == "none"
                       ? std::string()
