@@ -137,6 +137,23 @@ CalibrationMeasurement timed(const Plan& plan, kernels::MicroKernelArgs& args, T
   return m;
 }
 
+// `plan`'s kernel timed on the `got` SMs of the green context current on this thread (`timer`'s
+// stream is that context's), as a share of the whole-device measurement: "dram_read.16sm".
+template <class ArgsFor>
+CalibrationMeasurement timed_share(const Plan& plan, int got, const ArgsFor& args_for, Timer& timer,
+                                   const CalibrateOptions& options,
+                                   kernels::MicroKernelArgs& args) {
+  int per_sm = 0;
+  ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
+  args = args_for(plan, per_sm * got);
+  CalibrationMeasurement m = timed(plan, args, timer, options);
+  m.id = std::string(plan.id) + "." + std::to_string(got) + "sm";
+  m.method = plan.method + "; alone on a green context of " + std::to_string(got) + " SMs";
+  m.sms = got;
+  m.share_of = plan.id;
+  return m;
+}
+
 // Shares of the SMs: the DRAM and L2 read kernels, the DRAM copy (loads and stores) and the
 // DRAM write (stores alone), alone on a green context of each count of kShareSms below the device's
 // (the driver rounds a count up to its granularity; a count it rounds to twice is measured once).
@@ -169,14 +186,8 @@ void measure_shares(const CalibrateOptions& options, int sms, const std::vector<
       if (plan.kernel != MicroKernel::kDramRead && plan.kernel != MicroKernel::kDramCopy &&
           plan.kernel != MicroKernel::kDramWrite && plan.kernel != MicroKernel::kL2Read)
         continue;
-      int per_sm = 0;
-      ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
-      kernels::MicroKernelArgs args = args_for(plan, per_sm * got);
-      CalibrationMeasurement m = timed(plan, args, timer, options);
-      m.id = std::string(plan.id) + "." + std::to_string(got) + "sm";
-      m.method = plan.method + "; alone on a green context of " + std::to_string(got) + " SMs";
-      m.sms = got;
-      m.share_of = plan.id;
+      kernels::MicroKernelArgs args;
+      CalibrationMeasurement m = timed_share(plan, got, args_for, timer, options, args);
       if (options.progress)
         options.progress(m.id + ": " + rate_text(m, m.rate_per_second(), got, m.sm_clock_mhz) +
                          " on " + std::to_string(got) + " of " + std::to_string(sms) + " SMs");
@@ -228,10 +239,8 @@ void measure_below_cap(const CalibrateOptions& options, int sms, const std::vect
       last = got;
       const Stream stream;
       Timer timer(stream, clock);
-      int per_sm = 0;
-      ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(plan.kernel, &per_sm));
-      kernels::MicroKernelArgs args = args_for(plan, per_sm * got);
-      CalibrationMeasurement m = timed(plan, args, timer, options);
+      kernels::MicroKernelArgs args;
+      CalibrationMeasurement m = timed_share(plan, got, args_for, timer, options, args);
       BackToBackRun run;
       const EnergyMeasurement e = measure_back_to_back(
           nvml, stream.get(),
@@ -239,16 +248,12 @@ void measure_below_cap(const CalibrateOptions& options, int sms, const std::vect
             ROOFLINE_CUDA_CALL(kernels::launch_micro_kernel(plan.kernel, args, stream.get()));
           },
           m.median_seconds(), EnergyWindow{}, &run);
-      m.id = std::string(plan.id) + "." + std::to_string(got) + "sm";
-      m.sms = got;
-      m.share_of = plan.id;
-      m.method = plan.method + "; alone on a green context of " + std::to_string(got) +
-                 " SMs (the whole device ran it at the power cap): back to back at " +
-                 format_fixed(run.clocks.median_mhz(), 0) + " MHz (NVML median" +
-                 (run.clocks.limit().empty() || run.clocks.limit() == "none"
-                      ? std::string()
-                      : "; clock held down by: " + run.clocks.limit()) +
-                 ")";
+      m.method += " (the whole device ran it at the power cap): back to back at " +
+                  format_fixed(run.clocks.median_mhz(), 0) + " MHz (NVML median" +
+                  (run.clocks.limit().empty() || run.clocks.limit() == "none"
+                       ? std::string()
+                       : "; clock held down by: " + run.clocks.limit()) +
+                  ")";
       if (e.watts > 0) m.energy = e;
       if (options.progress)
         options.progress(m.id + ": " + (m.energy ? watts_line(e) : std::string("no energy")) +
@@ -425,10 +430,9 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
     overlay.measurements.push_back(std::move(m));
   }
   measure_shares(options, sms, plans, args_for, clock, overlay);
-  if (read_energy)
+  if (read_energy) {
     measure_below_cap(options, sms, plans, args_for, clock, nvml,
                       nvml::enforced_power_limit_watts(nvml).value_or(0), overlay);
-  if (read_energy) {
     EnergyWindow idle_window;
     idle_window.settle_seconds = kIdleSettleSeconds;
     const EnergyMeasurement idle = measure_back_to_back(

@@ -42,14 +42,14 @@ std::vector<std::string> derive_energy_coefficients(CalibrationOverlay& overlay)
   c.static_watts = static_watts;
   c.power_limit_watts = overlay.static_power->power_limit_watts;
   // A capped compute kernel's share below the cap, where one was measured (the header).
-  const double limit = overlay.static_power->power_limit_watts;
   std::vector<std::string> below_cap;
   for (const CalibrationMeasurement*& m : best) {
-    if (!m->flops || !(limit > 0)) continue;
+    if (!m->flops || !(c.power_limit_watts > 0)) continue;
     const CalibrationMeasurement* share = nullptr;
     for (const CalibrationMeasurement& s : overlay.measurements)
       if (s.sms > 0 && s.share_of == m->id && s.energy && s.rate_per_second() > 0 &&
-          s.energy->watts < kAtPowerLimit * limit && (share == nullptr || s.sms < share->sms))
+          s.energy->watts < kAtPowerLimit * c.power_limit_watts &&
+          (share == nullptr || s.sms < share->sms))
         share = &s;
     if (share == nullptr) continue;
     below_cap.push_back(m->target + " on " + std::to_string(share->sms) + " SMs (" +
