@@ -31,7 +31,7 @@ enum class DType { kFp16, kBf16 };
 // sequence against a KV cache of at most seq_len tokens per sequence: heads query heads share
 // kv_heads key/value heads (heads a multiple of kv_heads: MHA, GQA, MQA), the cache contiguous
 // (page_size 0) or paged (page_size tokens a page), each sequence's keys split into kv_splits
-// parts whose partial results the last part to finish combines (0: decode_plan.hpp picks). The new
+// parts whose partial results a second kernel combines (0: decode_plan.hpp picks). The new
 // tokens are the cache's last q_len; with `causal` token i of them sees keys up to its own
 // position (kv_len - q_len + i). Decode shapes have a forward pass only; head_dim 64 or 128.
 struct AttentionShape {

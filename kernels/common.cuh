@@ -63,6 +63,15 @@ constexpr std::size_t align_up(std::size_t bytes, std::size_t alignment = 256) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
+// The current device's compute capability major (9: Hopper, whose launches may be programmatic
+// dependents of the one before).
+inline cudaError_t current_device_major(int* major) {
+  int device = 0;
+  const cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  return cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, device);
+}
+
 __device__ __forceinline__ float warp_max(float x) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {

@@ -5,8 +5,8 @@
 // group's heads × the new tokens: heads / kv_heads · q_len rows share that K/V head) and one
 // part of the sequence's keys; it streams that part of the cache once through shared memory in
 // tiles of kDecodeKeysPerTile keys. When sequences × key/value heads × row blocks would leave
-// the GPU's CTA slots idle, each sequence's keys are split into parts (split-KV) and the last
-// part of each row block to finish combines the parts' partial outputs by their log-sum-exp.
+// the GPU's CTA slots idle, each sequence's keys are split into parts (split-KV) and a second
+// kernel combines the parts' partial outputs by their log-sum-exp.
 #pragma once
 
 #include <algorithm>

@@ -37,10 +37,11 @@
 // table, read one tile ahead of its copy.
 // Split-KV: when the batch's CTAs would leave half of the GPU's slots idle (decode_plan.hpp),
 // each sequence's keys are cut into parts on tile boundaries; each part's CTA writes its normalised
-// FP32 O and its LSE to the workspace (an empty part writes 0 and -inf) and counts itself done;
-// the last part of a row block to finish weights the parts by exp(lse_part - lse) into o and lse
-// (merge_parts_if_last), while the other row blocks still stream, so no second kernel waits for
-// the whole grid to end. With one part the CTA writes o and lse itself.
+// FP32 O and its LSE to the workspace (an empty part writes 0 and -inf), and a combine kernel
+// weights the parts by exp(lse_part - lse) into o and lse. The combine is launched as a
+// programmatic dependent (sm_90): its CTAs are resident before the split kernel ends and wait for
+// it on the device, so no launch gap separates the two. With one part the main kernel writes o and
+// lse itself.
 //
 // Regime: against DRAM, FLOPs = 4·d·rows per key and bytes = 4·d per key and key/value head
 // (K and V, 2 bytes each), so the intensity is about rows = heads/kv_heads · q_len FLOP per
@@ -56,7 +57,6 @@
 // kernel 3-8 µs more (the split's combine, each CTA's last tile and merge). Where it lands
 // (regime, binding roof, share of it, advice), row by row:
 //   cuflash-roofline run --kernel flash-decode --batch 8 --kv-heads 8 --q-len 1 --seq 8192
-#include <atomic>
 #include <cfloat>
 
 #include "kernels/catalog.hpp"
@@ -122,8 +122,6 @@ struct DecodeConfig {
   static_assert(kDecodeRowsPerCta * kStride * sizeof(__half) <= kStageBytes,
                 "Q is staged through one K/V stage");
   static_assert(kMergeBytes <= kStagesBytes, "the merge reuses the stages");
-  static_assert(kDecodeRowsPerCta * kDecodeMaxSplits * sizeof(float) <= kStagesBytes,
-                "the parts' weights of a row block fit the stages");
   static_assert(kSmemBytes <= kSmemPerSm - kSmemReservedPerCta, "one CTA fits an SM");
   static_assert(kCtasPerSm * (kSmemBytes + kSmemReservedPerCta) <= kSmemPerSm,
                 "decode_ctas_per_sm CTAs fit an SM's shared memory (sm_90)");
@@ -140,14 +138,10 @@ struct DecodeParams {
   const T* q;    // [B, heads, q_len, d]
   const T* k;    // [B, kv_heads, seq_len, d] or pages [pages, kv_heads, page_size, d]
   const T* v;
-  T* o;             // [B, heads, q_len, d] (one part)
-  float* lse;       // [B, heads, q_len] (one part)
-  float* part_o;    // [splits, B, heads, q_len, d] (several parts)
-  float* part_lse;  // [splits, B, heads, q_len] (several parts)
-  // Several parts: one arrival counter per (sequence, key/value head, row block), the launch's
-  // tag in the high 32 bits above the count of parts done (merge_parts_if_last).
-  unsigned long long* arrivals;
-  unsigned tag;            // this launch's, never 0 (launch_tag)
+  T* o;                    // [B, heads, q_len, d] (one part)
+  float* lse;              // [B, heads, q_len] (one part)
+  float* part_o;           // [splits, B, heads, q_len, d] (several parts)
+  float* part_lse;         // [splits, B, heads, q_len] (several parts)
   const int* kv_lens;      // [B] or nullptr
   const int* block_table;  // [B, max_blocks] (paged)
   int heads;
@@ -164,85 +158,6 @@ struct DecodeParams {
   float scale;       // 1/sqrt(d)
   float scale_log2;  // scale · log2(e)
 };
-
-// The split-KV combine, by the last CTA of each (sequence, key/value head, row block) to finish
-// its part: lse = log Σ_s exp(lse_s), o = Σ_s exp(lse_s − lse) · o_s over the parts' partials.
-// Every CTA makes its partials visible and counts itself in the row block's arrival counter; the
-// one that brings the count to `splits` merges, in place of a second kernel that would start
-// only once the whole grid had ended, and sets the count back to 0. The launch's tag above the
-// count makes a counter left by another launch, or bytes another kernel left in the workspace,
-// count afresh (the workspace need not be zeroed), while a graph replaying this launch finds its
-// own tag at 0. `smem` holds the parts' LSEs, then their weights: rows × splits floats.
-template <typename T, int kHeadDim, int kThreads>
-__device__ __forceinline__ void merge_parts_if_last(const DecodeParams<T>& p, float* smem,
-                                                    std::size_t row0, int rows,
-                                                    unsigned long long* arrivals) {
-  __shared__ bool last;
-  __threadfence();  // this thread's partials, device-wide, before the count below
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const unsigned long long tag = static_cast<unsigned long long>(p.tag) << 32;
-    unsigned long long seen = atomicAdd(arrivals, 0ull);
-    for (;;) {
-      const unsigned long long next = ((seen >> 32) << 32 == tag ? seen : tag) + 1;
-      const unsigned long long was = atomicCAS(arrivals, seen, next);
-      if (was == seen) {
-        seen = next;
-        break;
-      }
-      seen = was;
-    }
-    last = (seen & 0xffffffffull) == static_cast<unsigned long long>(p.splits);
-    if (last) atomicExch(arrivals, tag);
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // the other parts' partials, counted before this CTA's arrival
-
-  const int splits = p.splits;
-  // Every part's LSE of every row, loaded at once (from L2: the parts ran on other SMs).
-  for (int i = threadIdx.x; i < rows * splits; i += kThreads) {
-    const int r = i / splits;
-    const int part = i % splits;
-    smem[i] = __ldcg(p.part_lse + static_cast<std::size_t>(part) * p.out_rows + row0 + r);
-  }
-  __syncthreads();
-  // Each row's LSE, and each part's weight in its place.
-  for (int r = threadIdx.x; r < rows; r += kThreads) {
-    float* w = smem + r * splits;
-    float max_lse = -INFINITY;
-    for (int part = 0; part < splits; ++part) max_lse = fmaxf(max_lse, w[part]);
-    float sum = 0.f;
-    for (int part = 0; part < splits; ++part) {
-      w[part] = w[part] == -INFINITY ? 0.f : expf(w[part] - max_lse);
-      sum += w[part];
-    }
-    // Every part empty (only when kv_len < q_len slipped through): o = 0, lse = -inf.
-    const float inverse = sum > 0.f ? 1.f / sum : 0.f;
-    for (int part = 0; part < splits; ++part) w[part] *= inverse;
-    p.lse[row0 + r] = sum > 0.f ? max_lse + logf(sum) : -INFINITY;
-  }
-  __syncthreads();
-  // O, 4 columns per thread and step: the parts' loads independent of one another.
-  constexpr int kQuads = kHeadDim / 4;
-  for (int i = threadIdx.x; i < rows * kQuads; i += kThreads) {
-    const int r = i / kQuads;
-    const int col = (i % kQuads) * 4;
-    const float* w = smem + r * splits;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
-    for (int part = 0; part < splits; ++part) {
-      const float4 x = __ldcg(reinterpret_cast<const float4*>(
-          p.part_o + (static_cast<std::size_t>(part) * p.out_rows + row0 + r) * kHeadDim + col));
-      acc.x = fmaf(w[part], x.x, acc.x);
-      acc.y = fmaf(w[part], x.y, acc.y);
-      acc.z = fmaf(w[part], x.z, acc.z);
-      acc.w = fmaf(w[part], x.w, acc.w);
-    }
-    *reinterpret_cast<uint2*>(p.o + (row0 + r) * kHeadDim + col) =
-        make_uint2(pack2<T>(acc.x, acc.y), pack2<T>(acc.z, acc.w));
-  }
-}
 
 // One CTA's work (the kernel below). Grid: x = row block, y = part of the keys, z = sequence ·
 // kv_heads + key/value head; CTAs of one head's row blocks are neighbours, so the blocks after
@@ -283,6 +198,12 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
       (static_cast<std::size_t>(b) * p.heads + static_cast<std::size_t>(kv_head) * p.group) *
       p.q_len;
 
+#if __CUDA_ARCH__ >= 900
+  // Split: the combine kernel (launched programmatically dependent) may be scheduled now; it
+  // waits in griddepcontrol.wait until this grid has finished and its partials are visible, so
+  // that its launch and CTA start overlap this grid instead of following it.
+  if (p.splits > 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   // Q first: its copy does not wait for the sequence's length.
   flash_v2::load_tile_async<kCtaRows, kHeadDim, Cfg::kThreads>(
       s_q, p.q + (group_row0 + cta_row0) * kHeadDim, 0, cta_rows, tid);
@@ -683,11 +604,6 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
       *reinterpret_cast<uint4*>(p.o + row * kHeadDim + col) = packed;
     }
   }
-  if (p.splits > 1) {
-    merge_parts_if_last<T, kHeadDim, Cfg::kThreads>(
-        p, reinterpret_cast<float*>(smem), group_row0 + cta_row0, cta_rows,
-        p.arrivals + static_cast<std::size_t>(blockIdx.z) * gridDim.x + blockIdx.x);
-  }
 }
 
 // The main kernel: decode_cta per CTA. Each architecture's code has the body of one stream, the
@@ -702,6 +618,93 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim, kTma>::kThreads,
   } else {
     decode_cta<T, kHeadDim, kRowTiles, kPaged, kTma>(p);
   }
+}
+
+// Merges the parts of each row: lse = log Σ_s exp(lse_s), o = Σ_s exp(lse_s - lse) · o_s. One
+// CTA per row of [B, heads, q_len]: its threads read the parts' LSEs at once (one part each),
+// reduce them to the row's LSE and leave each part's weight in shared memory; then each warp
+// sums every fourth part's O, lane by lane over the columns, its loads independent of one
+// another (a batch of one sequence split 100 ways would otherwise wait on 100 loads in turn),
+// and the warps' sums are added through shared memory.
+constexpr int kCombineThreads = 128;
+constexpr int kCombineWarps = kCombineThreads / 32;
+static_assert(kDecodeMaxSplits <= kCombineThreads, "one thread per part");
+
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kCombineThreads)
+    flash_decode_combine_kernel(const float* __restrict__ part_o,
+                                const float* __restrict__ part_lse, T* __restrict__ o,
+                                float* __restrict__ lse, int rows, int splits) {
+  constexpr int kPerLane = kHeadDim / 32;
+  static_assert(kPerLane == 2 || kPerLane == 4, "d = 64 or 128");
+  __shared__ float weights[kCombineThreads];
+  __shared__ float reduce[kCombineWarps];
+  __shared__ float sums[kCombineWarps][kHeadDim];
+  const int row = blockIdx.x;
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+#if __CUDA_ARCH__ >= 900
+  // Launched as a programmatic dependent of the split kernel: the partials are complete and
+  // visible only once this returns (a no-op when launched the ordinary way).
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+
+  const float mine =
+      tid < splits ? part_lse[static_cast<std::size_t>(tid) * rows + row] : -INFINITY;
+  float max_lse = warp_max(mine);
+  if (lane == 0) reduce[warp] = max_lse;
+  __syncthreads();
+  max_lse = reduce[0];
+  for (int w = 1; w < kCombineWarps; ++w) max_lse = fmaxf(max_lse, reduce[w]);
+  __syncthreads();  // reduce[] is reused below
+  const float term = mine == -INFINITY ? 0.f : expf(mine - max_lse);
+  const float warp_total = warp_sum(term);
+  if (lane == 0) reduce[warp] = warp_total;
+  __syncthreads();
+  float sum = 0.f;
+  for (int w = 0; w < kCombineWarps; ++w) sum += reduce[w];
+  // Every part empty (only when kv_len < q_len slipped through): o = 0, lse = -inf.
+  const float total = sum > 0.f ? max_lse + logf(sum) : -INFINITY;
+  weights[tid] = sum > 0.f ? term / sum : 0.f;  // exp(lse_s - total)
+  __syncthreads();
+
+  float acc[kPerLane] = {};
+#pragma unroll 4
+  for (int s = warp; s < splits; s += kCombineWarps) {
+    const float weight = weights[s];
+    const float* src =
+        part_o + (static_cast<std::size_t>(s) * rows + row) * kHeadDim + lane * kPerLane;
+    if constexpr (kPerLane == 4) {
+      const float4 x = *reinterpret_cast<const float4*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
+      acc[2] = fmaf(weight, x.z, acc[2]);
+      acc[3] = fmaf(weight, x.w, acc[3]);
+    } else {
+      const float2 x = *reinterpret_cast<const float2*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) sums[warp][lane * kPerLane + i] = acc[i];
+  __syncthreads();
+  if (warp != 0) return;
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    float x = 0.f;
+#pragma unroll
+    for (int w = 0; w < kCombineWarps; ++w) x += sums[w][lane * kPerLane + i];
+    acc[i] = x;
+  }
+  T* dst = o + static_cast<std::size_t>(row) * kHeadDim + lane * kPerLane;
+  if constexpr (kPerLane == 4) {
+    *reinterpret_cast<uint2*>(dst) = make_uint2(pack2<T>(acc[0], acc[1]), pack2<T>(acc[2], acc[3]));
+  } else {
+    *reinterpret_cast<uint32_t*>(dst) = pack2<T>(acc[0], acc[1]);
+  }
+  if (lane == 0) lse[row] = total;
 }
 
 // The parts the launch splits each sequence's keys into: the shape's, else decode_plan.hpp's
@@ -733,23 +736,6 @@ std::size_t partial_lse_bytes(const AttentionShape& shape, int splits) {
   return align_up(static_cast<std::size_t>(splits) * output_rows(shape) * sizeof(float));
 }
 
-// One arrival counter per (sequence, key/value head, row block): the grid's x · z CTAs of a part.
-std::size_t arrival_bytes(const AttentionShape& shape) {
-  const int rows = decode_rows(shape.heads, shape.key_heads(), shape.q_len);
-  return align_up(static_cast<std::size_t>(shape.batch) * shape.key_heads() *
-                  decode_row_blocks(rows) * sizeof(unsigned long long));
-}
-
-// A tag for each launch, never 0 (a zeroed counter holds tag 0): the launches' count times an
-// odd constant, so that successive tags differ and spread over 32 bits; a counter another kernel
-// left in the workspace counts wrongly only if its high 32 bits equal this launch's tag.
-unsigned launch_tag() {
-  static std::atomic<unsigned> launches{0};
-  unsigned tag = 0;
-  while (tag == 0) tag = (launches.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B1u;
-  return tag;
-}
-
 template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
 cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& params,
                           cudaStream_t stream) {
@@ -763,7 +749,24 @@ cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& pa
   const dim3 grid(decode_row_blocks(params.rows), params.splits, shape.batch * shape.key_heads());
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   ROOFLINE_RETURN_IF_LAUNCH_FAILED();
-  return cudaSuccess;
+  if (params.splits == 1) return cudaSuccess;
+  // The combine as a programmatic dependent launch (sm_90): its CTAs start while the split
+  // kernel runs and wait for it on the device, which takes the launch gap between the two off
+  // the decode step's time. Older GPUs launch it the ordinary way, after the split kernel.
+  int major = 0;
+  ROOFLINE_RETURN_IF_ERROR(current_device_major(&major));
+  cudaLaunchAttribute dependent{};
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(output_rows(shape)));
+  config.blockDim = dim3(kCombineThreads);
+  config.stream = stream;
+  config.attrs = &dependent;
+  config.numAttrs = major >= 9 ? 1 : 0;
+  return cudaLaunchKernelEx(&config, flash_decode_combine_kernel<T, kHeadDim>, params.part_o,
+                            params.part_lse, params.o, params.lse,
+                            static_cast<int>(output_rows(shape)), params.splits);
 }
 
 template <typename T, int kHeadDim, int kRowTiles, bool kTma>
@@ -834,10 +837,6 @@ cudaError_t launch_for_type(const AttentionShape& shape, const AttentionBuffers&
     params.part_o = static_cast<float*>(buffers.workspace);
     params.part_lse = reinterpret_cast<float*>(static_cast<unsigned char*>(buffers.workspace) +
                                                partial_o_bytes(shape, splits));
-    params.arrivals = reinterpret_cast<unsigned long long*>(
-        static_cast<unsigned char*>(buffers.workspace) + partial_o_bytes(shape, splits) +
-        partial_lse_bytes(shape, splits));
-    params.tag = launch_tag();
   }
   params.kv_lens = buffers.kv_lens;
   params.block_table = buffers.block_table;
@@ -869,13 +868,12 @@ cudaError_t launch_for_type(const AttentionShape& shape, const AttentionBuffers&
 }  // namespace
 
 // The split-KV partials: FP32 O [splits, B, heads, q_len, d], then FP32 LSE [splits, B, heads,
-// q_len], then the row blocks' arrival counters, each from a 256-byte boundary; nothing with one
-// part. Auto splits (kv_splits 0)
+// q_len], each from a 256-byte boundary; nothing with one part. Auto splits (kv_splits 0)
 // depend on the current device's SM count, as in the launch.
 std::size_t flash_decode_workspace_bytes(const AttentionShape& shape) {
   int splits = 1;
   if (resolve_splits(shape, &splits) != cudaSuccess || splits <= 1) return 0;
-  return partial_o_bytes(shape, splits) + partial_lse_bytes(shape, splits) + arrival_bytes(shape);
+  return partial_o_bytes(shape, splits) + partial_lse_bytes(shape, splits);
 }
 
 // Work model: FLOPs = 4·d·H·Σ_b (q_len·kv_len_b − (causal ? q_len·(q_len−1)/2 : 0)) (S and

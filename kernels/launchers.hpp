@@ -41,8 +41,7 @@ cudaError_t flash_v3_backward(const AttentionShape& shape, const AttentionBuffer
                               cudaStream_t stream);
 
 // flash-decode (kernels/flash_decode.cu): decode shapes only, forward only. The workspace holds
-// the split-KV partials (FP32 O and LSE of each part) and a counter per row block (any contents
-// will do: each launch tags its counts); 0 bytes when the launch uses one part.
+// the split-KV partials (FP32 O and LSE of each part); 0 bytes when the launch uses one part.
 // With kv_splits 0 the parts depend on the current device's SM count (decode_plan.hpp), so
 // size the workspace with the device current that the launch will use.
 std::size_t flash_decode_workspace_bytes(const AttentionShape& shape);

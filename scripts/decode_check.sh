@@ -309,7 +309,7 @@ if has ncu; then
     note "$name (${point#*:}): run rc=$rc, ncu rc=$? in $(elapsed "$t") s"
     python3 scripts/ncu_compare.py "$reports/$name.json" "$work/${name}_ncu.csv" 2>&1 |
       tee -a "$summary"
-    # ncu's time of each kernel of these launches.
+    # ncu's time of each kernel of the split launches (the main kernel and the combine).
     python3 - "$work/${name}_ncu.csv" <<'PY' | tee -a "$summary"
 import csv, sys
 lines = [l for l in open(sys.argv[1]) if l.startswith('"')]

@@ -50,13 +50,12 @@ def scaled(row, units, metric):
 
 def group_kernels(ncu_rows, points):
     """Kernel replay gives one result per kernel: sum the launches of each point. A flash point
-    is one kernel (a split flash-decode of stored reports from before the merge moved into its
-    kernel: that kernel and the combine kernel); a standard forward point is GEMM, softmax, GEMM (cuBLAS may add kernels
+    is one kernel (flash-decode split: its kernel and the combine); a standard forward point is GEMM, softmax, GEMM (cuBLAS may add kernels
     before the second GEMM, so it runs to the first non-softmax kernel after the softmax)."""
     groups, i = [], 0
     for point in points:
         if point["kernel"] != "standard":
-            # A split flash-decode point of older builds: its kernel and the combine after it.
+            # A split flash-decode point is its kernel and the combine kernel after it.
             group = [ncu_rows[i]]
             i += 1
             while i < len(ncu_rows) and "combine" in ncu_rows[i]["Kernel Name"]:

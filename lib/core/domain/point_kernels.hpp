@@ -1,6 +1,6 @@
 // The kernels one launch of a bundled implementation runs (`run`'s kernel pass,
 // lib/gpu/kernel_pass.hpp): the standard path's cuBLAS GEMMs and softmax, flash-v3 backward's
-// prepare, main and dQ-conversion kernels. Each in launch order,
+// prepare, main and dQ-conversion kernels, a split flash-decode's combine. Each in launch order,
 // with its name, launch shape and resources as the GPU ran it, and its time from CUPTI's activity
 // records (start to end, the median over the pass's launches). The launch's time less their sum
 // is the time no kernel of it ran: the first kernel's launch latency and the gaps between kernels.

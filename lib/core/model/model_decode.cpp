@@ -112,7 +112,7 @@ Prediction predict_decode(const Workload& w, int sm_count) {
   if (parts > 1)
     add_term(p.byte_terms, p.no_reuse_dram_bytes,
              "split-KV partials (FP32 O and LSE of " + std::to_string(parts) +
-                 " parts) written, read by the last part",
+                 " parts) written and read by the combine",
              "2·parts·B·H·q_len·(d + 1)·4 B", 2 * partial_bytes(w, parts));
   p.compulsory_dram_bytes = cache + 2 * q_bytes + lse_bytes + table;
   p.compulsory_formula =
@@ -147,7 +147,7 @@ void cache_aware_decode(const Workload& w, int sm_count, double l2_bytes, Predic
     const double partials = partial_bytes(w, parts);
     add_term(terms, total,
              "split-KV partials written (" + std::to_string(parts) + " parts), read back by the " +
-                 "last part unless still in L2",
+                 "combine unless still in L2",
              "parts·B·H·q_len·(d + 1)·4 B·(2 − L2 hit)",
              partials * (2 - l2_hit_fraction(partials, l2_bytes)));
     *writes += partials;

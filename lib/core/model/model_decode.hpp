@@ -12,7 +12,7 @@
 // Bytes: compulsory, the cache (K and V of every cached token and key/value head), Q, O, LSE,
 // the block table's used entries and the lengths; no reuse adds the cache re-read by each extra
 // row block of a head (more than 64 query rows) and the split-KV partials (FP32 O and LSE of
-// every part, written by each part's CTA and read by the last to finish); cache-aware serves those
+// every part, written by the main kernel and read by the combine); cache-aware serves those
 // re-reads and the partials' reads from L2 when they fit.
 #pragma once
 
