@@ -7,7 +7,8 @@
 #   stages (default all, in this order):
 #     build gputests sanitize calibrate sweep pairs variants ncu profile bench
 #
-#   build     device_build of cuflash-roofline and gpu_kernel_tests
+#   build     device_build of cuflash-roofline and gpu_kernel_tests (and the injection
+#             library when the profile stage runs)
 #   gputests  ctest -L gpu -R kernels: gpu.kernels, every kernel against the FP32 reference,
 #             flash-decode's grid (FP16 and BF16, paged, ragged, split-KV) included
 #   sanitize  compute-sanitizer memcheck and racecheck on `run --verify --no-counters` of small
@@ -142,12 +143,16 @@ trap finish EXIT
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv >"$work/gpu.txt" 2>&1
-commit="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# COMMIT from the caller where the tree was copied without its history (a device machine's
+# copy may carry a stale .git); else git's HEAD.
+commit="${COMMIT:-$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 note "gpu: $(tail -1 "$work/gpu.txt"); commit $commit"
 
 if has build; then
   t=$(seconds)
-  if ! device_build "$work/build.log" cuflash-roofline gpu_kernel_tests; then
+  targets=(cuflash-roofline gpu_kernel_tests)
+  has profile && targets+=(roofline_inject)  # profile's injection library
+  if ! device_build "$work/build.log" "${targets[@]}"; then
     grep -E "error|Error" "$work/build.log" | head -30 >>"$summary"
     note "build failed in $(elapsed "$t" 0) s"
     exit 4
