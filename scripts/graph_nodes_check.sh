@@ -19,9 +19,9 @@
 #     run: the first fills on-disk caches), and what each adds to it, judged (counted adds at
 #     most a tenth of what ncu adds).
 #
-#   scripts/graph_nodes_check.sh [build] [gputests] [branches] [decode] [gpt] [mlp]
+#   scripts/graph_nodes_check.sh [build] [gputests] [branches] [decode] [gpt] [mlp] [parallel]
 #
-# Program arguments: DECODE_ARGS, GPT_ARGS, MLP_ARGS (defaults below). NCU_NVTX_decode="decode/"
+# Program arguments: DECODE_ARGS, GPT_ARGS, MLP_ARGS, PARALLEL_ARGS (defaults below). NCU_NVTX_decode="decode/"
 # filters ncu to the decode replays (our rows are then paired graph nodes only). Writes under
 # $OUT (or out/graph-nodes/): summary.txt (the tables), reports.tar.xz (every report and ncu
 # CSV judged), logs.tar.xz. Never changes clocks: ncu runs with --clock-control none.
@@ -40,7 +40,7 @@ finish() {
   (cd "$out/reports" && tar -cJf "$final/reports.tar.xz" .)
 }
 trap finish EXIT
-legs=" ${*:-build gputests branches decode gpt mlp} "
+legs=" ${*:-build gputests branches decode gpt mlp parallel} "
 has() { [[ "$legs" == *" $1 "* ]]; }
 checksum() { grep -E "checksum" "$1" | tail -1; }
 ncu_bin="$(command -v ncu || true)"
@@ -177,4 +177,5 @@ has branches && program branches "$build/tests/gpu/profile_target" --graph-branc
 has decode && program decode python3 scripts/programs/decode_loop.py ${DECODE_ARGS:---steps 8}
 has gpt && program gpt python3 scripts/programs/gpt_compiled.py ${GPT_ARGS:---infer 6 --train 2}
 has mlp && program mlp python3 scripts/programs/mlp_block.py ${MLP_ARGS:-}
+has parallel && program parallel python3 scripts/programs/parallel_block.py ${PARALLEL_ARGS:-}
 exit 0

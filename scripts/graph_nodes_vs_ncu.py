@@ -81,12 +81,26 @@ def our_kernels(path, graphs_only):
                     "status": r["status"],
                     "clock": clock if isinstance(clock, (int, float)) else NAN,
                     "node": (launch.get("graph_id"), launch.get("node_position")) if kind else None,
-                    "replay": replay if isinstance(replay, (int, float)) else NAN})
+                    "replay": replay if isinstance(replay, (int, float)) else NAN,
+                    "span": (launch.get("gpu_start_ns"), launch.get("gpu_end_ns")),
+                    "shared": 0.0})
+    # A node's time shared with other kernel nodes of its graph launch (parallel branches, and
+    # the next node starting while a node's last CTAs still run): ncu runs each node alone.
+    by_launch = collections.defaultdict(list)
+    for o in out:
+        if o["graph"] is not None and None not in o["span"]:
+            by_launch[o["graph"]].append(o)
+    for nodes in by_launch.values():
+        for o in nodes:
+            (s, e) = o["span"]
+            o["shared"] = sum(max(0, min(e, p["span"][1]) - max(s, p["span"][0]))
+                              for p in nodes if p is not o) * 1e-9
     return out
 
 
-def why_missed(o, t, tr, row, units, clock_row=None):
-    """Why our time t of kernel o misses the reference's tr (its ncu result `row`): the same
+def why_missed(o, t, tr, row, units, clock_row=None, shared=0.0):
+    """Why our time t of kernel o misses the reference's tr (its ncu result `row`): the node
+    ran beside other nodes of its graph launch for `shared` seconds of t, the same
     cycles at another SM clock (ncu's clock from `clock_row`, the same node in the counters'
     reference, where the time reference did not read it), the reference's flush leaving lines
     dirty for the kernel to write back (1 MB or more of DRAM writes beyond ours), or neither."""
@@ -94,6 +108,8 @@ def why_missed(o, t, tr, row, units, clock_row=None):
     if not clock > 0 and clock_row is not None:
         clock = scaled(*clock_row, "sm__cycles_elapsed.avg.per_second")
     limit = 0.05 * tr if tr >= 20e-6 else 2e-6 + 0.10 * tr
+    if shared > 0 and abs(t - shared - tr) <= limit:
+        return "sharing the GPU with other nodes of its launch (its time not shared within the band)"
     if clock > 0 and o["clock"] > 0 and abs(t * o["clock"] / clock - tr) <= limit:
         return "at another SM clock (the same cycles within the band)"
     if scaled(row, units, "dram__bytes_write.sum") - o["write"] >= 1e6:
@@ -219,7 +235,8 @@ def main():
                 cref_of = cpairs.get(id(o))
                 time_misses[kind].append(why_missed(
                     o, t, tr, *raw_of[id(tref)],
-                    clock_row=raw_of.get(id(cref_of)) if cref_of is not None else None))
+                    clock_row=raw_of.get(id(cref_of)) if cref_of is not None else None,
+                    shared=o["shared"]))
             good = good and ok
             cells.append(f"{ratio(t, tr):.3f}{'' if ok else '!'}")
         else:
