@@ -105,6 +105,26 @@ Idle idle_between(const std::vector<KernelExecution>& nodes) {
   return idle;
 }
 
+// The part of kernel node i's time during which another kernel node of the launch ran (a
+// parallel branch, or the next node starting under its last CTAs): the others' intervals
+// clipped to its own, merged. `nodes` are in start order.
+double shared_seconds(const std::vector<KernelExecution>& nodes, std::size_t i) {
+  const KernelExecution& self = nodes[i];
+  std::uint64_t covered_until = self.start_ns;
+  double shared = 0;
+  for (std::size_t j = 0; j < nodes.size() && nodes[j].start_ns < self.end_ns; ++j) {
+    const KernelExecution& other = nodes[j];
+    if (j == i || other.kind != ExecutionKind::kKernel || other.end_ns <= other.start_ns) continue;
+    const std::uint64_t from = std::max(other.start_ns, covered_until);
+    const std::uint64_t to = std::min(other.end_ns, self.end_ns);
+    if (to > from) {
+      shared += seconds_between(from, to);
+      covered_until = to;
+    }
+  }
+  return shared;
+}
+
 }  // namespace
 
 GraphRows::GraphRows(Recorder& recorder, const GraphCatalog& catalog, const std::regex* filter)
@@ -160,6 +180,7 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
     if (seconds > 0) {
       counters[quantity::kGpuTime] = seconds;
       counters[quantity::kKernelExecution] = seconds;
+      if (kernel) counters[quantity::kGraphShared] = shared_seconds(nodes, i);
     } else {
       message += "; its activity record has no duration";
       if (status == RowStatus::kOk) status = RowStatus::kCountersUnavailable;

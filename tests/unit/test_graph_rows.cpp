@@ -95,6 +95,25 @@ TEST_CASE("graph rows: the parent's time is its nodes' and the gaps when none ra
   CHECK(rows[1]["counters"]["gpu_time_seconds"].get<double>() == doctest::Approx(10e-6));
   CHECK(rows[2]["launch"]["node_kind"] == "memset");
   CHECK(rows[4]["counters"]["gpu_time_seconds"].get<double>() == doctest::Approx(15e-6));
+  // The two that overlap shared 5 µs each; the first kernel none; the memset has no such time.
+  CHECK(rows[1]["counters"]["graph_shared_seconds"].get<double>() == 0.0);
+  CHECK_FALSE(rows[2]["counters"].contains("graph_shared_seconds"));
+  CHECK(rows[3]["counters"]["graph_shared_seconds"].get<double>() == doctest::Approx(5e-6));
+  CHECK(rows[4]["counters"]["graph_shared_seconds"].get<double>() == doctest::Approx(5e-6));
+}
+
+TEST_CASE("graph rows: a node's shared time counts each instant once, whoever ran beside it") {
+  LaunchActivity activity;
+  // Three branches: the first (0-10 µs) beside two that overlap each other (2-6, 4-8); a copy
+  // beside the first shares no SMs and does not count.
+  activity.executions = {
+      execution(ExecutionKind::kKernel, 1, 0, 10), execution(ExecutionKind::kKernel, 2, 2, 6),
+      execution(ExecutionKind::kKernel, 3, 4, 8), execution(ExecutionKind::kMemcpy, 4, 8.5, 9.5)};
+  const std::vector<nlohmann::json> rows = rows_of(activity);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[1]["counters"]["graph_shared_seconds"].get<double>() == doctest::Approx(6e-6));
+  CHECK(rows[2]["counters"]["graph_shared_seconds"].get<double>() == doctest::Approx(4e-6));
+  CHECK(rows[3]["counters"]["graph_shared_seconds"].get<double>() == doctest::Approx(4e-6));
 }
 
 TEST_CASE("graph rows: nodes back to back leave no idle time") {

@@ -80,6 +80,9 @@ inline constexpr const char* kKernelExecution = "kernel_execution_seconds";
 inline constexpr const char* kReplayTime = "replay_time_seconds";
 // A graph launch's time (first node's start to last node's end) when none of its nodes ran.
 inline constexpr const char* kGraphIdle = "graph_idle_seconds";
+// A kernel node's time (kGpuTime) during which another kernel node of its graph launch ran:
+// parallel branches, or the next node starting under its last CTAs. ncu runs nodes one at a time.
+inline constexpr const char* kGraphShared = "graph_shared_seconds";
 inline constexpr const char* kSmClock = "sm_clock_hz";
 inline constexpr const char* kDramClock = "dram_clock_hz";
 inline constexpr const char* kL2Clock = "l2_clock_hz";
