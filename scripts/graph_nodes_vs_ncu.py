@@ -83,18 +83,29 @@ def our_kernels(path, graphs_only):
                     "node": (launch.get("graph_id"), launch.get("node_position")) if kind else None,
                     "replay": replay if isinstance(replay, (int, float)) else NAN,
                     "span": (launch.get("gpu_start_ns"), launch.get("gpu_end_ns")),
-                    "shared": 0.0})
+                    "shared": r.get("counters", {}).get("graph_shared_seconds")})
     # A node's time shared with other kernel nodes of its graph launch (parallel branches, and
     # the next node starting while a node's last CTAs still run): ncu runs each node alone.
+    # The report's graph_shared_seconds where it has it, else from the nodes' spans.
     by_launch = collections.defaultdict(list)
     for o in out:
+        if isinstance(o["shared"], (int, float)):
+            continue
+        o["shared"] = 0.0
         if o["graph"] is not None and None not in o["span"]:
             by_launch[o["graph"]].append(o)
     for nodes in by_launch.values():
+        nodes.sort(key=lambda n: n["span"][0])
         for o in nodes:
             (s, e) = o["span"]
-            o["shared"] = sum(max(0, min(e, p["span"][1]) - max(s, p["span"][0]))
-                              for p in nodes if p is not o) * 1e-9
+            covered, shared = s, 0
+            for p in nodes:  # the others' spans clipped to this one, each instant once
+                if p is o:
+                    continue
+                lo, hi = max(p["span"][0], covered), min(p["span"][1], e)
+                if hi > lo:
+                    shared, covered = shared + hi - lo, hi
+            o["shared"] = shared * 1e-9
     return out
 
 
