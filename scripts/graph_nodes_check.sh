@@ -8,7 +8,9 @@
 #   - under `ncu --graph-profiling node` with our metric list: once with --cache-control none,
 #     the reference for node time and for cost, and once with --cache-control all (twice for the
 #     programs in NCU_TWICE: ncu's own spread), the reference for the counters (ncu flushes the
-#     caches before each node, as `profile --cache cold` does before each node's replay);
+#     caches before each node, as `profile --cache cold` does before each node's replay;
+#     NCU_ALL_RUNS_<program>=3 runs it three times, the third judged by the rule ours are: what
+#     the criterion gives ncu against itself);
 #     NCU_CACHES ("none all"; empty: no ncu) or NCU_CACHES_<program> choose the runs (without a `none` run,
 #     time is judged against the `all` run); `time` in them adds a run with --cache-control none
 #     and gpu__time_duration alone (one pass: nothing saved and restored between passes, whose
@@ -110,9 +112,14 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
     only=(--graphs-only)
   fi
   local caches_var="NCU_CACHES_$name" runs=() c
+  local repeat_var="NCU_ALL_RUNS_$name" repeat=1 k
+  [[ " ${NCU_TWICE:-} " == *" $name "* ]] && repeat=2
+  repeat="${!repeat_var:-$repeat}"
   for c in ${!caches_var-${NCU_CACHES-none all}}; do
     runs+=("$c:1")
-    [ "$c" = all ] && [[ " ${NCU_TWICE:-} " == *" $name "* ]] && runs+=("all:2")
+    if [ "$c" = all ]; then
+      for ((k = 2; k <= repeat; ++k)); do runs+=("all:$k"); done
+    fi
   done
   [ ${#runs[@]} -gt 0 ] || return 0
   local run cache n
@@ -140,6 +147,7 @@ print(len(rows), 'rows', dict(kinds), dict(collections.Counter(r['status'] for r
   local extra=()
   [ -s "$out/reports/${name}_ncu_all1.csv" ] && extra+=(--counters "$out/reports/${name}_ncu_all1.csv")
   [ -s "$out/reports/${name}_ncu_all2.csv" ] && extra+=(--ncu2 "$out/reports/${name}_ncu_all2.csv")
+  [ -s "$out/reports/${name}_ncu_all3.csv" ] && extra+=(--ncu3 "$out/reports/${name}_ncu_all3.csv")
   local time_ref="$out/reports/${name}_ncu_time1.csv"
   [ -s "$time_ref" ] || time_ref="$out/reports/${name}_ncu_none1.csv"
   [ -s "$time_ref" ] || time_ref="$out/reports/${name}_ncu_all1.csv"

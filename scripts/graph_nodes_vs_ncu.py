@@ -3,7 +3,7 @@
 Nsight Compute's `--graph-profiling node` on one program.
 
     python3 scripts/graph_nodes_vs_ncu.py PROFILE.json NCU.csv [--counters NCU_ALL.csv]
-                                          [--ncu2 NCU2.csv] [--graphs-only]
+                                          [--ncu2 NCU2.csv] [--ncu3 NCU3.csv] [--graphs-only]
                                           [--timed TIMED.json] [--all]
 
 PROFILE.json: `cuflash-roofline profile --json` of a one-process program. NCU.csv: `ncu
@@ -14,13 +14,16 @@ graph run. With --graphs-only, only our graph nodes are paired (for an ncu run f
 replays with --nvtx-include). NCU_ALL.csv: the same with --cache-control all (ncu flushes the
 caches before each node, as `profile --cache cold` does before each launch and each node
 replay): the reference for DRAM, L2 and FLOPs when given (else NCU.csv is). NCU2.csv: a second
-run like the counters' reference, for ncu's own spread. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check.
+run like the counters' reference, for ncu's own spread. NCU3.csv: a third such run, judged as ours
+are (DRAM and L2 against the reference, within 2% or the two runs' spread, on the same nodes):
+what the criterion gives a replica of ncu itself. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check.
 
 Our kernels (plain launches and kernel nodes, graph launches themselves left out) are paired
 with ncu's results in order; the nodes of one graph launch are paired with the launch's results
 by kernel name (parallel branches may run in another order). Printed:
   time: kernels >= 20 us within 5% of ncu's gpu__time_duration, below 20 us within 2 us + 10%
-  (graph nodes apart from plain launches); counted nodes' replays alone (replay_time_seconds)
+  (graph nodes apart from plain launches, and apart the nodes that ran beside other nodes of
+  their launch for longer than that band: ncu runs each node alone); counted nodes' replays alone (replay_time_seconds)
   against the counters' reference (NCU_ALL.csv: ncu flushes the caches, as before a replay);
   DRAM and L2: within 2% (or within ncu's own run-to-run spread, with --ncu2) on kernels that
   move >= 10 MB; where the program ran the storeless probe (gpt_compiled.py --probe), DRAM again
@@ -45,7 +48,7 @@ PROBE = "probe_read_only"  # gpt_compiled.py --probe: reads 256 MiB, stores noth
 
 
 def args_of(argv):
-    opts = {"--ncu2": None, "--timed": None, "--counters": None}
+    opts = {"--ncu2": None, "--ncu3": None, "--timed": None, "--counters": None}
     flags = set()
     positional = []
     it = iter(argv)
@@ -82,6 +85,7 @@ def our_kernels(path, graphs_only):
                     "clock": clock if isinstance(clock, (int, float)) else NAN,
                     "node": (launch.get("graph_id"), launch.get("node_position")) if kind else None,
                     "replay": replay if isinstance(replay, (int, float)) else NAN,
+                    "shape": (tuple(launch.get("grid") or ()), tuple(launch.get("block") or ())),
                     "span": (launch.get("gpu_start_ns"), launch.get("gpu_end_ns")),
                     "shared": r.get("counters", {}).get("graph_shared_seconds")})
     # A node's time shared with other kernel nodes of its graph launch (parallel branches, and
@@ -121,6 +125,8 @@ def why_missed(o, t, tr, row, units, clock_row=None, shared=0.0):
     limit = 0.05 * tr if tr >= 20e-6 else 2e-6 + 0.10 * tr
     if shared > 0 and abs(t - shared - tr) <= limit:
         return "sharing the GPU with other nodes of its launch (its time not shared within the band)"
+    if shared > limit:
+        return "beside other nodes of its launch beyond the band (concurrent branches; ncu runs it alone)"
     if clock > 0 and o["clock"] > 0 and abs(t * o["clock"] / clock - tr) <= limit:
         return "at another SM clock (the same cycles within the band)"
     if scaled(row, units, "dram__bytes_write.sum") - o["write"] >= 1e6:
@@ -135,9 +141,21 @@ def short(name):
     return base.split("::")[-1]
 
 
+def shape_of(row):
+    """An ncu result's (grid, block), as our rows write them."""
+    def dims(text):
+        try:
+            return tuple(int(x) for x in text.strip("() ").split(","))
+        except ValueError:
+            return ()
+    return dims(row.get("Grid Size", "")), dims(row.get("Block Size", ""))
+
+
 def pair(ours, ncu):
-    """[(our kernel, ncu quantities)] in order; a graph launch's nodes matched by name among
-    as many ncu results as it has nodes."""
+    """[(our kernel, ncu quantities)] in order; a graph launch's nodes matched by name (and by
+    grid and block where the ncu entry has them: kernels of one name on tensors of different
+    sizes, whose order parallel branches may change) among as many ncu results as it has
+    nodes. ncu entries: (name, quantities[, (grid, block)])."""
     pairs, j, i = [], 0, 0
     while i < len(ours):
         o = ours[i]
@@ -161,7 +179,10 @@ def pair(ours, ncu):
         unused = list(range(len(window)))
         for node in group:
             name = node["kernel"].split("::")[-1]
-            hit = next((k for k in unused if name in window[k][0]), None)
+            hit = next((k for k in unused if name in window[k][0] and len(window[k]) > 2
+                        and window[k][2] == node["shape"]), None)
+            if hit is None:
+                hit = next((k for k in unused if name in window[k][0]), None)
             if hit is None:
                 print(f"graph launch {o['graph']}: no ncu result named like {name!r}")
                 continue
@@ -179,8 +200,8 @@ def main():
         sys.exit(2)
     ours = our_kernels(positional[0], "--graphs-only" in flags)
     rows, units = read_ncu(positional[1])
-    ncu = [(r.get("Kernel Name", ""), ncu_quantities(r, units)) for r in rows]
-    raw_of = {id(q): (r, units) for r, (_, q) in zip(rows, ncu)}
+    ncu = [(r.get("Kernel Name", ""), ncu_quantities(r, units), shape_of(r)) for r in rows]
+    raw_of = {id(q): (r, units) for r, (_, q, _) in zip(rows, ncu)}
     spread = None
     if opts["--ncu2"]:
         rows2, units2 = read_ncu(opts["--ncu2"])
@@ -192,10 +213,10 @@ def main():
     crows, cunits = rows, units
     if opts["--counters"]:
         crows, cunits = read_ncu(opts["--counters"])
-        cref = [(r.get("Kernel Name", ""), ncu_quantities(r, cunits)) for r in crows]
-        raw_of.update({id(q): (r, cunits) for r, (_, q) in zip(crows, cref)})
+        cref = [(r.get("Kernel Name", ""), ncu_quantities(r, cunits), shape_of(r)) for r in crows]
+        raw_of.update({id(q): (r, cunits) for r, (_, q, _) in zip(crows, cref)})
     cpairs = dict((id(o), q) for o, q in pair(ours, cref))
-    index_of = {id(q): k for k, (_, q) in enumerate(cref)}
+    index_of = {id(entry[1]): k for k, entry in enumerate(cref)}
     # The storeless probe (gpt_compiled.py --probe): the DRAM writes the reference counts during
     # a kernel that stores nothing, beyond ours, are write-backs of lines its flush left dirty.
     ref_writes = [scaled(r, cunits, "dram__bytes_write.sum") for r in crows]
@@ -214,6 +235,7 @@ def main():
     banded = {kind: [0, 0] for kind in ("graph nodes", "plain launches")}
     time_ok = {"graph nodes": [0, 0], "plain launches": [0, 0]}
     replay_ok = [0, 0]  # graph nodes' replays alone against the counters' reference
+    alone_ok = [0, 0]  # graph nodes that shared no more of their time than the band with others
     judged = {kind: {"DRAM": [0, 0], "L2": [0, 0], "tensor": [0, 0]}
               for kind in ("graph nodes", "plain launches")}
     spread_used = 0
@@ -228,7 +250,7 @@ def main():
         if o["node"] is not None and not math.isnan(q[2]):
             node_l2[o["node"], o["kernel"]].append(q[2])
     if spread is not None:
-        for o, q in pair(ours, [(name, s2) for (name, _), s2 in zip(cref, spread)]):
+        for o, q in pair(ours, [(entry[0], s2) + tuple(entry[2:]) for entry, s2 in zip(cref, spread)]):
             if o["node"] is not None and not math.isnan(q[2]):
                 node_l2[o["node"], o["kernel"]].append(q[2])
     in_range = [0, 0]
@@ -242,6 +264,9 @@ def main():
             ok = abs(t - tr) <= limit
             time_ok[kind][0] += ok
             time_ok[kind][1] += 1
+            if kind == "graph nodes" and o["shared"] <= limit:
+                alone_ok[0] += ok
+                alone_ok[1] += 1
             if not ok:
                 cref_of = cpairs.get(id(o))
                 time_misses[kind].append(why_missed(
@@ -301,6 +326,12 @@ def main():
         if n:
             print(f"time, {kind}: {n_ok}/{n} within 5% (>= 20 us) or 2 us + 10% (< 20 us) of "
                   f"ncu's gpu__time_duration ({100 * n_ok / n:.1f}%)")
+    if alone_ok[1] < time_ok["graph nodes"][1]:
+        print(f"time, graph nodes that ran beside other nodes of their launch for no more than "
+              f"the band: {alone_ok[0]}/{alone_ok[1]} within it"
+              + (f" ({100 * alone_ok[0] / alone_ok[1]:.1f}%)" if alone_ok[1] else "")
+              + f"; {time_ok['graph nodes'][1] - alone_ok[1]} ran beside others for longer "
+              "(concurrent branches: ncu's one-at-a-time time is not theirs; their replays are)")
     if replay_ok[1]:
         print(f"time, graph nodes replayed alone (replay_time_seconds, after the cold flush): "
               f"{replay_ok[0]}/{replay_ok[1]} within 5% or 2 us + 10% of ncu's "
@@ -317,6 +348,28 @@ def main():
             print(f"{name}, {kind}: {n_ok}/{n} {scope}{pct}")
     if spread is not None:
         print(f"  ({spread_used} of those passed by ncu's own spread, not by 2%)")
+    if spread is not None and opts["--ncu3"]:
+        rows3, units3 = read_ncu(opts["--ncu3"])
+        third = [(r.get("Kernel Name", ""), ncu_quantities(r, units3), shape_of(r)) for r in rows3]
+        replica = {kind: {"DRAM": [0, 0], "L2": [0, 0]} for kind in judged}
+        for o, _ in pairs:
+            ref = cpairs.get(id(o))
+            k = index_of.get(id(ref)) if ref is not None else None
+            if k is None or k >= len(spread) or k >= len(third) or third[k][2] != cref[k][2]:
+                continue
+            kind = "graph nodes" if o["graph"] is not None else "plain launches"
+            for qi, name in ((1, "DRAM"), (2, "L2")):
+                x, y = third[k][1][qi], ref[qi]
+                if math.isnan(x) or math.isnan(y) or y < BIG:
+                    continue
+                r, own = ratio(x, y), ratio(spread[k][qi], y)
+                replica[kind][name][0] += abs(r - 1) <= 0.02 or abs(r - 1) <= abs(own - 1) + 0.005
+                replica[kind][name][1] += 1
+        for kind, by_name in replica.items():
+            for name, (n_ok, n) in by_name.items():
+                if n:
+                    print(f"{name}, {kind}: ncu's third run by the same rule: {n_ok}/{n} "
+                          f"({100 * n_ok / n:.1f}%)")
     if in_range[1]:
         print(f"L2, graph nodes: {in_range[0]}/{in_range[1]} of >= {BIG / 1e6:.0f} MB within 2% of "
               f"the range ncu gave the same node over its runs and its graph's replays "
