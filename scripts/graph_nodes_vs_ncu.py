@@ -14,17 +14,18 @@ graph run. With --graphs-only, only our graph nodes are paired (for an ncu run f
 replays with --nvtx-include). NCU_ALL.csv: the same with --cache-control all (ncu flushes the
 caches before each node, as `profile --cache cold` does before each launch and each node
 replay): the reference for DRAM, L2 and FLOPs when given (else NCU.csv is). NCU2.csv: a second
-run like the counters' reference, for ncu's own spread. NCU3.csv: a third such run, judged as ours
-are (DRAM and L2 against the reference, within 2% or the two runs' spread, on the same nodes):
-what the criterion gives a replica of ncu itself. TIMED.json: a report with graph nodes (usually PROFILE.json), for the serial-graph check.
+run like the counters' reference, for ncu's own spread. NCU3.csv: a third such run, judged as
+ours are (DRAM and L2 against the reference, within 2% or the two runs' spread, on the same
+nodes): what the criterion gives a replica of ncu itself. TIMED.json: a report with graph nodes
+(usually PROFILE.json), for the serial-graph check.
 
 Our kernels (plain launches and kernel nodes, graph launches themselves left out) are paired
 with ncu's results in order; the nodes of one graph launch are paired with the launch's results
-by kernel name (parallel branches may run in another order). Printed:
+by kernel name, grid and block (parallel branches may run in another order). Printed:
   time: kernels >= 20 us within 5% of ncu's gpu__time_duration, below 20 us within 2 us + 10%
   (graph nodes apart from plain launches, and apart the nodes that ran beside other nodes of
-  their launch for longer than that band: ncu runs each node alone); counted nodes' replays alone (replay_time_seconds)
-  against the counters' reference (NCU_ALL.csv: ncu flushes the caches, as before a replay);
+  their launch for longer than that band: ncu runs each node alone); counted nodes' replays
+  alone (replay_time_seconds) against the counters' reference (NCU_ALL.csv: ncu flushes the caches, as before a replay);
   DRAM and L2: within 2% (or within ncu's own run-to-run spread, with --ncu2) on kernels that
   move >= 10 MB; where the program ran the storeless probe (gpt_compiled.py --probe), DRAM again
   with the reference's writes on the nearest probe beyond ours allowed below it (they are
