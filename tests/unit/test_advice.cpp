@@ -129,6 +129,25 @@ TEST_CASE("advice: a profiled launch far below its bandwidth, and one at it") {
   CHECK(v.estimated_speedup == doctest::Approx(1 / 0.9));
 }
 
+TEST_CASE("advice: a profiled kernel of few CTAs that computes nothing is told more CTAs") {
+  // No FLOPs, so no compute ceiling: its grid still says why it reaches little of the bandwidth
+  // (a split-KV combine, a single-tile sort, an index select of a few CTAs, as PyTorch runs them).
+  Row row = profiled_row("gather", {8, 1, 1}, {256, 1, 1},
+                         {{quantity::kDramRead, 64e6}, {quantity::kDramWrite, 0}}, 200e-6);
+  Advice v = advice_of(row);
+  CHECK(v.lever == Lever::kOccupancy);
+  CHECK(v.evidence.find("with 8 CTAs for") != std::string::npos);
+  CHECK(v.estimated_speedup == doctest::Approx(200e-6 / (64e6 / 4800e9)).epsilon(0.01));
+  // The same bytes over 4096 CTAs: the grid fills the GPU, the access pattern is the lever.
+  row.launch->grid = {4096, 1, 1};
+  CHECK(advice_of(row).lever == Lever::kBandwidth);
+  // A short launch of few CTAs is held by its launch and ramp-up, not by its grid.
+  row.launch->grid = {8, 1, 1};
+  row.counters[quantity::kDramRead] = 64e3;
+  row.timing = Timing{{3e-6}, 0, 0};
+  CHECK(advice_of(row).lever == Lever::kLatency);
+}
+
 TEST_CASE("advice: an exp-bound row is told fewer exponentials, bounded by the next roof") {
   // flash-v2 at d = 32: 128 FLOPs per score on mma.sync, against 16 exp2 per clock and SM.
   Row row = bundled("flash-v2", 4, 16, 8192, 0);

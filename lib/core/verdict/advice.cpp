@@ -273,8 +273,14 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   for (const LevelAnalysis& level : a.levels)
     if (level.level == MemoryLevel::kDram && !level.partial) dram_level = &level;
   const double share = slot_share(a);
+  // A short launch without a compute ceiling (an element-wise kernel of a few CTAs) is held by
+  // its launch and ramp-up, and a long one that moves almost nothing and computes nothing waits:
+  // the latency levers below, not more CTAs.
+  const bool computes = !a.bandwidth_only && a.flops > 0;
+  const bool waiting = !computes && a.time_seconds >= kWaitingTime && lead_fraction < kWaitingShare;
+  const bool short_without_pipe = a.ceiling == nullptr && a.time_seconds < kShortLaunch;
   const bool occupancy =
-      dram_level != nullptr &&
+      dram_level != nullptr && !short_without_pipe && !waiting &&
       (a.bandwidth_only || !(work > 0) || seconds(work, peak * busy) < dram_floor) &&
       dram_level->bandwidth_utilisation < kAtRoof && std::isfinite(share) &&
       (share < kOccupiedSlots * kOccupiedSlack ||
@@ -348,7 +354,6 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
         max_finite({bytes_floor, seconds(a.flops, peak * busy)}));
   if (found.empty()) {
     // No specific lever: how far from its roof the row is says what kind of work is left.
-    const bool computes = !a.bandwidth_only && a.flops > 0;
     if (a.time_seconds < kShortLaunch && lead_fraction < kBandwidthLever)
       add(Lever::kLatency,
           "a launch of " + format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
@@ -356,7 +361,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
               ": at this size the launch and the ramp-up dominate (" + launch_floor_text(spec) +
               ")",
           "fewer, larger launches: fuse it with its neighbours", a.time_floor_seconds);
-    else if (!computes && a.time_seconds >= kWaitingTime && lead_fraction < kWaitingShare)
+    else if (waiting)
       // No roof applies: the time is spent waiting, and no lever on bytes or FLOPs shortens it.
       add(Lever::kLatency,
           format_fixed(a.time_seconds * 1e6, 0) + " µs at " + format_fixed(100 * lead_fraction, 2) +

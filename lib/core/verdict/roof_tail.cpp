@@ -1,5 +1,7 @@
 // The tail roof: the compute ceiling at the share of the chip the launch's grid keeps busy
-// (tail_effect.hpp). It names the bound ("tail-bound: ...") only below kTailBindsBelow.
+// (tail_effect.hpp). It names the bound ("tail-bound: ...") only below kTailBindsBelow. The grid's
+// tail effect (its CTAs, waves and slots) is placed on every row whose grid is known, rows
+// without a compute ceiling too: the advice's occupancy lever reads it for memory-bound grids.
 #include <cmath>
 #include <limits>
 
@@ -14,13 +16,13 @@ class Tail final : public Roof {
  public:
   void place(const RoofInputs& in, RowAnalysis& a) const override {
     a.tail_roof_flops_per_second = std::numeric_limits<double>::quiet_NaN();
-    if (a.bandwidth_only || a.ceiling == nullptr) return;
     std::optional<LaunchGrid> grid;
     if (in.row.launch.has_value())
       grid = launch_grid(*in.row.launch, in.spec);
     else if (in.model != nullptr)
       grid = bundled_grid(*in.model, in.row.workload, in.spec.sm_count);
     if (grid) a.tail = tail_effect(*grid, in.spec.sm_count);
+    if (a.bandwidth_only || a.ceiling == nullptr) return;
     if (a.tail && a.tail->efficiency > 0 && a.tail->efficiency < 1) {
       a.tail_roof_flops_per_second = a.peak_flops_per_second * a.tail->efficiency;
       const double floor = seconds_at(a.flops, a.tail_roof_flops_per_second);
