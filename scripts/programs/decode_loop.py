@@ -20,6 +20,8 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+from module_ranges import nvtx_hooks  # noqa: E402
+
 
 class RmsNorm(torch.nn.Module):
     def __init__(self, width):
@@ -103,22 +105,6 @@ class Decoder(torch.nn.Module):
         tokens.index_copy_(1, pos % tokens.shape[1], nxt)
         x.copy_(self.embed(nxt))
         pos.add_(1)
-
-
-def nvtx_hooks(model):
-    """Every module runs inside an NVTX range of its qualified name."""
-    def push(name):
-        def hook(module, args):
-            torch.cuda.nvtx.range_push(name)  # a hook that returns a value replaces the input
-        return hook
-
-    def pop(module, args, output):
-        torch.cuda.nvtx.range_pop()
-
-    for name, module in model.named_modules():
-        if name:
-            module.register_forward_pre_hook(push(name))
-            module.register_forward_hook(pop)
 
 
 def digest(hash_, tensor):

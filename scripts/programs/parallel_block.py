@@ -21,6 +21,8 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+from module_ranges import nvtx_hooks  # noqa: E402
+
 
 class Attention(torch.nn.Module):
     def __init__(self, width, heads):
@@ -79,22 +81,6 @@ class Model(torch.nn.Module):
         for block in self.blocks:
             h = block(h)
         x.copy_(self.norm(h))
-
-
-def nvtx_hooks(model):
-    """Every module runs inside an NVTX range of its qualified name."""
-    def push(name):
-        def hook(module, args):
-            torch.cuda.nvtx.range_push(name)  # a hook that returns a value replaces the input
-        return hook
-
-    def pop(module, args, output):
-        torch.cuda.nvtx.range_pop()
-
-    for name, module in model.named_modules():
-        if name:
-            module.register_forward_pre_hook(push(name))
-            module.register_forward_hook(pop)
 
 
 def main():
