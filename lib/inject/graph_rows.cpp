@@ -105,6 +105,9 @@ Idle idle_between(const std::vector<KernelExecution>& nodes) {
   return idle;
 }
 
+// A node that shared more than this part of its time with other nodes says so in its row.
+constexpr double kSharedNoted = 0.05;
+
 // The part of kernel node i's time during which another kernel node of the launch ran (a
 // parallel branch, or the next node starting under its last CTAs): the others' intervals
 // clipped to its own, merged. `nodes` are in start order.
@@ -180,7 +183,20 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
     if (seconds > 0) {
       counters[quantity::kGpuTime] = seconds;
       counters[quantity::kKernelExecution] = seconds;
-      if (kernel) counters[quantity::kGraphShared] = shared_seconds(nodes, i);
+      if (kernel) {
+        const double shared = shared_seconds(nodes, i);
+        counters[quantity::kGraphShared] = shared;
+        // Its rates divide what it moved alone by a time it partly spent beside other nodes.
+        if (shared > kSharedNoted * seconds) {
+          const auto alone = counters.find(quantity::kReplayTime);
+          message += "; ran beside other nodes of its launch for " + format_fixed(shared * 1e6, 1) +
+                     " of its " + format_fixed(seconds * 1e6, 1) +
+                     " µs, so its rates are those of a shared GPU" +
+                     (alone != counters.end() ? " (its replay alone took " +
+                                                    format_fixed(alone->second * 1e6, 1) + " µs)"
+                                              : std::string());
+        }
+      }
     } else {
       message += "; its activity record has no duration";
       if (status == RowStatus::kOk) status = RowStatus::kCountersUnavailable;

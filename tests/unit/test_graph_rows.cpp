@@ -100,6 +100,10 @@ TEST_CASE("graph rows: the parent's time is its nodes' and the gaps when none ra
   CHECK_FALSE(rows[2]["counters"].contains("graph_shared_seconds"));
   CHECK(rows[3]["counters"]["graph_shared_seconds"].get<double>() == doctest::Approx(5e-6));
   CHECK(rows[4]["counters"]["graph_shared_seconds"].get<double>() == doctest::Approx(5e-6));
+  // Their rows say so; the first kernel's does not.
+  CHECK(rows[3]["message"].get<std::string>().find(
+            "ran beside other nodes of its launch for 5.0 of its 10.0 µs") != std::string::npos);
+  CHECK(rows[1]["message"].get<std::string>().find("beside other nodes") == std::string::npos);
 }
 
 TEST_CASE("graph rows: a node's shared time counts each instant once, whoever ran beside it") {
