@@ -114,12 +114,15 @@ def our_kernels(path, graphs_only):
     return out
 
 
-def why_missed(o, t, tr, row, units, clock_row=None, shared=0.0):
+def why_missed(o, t, tr, row, units, clock_row=None, shared=0.0, alone_ref=NAN):
     """Why our time t of kernel o misses the reference's tr (its ncu result `row`): the node
     ran beside other nodes of its graph launch for `shared` seconds of t, the same
     cycles at another SM clock (ncu's clock from `clock_row`, the same node in the counters'
     reference, where the time reference did not read it), the reference's flush leaving lines
-    dirty for the kernel to write back (1 MB or more of DRAM writes beyond ours), or neither."""
+    dirty for the kernel to write back (1 MB or more of DRAM writes beyond ours), the node's
+    replay alone within the band of `alone_ref` (ncu's time in the counters' reference, which
+    flushes the caches as the replay does: the graph's own condition differs, not the
+    measurement), or neither."""
     clock = scaled(row, units, "sm__cycles_elapsed.avg.per_second")
     if not clock > 0 and clock_row is not None:
         clock = scaled(*clock_row, "sm__cycles_elapsed.avg.per_second")
@@ -132,6 +135,10 @@ def why_missed(o, t, tr, row, units, clock_row=None, shared=0.0):
         return "at another SM clock (the same cycles within the band)"
     if scaled(row, units, "dram__bytes_write.sum") - o["write"] >= 1e6:
         return "after ncu's flush left >= 1 MB of lines dirty (its DRAM writes beyond ours)"
+    if alone_ref > 0 and not math.isnan(o["replay"]):
+        band = 0.05 * alone_ref if alone_ref >= 20e-6 else 2e-6 + 0.10 * alone_ref
+        if abs(o["replay"] - alone_ref) <= band:
+            return "in the graph's own condition (its replay alone agrees with ncu's flushed run)"
     return "neither"
 
 
@@ -273,7 +280,8 @@ def main():
                 time_misses[kind].append(why_missed(
                     o, t, tr, *raw_of[id(tref)],
                     clock_row=raw_of.get(id(cref_of)) if cref_of is not None else None,
-                    shared=o["shared"]))
+                    shared=o["shared"],
+                    alone_ref=cref_of[0] if cref_of is not None and cref_of is not tref else NAN))
             good = good and ok
             cells.append(f"{ratio(t, tr):.3f}{'' if ok else '!'}")
         else:
