@@ -66,9 +66,7 @@ struct AttentionBuffers {
   void* d_q = nullptr;        // dtype [B,H,N,d]
   void* d_k = nullptr;        // dtype [B,H,N,d]
   void* d_v = nullptr;        // dtype [B,H,N,d]
-  void* workspace = nullptr;  // workspace_bytes(kernel, shape) bytes, shared by fwd and bwd;
-                              // zero before its first use (flash-decode keeps counters
-                              // there and leaves them zero)
+  void* workspace = nullptr;  // workspace_bytes(kernel, shape) bytes, shared by fwd and bwd
   // Decode shapes only. q, o: dtype [B, heads, q_len, d]; lse: float [B, heads, q_len]; k, v:
   // dtype [B, kv_heads, seq_len, d] contiguous, or with page_size > 0 a pool of pages
   // [pages, kv_heads, page_size, d] that block_table indexes.

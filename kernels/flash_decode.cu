@@ -41,13 +41,7 @@
 // weights the parts by exp(lse_part - lse) into o and lse. The combine is launched as a
 // programmatic dependent (sm_90): its CTAs are resident before the split kernel ends and wait for
 // it on the device, so no launch gap separates the two. With one part the main kernel writes o and
-// lse itself. Where each part has more tiles than its ring holds (TMA), the parts of a row block
-// share its tiles instead of fixed ranges: each CTA streams kStages tiles of its own, then takes
-// the next untaken tile from the row block's counter in the workspace, so that CTAs on SMs that
-// get less of the DRAM's bandwidth take fewer tiles and the parts end together (fixed equal
-// ranges ended 2.4-3.8 µs apart on an H100). Softmax partials merge in any order, so which keys
-// a part saw does not matter to the combine. The last CTA of a row block to finish sets the
-// counters back to zero for the next launch: the workspace must be zero before its first use.
+// lse itself.
 //
 // Regime: against DRAM, FLOPs = 4·d·rows per key and bytes = 4·d per key and key/value head
 // (K and V, 2 bytes each), so the intensity is about rows = heads/kv_heads · q_len FLOP per
@@ -106,8 +100,7 @@ struct DecodeConfig {
   static constexpr std::size_t kStagesBytes = kStages * kStageBytes;
   // TMA: a barrier per stage after the stages, and room to align the swizzled tiles to 1024
   // bytes (the dynamic shared-memory window only promises 16).
-  static constexpr std::size_t kBarrierBytes =
-      kTma ? kStages * (sizeof(std::uint64_t) + sizeof(int)) : 0;  // and each stage's first key
+  static constexpr std::size_t kBarrierBytes = kTma ? kStages * sizeof(std::uint64_t) : 0;
   static constexpr std::size_t kAlignBytes = kTma ? 1024 - 16 : 0;
   static constexpr std::size_t kSmemBytes = kStagesBytes + kBarrierBytes + kAlignBytes;
   static constexpr int kCtasPerSm = decode_ctas_per_sm(kHeadDim);
@@ -149,7 +142,6 @@ struct DecodeParams {
   float* lse;              // [B, heads, q_len] (one part)
   float* part_o;           // [splits, B, heads, q_len, d] (several parts)
   float* part_lse;         // [splits, B, heads, q_len] (several parts)
-  int* tile_claims;        // [2][B · kv_heads · row blocks]: tiles taken, parts done (several)
   const int* kv_lens;      // [B] or nullptr
   const int* block_table;  // [B, max_blocks] (paged)
   int heads;
@@ -188,9 +180,6 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
   T* s_kv = reinterpret_cast<T*>(smem);  // stage s: K at 2s·kTileKv, V after it
   T* s_q = s_kv + (kStages - 1) * 2 * Cfg::kTileKv;
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kStagesBytes);  // TMA
-  // TMA: the first key of the tile in each stage (thread 0 writes it before the stage's arrival,
-  // so it is visible once the stage's phase completes), -1 when the CTA's stream has ended.
-  volatile int* stage_key0 = reinterpret_cast<volatile int*>(full + kStages);
 
   const int tid = threadIdx.x;
   const int warp = tid / 32;
@@ -221,17 +210,10 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
 
   // Lengths outside 0..seq_len would read past the cache (or the block table): clamped.
   const int kv_len = min(max(p.kv_lens != nullptr ? p.kv_lens[b] : p.seq_len, 0), p.seq_len);
-  // The keys this CTA may stream: its part's fixed range, or (shared parts) the sequence's, of
-  // which it takes tiles kStages·split.. and then those its row block's counter hands it.
-  const int seq_tiles = ceil_div(kv_len, Cfg::kBlockKv);
-  const bool shared_parts =
-      kTma && p.splits > 1 && p.tile_claims != nullptr && seq_tiles >= (kStages + 1) * p.splits;
   const int keys_per_split = decode_keys_per_split(kv_len, p.splits);
-  const int key_begin = shared_parts ? 0 : min(split * keys_per_split, kv_len);
-  const int key_end = shared_parts ? kv_len : min(key_begin + keys_per_split, kv_len);
+  const int key_begin = min(split * keys_per_split, kv_len);
+  const int key_end = min(key_begin + keys_per_split, kv_len);
   const int num_tiles = ceil_div(key_end - key_begin, Cfg::kBlockKv);
-  const int counter = blockIdx.z * gridDim.x + blockIdx.x;  // the row block's (shared parts)
-  const int counters = gridDim.z * gridDim.x;
 
   const int* table = kPaged ? p.block_table + static_cast<std::size_t>(b) * p.max_blocks : nullptr;
   const std::size_t head_row0 =
@@ -244,34 +226,30 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
   constexpr int kPageSlots = kTma ? (kPaged ? Cfg::kBlockKv / 16 : 1) : Cfg::kPasses;
   const bool issuer = !kTma || tid == 0;
 
-  // Pages of the tile that starts at key `key0` (paged only; 0 past the part, and for key0 -1):
-  // of this thread's rows (cp.async), of each box (TMA).
-  auto fetch_pages = [&](int key0, int(&pages)[kPageSlots]) {
+  // Pages of tile `tile` (paged only; 0 past the part): of this thread's rows (cp.async), of
+  // each box (TMA).
+  auto fetch_pages = [&](int tile, int(&pages)[kPageSlots]) {
     if constexpr (kPaged) {
 #pragma unroll
       for (int i = 0; i < kPageSlots; ++i) {
-        const int key = key0 + (kTma ? i * p.box_rows : copy_row + i * Cfg::kRowsPerPass);
-        pages[i] = key0 >= 0 && key < key_end ? __ldg(table + (key >> p.page_shift)) : 0;
+        const int key = key_begin + tile * Cfg::kBlockKv +
+                        (kTma ? i * p.box_rows : copy_row + i * Cfg::kRowsPerPass);
+        pages[i] = key < key_end ? __ldg(table + (key >> p.page_shift)) : 0;
       }
     }
   };
-  // The tile that starts at key `key0` into the stage of the CTA's `slot`-th tile. cp.async:
-  // every thread its chunks, rows past the part zero-filled. TMA: thread 0 the boxes, completing
-  // on the stage's barrier (with key0 -1: the stream's end, an arrival without bytes); boxes
-  // wholly past the part are left out, and the rows past the sequence's keys that a box does
-  // bring (the rest of its last page, or of a contiguous cache longer than this sequence) are
+  // Tile `tile` of K and V into its stage. cp.async: every thread its chunks, rows past the
+  // part zero-filled. TMA: thread 0 the boxes, completing on the stage's barrier; boxes wholly
+  // past the part are left out, and the rows past the sequence's keys that a box does bring
+  // (the rest of its last page, or of a contiguous cache longer than this sequence) are
   // masked in S and zeroed in V before use (zero_v_tail).
-  auto issue_tile = [&](int slot, int key0, const int(&pages)[kPageSlots]) {
-    T* tile_k = s_kv + (slot % kStages) * 2 * Cfg::kTileKv;
+  auto issue_tile = [&](int tile, const int(&pages)[kPageSlots]) {
+    T* tile_k = s_kv + (tile % kStages) * 2 * Cfg::kTileKv;
     T* tile_v = tile_k + Cfg::kTileKv;
+    const int key0 = key_begin + tile * Cfg::kBlockKv;
     if constexpr (kTma) {
 #if __CUDA_ARCH__ >= 900
-      stage_key0[slot % kStages] = key0;
-      if (key0 < 0) {
-        sm90::mbarrier_arrive(full + slot % kStages);
-        return;
-      }
-      const std::uint32_t bar = sm90::smem_u32(full + slot % kStages);
+      const std::uint32_t bar = sm90::smem_u32(full + tile % kStages);
       const int boxes = min(Cfg::kBlockKv / p.box_rows, ceil_div(key_end - key0, p.box_rows));
       sm90::mbarrier_arrive_expect_tx(
           bar, static_cast<std::uint32_t>(boxes * p.box_rows * kHeadDim * 2 * sizeof(T)));
@@ -313,11 +291,11 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
       }
     }
   };
-  // TMA: V's rows `first`.. of the `slot`-th tile zeroed (keys past the sequence: P is 0 there,
-  // but 0 · NaN is not). A swizzled row keeps its 128 bytes, only their order changes.
-  auto zero_v_tail = [&](int slot, int first) {
+  // TMA: V's rows `first`.. of tile `tile` zeroed (keys past the sequence: P is 0 there, but
+  // 0 · NaN is not). A swizzled row keeps its 128 bytes, only their order changes.
+  auto zero_v_tail = [&](int tile, int first) {
     unsigned char* tile_v =
-        reinterpret_cast<unsigned char*>(s_kv + (slot % kStages) * 2 * Cfg::kTileKv + Cfg::kTileKv);
+        reinterpret_cast<unsigned char*>(s_kv + (tile % kStages) * 2 * Cfg::kTileKv + Cfg::kTileKv);
     const int chunks = (Cfg::kBlockKv - first) * (128 / 16);
 #pragma unroll
     for (int block = 0; block < kHeadDim / 64; ++block) {
@@ -360,24 +338,9 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
     }
   };
 
-  // The tiles thread 0 streams (TMA), by index from key_begin: its kStages own ones, then one
-  // per loop iteration from next_tile(), whose value (with shared parts, an atomic on the row
-  // block's counter) is first read an iteration later, to fetch the pages, and the tile issued
-  // the iteration after that. A tile past num_tiles ends the stream.
-  int own_tiles = 0;  // fixed parts: the tiles handed out so far
-  auto own_tile = [&](int i) { return shared_parts ? split * kStages + i : i; };
-  auto next_tile = [&]() {
-    return shared_parts ? kStages * p.splits + atomicAdd(p.tile_claims + counter, 1)
-                        : kStages + own_tiles++;
-  };
-  auto key0_of = [&](int tile) { return tile < num_tiles ? key_begin + tile * Cfg::kBlockKv : -1; };
-  int ready_key0 = -1;   // of the tile to issue next (TMA)
-  int pending_tile = 0;  // taken, not yet read (TMA)
-  bool ended = false;    // the stream's end issued (TMA)
-
   // Prologue: tiles 0 .. kStages-2 (cp.async: one commit group each, Q riding in the first).
   // The pages of all of them are fetched before the first copy so that their latencies overlap.
-  int next_pages[kPageSlots];  // of the tile issued next, fetched a tile ahead
+  int next_pages[kPageSlots];  // of tile `tile + kStages - 1`, fetched a tile ahead
   if (issuer) {
     if constexpr (kTma) {
 #if __CUDA_ARCH__ >= 900
@@ -389,20 +352,13 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
     }
     int pages[kStages - 1][kPageSlots];
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) fetch_pages(key0_of(own_tile(s)), pages[s]);
+    for (int s = 0; s < kStages - 1; ++s) fetch_pages(s, pages[s]);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if constexpr (kTma) {
-        if (!ended) issue_tile(s, key0_of(own_tile(s)), pages[s]);
-        ended = ended || key0_of(own_tile(s)) < 0;
-      } else {
-        if (s < num_tiles) issue_tile(s, key0_of(s), pages[s]);
-        ptx::cp_async_commit();
-      }
+      if (s < num_tiles) issue_tile(s, pages[s]);
+      if constexpr (!kTma) ptx::cp_async_commit();
     }
-    ready_key0 = key0_of(own_tile(kStages - 1));
-    fetch_pages(ready_key0, next_pages);
-    if (kTma && !ended && ready_key0 >= 0) pending_tile = next_tile();
+    fetch_pages(kStages - 1, next_pages);
   }
   if constexpr (kTma) {
     ptx::cp_async_commit();  // Q's copy alone
@@ -444,50 +400,30 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
   float row_sum[2] = {0.f, 0.f};              // this thread's share; the quad is summed at the end
 
 #pragma unroll 1
-  for (int slot = 0;; ++slot) {
-    // The CTA's slot-th tile has landed for every thread, and (after the barrier) every warp is
-    // done with the one before, whose stage the copy below refills.
-    int kv0;
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    const int kv0 = key_begin + tile * Cfg::kBlockKv;
+    // Tile `tile` has landed for every thread, and (after the barrier) every warp is done with
+    // tile - 1, whose stage the copy below refills.
     if constexpr (kTma) {
 #if __CUDA_ARCH__ >= 900
-      sm90::mbarrier_wait(sm90::smem_u32(full + slot % kStages),
-                          static_cast<std::uint32_t>((slot / kStages) & 1));
+      sm90::mbarrier_wait(sm90::smem_u32(full + tile % kStages),
+                          static_cast<std::uint32_t>((tile / kStages) & 1));
 #endif
-      kv0 = stage_key0[slot % kStages];
-      if (kv0 < 0) break;                              // the same for the whole CTA
-      const bool tail = kv0 + Cfg::kBlockKv > kv_len;  // likewise
-      if (tail) zero_v_tail(slot, kv_len - kv0);
-      if (slot > 0 || tail) __syncthreads();
-    } else {
-      if (slot >= num_tiles) break;
-      kv0 = key_begin + slot * Cfg::kBlockKv;
-      if (slot > 0) {
-        ptx::cp_async_wait<kStages - 2>();
-        __syncthreads();
-      }
+      const bool tail = kv0 + Cfg::kBlockKv > kv_len;  // the same for the whole CTA
+      if (tail) zero_v_tail(tile, kv_len - kv0);
+      if (tile > 0 || tail) __syncthreads();
+    } else if (tile > 0) {
+      ptx::cp_async_wait<kStages - 2>();
+      __syncthreads();
     }
     if (issuer) {
-      if constexpr (kTma) {
-        if (!ended) {
-          issue_tile(slot + kStages - 1, ready_key0, next_pages);
-          ended = ready_key0 < 0;
-          if (!ended) {
-            ready_key0 = key0_of(pending_tile);
-            fetch_pages(ready_key0, next_pages);
-            if (ready_key0 >= 0) pending_tile = next_tile();
-          }
-        }
-      } else {
-        if (slot + kStages - 1 < num_tiles) {
-          issue_tile(slot + kStages - 1, key0_of(slot + kStages - 1), next_pages);
-        }
-        ptx::cp_async_commit();
-        fetch_pages(key0_of(slot + kStages), next_pages);
-      }
+      if (tile + kStages - 1 < num_tiles) issue_tile(tile + kStages - 1, next_pages);
+      if constexpr (!kTma) ptx::cp_async_commit();
+      fetch_pages(tile + kStages, next_pages);
     }
 
     if (!warp_has_rows) continue;
-    const std::uint32_t tile_k = ptx::smem_address(s_kv + (slot % kStages) * 2 * Cfg::kTileKv);
+    const std::uint32_t tile_k = ptx::smem_address(s_kv + (tile % kStages) * 2 * Cfg::kTileKv);
     const std::uint32_t tile_v = tile_k + Cfg::kTileKv * sizeof(T);
 
     // S = Q K^T for the warp's 16 rows x kWarpKeys keys.
@@ -668,16 +604,6 @@ __device__ __forceinline__ void decode_cta(const DecodeParams<T>& p) {
       *reinterpret_cast<uint4*>(p.o + row * kHeadDim + col) = packed;
     }
   }
-  // Shared parts: the row block's last CTA to finish sets its counters back to zero for the
-  // next launch. Every CTA of the row block has taken its last tile by then: the fence orders
-  // this CTA's atomics on the tile counter before its count of finished parts.
-  if (shared_parts && tid == 0) {
-    __threadfence();
-    if (atomicAdd(p.tile_claims + counters + counter, 1) == p.splits - 1) {
-      atomicExch(p.tile_claims + counter, 0);
-      atomicExch(p.tile_claims + counters + counter, 0);
-    }
-  }
 }
 
 // The main kernel: decode_cta per CTA. Each architecture's code has the body of one stream, the
@@ -810,13 +736,6 @@ std::size_t partial_lse_bytes(const AttentionShape& shape, int splits) {
   return align_up(static_cast<std::size_t>(splits) * output_rows(shape) * sizeof(float));
 }
 
-// Shared parts' counters: tiles taken and parts finished, one of each per row block.
-std::size_t tile_counter_bytes(const AttentionShape& shape) {
-  const int rows = decode_rows(shape.heads, shape.key_heads(), shape.q_len);
-  return align_up(2 * static_cast<std::size_t>(shape.batch) * shape.key_heads() *
-                  decode_row_blocks(rows) * sizeof(int));
-}
-
 template <typename T, int kHeadDim, int kRowTiles, bool kPaged, bool kTma>
 cudaError_t launch_decode(const AttentionShape& shape, const DecodeParams<T>& params,
                           cudaStream_t stream) {
@@ -918,9 +837,6 @@ cudaError_t launch_for_type(const AttentionShape& shape, const AttentionBuffers&
     params.part_o = static_cast<float*>(buffers.workspace);
     params.part_lse = reinterpret_cast<float*>(static_cast<unsigned char*>(buffers.workspace) +
                                                partial_o_bytes(shape, splits));
-    params.tile_claims =
-        reinterpret_cast<int*>(static_cast<unsigned char*>(buffers.workspace) +
-                               partial_o_bytes(shape, splits) + partial_lse_bytes(shape, splits));
   }
   params.kv_lens = buffers.kv_lens;
   params.block_table = buffers.block_table;
@@ -952,14 +868,12 @@ cudaError_t launch_for_type(const AttentionShape& shape, const AttentionBuffers&
 }  // namespace
 
 // The split-KV partials: FP32 O [splits, B, heads, q_len, d], then FP32 LSE [splits, B, heads,
-// q_len], then the shared parts' counters (int [2, B, kv_heads, row blocks], zero between
-// launches), each from a 256-byte boundary; nothing with one part. Auto splits (kv_splits 0)
+// q_len], each from a 256-byte boundary; nothing with one part. Auto splits (kv_splits 0)
 // depend on the current device's SM count, as in the launch.
 std::size_t flash_decode_workspace_bytes(const AttentionShape& shape) {
   int splits = 1;
   if (resolve_splits(shape, &splits) != cudaSuccess || splits <= 1) return 0;
-  return partial_o_bytes(shape, splits) + partial_lse_bytes(shape, splits) +
-         tile_counter_bytes(shape);
+  return partial_o_bytes(shape, splits) + partial_lse_bytes(shape, splits);
 }
 
 // Work model: FLOPs = 4·d·H·Σ_b (q_len·kv_len_b − (causal ? q_len·(q_len−1)/2 : 0)) (S and

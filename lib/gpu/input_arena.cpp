@@ -119,9 +119,6 @@ void InputArena::ensure(const PointSizes& s) {
     if (need > buffer->bytes()) growth += need;
   if (growth + kMemoryMargin > free_bytes) release();
   for (const auto& [buffer, need] : plan(*this, s)) buffer->ensure(need);
-  // Zero, as a workspace must be before a kernel's first use (an earlier point's kernel may
-  // have left anything there).
-  ROOFLINE_CUDA_CALL(cudaMemset(workspace.get(), 0, workspace.bytes()));
 }
 
 void InputArena::fill_inputs(const Workload& workload, const PointSizes& s, std::uint64_t seed,
