@@ -169,6 +169,16 @@ TEST_CASE("table width: words wrap to the width, long words are broken") {
   CHECK(elide("fits", 4) == "fits");
 }
 
+TEST_CASE("table width: a number keeps its unit on its line") {
+  // Without the rule these break between 966 and µs, and between 3.2 and TB/s.
+  CHECK(wrap_words("took 579 µs, against 966 µs in the graph", 14) ==
+        "took 579 µs,\n  against\n  966 µs in\n  the graph\n");
+  CHECK(wrap_words("at 3.2 TB/s now", 10) == "at\n  3.2 TB/s\n  now\n");
+  // A unit after a word that is not a number, and a number before a word that is not a unit,
+  // break as any words do.
+  CHECK(wrap_words("many s and 12 apples", 8) == "many s\n  and 12\n  apples\n");
+}
+
 TEST_CASE("table width: run, model and merged tables fit 80 and 120 columns") {
   for (const char* name : {"head.json", "model.json", "head_a100.json"}) {
     CAPTURE(name);

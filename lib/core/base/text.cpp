@@ -115,6 +115,34 @@ std::size_t prefix_bytes(std::string_view text, std::size_t columns) {
   return i;
 }
 
+// Whether `word` is a unit that its number before it keeps on its line ("966 µs", "3.2 TB/s"),
+// trailing punctuation aside.
+bool is_unit(std::string_view word) {
+  while (!word.empty() && (word.back() == ',' || word.back() == ';' || word.back() == ':' ||
+                           word.back() == '.' || word.back() == ')'))
+    word.remove_suffix(1);
+  static constexpr std::string_view kUnits[] = {
+      "s",   "ms",   "µs",   "ns",     "B",       "KB",      "MB", "GB", "TB",  "KiB", "MiB",
+      "GiB", "GB/s", "TB/s", "FLOP/s", "GFLOP/s", "TFLOP/s", "W",  "J",  "MHz", "GHz"};
+  for (std::string_view unit : kUnits)
+    if (word == unit) return true;
+  return false;
+}
+
+// The words of `text` split at spaces, a unit joined to the number before it.
+std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> words;
+  for (std::string& word : split(text, ' ')) {
+    if (word.empty()) continue;
+    if (!words.empty() && is_unit(word) && !words.back().empty() &&
+        std::isdigit(static_cast<unsigned char>(words.back().back())) != 0)
+      words.back() += " " + word;
+    else
+      words.push_back(std::move(word));
+  }
+  return words;
+}
+
 }  // namespace
 
 std::string elide(std::string_view text, std::size_t width) {
@@ -143,8 +171,8 @@ std::string wrap_words(std::string_view text, std::size_t width, std::string_vie
     line_width = indent_width;
   };
   bool first_word = true;
-  for (const std::string& word : split(text, ' ')) {
-    if (word.empty()) continue;
+  // A number and its unit stay on one line.
+  for (const std::string& word : words_of(text)) {
     std::string_view rest = word;
     std::size_t rest_width = display_width(rest);
     const bool fresh = first_word || (!out.empty() && line_width == indent_width);
