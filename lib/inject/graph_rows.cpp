@@ -105,9 +105,6 @@ Idle idle_between(const std::vector<KernelExecution>& nodes) {
   return idle;
 }
 
-// A node that shared more than this part of its time with other nodes says so in its row.
-constexpr double kSharedNoted = 0.05;
-
 // The part of kernel node i's time during which another kernel node of the launch ran (a
 // parallel branch, or the next node starting under its last CTAs): the others' intervals
 // clipped to its own, merged. `nodes` are in start order.
@@ -187,7 +184,7 @@ void GraphRows::record(const KernelLaunch& launch, const std::optional<LaunchAct
         const double shared = shared_seconds(nodes, i);
         counters[quantity::kGraphShared] = shared;
         // Its rates divide what it moved alone by a time it partly spent beside other nodes.
-        if (shared > kSharedNoted * seconds) {
+        if (shared > quantity::kGraphSharedNoted * seconds) {
           const auto alone = counters.find(quantity::kReplayTime);
           message += "; ran beside other nodes of its launch for " + format_fixed(shared * 1e6, 1) +
                      " of its " + format_fixed(seconds * 1e6, 1) +

@@ -137,6 +137,38 @@ TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, over
                   "another's") != std::string::npos);
 }
 
+TEST_CASE("summary: a group whose nodes shared the GPU says so, with their replays alone") {
+  Report report = program();
+  // Two kernel nodes of one launch on parallel branches, each beside the other for 50 of its
+  // 100 us, each replayed alone in 70 us; a third node shared 2 us (under the 5% noted).
+  for (int i = 0; i < 3; ++i) {
+    Row node = launch_row(kAdd, 4, 100e-6, 480e6);
+    node.launch->node_kind = "kernel";
+    node.launch->graph_node_id = 10 + i;
+    node.launch->node_position = i;
+    node.counters[quantity::kGraphShared] = i < 2 ? 50e-6 : 2e-6;
+    node.counters[quantity::kReplayTime] = 70e-6;
+    report.rows.push_back(node);
+  }
+  const Summary summary = summarize(report, GroupBy::kFunctor);
+  const KernelGroup* add = nullptr;
+  const KernelGroup* gelu = nullptr;
+  for (const KernelGroup& g : summary.groups)
+    (g.key.find("CUDAFunctor_add") != std::string::npos ? add : gelu) = &g;
+  REQUIRE(add != nullptr);
+  REQUIRE(gelu != nullptr);
+  CHECK(add->launches == 4);
+  CHECK(add->shared_seconds == doctest::Approx(102e-6));
+  CHECK(add->shared_replayed == 2);
+  CHECK(add->shared_graph_seconds == doctest::Approx(200e-6));
+  CHECK(add->shared_alone_seconds == doctest::Approx(140e-6));
+  CHECK(shared_note(*add) ==
+        "ran beside other nodes of its graph launches for 102 µs (26% of its time): its rates, "
+        "and the bounds above, are those of a shared GPU; replayed alone, its 2 nodes that "
+        "shared more than 5% of their time took 140 µs, against 200 µs in the graph");
+  CHECK(shared_note(*gelu).empty());
+}
+
 TEST_CASE("summary: a compiled model's graphs, recorded on the H200, summarised by kernel") {
   // torch.compile(mode="reduce-overhead") of a two-layer GPT block: 7 graph launches whose
   // nodes are rows of their own (two launches of one kernel with one shape in one graph among

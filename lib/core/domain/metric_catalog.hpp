@@ -83,6 +83,9 @@ inline constexpr const char* kGraphIdle = "graph_idle_seconds";
 // A kernel node's time (kGpuTime) during which another kernel node of its graph launch ran:
 // parallel branches, or the next node starting under its last CTAs. ncu runs nodes one at a time.
 inline constexpr const char* kGraphShared = "graph_shared_seconds";
+// A node (its row) or a group of them (`show`'s summary) that spent more than this part of its
+// time beside other nodes says so: its rates are those of a GPU it shared.
+inline constexpr double kGraphSharedNoted = 0.05;
 inline constexpr const char* kSmClock = "sm_clock_hz";
 inline constexpr const char* kDramClock = "dram_clock_hz";
 inline constexpr const char* kL2Clock = "l2_clock_hz";

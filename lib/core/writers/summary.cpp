@@ -7,6 +7,7 @@
 
 #include "lib/core/base/table_layout.hpp"
 #include "lib/core/base/text.hpp"
+#include "lib/core/domain/metric_catalog.hpp"
 #include "lib/core/verdict/advice.hpp"
 #include "lib/core/verdict/analysis.hpp"
 
@@ -203,6 +204,17 @@ Summary summarize(const JudgedReport& judged, GroupBy by, SummarySort sort) {
     }
     g.times.push_back(a.time_seconds);
     g.time_by_binding[a.binding] += a.time_seconds;
+    if (const auto shared = row.counters.find(quantity::kGraphShared);
+        shared != row.counters.end() && shared->second > 0) {
+      g.group.shared_seconds += shared->second;
+      const auto alone = row.counters.find(quantity::kReplayTime);
+      if (shared->second > quantity::kGraphSharedNoted * a.time_seconds &&
+          alone != row.counters.end() && alone->second > 0) {
+        ++g.group.shared_replayed;
+        g.group.shared_graph_seconds += a.time_seconds;
+        g.group.shared_alone_seconds += alone->second;
+      }
+    }
     if (const std::optional<Advice>& advice = judged.advice_at(i)) {
       const std::string lever = to_string(advice->lever);
       g.time_by_lever[lever] += a.time_seconds;
@@ -257,6 +269,21 @@ Summary summarize(const JudgedReport& judged, GroupBy by, SummarySort sort) {
                      }
                    });
   return summary;
+}
+
+std::string shared_note(const KernelGroup& g) {
+  if (!(g.shared_seconds > quantity::kGraphSharedNoted * g.total_seconds)) return "";
+  std::string note = "ran beside other nodes of its graph launches for " +
+                     seconds_text(g.shared_seconds) + " (" +
+                     format_fixed(100 * g.shared_seconds / g.total_seconds, 0) +
+                     "% of its time): its rates, and the bounds above, are those of a shared GPU";
+  if (g.shared_replayed > 0)
+    note += "; replayed alone, its " + std::to_string(g.shared_replayed) +
+            (g.shared_replayed == 1 ? " node" : " nodes") + " that shared more than " +
+            format_fixed(100 * quantity::kGraphSharedNoted, 0) + "% of their time took " +
+            seconds_text(g.shared_alone_seconds) + ", against " +
+            seconds_text(g.shared_graph_seconds) + " in the graph";
+  return note;
 }
 
 std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::size_t top) {
@@ -339,6 +366,7 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
               format_fixed(g.program_speedup, 3) + " (" + seconds_text(g.lever_saving_seconds) +
               " less)",
           "      ");
+      if (const std::string note = shared_note(g); !note.empty()) say("    " + note, "      ");
     }
   }
   return out.str();

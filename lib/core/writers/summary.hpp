@@ -46,6 +46,13 @@ struct KernelGroup {
   double lever_saving_seconds = 0;
   double lever_speedup = 0;
   double program_speedup = 0;
+  // Graph nodes beside other nodes of their launch (parallel branches): Σ graph_shared_seconds
+  // of its rows, and of its rows that shared more than kGraphSharedNoted of their time and were
+  // replayed alone (counted nodes), how many, their time in the graph and their replays' time.
+  double shared_seconds = 0;
+  std::size_t shared_replayed = 0;
+  double shared_graph_seconds = 0;
+  double shared_alone_seconds = 0;
 };
 
 struct Summary {
@@ -83,6 +90,11 @@ bool is_graph_parent(const Row& row);
 
 // The groups whose levers would save the program most, largest saving first: at most `top`
 // (5 when `top` is 0). What both the table and the Markdown advise.
+// "" unless the group spent more than kGraphSharedNoted of its time beside other graph nodes;
+// then a sentence saying how long, that its rates (and so its advice) are those of a shared GPU,
+// and what its replays alone took.
+std::string shared_note(const KernelGroup& group);
+
 std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::size_t top);
 
 // The summary as a table: the top `top` groups (0: all), the rest counted in one line, then

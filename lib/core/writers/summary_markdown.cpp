@@ -56,7 +56,10 @@ std::string render_summary_markdown(const Summary& summary, std::size_t top,
           << "% of the time): " << cell(g.advice) << ". These " << g.launches
           << (g.launches == 1 ? " launch" : " launches") << " up to ×"
           << format_fixed(g.lever_speedup, 2) << ", the program up to ×"
-          << format_fixed(g.program_speedup, 3) << ".\n";
+          << format_fixed(g.program_speedup, 3) << ".";
+      if (const std::string note = shared_note(g); !note.empty())
+        out << " It " << cell(note) << ".";
+      out << "\n";
     }
   }
   return out.str();
