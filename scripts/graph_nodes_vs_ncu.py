@@ -16,7 +16,8 @@ caches before each node, as `profile --cache cold` does before each launch and e
 replay): the reference for DRAM, L2 and FLOPs when given (else NCU.csv is). NCU2.csv: a second
 run like the counters' reference, for ncu's own spread. NCU3.csv: a third such run, judged as
 ours are (DRAM and L2 against the reference, within 2% or the two runs' spread, on the same
-nodes): what the criterion gives a replica of ncu itself. TIMED.json: a report with graph nodes
+nodes), and its time against the reference's by the time band: what the criteria give a replica
+of ncu itself. TIMED.json: a report with graph nodes
 (usually PROFILE.json), for the serial-graph check.
 
 Our kernels (plain launches and kernel nodes, graph launches themselves left out) are paired
@@ -360,13 +361,18 @@ def main():
     if spread is not None and opts["--ncu3"]:
         rows3, units3 = read_ncu(opts["--ncu3"])
         third = [(r.get("Kernel Name", ""), ncu_quantities(r, units3), shape_of(r)) for r in rows3]
-        replica = {kind: {"DRAM": [0, 0], "L2": [0, 0]} for kind in judged}
+        replica = {kind: {"time": [0, 0], "DRAM": [0, 0], "L2": [0, 0]} for kind in judged}
         for o, _ in pairs:
             ref = cpairs.get(id(o))
             k = index_of.get(id(ref)) if ref is not None else None
             if k is None or k >= len(spread) or k >= len(third) or third[k][2] != cref[k][2]:
                 continue
             kind = "graph nodes" if o["graph"] is not None else "plain launches"
+            t3, tr = third[k][1][0], ref[0]
+            if not (math.isnan(t3) or math.isnan(tr)):
+                replica[kind]["time"][0] += abs(t3 - tr) <= (0.05 * tr if tr >= 20e-6 else
+                                                             2e-6 + 0.10 * tr)
+                replica[kind]["time"][1] += 1
             for qi, name in ((1, "DRAM"), (2, "L2")):
                 x, y = third[k][1][qi], ref[qi]
                 if math.isnan(x) or math.isnan(y) or y < BIG:
@@ -377,7 +383,9 @@ def main():
         for kind, by_name in replica.items():
             for name, (n_ok, n) in by_name.items():
                 if n:
-                    print(f"{name}, {kind}: ncu's third run by the same rule: {n_ok}/{n} "
+                    rule = ("within 5% (>= 20 us) or 2 us + 10% of the counters' reference's time"
+                            if name == "time" else "by the same rule")
+                    print(f"{name}, {kind}: ncu's third run {rule}: {n_ok}/{n} "
                           f"({100 * n_ok / n:.1f}%)")
     if in_range[1]:
         print(f"L2, graph nodes: {in_range[0]}/{in_range[1]} of >= {BIG / 1e6:.0f} MB within 2% of "
