@@ -29,8 +29,8 @@ std::string pad(const std::string& text, std::size_t width, bool right);
 std::string elide(std::string_view text, std::size_t width);
 // `text` (one line) broken at spaces into lines of at most `width` columns, each after the
 // first starting with `indent` (the first keeps the text's leading spaces), never between a
-// number and its unit ("966 µs", "3.2 TB/s"); a word longer than a line is broken inside. Every line ends with a newline. `width` 0: the text as it is, and a
-// newline.
+// number and its unit ("966 µs", "3.2 TB/s"); a word longer than a line is broken inside. Every
+// line ends with a newline. `width` 0: the text as it is, and a newline.
 std::string wrap_words(std::string_view text, std::size_t width, std::string_view indent = "  ");
 // Fixed-point with `digits` decimals; "-" for NaN.
 std::string format_fixed(double value, int digits);
