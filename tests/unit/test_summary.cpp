@@ -137,6 +137,39 @@ TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, over
                   "another's") != std::string::npos);
 }
 
+TEST_CASE("summary: the gaps between a graph launch's dependent nodes are stated") {
+  Report report = program();
+  // A serial graph launch of two 100 us nodes that took 210 us, 10 us of it between them.
+  Row parent = launch_row("CUDA graph", 4, 210e-6, 0);
+  parent.kernel = "CUDA graph";
+  parent.launch->graph = true;
+  parent.launch->graph_nodes = 2;
+  parent.counters = {{quantity::kGpuTime, 210e-6}, {quantity::kGraphIdle, 10e-6}};
+  parent.status = RowStatus::kCountersUnavailable;
+  report.rows.push_back(parent);
+  for (int i = 0; i < 2; ++i) {
+    Row node = launch_row(kAdd, 4, 100e-6, 480e6);
+    node.launch->node_kind = "kernel";
+    node.launch->graph_node_id = 10 + i;
+    node.launch->node_position = i;
+    report.rows.push_back(node);
+  }
+  const Summary summary = summarize(report, GroupBy::kFunctor);
+  CHECK(summary.graph_seconds == doctest::Approx(210e-6));
+  CHECK(summary.graph_idle_seconds == doctest::Approx(10e-6));
+  CHECK(
+      render_summary(summary, 0, 0)
+          .find(
+              "2 of the launches are nodes of 1 CUDA graph launch, each node in its own row; the "
+              "graph launches themselves are not counted again. They took 210 µs, of which 10.0 µs "
+              "(4.8%) ran none of their nodes: the gaps between dependent nodes") !=
+      std::string::npos);
+  // A report recorded before graph_idle_seconds existed says nothing of gaps.
+  report.rows[4].counters.erase(quantity::kGraphIdle);
+  CHECK(render_summary(summarize(report, GroupBy::kFunctor), 0, 0).find("gaps") ==
+        std::string::npos);
+}
+
 TEST_CASE("summary: a group whose nodes shared the GPU says so, with their replays alone") {
   Report report = program();
   // Two kernel nodes of one launch on parallel branches, each beside the other for 50 of its

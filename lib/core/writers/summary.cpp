@@ -170,6 +170,14 @@ Summary summarize(const JudgedReport& judged, GroupBy by, SummarySort sort) {
     const Row& row = report.rows[i];
     if (is_graph_parent(row)) {
       ++summary.graph_launches;
+      const auto time = row.counters.find(quantity::kGpuTime);
+      if (time != row.counters.end() && time->second > 0) {
+        summary.graph_seconds += time->second;
+        if (const auto idle = row.counters.find(quantity::kGraphIdle); idle != row.counters.end()) {
+          summary.graph_idle_seconds += idle->second;
+          summary.graph_idle_of_seconds += time->second;
+        }
+      }
       continue;
     }
     const RowAnalysis& a = judged.at(i);
@@ -313,7 +321,14 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
     say(std::to_string(summary.graph_node_rows) + " of the launches are nodes of " +
         std::to_string(summary.graph_launches) + " CUDA graph launch" +
         (summary.graph_launches == 1 ? "" : "es") +
-        ", each node in its own row; the graph launches themselves are not counted again");
+        ", each node in its own row; the graph launches themselves are not counted again" +
+        (summary.graph_idle_of_seconds > 0
+             ? ". They took " + seconds_text(summary.graph_seconds) + ", of which " +
+                   seconds_text(summary.graph_idle_seconds) + " (" +
+                   format_fixed(100 * summary.graph_idle_seconds / summary.graph_idle_of_seconds,
+                                1) +
+                   "%) ran none of their nodes: the gaps between dependent nodes"
+             : std::string()));
   if (summary.timed_rows > 1 && summary.interval_seconds > 0) {
     const double overlapped = std::max(0.0, summary.interval_seconds - summary.busy_seconds);
     say("GPU busy " + seconds_text(summary.busy_seconds) + " with these kernels; " +
