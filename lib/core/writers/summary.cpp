@@ -171,12 +171,10 @@ Summary summarize(const JudgedReport& judged, GroupBy by, SummarySort sort) {
     if (is_graph_parent(row)) {
       ++summary.graph_launches;
       const auto time = row.counters.find(quantity::kGpuTime);
-      if (time != row.counters.end() && time->second > 0) {
+      const auto idle = row.counters.find(quantity::kGraphIdle);
+      if (time != row.counters.end() && time->second > 0 && idle != row.counters.end()) {
         summary.graph_seconds += time->second;
-        if (const auto idle = row.counters.find(quantity::kGraphIdle); idle != row.counters.end()) {
-          summary.graph_idle_seconds += idle->second;
-          summary.graph_idle_of_seconds += time->second;
-        }
+        summary.graph_idle_seconds += idle->second;
       }
       continue;
     }
@@ -322,11 +320,10 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
         std::to_string(summary.graph_launches) + " CUDA graph launch" +
         (summary.graph_launches == 1 ? "" : "es") +
         ", each node in its own row; the graph launches themselves are not counted again" +
-        (summary.graph_idle_of_seconds > 0
+        (summary.graph_seconds > 0
              ? ". They took " + seconds_text(summary.graph_seconds) + ", of which " +
                    seconds_text(summary.graph_idle_seconds) + " (" +
-                   format_fixed(100 * summary.graph_idle_seconds / summary.graph_idle_of_seconds,
-                                1) +
+                   format_fixed(100 * summary.graph_idle_seconds / summary.graph_seconds, 1) +
                    "%) ran none of their nodes: the gaps between dependent nodes"
              : std::string()));
   if (summary.timed_rows > 1 && summary.interval_seconds > 0) {

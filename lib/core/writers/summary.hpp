@@ -64,12 +64,11 @@ struct Summary {
   // (their nodes are), so that no time counts twice.
   std::size_t graph_launches = 0;
   std::size_t graph_node_rows = 0;  // of the summarised rows, graph nodes
-  // Those graph launches' time (first node's start to last node's end) and, of the launches that
-  // say (graph_idle_seconds), their time and the part of it when none of their nodes ran: the
-  // gaps between dependent nodes, which no node's row holds.
+  // Of the graph launches whose rows say when none of their nodes ran (graph_idle_seconds):
+  // their time (first node's start to last node's end) and that part of it, the gaps between
+  // dependent nodes, which no node's row holds.
   double graph_seconds = 0;
   double graph_idle_seconds = 0;
-  double graph_idle_of_seconds = 0;
   // When the summarised rows ran on the GPU (rows that carry KernelLaunch::gpu_start_ns): the
   // time the GPU was busy with them (the union of their intervals) and the sum of their
   // intervals; the difference ran overlapped (parallel graph branches, several streams).
