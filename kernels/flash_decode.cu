@@ -621,13 +621,14 @@ __global__ void __launch_bounds__(DecodeConfig<kHeadDim, kTma>::kThreads,
 }
 
 // Merges the parts of each row: lse = log Σ_s exp(lse_s), o = Σ_s exp(lse_s - lse) · o_s. One
-// CTA per row of [B, heads, q_len]; each warp folds every fourth part into a running (max, sum,
-// o) of its own, lane by lane over the columns, reading a part's LSE and O together and four
-// parts' loads at once (a batch of one sequence split 100 ways would otherwise wait on 100 loads
-// in turn, and on the parts' LSEs before any O); warp 0 then merges the four warps' sums.
+// CTA per row of [B, heads, q_len]: its threads read the parts' LSEs at once (one part each),
+// reduce them to the row's LSE and leave each part's weight in shared memory; then each warp
+// sums every fourth part's O, lane by lane over the columns, its loads independent of one
+// another (a batch of one sequence split 100 ways would otherwise wait on 100 loads in turn),
+// and the warps' sums are added through shared memory.
 constexpr int kCombineThreads = 128;
 constexpr int kCombineWarps = kCombineThreads / 32;
-constexpr int kCombineBatch = 4;  // parts whose loads a warp has in flight together
+static_assert(kDecodeMaxSplits <= kCombineThreads, "one thread per part");
 
 template <typename T, int kHeadDim>
 __global__ void __launch_bounds__(kCombineThreads)
@@ -636,85 +637,66 @@ __global__ void __launch_bounds__(kCombineThreads)
                                 float* __restrict__ lse, int rows, int splits) {
   constexpr int kPerLane = kHeadDim / 32;
   static_assert(kPerLane == 2 || kPerLane == 4, "d = 64 or 128");
-  __shared__ float warp_max_lse[kCombineWarps];
-  __shared__ float warp_total[kCombineWarps];
+  __shared__ float weights[kCombineThreads];
+  __shared__ float reduce[kCombineWarps];
   __shared__ float sums[kCombineWarps][kHeadDim];
   const int row = blockIdx.x;
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const int lane = tid % 32;
 #if __CUDA_ARCH__ >= 900
   // Launched as a programmatic dependent of the split kernel: the partials are complete and
   // visible only once this returns (a no-op when launched the ordinary way).
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 
-  // The warp's running max of the parts' LSEs, Σ exp(lse_s - max) and Σ exp(lse_s - max) · o_s.
-  float max_lse = -INFINITY;
-  float total = 0.f;
+  const float mine =
+      tid < splits ? part_lse[static_cast<std::size_t>(tid) * rows + row] : -INFINITY;
+  float max_lse = warp_max(mine);
+  if (lane == 0) reduce[warp] = max_lse;
+  __syncthreads();
+  max_lse = reduce[0];
+  for (int w = 1; w < kCombineWarps; ++w) max_lse = fmaxf(max_lse, reduce[w]);
+  __syncthreads();  // reduce[] is reused below
+  const float term = mine == -INFINITY ? 0.f : expf(mine - max_lse);
+  const float warp_total = warp_sum(term);
+  if (lane == 0) reduce[warp] = warp_total;
+  __syncthreads();
+  float sum = 0.f;
+  for (int w = 0; w < kCombineWarps; ++w) sum += reduce[w];
+  // Every part empty (only when kv_len < q_len slipped through): o = 0, lse = -inf.
+  const float total = sum > 0.f ? max_lse + logf(sum) : -INFINITY;
+  weights[tid] = sum > 0.f ? term / sum : 0.f;  // exp(lse_s - total)
+  __syncthreads();
+
   float acc[kPerLane] = {};
-  for (int first = warp; first < splits; first += kCombineBatch * kCombineWarps) {
-    float part[kCombineBatch];
-    float x[kCombineBatch][kPerLane];
-#pragma unroll
-    for (int j = 0; j < kCombineBatch; ++j) {
-      const int s = first + j * kCombineWarps;
-      part[j] = -INFINITY;  // past the parts: weight 0
-#pragma unroll
-      for (int i = 0; i < kPerLane; ++i) x[j][i] = 0.f;
-      if (s >= splits) continue;
-      part[j] = part_lse[static_cast<std::size_t>(s) * rows + row];
-      const float* src =
-          part_o + (static_cast<std::size_t>(s) * rows + row) * kHeadDim + lane * kPerLane;
-      if constexpr (kPerLane == 4) {
-        const float4 v = *reinterpret_cast<const float4*>(src);
-        x[j][0] = v.x;
-        x[j][1] = v.y;
-        x[j][2] = v.z;
-        x[j][3] = v.w;
-      } else {
-        const float2 v = *reinterpret_cast<const float2*>(src);
-        x[j][0] = v.x;
-        x[j][1] = v.y;
-      }
+#pragma unroll 4
+  for (int s = warp; s < splits; s += kCombineWarps) {
+    const float weight = weights[s];
+    const float* src =
+        part_o + (static_cast<std::size_t>(s) * rows + row) * kHeadDim + lane * kPerLane;
+    if constexpr (kPerLane == 4) {
+      const float4 x = *reinterpret_cast<const float4*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
+      acc[2] = fmaf(weight, x.z, acc[2]);
+      acc[3] = fmaf(weight, x.w, acc[3]);
+    } else {
+      const float2 x = *reinterpret_cast<const float2*>(src);
+      acc[0] = fmaf(weight, x.x, acc[0]);
+      acc[1] = fmaf(weight, x.y, acc[1]);
     }
-#pragma unroll
-    for (int j = 0; j < kCombineBatch; ++j) {
-      if (part[j] == -INFINITY) continue;  // an empty part (or none): nothing to add
-      const float new_max = fmaxf(max_lse, part[j]);
-      const float rescale = expf(max_lse - new_max);  // 0 while max_lse is -inf
-      const float weight = expf(part[j] - new_max);
-      total = total * rescale + weight;
-#pragma unroll
-      for (int i = 0; i < kPerLane; ++i) acc[i] = fmaf(weight, x[j][i], acc[i] * rescale);
-      max_lse = new_max;
-    }
-  }
-  if (lane == 0) {
-    warp_max_lse[warp] = max_lse;
-    warp_total[warp] = total;
   }
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) sums[warp][lane * kPerLane + i] = acc[i];
   __syncthreads();
   if (warp != 0) return;
-  float row_max = -INFINITY;
-#pragma unroll
-  for (int w = 0; w < kCombineWarps; ++w) row_max = fmaxf(row_max, warp_max_lse[w]);
-  float scale[kCombineWarps];
-  float sum = 0.f;
-#pragma unroll
-  for (int w = 0; w < kCombineWarps; ++w) {
-    scale[w] = warp_max_lse[w] == -INFINITY ? 0.f : expf(warp_max_lse[w] - row_max);
-    sum += warp_total[w] * scale[w];
-  }
-  // Every part empty (only when kv_len < q_len slipped through): o = 0, lse = -inf.
-  const float inverse = sum > 0.f ? 1.f / sum : 0.f;
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) {
     float x = 0.f;
 #pragma unroll
-    for (int w = 0; w < kCombineWarps; ++w) x = fmaf(scale[w], sums[w][lane * kPerLane + i], x);
-    acc[i] = x * inverse;
+    for (int w = 0; w < kCombineWarps; ++w) x += sums[w][lane * kPerLane + i];
+    acc[i] = x;
   }
   T* dst = o + static_cast<std::size_t>(row) * kHeadDim + lane * kPerLane;
   if constexpr (kPerLane == 4) {
@@ -722,7 +704,7 @@ __global__ void __launch_bounds__(kCombineThreads)
   } else {
     *reinterpret_cast<uint32_t*>(dst) = pack2<T>(acc[0], acc[1]);
   }
-  if (lane == 0) lse[row] = sum > 0.f ? row_max + logf(sum) : -INFINITY;
+  if (lane == 0) lse[row] = total;
 }
 
 // The parts the launch splits each sequence's keys into: the shape's, else decode_plan.hpp's
