@@ -10,7 +10,7 @@ TOOL: the cuflash-roofline binary. REFERENCE.json: a report of the program under
 names agree. Prints, for each OTHER, how many launches got the reference's lever and the most
 common pairs that did not; and, for every report, how many launches' gains (recorded in the
 file, and as judged now) exceed the launch's time over the GPU's launch floor (the spec's
-launch_floor_us), which no kernel can beat. Asserts nothing.
+launch_floor_us; node_floor_us for a graph node), which no kernel can beat. Asserts nothing.
 """
 import collections
 import json
@@ -30,13 +30,19 @@ def judged(tool, path):
 
 
 def beyond_floor(report):
-    """(launches with advice, those whose gain exceeds time / launch floor)."""
-    floors = {key: spec.get("launch_floor_us") for key, spec in report.get("specs", {}).items()}
+    """(launches with advice, those whose gain exceeds time / launch floor; a graph node's floor
+    is its spec's node floor: its time is its execution alone)."""
+    specs = report.get("specs", {})
     n = beyond = 0
     for r in report["rows"]:
         advice = (r.get("analysis") or {}).get("advice")
         t = (r.get("counters") or {}).get("gpu_time_seconds")
-        floor = floors.get(r.get("spec")) or 1.0  # µs; the tool assumes 1 µs without one
+        spec = specs.get(r.get("spec"), {})
+        # µs; the tool assumes 1 µs (0.5 µs for a node) without a measured one
+        if r["launch"].get("node_kind"):
+            floor = spec.get("node_floor_us") or 0.5
+        else:
+            floor = spec.get("launch_floor_us") or 1.0
         if r["launch"].get("graph") or not advice or not isinstance(t, (int, float)) or t <= 0:
             continue
         n += 1

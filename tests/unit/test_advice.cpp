@@ -192,6 +192,31 @@ TEST_CASE("advice: no gain goes below the GPU's launch floor") {
   CHECK(assumed->evidence.find("assumed") != std::string::npos);
 }
 
+TEST_CASE("advice: a graph node's floor is its execution's, below a launch's") {
+  // A 0.9 µs kernel node (its execution alone: the graph launch was submitted once) moving
+  // 22 KB: under the H200's launch floor (1.12 µs, submission to end), above its node floor.
+  Row row = profiled_row("fill", {1, 1, 1}, {128, 1, 1},
+                         {{quantity::kDramRead, 22272}, {quantity::kDramWrite, 0}}, 0.9e-6);
+  row.launch->node_kind = "kernel";
+  row.launch->graph_node_id = 7;
+  REQUIRE(row.launch->is_graph_node());
+  REQUIRE(h200().node_floor_us == doctest::Approx(0.67));
+  const Advice v = advice_of(row);
+  CHECK(v.lever == Lever::kLatency);
+  CHECK(v.target_time_seconds == doctest::Approx(0.67e-6));
+  CHECK(v.estimated_speedup == doctest::Approx(0.9 / 0.67));
+  CHECK(v.evidence.find("no graph node runs in less than 0.67 µs on") != std::string::npos);
+  CHECK(v.evidence.find("no kernel takes less than") == std::string::npos);
+  // Without a measured node floor, 0.5 µs is assumed, and said.
+  GpuSpec unmeasured = h200();
+  unmeasured.node_floor_us = 0;
+  const std::optional<Advice> assumed = advise(row, analyze(row, unmeasured), unmeasured);
+  REQUIRE(assumed);
+  CHECK(assumed->target_time_seconds == doctest::Approx(0.5e-6));
+  CHECK(assumed->evidence.find("assumed: its spec has no measured node floor") !=
+        std::string::npos);
+}
+
 TEST_CASE("advice: a long launch that moves almost nothing and computes nothing waits") {
   // XLA's autotuner DelayKernel: spins for milliseconds; no lever on bytes shortens it.
   Row row = profiled_row("DelayKernel", {1, 1, 1}, {32, 1, 1},

@@ -47,8 +47,10 @@ TEST_CASE("specs: every shipped file loads, with sources and the ceilings the to
     CHECK(spec.dram().bandwidth_gbps > 0);
     CHECK(spec.ceiling(ComputePath::kTensorFp16) != nullptr);
     CHECK(spec.ceiling(ComputePath::kFp32) != nullptr);
-    // Six identity figures, the XU and shared-memory rates, and the launch floor where measured.
-    CHECK(spec.sources.size() == (spec.launch_floor_us > 0 ? 9u : 8u));
+    // Six identity figures, the XU and shared-memory rates, and the launch and node floors where
+    // measured.
+    CHECK(spec.sources.size() ==
+          8u + (spec.launch_floor_us > 0 ? 1u : 0u) + (spec.node_floor_us > 0 ? 1u : 0u));
     for (const ComputeCeiling& c : spec.compute) CHECK_FALSE(c.source.empty());
     for (const MemoryLevelSpec& m : spec.memory) CHECK_FALSE(m.source.empty());
   }
@@ -260,6 +262,31 @@ TEST_CASE("specs: a launch floor needs its source and a sane value") {
   absent.erase("launch_floor_us");
   absent["sources"].erase("launch_floor_us");
   CHECK(parse_gpu_spec(absent, "x.json").launch_floor_us == 0);
+}
+
+TEST_CASE(
+    "specs: a graph node's floor needs its source and a sane value, and lies below a launch's") {
+  for (const char* name : {"h100", "h200"}) {
+    CAPTURE(name);
+    const GpuSpec& shipped_one = shipped_spec(name);
+    CHECK(shipped_one.node_floor_us > 0);
+    CHECK(shipped_one.node_floor_us < shipped_one.launch_floor_us);
+  }
+  const nlohmann::json spec = to_json(shipped_spec("h200"));
+  CHECK(parse_gpu_spec(spec, "h200-sxm.json").node_floor_us == doctest::Approx(0.67));
+  nlohmann::json no_source = spec;
+  no_source["sources"].erase("node_floor_us");
+  CHECK_THROWS_WITH_AS(parse_gpu_spec(no_source, "x.json"), doctest::Contains("node_floor_us"),
+                       InputError);
+  nlohmann::json negative = spec;
+  negative["node_floor_us"] = -1;
+  CHECK_THROWS_AS(parse_gpu_spec(negative, "x.json"), InputError);
+  nlohmann::json stray = spec;  // a source for a figure the spec does not give
+  stray.erase("node_floor_us");
+  CHECK_THROWS_AS(parse_gpu_spec(stray, "x.json"), InputError);
+  nlohmann::json absent = stray;
+  absent["sources"].erase("node_floor_us");
+  CHECK(parse_gpu_spec(absent, "x.json").node_floor_us == 0);
 }
 
 TEST_CASE("specs: a level's share curve rises to all the SMs and names its source") {

@@ -23,6 +23,7 @@ constexpr const char* kIdentityNumbers[] = {"sm_count",       "boost_clock_mhz",
 constexpr const char* kPerSmNumbers[] = {"xu_exp2_per_clock_per_sm",
                                          "shared_bytes_per_clock_per_sm"};
 constexpr const char* kLaunchFloor = "launch_floor_us";
+constexpr const char* kNodeFloor = "node_floor_us";
 
 double at_clock(double per_clock_per_sm, int sms, double clock_hz, double boost_mhz) {
   const double clock = clock_hz > 0 ? clock_hz : boost_mhz * 1e6;
@@ -248,6 +249,7 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
                   "xu_exp2_per_clock_per_sm",
                   "shared_bytes_per_clock_per_sm",
                   "launch_floor_us",
+                  "node_floor_us",
                   "sources",
                   "memory_levels",
                   "compute_ceilings",
@@ -302,7 +304,7 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     const bool known =
         std::any_of(std::begin(kIdentityNumbers), std::end(kIdentityNumbers), is_key) ||
         ((std::any_of(std::begin(kPerSmNumbers), std::end(kPerSmNumbers), is_key) ||
-          key == kLaunchFloor) &&
+          key == kLaunchFloor || key == kNodeFloor) &&
          root.contains(key));
     if (!known) read.fail(key_path("sources", key), "unknown key");
   }
@@ -319,6 +321,10 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
   if (root.contains(kLaunchFloor)) {
     spec.launch_floor_us = read.number(root, "", kLaunchFloor, kLaunchFloorUs);
     spec.sources[kLaunchFloor] = read.string(sources, "sources", kLaunchFloor);
+  }
+  if (root.contains(kNodeFloor)) {
+    spec.node_floor_us = read.number(root, "", kNodeFloor, kLaunchFloorUs);
+    spec.sources[kNodeFloor] = read.string(sources, "sources", kNodeFloor);
   }
 
   const json& levels = read.member(root, "", "memory_levels");
@@ -400,6 +406,7 @@ json to_json(const GpuSpec& spec) {
   if (spec.shared_bytes_per_clock_per_sm > 0)
     root["shared_bytes_per_clock_per_sm"] = spec.shared_bytes_per_clock_per_sm;
   if (spec.launch_floor_us > 0) root[kLaunchFloor] = spec.launch_floor_us;
+  if (spec.node_floor_us > 0) root[kNodeFloor] = spec.node_floor_us;
   root["sources"] = spec.sources;
   root["memory_levels"] = json::array();
   for (const MemoryLevelSpec& level : spec.memory) {

@@ -120,6 +120,10 @@ struct GpuSpec {
   // below it. JSON "launch_floor_us", optional (0: not measured); `sources` names the
   // measurement when present.
   double launch_floor_us = 0;
+  // The same for a kernel node of a CUDA graph, whose time is its execution alone (its start to
+  // its end: the graph launch is submitted once), so shorter: the floor of node rows' targets.
+  // JSON "node_floor_us", optional (0: not measured); `sources` names the measurement.
+  double node_floor_us = 0;
   std::map<std::string, std::string> sources;  // identity figure key -> source
   std::vector<MemoryLevelSpec> memory;
   std::vector<ComputeCeiling> compute;

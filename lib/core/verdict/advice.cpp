@@ -30,6 +30,9 @@ constexpr double kShortLaunch = 5e-6;
 // and so no lever's target, goes below it. 1 µs is under what was measured on the H200 (1.12 µs,
 // gpu_specs/h200-sxm.json), so that an assumed floor never hides a gain a measured one allows.
 constexpr double kAssumedLaunchFloor = 1e-6;
+// The same for a graph node (node_floor_us), whose time is its execution alone: under the
+// shortest nodes measured, 0.67 µs on the H200 (2026-12-02) and 0.83 µs on the H100 (2026-12-07).
+constexpr double kAssumedNodeFloor = 0.5e-6;
 // A launch this long that keeps its busiest level below kWaitingShare of its bandwidth, and
 // computes nothing the counters see, is waiting (on a flag, a clock, the host), not moving bytes.
 constexpr double kWaitingTime = 100e-6;
@@ -57,15 +60,25 @@ const KernelModel* bundled_model(const Row& row) {
   return nullptr;
 }
 
-// The shortest time a kernel takes on the GPU of `spec` (its measured launch floor, else assumed).
-double launch_floor_seconds(const GpuSpec& spec) {
+bool is_node(const Row& row) {
+  return row.launch.has_value() && row.launch->is_graph_node();
+}
+
+// The shortest time a kernel takes on the GPU of `spec`, as `row` is timed: a launch from its
+// submission, a graph node its execution alone (the spec's measured floor, else assumed).
+double launch_floor_seconds(const GpuSpec& spec, const Row& row) {
+  if (is_node(row)) return spec.node_floor_us > 0 ? spec.node_floor_us * 1e-6 : kAssumedNodeFloor;
   return spec.launch_floor_us > 0 ? spec.launch_floor_us * 1e-6 : kAssumedLaunchFloor;
 }
 
-std::string launch_floor_text(const GpuSpec& spec) {
-  return "no kernel takes less than " + format_fixed(launch_floor_seconds(spec) * 1e6, 2) +
-         " µs on " + spec.name +
-         (spec.launch_floor_us > 0 ? "" : " (assumed: its spec has no measured launch floor)");
+std::string launch_floor_text(const GpuSpec& spec, const Row& row) {
+  const bool node = is_node(row);
+  const bool measured = (node ? spec.node_floor_us : spec.launch_floor_us) > 0;
+  return std::string(node ? "no graph node runs in less than " : "no kernel takes less than ") +
+         format_fixed(launch_floor_seconds(spec, row) * 1e6, 2) + " µs on " + spec.name +
+         (measured ? ""
+          : node   ? " (assumed: its spec has no measured node floor)"
+                   : " (assumed: its spec has no measured launch floor)");
 }
 
 double seconds(double amount, double rate) {
@@ -168,7 +181,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   Advice v;
   v.roof = a.binding;
   v.of_roof = a.fraction_of_bound;
-  const double launch_floor = launch_floor_seconds(spec);
+  const double launch_floor = launch_floor_seconds(spec, row);
   v.gain_to_roof = a.time_seconds / std::max(a.time_floor_seconds, launch_floor);
   const KernelModel* model = bundled_model(row);
   // The warp samples (--stalls), where there are enough to read shares from.
@@ -358,8 +371,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
       add(Lever::kLatency,
           "a launch of " + format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
               format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
-              ": at this size the launch and the ramp-up dominate (" + launch_floor_text(spec) +
-              ")",
+              ": at this size the launch and the ramp-up dominate (" +
+              launch_floor_text(spec, row) + ")",
           "fewer, larger launches: fuse it with its neighbours", a.time_floor_seconds);
     else if (waiting)
       // No roof applies: the time is spent waiting, and no lever on bytes or FLOPs shortens it.
