@@ -248,45 +248,39 @@ TEST_CASE("specs: a spec survives a JSON round trip") {
   }
 }
 
-TEST_CASE("specs: a launch floor needs its source and a sane value") {
+TEST_CASE("specs: a launch or node floor needs its source and a sane value") {
   const nlohmann::json spec = to_json(shipped_spec("h200"));
-  CHECK(parse_gpu_spec(spec, "h200-sxm.json").launch_floor_us == doctest::Approx(1.12));
-  nlohmann::json no_source = spec;
-  no_source["sources"].erase("launch_floor_us");
-  CHECK_THROWS_WITH_AS(parse_gpu_spec(no_source, "x.json"), doctest::Contains("launch_floor_us"),
-                       InputError);
-  nlohmann::json zero = spec;
-  zero["launch_floor_us"] = 0;
-  CHECK_THROWS_AS(parse_gpu_spec(zero, "x.json"), InputError);
+  const GpuSpec parsed = parse_gpu_spec(spec, "h200-sxm.json");
+  CHECK(parsed.launch_floor_us == doctest::Approx(1.12));
+  CHECK(parsed.node_floor_us == doctest::Approx(0.67));
+  for (const char* key : {"launch_floor_us", "node_floor_us"}) {
+    CAPTURE(key);
+    nlohmann::json no_source = spec;
+    no_source["sources"].erase(key);
+    CHECK_THROWS_WITH_AS(parse_gpu_spec(no_source, "x.json"), doctest::Contains(key), InputError);
+    for (double bad : {0.0, -1.0}) {
+      nlohmann::json out_of_range = spec;
+      out_of_range[key] = bad;
+      CHECK_THROWS_AS(parse_gpu_spec(out_of_range, "x.json"), InputError);
+    }
+    nlohmann::json stray = spec;  // a source for a figure the spec does not give
+    stray.erase(key);
+    CHECK_THROWS_AS(parse_gpu_spec(stray, "x.json"), InputError);
+  }
   nlohmann::json absent = spec;
-  absent.erase("launch_floor_us");
-  absent["sources"].erase("launch_floor_us");
-  CHECK(parse_gpu_spec(absent, "x.json").launch_floor_us == 0);
-}
-
-TEST_CASE(
-    "specs: a graph node's floor needs its source and a sane value, and lies below a launch's") {
+  for (const char* key : {"launch_floor_us", "node_floor_us"}) {
+    absent.erase(key);
+    absent["sources"].erase(key);
+  }
+  const GpuSpec unmeasured = parse_gpu_spec(absent, "x.json");
+  CHECK(unmeasured.launch_floor_us == 0);
+  CHECK(unmeasured.node_floor_us == 0);
+  // A node's time is its execution alone: its floor lies below a launch's.
   for (const char* name : {"h100", "h200"}) {
     CAPTURE(name);
-    const GpuSpec& shipped_one = shipped_spec(name);
-    CHECK(shipped_one.node_floor_us > 0);
-    CHECK(shipped_one.node_floor_us < shipped_one.launch_floor_us);
+    CHECK(shipped_spec(name).node_floor_us > 0);
+    CHECK(shipped_spec(name).node_floor_us < shipped_spec(name).launch_floor_us);
   }
-  const nlohmann::json spec = to_json(shipped_spec("h200"));
-  CHECK(parse_gpu_spec(spec, "h200-sxm.json").node_floor_us == doctest::Approx(0.67));
-  nlohmann::json no_source = spec;
-  no_source["sources"].erase("node_floor_us");
-  CHECK_THROWS_WITH_AS(parse_gpu_spec(no_source, "x.json"), doctest::Contains("node_floor_us"),
-                       InputError);
-  nlohmann::json negative = spec;
-  negative["node_floor_us"] = -1;
-  CHECK_THROWS_AS(parse_gpu_spec(negative, "x.json"), InputError);
-  nlohmann::json stray = spec;  // a source for a figure the spec does not give
-  stray.erase("node_floor_us");
-  CHECK_THROWS_AS(parse_gpu_spec(stray, "x.json"), InputError);
-  nlohmann::json absent = stray;
-  absent["sources"].erase("node_floor_us");
-  CHECK(parse_gpu_spec(absent, "x.json").node_floor_us == 0);
 }
 
 TEST_CASE("specs: a level's share curve rises to all the SMs and names its source") {

@@ -57,6 +57,26 @@ Report program() {
   return report;
 }
 
+// A graph launch's row of `nodes` nodes that took `seconds`, and its kernel node `position`
+// (an `add` of 100 us), as `profile` writes them.
+Row graph_launch_row(int nodes, double seconds) {
+  Row parent = launch_row("CUDA graph", 4, seconds, 0);
+  parent.kernel = "CUDA graph";
+  parent.launch->graph = true;
+  parent.launch->graph_nodes = nodes;
+  parent.counters.clear();
+  parent.status = RowStatus::kCountersUnavailable;
+  return parent;
+}
+
+Row kernel_node_row(int position) {
+  Row node = launch_row(kAdd, 4, 100e-6, 480e6);
+  node.launch->node_kind = "kernel";
+  node.launch->graph_node_id = 10 + position;
+  node.launch->node_position = position;
+  return node;
+}
+
 }  // namespace
 
 TEST_CASE("summary: the functor of a templated kernel tells its instances apart") {
@@ -106,18 +126,9 @@ TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, over
     row.launch->gpu_end_ns = row.launch->gpu_start_ns + 100'000;
   }
   // A graph launch of two kernel nodes on parallel branches: 100 us each, 50 us together.
-  Row parent = launch_row("CUDA graph", 4, 150e-6, 0);
-  parent.kernel = "CUDA graph";
-  parent.launch->graph = true;
-  parent.launch->graph_nodes = 2;
-  parent.counters.clear();
-  parent.status = RowStatus::kCountersUnavailable;
-  report.rows.push_back(parent);
+  report.rows.push_back(graph_launch_row(2, 150e-6));
   for (int i = 0; i < 2; ++i) {
-    Row node = launch_row(kAdd, 4, 100e-6, 480e6);
-    node.launch->node_kind = "kernel";
-    node.launch->graph_node_id = 10 + i;
-    node.launch->node_position = i;
+    Row node = kernel_node_row(i);
     node.launch->gpu_start_ns = 10'000'000 + 50'000 * i;
     node.launch->gpu_end_ns = node.launch->gpu_start_ns + 100'000;
     report.rows.push_back(node);
@@ -140,20 +151,10 @@ TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, over
 TEST_CASE("summary: the gaps between a graph launch's dependent nodes are stated") {
   Report report = program();
   // A serial graph launch of two 100 us nodes that took 210 us, 10 us of it between them.
-  Row parent = launch_row("CUDA graph", 4, 210e-6, 0);
-  parent.kernel = "CUDA graph";
-  parent.launch->graph = true;
-  parent.launch->graph_nodes = 2;
+  Row parent = graph_launch_row(2, 210e-6);
   parent.counters = {{quantity::kGpuTime, 210e-6}, {quantity::kGraphIdle, 10e-6}};
-  parent.status = RowStatus::kCountersUnavailable;
   report.rows.push_back(parent);
-  for (int i = 0; i < 2; ++i) {
-    Row node = launch_row(kAdd, 4, 100e-6, 480e6);
-    node.launch->node_kind = "kernel";
-    node.launch->graph_node_id = 10 + i;
-    node.launch->node_position = i;
-    report.rows.push_back(node);
-  }
+  for (int i = 0; i < 2; ++i) report.rows.push_back(kernel_node_row(i));
   const Summary summary = summarize(report, GroupBy::kFunctor);
   CHECK(summary.graph_seconds == doctest::Approx(210e-6));
   CHECK(summary.graph_idle_seconds == doctest::Approx(10e-6));
@@ -175,10 +176,7 @@ TEST_CASE("summary: a group whose nodes shared the GPU says so, with their repla
   // Two kernel nodes of one launch on parallel branches, each beside the other for 50 of its
   // 100 us, each replayed alone in 70 us; a third node shared 2 us (under the 5% noted).
   for (int i = 0; i < 3; ++i) {
-    Row node = launch_row(kAdd, 4, 100e-6, 480e6);
-    node.launch->node_kind = "kernel";
-    node.launch->graph_node_id = 10 + i;
-    node.launch->node_position = i;
+    Row node = kernel_node_row(i);
     node.counters[quantity::kGraphShared] = i < 2 ? 50e-6 : 2e-6;
     node.counters[quantity::kReplayTime] = 70e-6;
     report.rows.push_back(node);
