@@ -93,6 +93,13 @@ int run_show(const std::string& name, const GlobalOptions& global) {
            format_si(static_cast<double>(spec.memory_bytes)) + "B; TDP " + number(spec.tdp_watts) +
            " W",
        "    ");
+  // The floors no target goes below (advice.hpp), where measured.
+  if (spec.launch_floor_us > 0 || spec.node_floor_us > 0)
+    line("  floors: a launch " +
+             (spec.launch_floor_us > 0 ? number(spec.launch_floor_us) + " µs" : "not measured") +
+             ", a graph node " +
+             (spec.node_floor_us > 0 ? number(spec.node_floor_us) + " µs" : "not measured"),
+         "    ");
   for (const auto& [key, source] : spec.sources)
     line("    " + one_line(key) + ": " + one_line(source), "        ");
   std::cout << "  memory levels:\n";

@@ -211,6 +211,7 @@ TEST_CASE("cli: help, specs list and show, and metrics fit an 80-column terminal
   // specs show too (375 columns before): each source wrapped under its key.
   const std::string show = output_fits({"specs", "show", "h200"}, 80);
   CHECK(show.find("    launch_floor_us: the shortest kernel time") != std::string::npos);
+  CHECK(show.find("  floors: a launch 1.12 µs, a graph node 0.67 µs\n") != std::string::npos);
   // metrics too (161 columns before): a wide sum a term a line.
   const std::string metrics = output_fits({"metrics", "--chip", "GH100"}, 80);
   CHECK(metrics.find("+ sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum") !=
