@@ -165,6 +165,20 @@ TEST_CASE("summary: the gaps between a graph launch's dependent nodes are stated
               "graph launches themselves are not counted again. They took 210 µs, of which 10.0 µs "
               "(4.8%) ran none of their nodes: the gaps between dependent nodes") !=
       std::string::npos);
+  CHECK(graph_gap_advice(summary).empty());  // 4.8%: under the 5% advised
+  // 30 of 230 us between the nodes: the gaps' lever, bounded by the launches without them.
+  report.rows[4].counters = {{quantity::kGpuTime, 230e-6}, {quantity::kGraphIdle, 30e-6}};
+  const Summary gapped = summarize(report, GroupBy::kFunctor);
+  CHECK(graph_gap_advice(gapped) ==
+        "latency: 30.0 µs of the graph launches' 230 µs (13.0%) ran none of their nodes, the GPU "
+        "waiting between dependent nodes; fewer nodes (fuse the short ones), or programmatic "
+        "dependent launch between them so that a node starts while its predecessor ends; these "
+        "launches up to ×1.15");
+  const std::string text = render_summary(gapped, 0, 0);
+  CHECK(text.find("What to try next") != std::string::npos);
+  CHECK(
+      text.find("  the 1 CUDA graph launch (the time between their nodes)\n    latency: 30.0 µs") !=
+      std::string::npos);
   // A report recorded before graph_idle_seconds existed says nothing of gaps.
   report.rows[4].counters.erase(quantity::kGraphIdle);
   CHECK(render_summary(summarize(report, GroupBy::kFunctor), 0, 0).find("gaps") ==

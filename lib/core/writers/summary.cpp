@@ -292,6 +292,18 @@ std::string shared_note(const KernelGroup& g) {
   return note;
 }
 
+std::string graph_gap_advice(const Summary& s) {
+  constexpr double kGapNoted = 0.05;  // of the graph launches' time
+  if (!(s.graph_seconds > 0) || !(s.graph_idle_seconds > kGapNoted * s.graph_seconds)) return "";
+  return "latency: " + seconds_text(s.graph_idle_seconds) + " of the graph launches' " +
+         seconds_text(s.graph_seconds) + " (" +
+         format_fixed(100 * s.graph_idle_seconds / s.graph_seconds, 1) +
+         "%) ran none of their nodes, the GPU waiting between dependent nodes; fewer nodes (fuse "
+         "the short ones), or programmatic dependent launch between them so that a node starts "
+         "while its predecessor ends; these launches up to ×" +
+         format_fixed(s.graph_seconds / (s.graph_seconds - s.graph_idle_seconds), 2);
+}
+
 std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::size_t top) {
   std::vector<const KernelGroup*> by_saving;
   for (const KernelGroup& g : summary.groups)
@@ -367,7 +379,8 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
       "floor) ÷ all the kernel time above: an upper bound on what it can save the program.");
   // What to try next: the groups whose levers would save the program most.
   const std::vector<const KernelGroup*> advised = groups_to_advise(summary, top);
-  if (!advised.empty()) {
+  const std::string gaps = graph_gap_advice(summary);
+  if (!advised.empty() || !gaps.empty()) {
     out << "\nWhat to try next (upper bounds: each group at the roof its lever opens):\n";
     for (const KernelGroup* group : advised) {
       const KernelGroup& g = *group;
@@ -379,6 +392,12 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
               " less)",
           "      ");
       if (const std::string note = shared_note(g); !note.empty()) say("    " + note, "      ");
+    }
+    if (!gaps.empty()) {
+      say("  the " + std::to_string(summary.graph_launches) + " CUDA graph launch" +
+              (summary.graph_launches == 1 ? "" : "es") + " (the time between their nodes)",
+          "    ");
+      say("    " + gaps, "      ");
     }
   }
   return out.str();

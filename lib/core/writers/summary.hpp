@@ -100,6 +100,10 @@ bool is_graph_parent(const Row& row);
 // and what its replays alone took.
 std::string shared_note(const KernelGroup& group);
 
+// "" unless the graph launches' gaps (graph_idle_seconds) are more than 5% of their time; then
+// the lever that closes them, with its bound on those launches.
+std::string graph_gap_advice(const Summary& summary);
+
 std::vector<const KernelGroup*> groups_to_advise(const Summary& summary, std::size_t top);
 
 // The summary as a table: the top `top` groups (0: all), the rest counted in one line, then

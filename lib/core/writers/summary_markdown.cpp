@@ -48,7 +48,8 @@ std::string render_summary_markdown(const Summary& summary, std::size_t top,
   if (shown < summary.groups.size())
     out << "\nand " << summary.groups.size() - shown << " more groups.\n";
   const std::vector<const KernelGroup*> advised = groups_to_advise(summary, top);
-  if (!advised.empty()) {
+  const std::string gaps = graph_gap_advice(summary);
+  if (!advised.empty() || !gaps.empty()) {
     out << "\n**What to try next** (upper bounds: each group at the roof its lever opens)\n\n";
     for (const KernelGroup* group : advised) {
       const KernelGroup& g = *group;
@@ -61,6 +62,8 @@ std::string render_summary_markdown(const Summary& summary, std::size_t top,
         out << " It " << cell(note) << ".";
       out << "\n";
     }
+    if (!gaps.empty())
+      out << "- **CUDA graph launches** (the time between their nodes): " << cell(gaps) << ".\n";
   }
   return out.str();
 }
