@@ -205,6 +205,7 @@ TEST_CASE("advice: a graph node's floor is its execution's, below a launch's") {
   CHECK(v.lever == Lever::kLatency);
   CHECK(v.target_time_seconds == doctest::Approx(0.67e-6));
   CHECK(v.estimated_speedup == doctest::Approx(0.9 / 0.67));
+  CHECK(v.evidence.rfind("a graph node of 0.9 µs at ", 0) == 0);
   CHECK(v.evidence.find("no graph node runs in less than 0.67 µs on") != std::string::npos);
   CHECK(v.evidence.find("no kernel takes less than") == std::string::npos);
   // Without a measured node floor, 0.5 µs is assumed, and said.

@@ -27,8 +27,9 @@ constexpr double kAtRoof = 0.8;
 // needs several microseconds to fill the GPU), not by its access pattern.
 constexpr double kShortLaunch = 5e-6;
 // The launch floor of a GPU whose spec has no measured one (launch_floor_us): no kernel's time,
-// and so no lever's target, goes below it. 1 µs is under what was measured on the H200 (1.12 µs,
-// gpu_specs/h200-sxm.json), so that an assumed floor never hides a gain a measured one allows.
+// and so no lever's target, goes below it. 1 µs is under what was measured on the H200 (1.12 µs)
+// and the H100 (1.44 µs; gpu_specs/), so that an assumed floor never hides a gain a measured one
+// allows.
 constexpr double kAssumedLaunchFloor = 1e-6;
 // The same for a graph node (node_floor_us), whose time is its execution alone: under the
 // shortest nodes measured, 0.67 µs on the H200 (2026-12-02) and 0.83 µs on the H100 (2026-12-07).
@@ -369,7 +370,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
     // No specific lever: how far from its roof the row is says what kind of work is left.
     if (a.time_seconds < kShortLaunch && lead_fraction < kBandwidthLever)
       add(Lever::kLatency,
-          "a launch of " + format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
+          std::string(is_node(row) ? "a graph node of " : "a launch of ") +
+              format_fixed(a.time_seconds * 1e6, 1) + " µs at " +
               format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
               ": at this size the launch and the ramp-up dominate (" +
               launch_floor_text(spec, row) + ")",
