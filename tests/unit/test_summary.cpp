@@ -148,6 +148,21 @@ TEST_CASE("summary: a graph launch's nodes are summarised, the launch once, over
                   "another's") != std::string::npos);
 }
 
+TEST_CASE("summary: the time launches spend before their kernels start is stated") {
+  Report report = program();
+  for (Row& row : report.rows) {  // 100 us from submission to end, 90 us on the GPU
+    row.launch->gpu_start_ns = 1'000'000 * (row.launch->index + 1);
+    row.launch->gpu_end_ns = row.launch->gpu_start_ns + 90'000;
+  }
+  const std::string text = render_summary(summarize(report, GroupBy::kFunctor), 0, 0);
+  CHECK(text.find("once per kernel; a launch's time counts from its submission (40.0 µs of it "
+                  "came before the kernels started).") != std::string::npos);
+  // Within 1% of the kernel time, nothing is said.
+  for (Row& row : report.rows) row.launch->gpu_end_ns = row.launch->gpu_start_ns + 99'500;
+  CHECK(render_summary(summarize(report, GroupBy::kFunctor), 0, 0).find("submission") ==
+        std::string::npos);
+}
+
 TEST_CASE("summary: the gaps between a graph launch's dependent nodes are stated") {
   Report report = program();
   // A serial graph launch of two 100 us nodes that took 210 us, 10 us of it between them.

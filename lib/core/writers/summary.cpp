@@ -345,7 +345,16 @@ std::string render_summary(const Summary& summary, std::size_t top, std::size_t 
         format_fixed(100 * overlapped / summary.interval_seconds, 1) +
         "%) of their time ran beside another's (parallel graph branches, streams). Shares "
         "below are of the summed kernel time, " +
-        seconds_text(summary.total_seconds) + ", in which overlapped time counts once per kernel.");
+        seconds_text(summary.total_seconds) + ", in which overlapped time counts once per kernel" +
+        // A launch's time counts from its submission (as ncu's gpu__time_duration does), its
+        // interval on the GPU from its start: the difference is the GPU taking up the launches.
+        (summary.timed_rows == summary.rows &&
+                 summary.total_seconds - summary.interval_seconds > 0.01 * summary.total_seconds
+             ? "; a launch's time counts from its submission (" +
+                   seconds_text(summary.total_seconds - summary.interval_seconds) +
+                   " of it came before the kernels started)"
+             : std::string()) +
+        ".");
   }
   // The kernel (the group's key) is last and cut first, to 24 columns; headroom and the
   // medians are left out first to fit a width.
