@@ -5,14 +5,14 @@ judges them now:
 
     python3 scripts/floor_check.py TOOL REPORT.json...
 
-Per report: the launches with advice and those whose estimated gain exceeds the launch's time
-over the GPU's launch floor (the spec's launch_floor_us: no kernel runs in less), the largest
-gain, and every launch that computes nothing the counters see for long (its advice says it
-waits), with its time and share of the program's kernel time; kernels whose names say they
-spin or wait (Delay, Spin, Wait, Sleep) are listed with the lever they got (or as left unmeasured,
-where `profile` does not wait for a kernel its host thread releases). PASS when no gain exceeds
-the floor and every such named kernel of 20 µs or more, or left unmeasured, is called waiting. Exits 0
-either way (a report, not a gate).
+Per report: the launches with advice and those whose estimated gain exceeds the launch's time over
+the GPU's launch floor (the spec's launch_floor_us, node_floor_us for a graph node: no kernel runs
+in less), the largest gain, and every launch that computes nothing the counters see for long (its
+advice says it waits), with its time and share of the program's kernel time; kernels whose names
+say they spin or wait (Delay, Spin, Wait, Sleep) are listed with the lever they got (or as left
+unmeasured, where `profile` does not wait for a kernel its host thread releases). PASS when no gain
+exceeds the floor and every such named kernel of 20 µs or more, or left unmeasured, is called
+waiting. Exits 0 either way (a report, not a gate).
 """
 import collections
 import json
