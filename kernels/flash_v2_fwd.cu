@@ -27,6 +27,7 @@
 #include "kernels/catalog.hpp"
 #include "kernels/flash_v2.cuh"
 #include "kernels/launchers.hpp"
+#include "kernels/online_softmax.cuh"
 
 namespace roofline::kernels {
 namespace {
@@ -206,11 +207,9 @@ __global__ void __launch_bounds__(FwdConfig<kHeadDim>::kThreads,
             tile_max = fmaxf(tile_max, fmaxf(s[m][t][2 * h], s[m][t][2 * h + 1]));
           }
           tile_max = group_max<4>(tile_max);
-          const float new_max = fmaxf(row_max[m][h], tile_max);
-          // A row with every key masked so far keeps -inf; shifting by 0 avoids inf - inf.
-          shift[h] = new_max == -INFINITY ? 0.f : new_max * p.scale_log2;
-          correction[h] = ptx::exp2_approx(row_max[m][h] * p.scale_log2 - shift[h]);
-          row_max[m][h] = new_max;
+          const RowRescale r = rescale_row(row_max[m][h], tile_max, p.scale_log2);
+          shift[h] = r.shift;
+          correction[h] = r.correction;
         }
         float tile_sum[2] = {0.f, 0.f};
 #pragma unroll

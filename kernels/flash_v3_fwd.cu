@@ -53,6 +53,7 @@
 #include "kernels/hopper/v3_fwd_config.cuh"
 #include "kernels/launchers.hpp"
 #include "kernels/mma.cuh"
+#include "kernels/online_softmax.cuh"
 
 namespace roofline::kernels {
 namespace {
@@ -275,11 +276,9 @@ __global__ void __launch_bounds__(V3FwdConfig<kHeadDim>::kThreads, 1)
         tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * j + 2 * h], s_acc[4 * j + 2 * h + 1]));
       }
       tile_max = group_max<4>(tile_max);
-      const float new_max = fmaxf(row_max[h], tile_max);
-      // A row with every key masked so far keeps -inf; shifting by 0 avoids inf - inf.
-      shift[h] = new_max == -INFINITY ? 0.f : new_max * p.scale_log2;
-      correction[h] = ptx::exp2_approx(row_max[h] * p.scale_log2 - shift[h]);
-      row_max[h] = new_max;
+      const RowRescale r = rescale_row(row_max[h], tile_max, p.scale_log2);
+      shift[h] = r.shift;
+      correction[h] = r.correction;
     }
     float tile_sum[2] = {0.f, 0.f};
 #pragma unroll
