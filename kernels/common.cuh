@@ -1,5 +1,6 @@
-// Device-side helpers shared by the kernel files: error propagation at the CUDA boundary,
-// integer helpers, warp reductions and FP16/BF16 packing. Included only by .cu files.
+// Helpers shared by the kernel files: error propagation at the CUDA boundary, their scratch
+// allocations, integer helpers, warp reductions and FP16/BF16 packing. Included only by .cu
+// files.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +49,37 @@ cudaError_t for_head_dim(int head_dim, F&& f) {
       return cudaErrorInvalidValue;
   }
 }
+
+// A scratch allocation of the kernels' own (the reference backward's row statistics, the SM
+// census's flags), made and freed in `stream`'s order; freed when it goes out of scope, or by
+// free(), which returns the free's status to a caller that reports it.
+class StreamScratch {
+ public:
+  explicit StreamScratch(cudaStream_t stream) : stream_(stream) {}
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  ~StreamScratch() { free(); }
+
+  // cudaErrorInvalidValue when it holds an allocation already.
+  cudaError_t allocate(std::size_t bytes) {
+    if (data_ != nullptr) return cudaErrorInvalidValue;
+    return cudaMallocAsync(&data_, bytes, stream_);
+  }
+  cudaError_t free() {
+    if (data_ == nullptr) return cudaSuccess;
+    const cudaError_t status = cudaFreeAsync(data_, stream_);
+    data_ = nullptr;
+    return status;
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  cudaStream_t stream_;
+  void* data_ = nullptr;
+};
 
 // CTAs of `kernel` resident on one SM of the current device, launched with `threads` threads and
 // `smem_bytes` of dynamic shared memory (the attribute its launch sets, set here too).

@@ -367,12 +367,12 @@ cudaError_t launch_reference_for_type(Pass pass, const AttentionShape& shape, Re
     return cudaErrorInvalidValue;
   }
   const std::size_t rows = static_cast<std::size_t>(batch_heads) * shape.seq_len;
-  ROOFLINE_RETURN_IF_ERROR(
-      cudaMallocAsync(reinterpret_cast<void**>(&p.stats), 3 * rows * sizeof(float), stream));
-  cudaError_t status = launch_ref(reference_query_kernel<T, true>, p, batch_heads, stream);
-  if (status == cudaSuccess) status = launch_ref(reference_key_kernel<T>, p, batch_heads, stream);
-  const cudaError_t freed = cudaFreeAsync(p.stats, stream);
-  return status != cudaSuccess ? status : freed;
+  StreamScratch stats(stream);
+  ROOFLINE_RETURN_IF_ERROR(stats.allocate(3 * rows * sizeof(float)));
+  p.stats = stats.as<float>();
+  ROOFLINE_RETURN_IF_ERROR(launch_ref(reference_query_kernel<T, true>, p, batch_heads, stream));
+  ROOFLINE_RETURN_IF_ERROR(launch_ref(reference_key_kernel<T>, p, batch_heads, stream));
+  return stats.free();
 }
 
 }  // namespace

@@ -32,20 +32,18 @@ __global__ void sm_census_kernel(unsigned* seen, unsigned slots) {
 cudaError_t count_sms_used(int blocks, int* distinct) {
   if (blocks < 1 || distinct == nullptr) return cudaErrorInvalidValue;
   constexpr unsigned kSlots = 1024;  // above any GPU's SM ids
-  unsigned* seen = nullptr;
-  ROOFLINE_RETURN_IF_ERROR(cudaMalloc(&seen, kSlots * sizeof(unsigned)));
-  std::vector<unsigned> host(kSlots, 0);
-  cudaError_t status = cudaMemset(seen, 0, kSlots * sizeof(unsigned));
-  if (status == cudaSuccess) {
-    sm_census_kernel<<<blocks, 32>>>(seen, kSlots);
-    status = cudaGetLastError();
-  }
-  if (status == cudaSuccess)
-    status = cudaMemcpy(host.data(), seen, kSlots * sizeof(unsigned), cudaMemcpyDeviceToHost);
-  cudaFree(seen);
   *distinct = 0;
+  // The legacy default stream: ordered with the memset, the launch and the copy below.
+  StreamScratch seen(nullptr);
+  ROOFLINE_RETURN_IF_ERROR(seen.allocate(kSlots * sizeof(unsigned)));
+  ROOFLINE_RETURN_IF_ERROR(cudaMemset(seen.as<unsigned>(), 0, kSlots * sizeof(unsigned)));
+  sm_census_kernel<<<blocks, 32>>>(seen.as<unsigned>(), kSlots);
+  ROOFLINE_RETURN_IF_LAUNCH_FAILED();
+  std::vector<unsigned> host(kSlots, 0);
+  ROOFLINE_RETURN_IF_ERROR(cudaMemcpy(host.data(), seen.as<unsigned>(), kSlots * sizeof(unsigned),
+                                      cudaMemcpyDeviceToHost));
   for (unsigned v : host) *distinct += v != 0;
-  return status;
+  return seen.free();
 }
 
 cudaError_t spin_cycles(long long cycles, cudaStream_t stream) {
