@@ -51,23 +51,25 @@ cudaError_t for_head_dim(int head_dim, F&& f) {
 }
 
 // A scratch allocation of the kernels' own (the reference backward's row statistics, the SM
-// census's flags), made and freed in `stream`'s order; freed when it goes out of scope, or by
-// free(), which returns the free's status to a caller that reports it.
-class StreamScratch {
+// census's flags): cudaMalloc and cudaFree, or, given a stream, made and freed in its order
+// (cudaMallocAsync, cudaFreeAsync). Freed when it goes out of scope, or by free(), which
+// returns the free's status to a caller that reports it.
+class Scratch {
  public:
-  explicit StreamScratch(cudaStream_t stream) : stream_(stream) {}
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-  ~StreamScratch() { free(); }
+  Scratch() = default;
+  explicit Scratch(cudaStream_t stream) : stream_(stream), ordered_(true) {}
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { free(); }
 
   // cudaErrorInvalidValue when it holds an allocation already.
   cudaError_t allocate(std::size_t bytes) {
     if (data_ != nullptr) return cudaErrorInvalidValue;
-    return cudaMallocAsync(&data_, bytes, stream_);
+    return ordered_ ? cudaMallocAsync(&data_, bytes, stream_) : cudaMalloc(&data_, bytes);
   }
   cudaError_t free() {
     if (data_ == nullptr) return cudaSuccess;
-    const cudaError_t status = cudaFreeAsync(data_, stream_);
+    const cudaError_t status = ordered_ ? cudaFreeAsync(data_, stream_) : cudaFree(data_);
     data_ = nullptr;
     return status;
   }
@@ -77,7 +79,8 @@ class StreamScratch {
   }
 
  private:
-  cudaStream_t stream_;
+  cudaStream_t stream_ = nullptr;
+  bool ordered_ = false;
   void* data_ = nullptr;
 };
 

@@ -367,7 +367,7 @@ cudaError_t launch_reference_for_type(Pass pass, const AttentionShape& shape, Re
     return cudaErrorInvalidValue;
   }
   const std::size_t rows = static_cast<std::size_t>(batch_heads) * shape.seq_len;
-  StreamScratch stats(stream);
+  Scratch stats(stream);
   ROOFLINE_RETURN_IF_ERROR(stats.allocate(3 * rows * sizeof(float)));
   p.stats = stats.as<float>();
   ROOFLINE_RETURN_IF_ERROR(launch_ref(reference_query_kernel<T, true>, p, batch_heads, stream));

@@ -33,8 +33,7 @@ cudaError_t count_sms_used(int blocks, int* distinct) {
   if (blocks < 1 || distinct == nullptr) return cudaErrorInvalidValue;
   constexpr unsigned kSlots = 1024;  // above any GPU's SM ids
   *distinct = 0;
-  // The legacy default stream: ordered with the memset, the launch and the copy below.
-  StreamScratch seen(nullptr);
+  Scratch seen;
   ROOFLINE_RETURN_IF_ERROR(seen.allocate(kSlots * sizeof(unsigned)));
   ROOFLINE_RETURN_IF_ERROR(cudaMemset(seen.as<unsigned>(), 0, kSlots * sizeof(unsigned)));
   sm_census_kernel<<<blocks, 32>>>(seen.as<unsigned>(), kSlots);
