@@ -4,7 +4,8 @@ bandwidth each reached against the bandwidth `calibrate` measured, beside PyTorc
 scaled_dot_product_attention on the same shape, timed in this process on the same GPU.
 
     python3 scripts/bench_decode.py REPORT.json... --calibration CAL.json [--reps 10]
-        [--backends flash,efficient,cudnn,math] [--no-torch] [--json OUT.json]
+        [--backends flash,efficient,cudnn,math] [--no-torch] [--stream STREAM.txt]
+        [--json OUT.json]
 
 Ours, per row: the median of the row's timing samples; DRAM bytes as the counters counted them
 (`counters.dram_read_bytes + dram_write_bytes`, as model_vs_counters.py reads them; a row without
@@ -13,6 +14,13 @@ as a share of the calibration's DRAM read bandwidth: the fastest of its read-onl
 measurements (`dram_read`, the 16-byte load stream; `dram_read_bulk`, TMA bulk copies on Hopper;
 work / median of its samples), or, in a file without one, its `memory_levels` DRAM entry (the
 best of the read-only and copy streams).
+
+With --stream (the output of scripts/probes/stream_sizes.cu on the same GPU: a pure bulk-copy read
+of 16 MB to 2 GB, no compute, timed as `run` times a launch), `% stream` is the time that stream
+takes for the row's DRAM bytes (linear in bytes between the measured sizes, the end segments
+extended) over the row's: how close the row is to what reading its bytes alone takes. Its own
+share of the read bandwidth (`stream % BW`) is the most any kernel reading that many bytes once
+can reach.
 
 Acceptance (issue 41), printed and never asserted: at least 90% of the read bandwidth where the
 cache is at least 8192 tokens and the batch at least 8, at least 80% at batch 1 with 32768 tokens
@@ -103,6 +111,39 @@ def read_bandwidth(path):
                 return gbps, "its memory_levels DRAM entry (no dram_read measurement)", device
     raise InputError(f"{path} has no DRAM bandwidth (no dram_read measurement, no memory_levels "
                      f"DRAM entry)")
+
+
+def read_stream(path):
+    """[(bytes, seconds)] by bytes, of stream_sizes.cu's output (`stream BYTES MEDIAN_US GBPS`
+    lines, then `status OK`)."""
+    try:
+        with open(path) as f:
+            lines = [line.split() for line in f]
+    except OSError as error:
+        raise InputError(f"cannot read the stream times {path}: {error}") from error
+    points = []
+    for fields in lines:
+        if fields[:1] == ["stream"] and len(fields) == 4:
+            try:
+                nbytes, us = float(fields[1]), float(fields[2])
+            except ValueError:
+                continue
+            if nbytes > 0 and us > 0:
+                points.append((nbytes, us * 1e-6))
+    if ["status", "OK"] not in lines or len(points) < 2:
+        raise InputError(f"{path} is not a finished stream_sizes run (two `stream` lines or more "
+                         f"and `status OK`)")
+    return sorted(points)
+
+
+def stream_seconds(points, nbytes):
+    """A pure stream's time for nbytes: linear between the two measured sizes around it, the
+    first or last segment extended beyond them."""
+    i = 1
+    while i < len(points) - 1 and points[i][0] < nbytes:
+        i += 1
+    (b0, t0), (b1, t1) = points[i - 1], points[i]
+    return t0 + (t1 - t0) * (nbytes - b0) / (b1 - b0)
 
 
 def decode_rows(path):
@@ -275,6 +316,8 @@ def main():
     parser.add_argument("--backends", default=",".join(BACKENDS),
                         help="PyTorch SDPA backends to time (others print '-')")
     parser.add_argument("--no-torch", action="store_true", help="our columns only")
+    parser.add_argument("--stream", help="scripts/probes/stream_sizes.cu's output on the same GPU: "
+                        "each row beside a pure stream of its bytes")
     parser.add_argument("--json", help="write the rows as JSON here")
     args = parser.parse_args()
     chosen = [b for b in args.backends.split(",") if b]
@@ -286,6 +329,7 @@ def main():
     try:
         read_gbps, read_source, cal_device = read_bandwidth(args.calibration)
         inputs = [(path, *decode_rows(path)) for path in args.reports]
+        stream = read_stream(args.stream) if args.stream else None
     except InputError as error:
         print(f"bench_decode.py: {error}", file=sys.stderr)
         sys.exit(2)
@@ -308,14 +352,19 @@ def main():
               f"before each repetition; times in µs.")
     else:
         print("PyTorch not timed; times in µs.")
+    if stream:
+        print(f"A pure bulk-copy read ({args.stream}): "
+              + ", ".join(f"{b / 1e6:.0f} MB {t * 1e6:.1f} µs ({100 * b / t / 1e9 / read_gbps:.1f}%)"
+                          for b, t in stream) + ".")
     print()
     header = ["B", "Hq/Hkv", "q", "KV", "d", "dtype", "mask", "cache", "splits", "ours µs",
-              "DRAM MB", "GB/s", "% read BW", "target"] + [
+              "DRAM MB", "GB/s", "% read BW", "stream % BW", "% stream", "target"] + [
         "torch " + b + " µs" for b in BACKENDS] + ["torch on", "fastest torch", "speedup"]
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join(" --- " for _ in header) + "|")
     out_rows = []
     marks = set()
+    tally = {"rows": 0, "met": 0, "missed": 0, "stream_below": 0}
     listed = sorted(((path, row) for path, _, rows in inputs for row in rows),
                     key=lambda item: shape_order(item[1]["workload"]))
     for path, row in listed:
@@ -326,6 +375,14 @@ def main():
         share = gbps / read_gbps if gbps is not None else None
         target = target_of(w)
         meets = None if target is None or share is None else share >= target
+        alone = stream_seconds(stream, dram) if stream and dram else None
+        alone_share = dram / alone / 1e9 / read_gbps if alone else None
+        of_stream = alone / seconds if alone and seconds else None
+        if meets is not None:
+            tally["rows"] += 1
+            tally["met" if meets else "missed"] += 1
+            if not meets and alone_share is not None and alone_share < target:
+                tally["stream_below"] += 1
         kv_lens = w.get("kv_lens") or []
         times, reasons = ({b: "-" for b in BACKENDS}, {})
         if bench and w.get("pass", "fwd") == "fwd":
@@ -348,6 +405,8 @@ def main():
             w.get("kv_splits") or "auto", status_cell,
             "-" if dram is None else f"{dram / 1e6:.1f}" + ("~" if source == "model" else ""),
             fmt(gbps, 0), "-" if share is None else f"{100 * share:.1f}%",
+            "-" if alone_share is None else f"{100 * alone_share:.1f}%",
+            "-" if of_stream is None else f"{100 * of_stream:.1f}%",
             "-" if target is None else
             f"≥{100 * target:.0f}% " + ("-" if meets is None else "yes" if meets else "NO")] + [
             us_text(times[b] * 1e3) if isinstance(times[b], float) else times[b]
@@ -360,14 +419,26 @@ def main():
             "report": path, "kernel": row.get("kernel"), "status": row.get("status"),
             "workload": w, "ours_us": us, "dram_bytes": dram, "dram_bytes_source": source,
             "dram_gbps": gbps, "of_read_bandwidth": share, "target": target, "meets": meets,
+            "stream_us": alone * 1e6 if alone else None,
+            "stream_of_read_bandwidth": alone_share, "of_stream": of_stream,
             "torch_us": {b: (t * 1e3 if isinstance(t, float) else t) for b, t in times.items()},
             "torch_why_not": reasons, "torch_on": torch_on, "fastest_torch": fastest,
             "fastest_torch_us": best_us, "speedup": speedup})
     if not out_rows:
         print("bench_decode.py: no decode rows (workload.q_len) in the reports", file=sys.stderr)
     print()
+    if tally["rows"]:
+        below = (f"; of those below it, {tally['stream_below']} are below it as a pure stream of "
+                 f"the same bytes" if stream else "")
+        print(f"Rows with a target: {tally['rows']}; at it: {tally['met']}; below it: "
+              f"{tally['missed']}{below}.")
+        print()
     print("KV: the cache's tokens per sequence (ragged: the longest). splits: --kv-splits (auto: "
           "chosen for the GPU). target: issue 41's acceptance share of the read bandwidth.")
+    if stream:
+        print("stream % BW: a pure bulk-copy read of the row's DRAM bytes, its share of the read "
+              "bandwidth (the most a kernel reading them once reaches); % stream: that read's "
+              "time over the row's.")
     if "~" in marks:
         print("~ the model's DRAM bytes: the row has no counters.")
     print("torch on: contiguous cache = PyTorch's SDPA has no paged cache, timed on the "
@@ -379,6 +450,7 @@ def main():
                   "calibration": args.calibration, "calibration_device": cal_device,
                   "torch_version": bench.version if bench else None,
                   "torch_device": bench.device if bench else None, "reps": args.reps,
+                  "stream": args.stream, "tally": tally,
                   "rows": out_rows}
         temporary = f"{args.json}.tmp.{os.getpid()}"  # then renamed: never half a file
         with open(temporary, "w") as f:

@@ -5,16 +5,19 @@
 #
 #   OUT=DIR bash scripts/decode_check.sh [stages...]
 #   stages (default all, in this order):
-#     build gputests sanitize calibrate sweep pairs variants ncu profile bench
+#     build gputests sanitize calibrate stream sweep pairs variants ncu profile bench
 #
 #   build     device_build of cuflash-roofline and gpu_kernel_tests (and the injection
-#             library when the profile stage runs)
+#             library when the profile stage runs; the stream probe when the stream stage does)
 #   gputests  ctest -L gpu -R kernels: gpu.kernels, every kernel against the FP32 reference,
 #             flash-decode's grid (FP16 and BF16, paged, ragged, split-KV) included
 #   sanitize  compute-sanitizer memcheck and racecheck on `run --verify --no-counters` of small
 #             decode shapes (B 3, q_len 1 and 8, split-KV off, 3 parts and chosen): a contiguous
 #             cache of 300 (d 128) and a ragged paged-16 one (300, 17, 129; d 64)
 #   calibrate `calibrate -o $work/cal.json`: the DRAM read bandwidth the sweep is judged against
+#   stream    scripts/probes/stream_sizes.cu (sm_90): a pure bulk-copy read of 16 MB to 2 GB, no
+#             compute, timed as `run` times a launch: what share of that bandwidth a kernel
+#             reading a cache of each size can reach at most (bench's `% stream` column)
 #   sweep     Hq 32, Hkv 32/8/4 (GQA 1/4/8), d 64/128, B 1/8/64, KV 1024/8192/32768/131072, FP16,
 #             q_len 1, split-KV chosen, counters on, --ceilings calibrated: one `run` per
 #             (B, Hkv, d) with --seq as a list, each to its own report; a KV cache (2·B·Hkv·N·d·2
@@ -30,8 +33,9 @@
 #   profile   `profile` of scripts/programs/decode_loop.py --steps 4 --attention window (a
 #             captured decode step, GQA over a full KV cache window, SDPA's fused kernels): the
 #             kernels of its attention modules with their DRAM share and advice
-#   bench     scripts/bench_decode.py over the sweep's, pairs' and variants' reports and cal.json
-#             (our columns only, --no-torch, when less than a minute is left)
+#   bench     scripts/bench_decode.py over the sweep's, pairs' and variants' reports and cal.json,
+#             with the stream's times when the stream stage ran (our columns only, --no-torch,
+#             when less than a minute is left)
 #
 # DEADLINE_S (default 540): a stage (or sweep point) that would not end within this many seconds
 # of the start is skipped with a note, and every command is cut off there. DECODE_REPS (5) and
@@ -53,7 +57,7 @@ tables="$work/tables.txt"
 : >"$summary"
 : >"$tables"
 deadline=$(($(date +%s) + ${DEADLINE_S:-540}))
-stages="${*:-build gputests sanitize calibrate sweep pairs variants ncu profile bench}"
+stages="${*:-build gputests sanitize calibrate stream sweep pairs variants ncu profile bench}"
 reps="${DECODE_REPS:-5}"
 rounds="${DECODE_ROUNDS:-2}"
 sanitize_limit="${DECODE_SANITIZE_TIMEOUT:-120}"
@@ -136,7 +140,7 @@ finish() {
   cat "$tables" >>"$summary"
   [ -f "$cal" ] && cp "$cal" "$out/cal.json"
   [ -f "$work/bench.json" ] && cp "$work/bench.json" "$out/bench.json"
-  tar -C "$work" -cJf "$out/decode.tar.xz" --exclude=build.log . 2>/dev/null
+  tar -C "$work" -cJf "$out/decode.tar.xz" --exclude=build.log --exclude=stream_sizes . 2>/dev/null
   cat "$summary"
 }
 trap finish EXIT
@@ -156,6 +160,10 @@ if has build; then
     grep -E "error|Error" "$work/build.log" | head -30 >>"$summary"
     note "build failed in $(elapsed "$t" 0) s"
     exit 4
+  fi
+  if has stream; then
+    nvcc -O3 -arch=sm_90 -o "$work/stream_sizes" scripts/probes/stream_sizes.cu \
+      >"$work/stream_build.log" 2>&1 || note "build: the stream probe did not build (stream_build.log)"
   fi
   note "build: $(elapsed "$t" 0) s"
 fi
@@ -205,6 +213,21 @@ if has calibrate && due calibrate 15; then
   {
     echo "== calibrate: the measured roofs"
     cat "$work/calibrate.txt"
+    echo
+  } >>"$tables"
+fi
+stream="$work/stream_sizes.txt"
+if has stream && [ -x "$work/stream_sizes" ] && due stream 20; then
+  rm -f "$stream"
+  t=$(seconds)
+  timeout "$(left 60)" "$work/stream_sizes" >"$stream" 2>"$work/stream_sizes.err"
+  rc=$?
+  note "stream (a pure bulk-copy read, scripts/probes/stream_sizes.cu): rc=$rc in" \
+    "$(elapsed "$t" 0) s; $(awk '$1 == "stream" {printf "%.0f MB %.1f µs %.0f GB/s; ", $2 / 1e6, $3, $4}' "$stream")" \
+    "$(head -1 "$work/stream_sizes.err")"
+  {
+    echo "== a pure bulk-copy read of each size (scripts/probes/stream_sizes.cu): bytes, median µs, GB/s"
+    cat "$stream"
     echo
   } >>"$tables"
 fi
@@ -395,15 +418,16 @@ if has bench; then
   elif [ ${#bench_reports[@]} -eq 0 ]; then
     note "bench: skipped, no report of sweep, pairs or variants in $reports"
   elif due bench 10; then
-    torch_args=()
+    bench_args=()
     if [ $((deadline - $(date +%s))) -lt 60 ]; then
-      torch_args=(--no-torch)
+      bench_args=(--no-torch)
       note "bench: under a minute left, our columns only (--no-torch)"
     fi
+    has stream && [ -s "$stream" ] && grep -q "^status OK" "$stream" && bench_args+=(--stream "$stream")
     rm -f "$work/bench.json"
     t=$(seconds)
     timeout "$(left 300)" python3 scripts/bench_decode.py "${bench_reports[@]}" \
-      --calibration "$cal" --reps "$bench_reps" "${torch_args[@]}" --json "$work/bench.json" \
+      --calibration "$cal" --reps "$bench_reps" "${bench_args[@]}" --json "$work/bench.json" \
       >"$work/bench.txt" 2>"$work/bench.err"
     note "bench_decode.py (${#bench_reports[@]} reports): rc=$? in $(elapsed "$t" 0) s"
     head -5 "$work/bench.err" | tee -a "$summary"
