@@ -15,7 +15,7 @@ measurements (`dram_read`, the 16-byte load stream; `dram_read_bulk`, TMA bulk c
 work / median of its samples), or, in a file without one, its `memory_levels` DRAM entry (the
 best of the read-only and copy streams).
 
-With --stream (the output of scripts/probes/stream_sizes.cu on the same GPU: a pure bulk-copy read
+With --stream (the output of scripts/probes/stream_sizes.cpp on the same GPU: a pure bulk-copy read
 of 16 MB to 2 GB, no compute, timed as `run` times a launch), `% stream` is the time that stream
 takes for the row's DRAM bytes (linear in bytes between the measured sizes, the end segments
 extended) over the row's: how close the row is to what reading its bytes alone takes. Its own
@@ -114,7 +114,7 @@ def read_bandwidth(path):
 
 
 def read_stream(path):
-    """[(bytes, seconds)] by bytes, of stream_sizes.cu's output (`stream BYTES MEDIAN_US GBPS`
+    """[(bytes, seconds)] by bytes, of stream_sizes's output (`stream BYTES MEDIAN_US GBPS`
     lines, then `status OK`)."""
     try:
         with open(path) as f:
@@ -316,7 +316,7 @@ def main():
     parser.add_argument("--backends", default=",".join(BACKENDS),
                         help="PyTorch SDPA backends to time (others print '-')")
     parser.add_argument("--no-torch", action="store_true", help="our columns only")
-    parser.add_argument("--stream", help="scripts/probes/stream_sizes.cu's output on the same GPU: "
+    parser.add_argument("--stream", help="scripts/probes/stream_sizes.cpp's output on the same GPU: "
                         "each row beside a pure stream of its bytes")
     parser.add_argument("--json", help="write the rows as JSON here")
     args = parser.parse_args()

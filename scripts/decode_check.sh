@@ -8,15 +8,16 @@
 #     build gputests sanitize calibrate stream sweep pairs variants ncu profile bench
 #
 #   build     device_build of cuflash-roofline and gpu_kernel_tests (and the injection
-#             library when the profile stage runs; the stream probe when the stream stage does)
+#             library when the profile stage runs; the stream probe, target stream_sizes, when
+#             the stream stage does)
 #   gputests  ctest -L gpu -R kernels: gpu.kernels, every kernel against the FP32 reference,
 #             flash-decode's grid (FP16 and BF16, paged, ragged, split-KV) included
 #   sanitize  compute-sanitizer memcheck and racecheck on `run --verify --no-counters` of small
 #             decode shapes (B 3, q_len 1 and 8, split-KV off, 3 parts and chosen): a contiguous
 #             cache of 300 (d 128) and a ragged paged-16 one (300, 17, 129; d 64)
 #   calibrate `calibrate -o $work/cal.json`: the DRAM read bandwidth the sweep is judged against
-#   stream    scripts/probes/stream_sizes.cu (sm_90): a pure bulk-copy read of 16 MB to 2 GB, no
-#             compute, timed as `run` times a launch: what share of that bandwidth a kernel
+#   stream    scripts/probes/stream_sizes.cpp (sm_90): calibrate's bulk-copy read of 16 MB to 2 GB,
+#             no compute, timed as `run` times a launch: what share of that bandwidth a kernel
 #             reading a cache of each size can reach at most (bench's `% stream` column)
 #   sweep     Hq 32, Hkv 32/8/4 (GQA 1/4/8), d 64/128, B 1/8/64, KV 1024/8192/32768/131072, FP16,
 #             q_len 1, split-KV chosen, counters on, --ceilings calibrated: one `run` per
@@ -140,7 +141,7 @@ finish() {
   cat "$tables" >>"$summary"
   [ -f "$cal" ] && cp "$cal" "$out/cal.json"
   [ -f "$work/bench.json" ] && cp "$work/bench.json" "$out/bench.json"
-  tar -C "$work" -cJf "$out/decode.tar.xz" --exclude=build.log --exclude=stream_sizes . 2>/dev/null
+  tar -C "$work" -cJf "$out/decode.tar.xz" --exclude=build.log . 2>/dev/null
   cat "$summary"
 }
 trap finish EXIT
@@ -156,14 +157,11 @@ if has build; then
   t=$(seconds)
   targets=(cuflash-roofline gpu_kernel_tests)
   has profile && targets+=(roofline_inject)  # profile's injection library
+  has stream && targets+=(stream_sizes)       # the stream stage's probe (scripts/probes)
   if ! device_build "$work/build.log" "${targets[@]}"; then
     grep -E "error|Error" "$work/build.log" | head -30 >>"$summary"
     note "build failed in $(elapsed "$t" 0) s"
     exit 4
-  fi
-  if has stream; then
-    nvcc -O3 -arch=sm_90 -o "$work/stream_sizes" scripts/probes/stream_sizes.cu \
-      >"$work/stream_build.log" 2>&1 || note "build: the stream probe did not build (stream_build.log)"
   fi
   note "build: $(elapsed "$t" 0) s"
 fi
@@ -217,18 +215,18 @@ if has calibrate && due calibrate 15; then
   } >>"$tables"
 fi
 stream="$work/stream_sizes.txt"
-if has stream && [ ! -x "$work/stream_sizes" ]; then
-  note "stream: skipped, no $work/stream_sizes (the build stage builds it)"
+if has stream && [ ! -x "$build/scripts/probes/stream_sizes" ]; then
+  note "stream: skipped, no $build/scripts/probes/stream_sizes (the build stage builds it)"
 elif has stream && due stream 20; then
   rm -f "$stream"
   t=$(seconds)
-  timeout "$(left 60)" "$work/stream_sizes" >"$stream" 2>"$work/stream_sizes.err"
+  timeout "$(left 60)" "$build/scripts/probes/stream_sizes" >"$stream" 2>"$work/stream_sizes.err"
   rc=$?
-  note "stream (a pure bulk-copy read, scripts/probes/stream_sizes.cu): rc=$rc in" \
+  note "stream (a pure bulk-copy read, scripts/probes/stream_sizes.cpp): rc=$rc in" \
     "$(elapsed "$t" 0) s; $(awk '$1 == "stream" {printf "%.0f MB %.1f µs %.0f GB/s; ", $2 / 1e6, $3, $4}' "$stream")" \
     "$(head -1 "$work/stream_sizes.err")"
   {
-    echo "== a pure bulk-copy read of each size (scripts/probes/stream_sizes.cu): bytes, median µs, GB/s"
+    echo "== a pure bulk-copy read of each size (scripts/probes/stream_sizes.cpp): bytes, median µs, GB/s"
     cat "$stream"
     echo
   } >>"$tables"
