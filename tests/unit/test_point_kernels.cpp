@@ -91,3 +91,44 @@ TEST_CASE("point kernels: the section lists each kernel of multi-kernel rows and
     CHECK(display_width(line) <= 80);
   }
 }
+
+TEST_CASE("point kernels: a kernel started beside an earlier one is counted once") {
+  // A split flash-decode on sm_90: the combine, a programmatic dependent launch, is resident 50 µs
+  // into the 175 µs split kernel and waits for it, ending 2 µs after it.
+  std::vector<PointKernel> kernels = {
+      kernel("flash_decode_kernel", {1, 4, 64}, 128, 108, 50176, 175e-6, 0),
+      kernel("flash_decode_combine_kernel", {256, 1, 1}, 128, 28, 2048, 127e-6, 50e-6)};
+  CHECK(kernels_seconds(kernels) == doctest::Approx(302e-6));
+  CHECK(kernels_busy_seconds(kernels) == doctest::Approx(177e-6));
+  CHECK(overlap_with_earlier_seconds(kernels, 0) == 0);
+  CHECK(overlap_with_earlier_seconds(kernels, 1) == doctest::Approx(125e-6));
+  CHECK(overlap_with_earlier_seconds(kernels, 2) == 0);  // no such kernel
+  // Apart, nothing overlaps; a kernel inside an earlier one overlaps wholly; gaps stay gaps.
+  CHECK(overlap_with_earlier_seconds(three_kernels(), 1) == 0);
+  CHECK(overlap_with_earlier_seconds(three_kernels(), 2) == 0);
+  CHECK(kernels_busy_seconds(three_kernels()) == doctest::Approx(kernels_seconds(three_kernels())));
+  const std::vector<PointKernel> inside = {kernel("a", {1, 1, 1}, 32, 8, 0, 10e-6, 0),
+                                           kernel("b", {1, 1, 1}, 32, 8, 0, 2e-6, 3e-6),
+                                           kernel("c", {1, 1, 1}, 32, 8, 0, 4e-6, 12e-6)};
+  CHECK(overlap_with_earlier_seconds(inside, 1) == doctest::Approx(2e-6));
+  CHECK(overlap_with_earlier_seconds(inside, 2) == 0);
+  CHECK(kernels_busy_seconds(inside) == doctest::Approx(14e-6));
+
+  Report report = head_report();
+  REQUIRE(report.rows[0].timing);
+  report.rows[0].timing->samples_seconds = {181e-6, 180e-6, 182e-6};
+  report.rows[0].kernels = kernels;
+  const std::string text = render_kernels(report);
+  CAPTURE(text);
+  CHECK(text.find("175 µs  97%  flash_decode_kernel") != std::string::npos);
+  // The combine's share is its 2 µs past the split kernel, its overlap said on the next line.
+  CHECK(text.find("127 µs   1%  flash_decode_combine_kernel") != std::string::npos);
+  CHECK(text.find("125 µs of it beside the kernels before it") != std::string::npos);
+  // 181 - 177 µs when no kernel ran (the sum of their times would leave none).
+  CHECK(text.find("4.0 µs   2%  no kernel of it ran") != std::string::npos);
+  for (const std::size_t width : {80, 120})
+    for (const std::string& line : split(render_kernels(report, width), '\n')) {
+      CAPTURE(line);
+      CHECK(display_width(line) <= width);
+    }
+}

@@ -11,6 +11,9 @@
 namespace roofline {
 namespace {
 
+// A kernel's time beside earlier ones is said from this on (below it, the medians' jitter).
+constexpr double kBesideSeconds = 0.05e-6;
+
 std::string share(double part, double whole) {
   return whole > 0 ? format_fixed(100 * part / whole, 0) + "%" : "-";
 }
@@ -41,7 +44,8 @@ std::string render_kernels(const Report& report, std::size_t max_width) {
     if (row.kernels.size() < 2) continue;
     if (!any) {
       say("kernels of each launch (CUPTI's activity records, start to end, medians of the kernel "
-          "pass's launches; a share is of the row's time):",
+          "pass's launches; a share is of the row's time, a kernel's time beside an earlier "
+          "one's counted once, in the earlier one's):",
           "  ");
       any = true;
     }
@@ -49,25 +53,33 @@ std::string render_kernels(const Report& report, std::size_t max_width) {
     say("  " + row.kernel + " " + row_label(row) + ": " + std::to_string(row.kernels.size()) +
             " kernels" + (time > 0 ? " in " + seconds_text(time) + " a launch" : ""),
         "    ");
-    for (const PointKernel& k : row.kernels) {
+    for (std::size_t i = 0; i < row.kernels.size(); ++i) {
+      const PointKernel& k = row.kernels[i];
+      const double beside = overlap_with_earlier_seconds(row.kernels, i);
       const std::string head = "    " + pad(seconds_text(k.seconds), 9, true) + " " +
-                               pad(share(k.seconds, time), 4, true) + "  ";
+                               pad(share(k.seconds - beside, time), 4, true) + "  ";
       const std::string tail = "(" + resources(k) + ")";
       const std::size_t whole =
           display_width(head) + display_width(k.name) + 2 + display_width(tail);
+      const std::string indent(display_width(head), ' ');
       if (max_width == 0 || whole <= max_width) {
         out << head << k.name << "  " << tail << "\n";
-        continue;
+      } else {
+        // Too wide for one line: the name cut to fit, its resources on the next.
+        const std::size_t room =
+            max_width > display_width(head) ? max_width - display_width(head) : 0;
+        out << head << elide(k.name, std::max<std::size_t>(room, 16)) << "\n";
+        say(indent + tail, indent + " ");
       }
-      // Too wide for one line: the name cut to fit, its resources on the next.
-      const std::size_t room =
-          max_width > display_width(head) ? max_width - display_width(head) : 0;
-      out << head << elide(k.name, std::max<std::size_t>(room, 16)) << "\n";
-      say(std::string(display_width(head), ' ') + tail, std::string(display_width(head) + 1, ' '));
+      if (beside > kBesideSeconds)
+        say(indent + seconds_text(beside) +
+                " of it beside the kernels before it (started before they ended, as a "
+                "programmatic dependent launch does, and waited for them)",
+            indent + " ");
     }
     if (time > 0) {
       // Its columns kept as the kernels' lines have them; only the words after them wrap.
-      const double idle = std::max(0.0, time - kernels_seconds(row.kernels));
+      const double idle = std::max(0.0, time - kernels_busy_seconds(row.kernels));
       const std::string head =
           "    " + pad(seconds_text(idle), 9, true) + " " + pad(share(idle, time), 4, true) + "  ";
       const std::string text =
