@@ -65,6 +65,28 @@ std::string power_cap_cell(const CalibrationMeasurement& m, double unit, const c
   return out;
 }
 
+// The DRAM level's stream curve, when measured: each size's time and its share of the level's
+// bandwidth, a few sizes a line.
+std::string render_stream(const CalibrationOverlay& overlay) {
+  const auto dram =
+      std::find_if(overlay.memory.begin(), overlay.memory.end(),
+                   [](const MemoryLevelSpec& l) { return l.level == MemoryLevel::kDram; });
+  if (dram == overlay.memory.end() || dram->stream.empty()) return "";
+  std::string out = "DRAM stream (" +
+                    dram->stream_source.substr(dram->stream_source.find("): ") + 3) +
+                    "): the least time a launch moves that many bytes in, and its share of the " +
+                    format_fixed(dram->bandwidth_gbps, 1) + " GB/s above\n";
+  for (std::size_t i = 0; i < dram->stream.size(); ++i) {
+    const StreamPoint& p = dram->stream[i];
+    out += std::string(i % 3 == 0 ? "  " : "    ") +
+           pad(format_fixed(p.bytes / (1 << 20), 0) + " MiB", 8, true) + " " +
+           pad(format_fixed(p.seconds * 1e6, 1) + " µs", 9, true) + " " +
+           pad(percent(p.bytes / p.seconds / (dram->bandwidth_gbps * 1e9)), 4, true) +
+           (i % 3 == 2 || i + 1 == dram->stream.size() ? "\n" : "");
+  }
+  return out;
+}
+
 // roof | measured | spec sheet | share | at clock | spread | [at the power cap | its clock]
 // | [power | energy] | kernel
 std::string render_calibration_table(const CalibrationOverlay& overlay, const GpuSpec& sheet) {
@@ -87,6 +109,7 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
   }
   std::vector<std::vector<std::string>> rows;
   for (const CalibrationMeasurement& m : overlay.measurements) {
+    if (!m.stream_of.empty()) continue;  // the stream curve's points: listed below the table
     double sheet_rate = std::nan("");
     double sheet_clock = std::nan("");
     std::string roof = m.target;
@@ -170,7 +193,7 @@ std::string render_calibration_table(const CalibrationOverlay& overlay, const Gp
   };
   line(header);
   for (const auto& row : rows) line(row);
-  return out;
+  return out + render_stream(overlay);
 }
 
 int run_calibrate(const CalibrateCliOptions& options, const GlobalOptions& global) {

@@ -196,6 +196,47 @@ void measure_shares(const CalibrateOptions& options, int sms, const std::vector<
   }
 }
 
+// The DRAM level's stream curve (gpu_spec.hpp, MemoryLevelSpec::stream): the read kernel of
+// `whole` over one pass of kStreamFirstBytes, twice that, ... up to `max_bytes`, each launch after
+// `run`'s L2 flush (kernels::flush_l2 over twice the L2, at least 64 MiB) on the same stream and
+// timed by CUDA events around it, as `run` times a launch: options.reps launches after an untimed
+// one. What a kernel timed so can take at least to move that many bytes: far above bytes ÷
+// bandwidth at a few MB, within a few percent at 1 GiB.
+constexpr std::size_t kStreamFirstBytes = std::size_t{4} << 20;
+
+void measure_stream(const CalibrateOptions& options, const Plan& plan,
+                    kernels::MicroKernelArgs args, std::size_t l2, std::size_t max_bytes,
+                    Timer& timer, const Stream& stream, CalibrationOverlay& overlay) {
+  DeviceBuffer flush(std::max<std::size_t>(2 * l2, std::size_t{64} << 20));
+  ROOFLINE_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream.get()));
+  std::string line;
+  for (std::size_t bytes = kStreamFirstBytes; bytes <= max_bytes; bytes *= 2) {
+    args.bytes = bytes;
+    args.iterations = 1;
+    CalibrationMeasurement m;
+    m.id = std::string(plan.id) + "." + std::to_string(bytes >> 20) + "MiB";
+    m.target = plan.target;
+    m.method = "one pass over " + mib(bytes) + " by " + plan.id +
+               ", after run's L2 flush, timed as " + "run times a launch";
+    m.work = kernels::micro_kernel_work(plan.kernel, args);
+    m.stream_of = plan.id;
+    std::vector<double> clocks;
+    for (int rep = 0; rep <= options.reps; ++rep) {
+      ROOFLINE_CUDA_CALL(kernels::flush_l2(flush.get(), flush.bytes(), stream.get()));
+      const Sample sample = timer.run(plan.kernel, args);
+      if (rep == 0) continue;  // the first launch of a size warms its code and TLB entries
+      m.samples_seconds.push_back(sample.seconds);
+      if (sample.clock_mhz > 0) clocks.push_back(sample.clock_mhz);
+    }
+    m.sm_clock_mhz = clocks.empty() ? 0 : median(clocks);
+    line += (line.empty() ? "" : ", ") + mib(bytes) + " " +
+            format_fixed(m.median_seconds() * 1e6, 1) + " µs";
+    overlay.measurements.push_back(std::move(m));
+  }
+  if (options.progress && !line.empty())
+    options.progress(std::string(plan.id) + " stream (one pass, as run times a launch): " + line);
+}
+
 // `calibrate --energy`: a compute kernel that drew the board's power limit on the whole device
 // ran at the cap's lower clock and voltage, where a FLOP costs less than at the full clock a
 // kernel below the cap runs at. Its energy is measured again alone on a green context of half
@@ -428,6 +469,24 @@ CalibrationOverlay calibrate(const CalibrateOptions& options, const DeviceInfo& 
                        rate_text(m, m.rate_per_second(), sms, m.sm_clock_mhz) + " at " +
                        format_fixed(m.sm_clock_mhz, 0) + " MHz");
     overlay.measurements.push_back(std::move(m));
+  }
+  // The stream curve by the DRAM read kernel of the higher rate (the bulk copies where this
+  // device has them): the DRAM roof's own.
+  const Plan* stream_plan = nullptr;
+  double stream_rate = 0;
+  for (const Plan& plan : plans)
+    for (const CalibrationMeasurement& m : overlay.measurements)
+      if (m.id == plan.id &&
+          (plan.kernel == MicroKernel::kDramRead || plan.kernel == MicroKernel::kDramReadBulk) &&
+          m.rate_per_second() > stream_rate) {
+        stream_plan = &plan;
+        stream_rate = m.rate_per_second();
+      }
+  if (stream_plan != nullptr) {
+    int per_sm = 0;
+    ROOFLINE_CUDA_CALL(kernels::micro_kernel_blocks_per_sm(stream_plan->kernel, &per_sm));
+    measure_stream(options, *stream_plan, args_for(*stream_plan, per_sm * sms), l2, dram_bytes,
+                   timer, stream, overlay);
   }
   measure_shares(options, sms, plans, args_for, clock, overlay);
   if (read_energy) {

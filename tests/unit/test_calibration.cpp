@@ -521,3 +521,67 @@ TEST_CASE("calibration: a DRAM rate above the spec sheet's is left out, the rest
   CHECK(drop_above_sheet(again, no_dram).empty());
   CHECK(again.measurements.size() == overlay.measurements.size());
 }
+
+TEST_CASE("calibration: a pure read of each size gives the DRAM level its stream curve") {
+  CalibrationOverlay overlay = h200_overlay();
+  const auto stream = [](double bytes, std::vector<double> samples, std::string of = "dram_read") {
+    CalibrationMeasurement m = measurement(
+        "dram_read." + std::to_string(static_cast<long long>(bytes / (1 << 20))) + "MiB", "dram",
+        false, bytes, std::move(samples));
+    m.stream_of = std::move(of);
+    return m;
+  };
+  // 64 MiB in 20 µs (3.4 TB/s, below the ceilings), 4 MiB in 5 µs; a second kernel's 4 MiB in 6.
+  overlay.measurements.push_back(stream(64 << 20, {20e-6, 21e-6, 19e-6}));
+  overlay.measurements.push_back(stream(4 << 20, {5e-6, 5e-6, 5e-6}));
+  overlay.measurements.push_back(stream(4 << 20, {6e-6}, "dram_copy"));
+  // A stream is never a ceiling, even the fastest measurement of its target.
+  overlay.measurements.push_back(stream(1 << 30, {0.1e-3}));
+  derive_ceilings(overlay);
+  const MemoryLevelSpec& dram = overlay.memory[0];
+  CHECK(dram.bandwidth_gbps == doctest::Approx(4000).epsilon(1e-12));  // dram_copy, as before
+  CHECK(dram.stream ==
+        std::vector<StreamPoint>{{4 << 20, 5e-6}, {64 << 20, 20e-6}, {1 << 30, 0.1e-3}});
+  CHECK(dram.stream_source.find("NVIDIA H200") != std::string::npos);
+  CHECK(dram.stream_source.find("3 sizes") != std::string::npos);
+  CHECK(overlay.memory[1].stream.empty());  // L2 has none
+
+  const json written = to_json(overlay);
+  CHECK(written["measurements"][5]["stream_of"] == "dram_read");
+  CHECK_FALSE(written["measurements"][0].contains("stream_of"));
+  const CalibrationOverlay read = parse_calibration(written, "cal.json");
+  CHECK(read.memory[0].stream == dram.stream);
+  CHECK(to_json(read) == written);
+  // The calibrated spec carries it, through a report's embedded spec too.
+  const GpuSpec spec = apply_calibration(shipped().find("h200-sxm"), overlay);
+  CHECK(spec.dram().stream == dram.stream);
+  CHECK(parse_gpu_spec(to_json(spec), "spec.json").dram().stream == dram.stream);
+
+  json j = written;
+  j["measurements"][5]["stream_of"] = "dram_read_x";
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: measurements[5].stream_of: \"dram_read_x\" names no whole-device measurement "
+        "of dram");
+  j = written;
+  j["measurements"][2]["stream_of"] = "l2_read";  // l2_read itself: not a DRAM stream
+  CHECK(calibration_parse_error(j) ==
+        "cal.json: measurements[2].stream_of: a stream measures DRAM bytes on the whole device "
+        "(no sms)");
+
+  // A kernel left out for reading above the sheet takes its stream with it.
+  const SpecRegistry registry = shipped();
+  CalibrationOverlay above =
+      gh100_calibration("h100-sxm5", "NVIDIA H100 80GB HBM3", "2026-12-06T08:11:25Z", 3.0);
+  above.measurements = {measurement("dram_read", "dram", false, 3.17e9, {1e-3}),
+                        measurement("dram_read_bulk", "dram", false, 3.8845e9, {1e-3}),
+                        stream(4 << 20, {5e-6}, "dram_read_bulk"),
+                        stream(8 << 20, {7e-6}, "dram_read_bulk"), stream(4 << 20, {6e-6})};
+  const std::vector<std::string> dropped = drop_above_sheet(above, registry.find("h100-sxm5"));
+  REQUIRE(dropped.size() == 2);
+  CHECK(dropped[1] == "2 stream and share measurements of dram_read_bulk: with it");
+  REQUIRE(above.measurements.size() == 2);
+  CHECK(above.measurements[1].stream_of == "dram_read");
+  derive_ceilings(above);
+  CHECK(above.memory[0].stream == std::vector<StreamPoint>{{4 << 20, 6e-6}});
+  CHECK_NOTHROW(parse_calibration(to_json(above), "cal.json"));
+}

@@ -192,6 +192,51 @@ TEST_CASE(
   CHECK(full->lever == Lever::kBandwidth);
 }
 
+TEST_CASE(
+    "decode advice: a gain is bounded by a pure read of the row's bytes where one is measured") {
+  // B8 H32/8 d64 KV 8192: 134 MB of cache, split-KV chosen, at 80% of the 4800 GB/s roof.
+  Row row;
+  row.kernel = "flash-decode";
+  row.spec_key = "h200-sxm";
+  row.workload = decode(8, 32, 8, 1, 8192, 64);
+  row.prediction = predict(find_kernel_model("flash-decode"), row.workload, h200());
+  const double bytes = row.prediction.model_dram_bytes;
+  const double floor = bytes / 4800e9;
+  row.timing = Timing{{floor / 0.8}, 0, 0};
+  const std::optional<Advice> plain = advise(row, analyze(row, h200()), h200());
+  REQUIRE(plain);
+  CHECK(plain->estimated_speedup == doctest::Approx(1.25));
+  // On a GPU whose pure read of that many bytes reaches 90% of the roof (calibrate's stream):
+  // ×1.125 at most, and the evidence names the read.
+  GpuSpec measured = h200();
+  MemoryLevelSpec& dram = measured.memory[0];
+  REQUIRE(dram.level == MemoryLevel::kDram);
+  dram.stream = {{bytes / 2, floor / 2 / 0.8}, {bytes * 2, floor * 2 / 0.95}};
+  dram.stream_source = "test";
+  const double read = floor / 2 / 0.8 + (floor * 2 / 0.95 - floor / 2 / 0.8) / 3;  // at 1.5/3
+  const std::optional<Advice> bounded = advise(row, analyze(row, measured), measured);
+  REQUIRE(bounded);
+  CHECK(bounded->lever == plain->lever);  // the lever is the roof's; only its bound moves
+  CHECK(bounded->target_time_seconds == doctest::Approx(read));
+  CHECK(bounded->estimated_speedup == doctest::Approx(floor / 0.8 / read));
+  CHECK(bounded->gain_to_roof == doctest::Approx(floor / 0.8 / read));
+  CAPTURE(bounded->evidence);
+  CHECK(bounded->evidence.find("a pure read of its 135MB took") != std::string::npos);
+  // A pure read faster than the kernel's bytes at the roof bounds nothing, and is not named.
+  dram.stream = {{bytes * 2, floor}};
+  const std::optional<Advice> fast = advise(row, analyze(row, measured), measured);
+  REQUIRE(fast);
+  CHECK(fast->estimated_speedup == doctest::Approx(1.25));
+  CHECK(fast->evidence.find("pure read") == std::string::npos);
+  // A profiled launch is timed by CUPTI's records, not as `run` times one: no stream floor.
+  Row profiled = row;
+  profiled.launch = KernelLaunch{};
+  dram.stream = {{bytes / 2, floor / 2 / 0.8}, {bytes * 2, floor * 2 / 0.95}};
+  const RowAnalysis a = analyze(profiled, measured);
+  if (const std::optional<Advice> p = advise(profiled, a, measured))
+    CHECK(p->evidence.find("pure read") == std::string::npos);
+}
+
 TEST_CASE("cli: model takes decode workloads, and refuses decode options without --q-len") {
   const CliResult r = cli({"model", "--gpu", "h200", "--kernel", "flash-decode", "--q-len", "1,4",
                            "--heads", "32", "--kv-heads", "8", "--head-dim", "128", "--seq", "8192",

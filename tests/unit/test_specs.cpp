@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -8,6 +9,7 @@
 #include "lib/core/base/errors.hpp"
 #include "lib/core/domain/gpu_spec.hpp"
 #include "lib/core/domain/spec_choice.hpp"
+#include "lib/core/domain/stream_floor.hpp"
 #include "lib/core/model/roofline.hpp"
 #include "tests/unit/helpers.hpp"
 
@@ -318,4 +320,54 @@ TEST_CASE("specs: a level's share curve rises to all the SMs and names its sourc
   auto empty = spec;
   empty["memory_levels"][0]["shares"] = nlohmann::json::array();
   CHECK(load_error(empty).find("must not be empty") != std::string::npos);
+}
+
+TEST_CASE(
+    "specs: the DRAM level's stream curve rises in bytes, names its source, and bounds a time") {
+  nlohmann::json spec = valid_spec_json();
+  nlohmann::json& dram = spec["memory_levels"][0];
+  REQUIRE(dram["level"] == "dram");
+  const double bandwidth = dram["bandwidth_gbps"].get<double>() * 1e9;
+  dram["stream"] = {{{"bytes", 4e6}, {"seconds", 8e-6}}, {{"bytes", 64e6}, {"seconds", 40e-6}}};
+  dram["stream_source"] = "calibrate on the test GPU";
+  CHECK(load_error(spec) == "(no error)");
+  const GpuSpec parsed = parse_gpu_spec(spec, "test.json");
+  CHECK(parsed.dram().stream == std::vector<StreamPoint>{{4e6, 8e-6}, {64e6, 40e-6}});
+  CHECK(parsed.dram().stream_source == "calibrate on the test GPU");
+  CHECK(to_json(parse_gpu_spec(to_json(parsed), "again.json")) == to_json(parsed));
+
+  // Below the first point, the line from the origin; between points, linear; past the last, the
+  // rest at the level's bandwidth; none without a curve or bytes.
+  const MemoryLevelSpec& level = parsed.dram();
+  CHECK(stream_floor_seconds(level, 2e6) == doctest::Approx(4e-6));
+  CHECK(stream_floor_seconds(level, 4e6) == doctest::Approx(8e-6));
+  CHECK(stream_floor_seconds(level, 34e6) == doctest::Approx(24e-6));
+  CHECK(stream_floor_seconds(level, 64e6) == doctest::Approx(40e-6));
+  CHECK(stream_floor_seconds(level, 164e6) == doctest::Approx(40e-6 + 100e6 / bandwidth));
+  CHECK(std::isnan(stream_floor_seconds(level, 0)));
+  CHECK(std::isnan(stream_floor_seconds(parse_gpu_spec(valid_spec_json(), "t.json").dram(), 1e6)));
+
+  auto falling = spec;
+  falling["memory_levels"][0]["stream"][1]["bytes"] = 4e6;
+  CHECK(load_error(falling) ==
+        "test.json: memory_levels[0].stream[1].bytes: must rise from one point to the next");
+  auto no_source = spec;
+  no_source["memory_levels"][0].erase("stream_source");
+  CHECK(load_error(no_source) == "test.json: memory_levels[0].stream_source: missing");
+  auto source_alone = spec;
+  source_alone["memory_levels"][0].erase("stream");
+  CHECK(load_error(source_alone) == "test.json: memory_levels[0].stream_source: without stream");
+  auto empty = spec;
+  empty["memory_levels"][0]["stream"] = nlohmann::json::array();
+  CHECK(load_error(empty).find("must not be empty") != std::string::npos);
+  auto unit = spec;
+  unit["memory_levels"][0]["stream"][0].erase("seconds");
+  unit["memory_levels"][0]["stream"][0]["us"] = 8;
+  CHECK(load_error(unit).find("memory_levels[0].stream[0]") != std::string::npos);
+  auto on_l2 = spec;
+  REQUIRE(on_l2["memory_levels"].size() > 1);
+  on_l2["memory_levels"][1]["stream"] = dram["stream"];
+  on_l2["memory_levels"][1]["stream_source"] = "x";
+  CHECK(load_error(on_l2) ==
+        "test.json: memory_levels[1].stream: only the dram level has a stream curve");
 }

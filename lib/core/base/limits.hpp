@@ -39,6 +39,10 @@ inline constexpr Bound kTdpWatts{"board power", 1, 1e5, "W"};
 inline constexpr Bound kPerSmPerClock{"per-SM rates", 0.5, 1e4, "per clock and SM"};
 // The shortest kernel time of a GPU (launch_floor_us).
 inline constexpr Bound kLaunchFloorUs{"launch floors", 0.05, 100, "µs"};
+// The points of a DRAM level's stream curve (MemoryLevelSpec::stream): a pure read's bytes and
+// its time.
+inline constexpr Bound kStreamBytes{"stream sizes", 1024, 1e15, "bytes"};
+inline constexpr Bound kStreamSeconds{"stream times", 1e-8, 3600, "s"};
 inline constexpr std::int64_t kMaxSmCount = 10000;
 inline constexpr std::int64_t kMinL2Bytes = 1024;
 inline constexpr std::int64_t kMaxL2Bytes = std::int64_t{1} << 34;      // 16 GiB

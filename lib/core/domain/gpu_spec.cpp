@@ -54,6 +54,28 @@ void parse_shares(const JsonReader& read, const json& entry, const json& shares,
   level.shares_source = read.string(entry, where, "shares_source");
 }
 
+// The DRAM level's "stream" (gpu_spec.hpp, MemoryLevelSpec::stream): points of rising bytes, each
+// {"bytes", "seconds"}, and "stream_source" beside them.
+void parse_stream(const JsonReader& read, const json& entry, const json& stream,
+                  const std::string& where, MemoryLevelSpec& level) {
+  const std::string path = key_path(where, "stream");
+  if (level.level != MemoryLevel::kDram) read.fail(path, "only the dram level has a stream curve");
+  read.require_array(stream, path);
+  if (stream.empty()) read.fail(path, "must not be empty (leave it out when not measured)");
+  for (std::size_t i = 0; i < stream.size(); ++i) {
+    const std::string at = index_path(path, i);
+    read.require_object(stream[i], at);
+    read.only_keys(stream[i], at, {"bytes", "seconds"});
+    StreamPoint point;
+    point.bytes = read.number(stream[i], at, "bytes", kStreamBytes);
+    point.seconds = read.number(stream[i], at, "seconds", kStreamSeconds);
+    if (!level.stream.empty() && point.bytes <= level.stream.back().bytes)
+      read.fail(key_path(at, "bytes"), "must rise from one point to the next");
+    level.stream.push_back(point);
+  }
+  level.stream_source = read.string(entry, where, "stream_source");
+}
+
 }  // namespace
 
 std::string_view to_string(MemoryLevel level) {
@@ -333,7 +355,9 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
     const std::string where = index_path("memory_levels", i);
     const json& entry = levels[i];
     read.require_object(entry, where);
-    read.only_keys(entry, where, {"level", "bandwidth_gbps", "source", "shares", "shares_source"});
+    read.only_keys(entry, where,
+                   {"level", "bandwidth_gbps", "source", "shares", "shares_source", "stream",
+                    "stream_source"});
     const std::string level_name = read.string(entry, where, "level");
     auto level = parse_memory_level(level_name);
     if (!level)
@@ -347,6 +371,10 @@ GpuSpec parse_gpu_spec(const json& root, const std::string& origin) {
       parse_shares(read, entry, *shares, where, spec, spec.memory.back());
     else if (entry.contains("shares_source"))
       read.fail(key_path(where, "shares_source"), "without shares");
+    if (const json* stream = read.optional_member(entry, where, "stream"); stream != nullptr)
+      parse_stream(read, entry, *stream, where, spec.memory.back());
+    else if (entry.contains("stream_source"))
+      read.fail(key_path(where, "stream_source"), "without stream");
   }
   if (spec.level(MemoryLevel::kDram) == nullptr) read.fail("memory_levels", "no dram entry");
 
@@ -418,6 +446,12 @@ json to_json(const GpuSpec& spec) {
       for (const ShareBandwidth& point : level.shares)
         entry["shares"].push_back({{"sms", point.sms}, {"gbps", point.gbps}});
       entry["shares_source"] = level.shares_source;
+    }
+    if (!level.stream.empty()) {
+      entry["stream"] = json::array();
+      for (const StreamPoint& point : level.stream)
+        entry["stream"].push_back({{"bytes", point.bytes}, {"seconds", point.seconds}});
+      entry["stream_source"] = level.stream_source;
     }
     root["memory_levels"].push_back(std::move(entry));
   }

@@ -57,6 +57,15 @@ struct ShareBandwidth {
   friend bool operator==(const ShareBandwidth&, const ShareBandwidth&) = default;
 };
 
+// A pure read of `bytes` on every SM, timed as `run` times a launch (after `run`'s L2 flush, CUDA
+// events around the one launch): one point of the DRAM level's stream curve.
+struct StreamPoint {
+  double bytes = 0;
+  double seconds = 0;
+
+  friend bool operator==(const StreamPoint&, const StreamPoint&) = default;
+};
+
 struct MemoryLevelSpec {
   MemoryLevel level;
   double bandwidth_gbps;  // GB/s, 1e9 bytes per second
@@ -67,6 +76,12 @@ struct MemoryLevelSpec {
   // kernel or the sheet).
   std::vector<ShareBandwidth> shares = {};
   std::string shares_source = {};  // what measured them; empty when `shares` is
+  // DRAM only: a pure read of each size on every SM, timed as `run` times a launch (`calibrate`),
+  // by rising bytes; empty when not measured. At a few hundred MB and less it takes well over
+  // bytes ÷ bandwidth_gbps (the launch, the first bytes' latency, the last CTAs' drain), and
+  // stream_floor.hpp makes it the least time a launch timed so takes to move that many bytes.
+  std::vector<StreamPoint> stream = {};
+  std::string stream_source = {};  // what measured it; empty when `stream` is
 };
 
 struct ComputeCeiling {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -116,6 +117,25 @@ void add_shares(const CalibrationOverlay& overlay, MemoryLevelSpec& level) {
                         "SMs, then on all " + std::to_string(all);
 }
 
+// The DRAM level's stream curve: per size, the least median time of the stream measurements
+// (calibrate measures one kernel's; a file may hold more).
+void add_stream(const CalibrationOverlay& overlay, MemoryLevelSpec& level) {
+  if (level.level != MemoryLevel::kDram) return;
+  std::map<double, const CalibrationMeasurement*> by_bytes;
+  for (const CalibrationMeasurement& m : overlay.measurements)
+    if (!m.stream_of.empty() && m.target == to_string(level.level) && m.median_seconds() > 0) {
+      const CalibrationMeasurement*& best = by_bytes[m.work];
+      if (best == nullptr || m.median_seconds() < best->median_seconds()) best = &m;
+    }
+  if (by_bytes.empty()) return;
+  for (const auto& [bytes, m] : by_bytes) level.stream.push_back({bytes, m->median_seconds()});
+  level.stream_source = "calibrated on " + overlay.device.name + " (" + overlay.time_utc +
+                        "): " + by_bytes.begin()->second->stream_of +
+                        ", one pass over each size after run's L2 flush, timed as run times a "
+                        "launch (the median of each of " +
+                        std::to_string(by_bytes.size()) + " sizes)";
+}
+
 void sort_levels(std::vector<MemoryLevelSpec>& levels) {
   std::stable_sort(levels.begin(), levels.end(),
                    [](const MemoryLevelSpec& a, const MemoryLevelSpec& b) {
@@ -147,7 +167,8 @@ void derive_ceilings(CalibrationOverlay& overlay) {
   // The best measurement per target: several kernels may measure the same roof.
   std::vector<const CalibrationMeasurement*> best;
   for (const CalibrationMeasurement& m : overlay.measurements) {
-    if (!(m.rate_per_second() > 0) || m.sms > 0 || m.id == kL2ReduceId) continue;
+    if (!(m.rate_per_second() > 0) || m.sms > 0 || !m.stream_of.empty() || m.id == kL2ReduceId)
+      continue;
     auto same = std::find_if(best.begin(), best.end(), [&](const CalibrationMeasurement* b) {
       return b->target == m.target;
     });
@@ -197,7 +218,10 @@ void derive_ceilings(CalibrationOverlay& overlay) {
       overlay.compute.push_back(std::move(burst));
     }
   }
-  for (MemoryLevelSpec& level : overlay.memory) add_shares(overlay, level);
+  for (MemoryLevelSpec& level : overlay.memory) {
+    add_shares(overlay, level);
+    add_stream(overlay, level);
+  }
   sort_levels(overlay.memory);
 }
 
@@ -221,6 +245,22 @@ std::vector<std::string> drop_above_sheet(CalibrationOverlay& overlay, const Gpu
                   return true;
                 }),
             all.end());
+  // A stream or share of a kernel left out goes with it (its whole-device reading was impossible,
+  // and a file naming a measurement it lacks is refused).
+  std::set<std::string> gone;
+  for (const std::string& line : dropped) gone.insert(line.substr(0, line.find(':')));
+  std::map<std::string, int> orphans;
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [&](const CalibrationMeasurement& m) {
+                             const std::string& of = m.stream_of.empty() ? m.share_of : m.stream_of;
+                             if (of.empty() || gone.count(of) == 0) return false;
+                             ++orphans[of];
+                             return true;
+                           }),
+            all.end());
+  for (const auto& [id, count] : orphans)
+    dropped.push_back(std::to_string(count) + " stream and share measurements of " + id +
+                      ": with it");
   return dropped;
 }
 
@@ -251,6 +291,9 @@ json to_json(const CalibrationOverlay& overlay) {
       root["measurements"][i]["sms"] = m.sms;
       root["measurements"][i]["share_of"] = m.share_of;
     }
+  for (std::size_t i = 0; i < overlay.measurements.size(); ++i)
+    if (const CalibrationMeasurement& m = overlay.measurements[i]; !m.stream_of.empty())
+      root["measurements"][i]["stream_of"] = m.stream_of;
   for (std::size_t i = 0; i < overlay.measurements.size(); ++i)
     if (const auto& energy = overlay.measurements[i].energy)
       root["measurements"][i]["energy"] = energy_json(*energy);
@@ -315,7 +358,7 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
     const json& entry = measurements[i];
     read.only_keys(entry, where,
                    {"id", "target", "method", "unit", "work", "samples_seconds", "sm_clock_mhz",
-                    "energy", "power_cap", "sms", "share_of"});
+                    "energy", "power_cap", "sms", "share_of", "stream_of"});
     CalibrationMeasurement m;
     m.id = read.string(entry, where, "id");
     m.target = read.string(entry, where, "target");
@@ -375,7 +418,25 @@ CalibrationOverlay parse_calibration(const json& root, const std::string& origin
                   "a share of the SMs measures a memory level, or a compute pipe's energy "
                   "below the power cap (with an energy, without a power_cap window)");
     }
+    if (entry.contains("stream_of")) {
+      m.stream_of = read.string(entry, where, "stream_of");
+      if (m.flops || parse_memory_level(m.target) != MemoryLevel::kDram || m.sms > 0)
+        read.fail(key_path(where, "stream_of"),
+                  "a stream measures DRAM bytes on the whole device (no sms)");
+    }
     overlay.measurements.push_back(std::move(m));
+  }
+  for (std::size_t i = 0; i < overlay.measurements.size(); ++i) {
+    const CalibrationMeasurement& m = overlay.measurements[i];
+    if (m.stream_of.empty()) continue;
+    const bool found = std::any_of(overlay.measurements.begin(), overlay.measurements.end(),
+                                   [&](const CalibrationMeasurement& w) {
+                                     return w.sms == 0 && w.stream_of.empty() &&
+                                            w.id == m.stream_of && w.target == m.target;
+                                   });
+    if (!found)
+      read.fail(key_path(index_path("measurements", i), "stream_of"),
+                quote_text(m.stream_of) + " names no whole-device measurement of " + m.target);
   }
   for (std::size_t i = 0; i < overlay.measurements.size(); ++i) {
     const CalibrationMeasurement& m = overlay.measurements[i];

@@ -23,6 +23,10 @@
 //   "static_power": {"method", "energy": {the same object}, "power_limit_watts" (optional)}: the
 //   active idle power, and the power limit the board enforced;
 //   "energy_coefficients": the derived coefficients, a spec's entry (energy_coefficients.hpp).
+// A stream measurement (a pure read of one size, timed as `run` times a launch) has "stream_of"
+// (the id of the same kernel's whole-device measurement); the DRAM level's spec entry then has
+// "stream" and "stream_source" (gpu_spec.hpp). A reader without them refuses the file rather
+// than misreads it, so the version stays 1.
 // A memory measurement on a share of the SMs has "sms" (the SMs of its green context) and
 // "share_of" (the id of the same kernel's whole-device measurement); its level's spec entry
 // then has "shares" and "shares_source" (gpu_spec.hpp). A reader without them refuses the
@@ -109,6 +113,10 @@ struct CalibrationMeasurement {
   // its level's share curve, never the level itself.
   int sms = 0;
   std::string share_of;
+  // A point of the DRAM level's stream curve: the kernel of measurement `stream_of` (on the whole
+  // device) reading `work` bytes once, after `run`'s L2 flush, timed as `run` times a launch;
+  // empty for any other measurement. Never a ceiling (its rate includes the launch and ramp).
+  std::string stream_of;
 
   double median_seconds() const;
   double rate_per_second() const;  // work ÷ median: FLOP/s or bytes/s (the burst rate)
@@ -145,14 +153,16 @@ struct CalibrationOverlay {
 };
 
 // Fills `memory` and `compute` from `measurements`: per target the whole-device measurement of
-// the highest (burst) rate; a level's share curve from the share measurements of the kernel
-// (share_of) with the most of them, its whole-device rate the last point; a compute ceiling is
-// quoted at the SM clock its measurement ran at. Where that measurement has a power-cap window
-// (with a clock) whose rate is below the burst rate, the ceiling is the sustained one,
-// at_power_cap, quoted at the window's median NVML clock, its source naming both; a sustained rate
-// at or above the burst rate leaves the burst ceiling (the lower of the two; the window stays in
-// the measurement as measured). The XU rate is per clock and stays the burst's. Throws InputError
-// for a target that is neither a level nor a ceiling id, or a compute measurement without a clock.
+// the highest (burst) rate (stream measurements left out); a level's share curve from the share
+// measurements of the kernel (share_of) with the most of them, its whole-device rate the last
+// point; the DRAM level's stream curve from the stream measurements (per size the least time); a
+// compute ceiling is quoted at the SM clock its measurement ran at. Where that measurement has a
+// power-cap window (with a clock) whose rate is below the burst rate, the ceiling is the sustained
+// one, at_power_cap, quoted at the window's median NVML clock, its source naming both; a sustained
+// rate at or above the burst rate leaves the burst ceiling (the lower of the two; the window stays
+// in the measurement as measured). The XU rate is per clock and stays the burst's. Throws
+// InputError for a target that is neither a level nor a ceiling id, or a compute measurement
+// without a clock.
 void derive_ceilings(CalibrationOverlay& overlay);
 
 // The DRAM bandwidth no memory can exceed: a measurement above the spec sheet's DRAM figure (its

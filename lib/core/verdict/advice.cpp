@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lib/core/base/text.hpp"
+#include "lib/core/domain/stream_floor.hpp"
 #include "lib/core/model/model.hpp"
 #include "lib/core/verdict/analysis_exp.hpp"
 
@@ -44,6 +45,8 @@ constexpr double kWaitingShare = 1e-3;
 // kOccupiedSlack of either a grid is not called so: a grid of whole parts rounds down (on the
 // H200 flash-decode's 128 CTAs on 132 SMs at d = 128, half of the slots less four, streamed a
 // B1 KV 8k-128k cache as fast as or faster than 264: 2026-12-06).
+// A pure read's time is named in the evidence from this much above bytes ÷ bandwidth on.
+constexpr double kStreamAbove = 0.005;
 constexpr double kOccupiedSlots = 0.5;
 constexpr double kOccupiedSlack = 0.9;
 
@@ -80,6 +83,18 @@ std::string launch_floor_text(const GpuSpec& spec, const Row& row) {
          (measured ? ""
           : node   ? " (assumed: its spec has no measured node floor)"
                    : " (assumed: its spec has no measured launch floor)");
+}
+
+// The least time a pure read of the row's DRAM bytes took on the spec's GPU (its stream curve,
+// stream_floor.hpp), for a row timed as `run` times a launch (a profiled launch or graph node is
+// timed by CUPTI's records, without the submission `run`'s events include); NaN otherwise.
+double stream_seconds(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
+  const MemoryLevelSpec* dram = spec.level(MemoryLevel::kDram);
+  if (row.launch.has_value() || dram == nullptr) return kNaN;
+  for (const LevelAnalysis& level : a.levels)
+    if (level.level == MemoryLevel::kDram && !level.partial)
+      return stream_floor_seconds(*dram, level.bytes);
+  return kNaN;
 }
 
 double seconds(double amount, double rate) {
@@ -183,7 +198,12 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   v.roof = a.binding;
   v.of_roof = a.fraction_of_bound;
   const double launch_floor = launch_floor_seconds(spec, row);
-  v.gain_to_roof = a.time_seconds / std::max(a.time_floor_seconds, launch_floor);
+  // A DRAM-bound row's floor is no lower than a pure read of its bytes took on this GPU: a roof
+  // the read itself does not reach at this size promises no gain.
+  const double stream_floor = stream_seconds(row, a, spec);
+  const double roof_floor =
+      a.binding == "DRAM" ? max_finite({a.time_floor_seconds, stream_floor}) : a.time_floor_seconds;
+  v.gain_to_roof = a.time_seconds / std::max(roof_floor, launch_floor);
   const KernelModel* model = bundled_model(row);
   // The warp samples (--stalls), where there are enough to read shares from.
   const StallSampling* stalls =
@@ -227,6 +247,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
       l1 = &level;
     }
   }
+  const double bandwidth_floor = dram_floor;
+  dram_floor = max_finite({dram_floor, stream_floor});
   const double bytes_floor = max_finite({dram_floor, l2_floor, l1_floor});
   // The least work of the operation: what any kernel of it computes at least.
   const double work = model != nullptr && a.algorithmic_flops > 0 && std::isfinite(a.flops)
@@ -375,7 +397,7 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
               format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
               ": at this size the launch and the ramp-up dominate (" +
               launch_floor_text(spec, row) + ")",
-          "fewer, larger launches: fuse it with its neighbours", a.time_floor_seconds);
+          "fewer, larger launches: fuse it with its neighbours", roof_floor);
     else if (waiting)
       // No roof applies: the time is spent waiting, and no lever on bytes or FLOPs shortens it.
       add(Lever::kLatency,
@@ -389,27 +411,27 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
           lead_roof + " at " + format_fixed(100 * lead_fraction, 0) + "% of its bandwidth",
           "coalesced, vectorised accesses and more bytes in flight, or fewer bytes by fusing "
           "with its neighbours",
-          a.time_floor_seconds);
+          roof_floor);
     else if (lead_fraction >= kAtRoof)
       add(Lever::kAtRoof, "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof,
           v.next_roof.empty() ? "only less work helps"
                               : "only less work or a higher roof helps (next: " + v.next_roof +
                                     ", " + times(v.next_roof_ratio) + ")",
-          a.time_floor_seconds);
+          roof_floor);
     else if (const std::string cause = stalls != nullptr ? dominant_stall(*stalls) : "";
              !cause.empty())
       // The warp samples say why it is below its roof: the cause and the lever that fits it.
       add(Lever::kLatency,
           "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof + "; " +
               stall_evidence(*stalls, cause),
-          stall_action(*stalls, cause, a), a.time_floor_seconds);
+          stall_action(*stalls, cause, a), roof_floor);
     else
       add(Lever::kLatency,
           "at " + format_fixed(100 * lead_fraction, 0) + "% of " + lead_roof +
               ", and no counter points elsewhere",
           "latency, occupancy or synchronisation: sample the warp stalls (run --stalls; profile "
           "--stalls for another program)",
-          a.time_floor_seconds);
+          roof_floor);
   }
   // Every other lever keeps its evidence and gains the samples' (they add, never decide).
   if (stalls != nullptr && found.front().lever != Lever::kLatency)
@@ -418,10 +440,19 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   if (behind_l1) add_on_chip();
   if (a.tail_bound && !tail_leads && !occupancy) add_tail();
   for (LeverAdvice& l : found) {
-    if (!(l.target_time_seconds > 0)) l.target_time_seconds = a.time_floor_seconds;
+    if (!(l.target_time_seconds > 0)) l.target_time_seconds = roof_floor;
     l.target_time_seconds = std::max(l.target_time_seconds, launch_floor);
     l.estimated_speedup = std::max(1.0, a.time_seconds / l.target_time_seconds);
   }
+  // Where the pure read's time is the target, the evidence says so: the roof alone would promise
+  // more.
+  LeverAdvice& lead = found.front();
+  if (std::isfinite(stream_floor) && stream_floor > bandwidth_floor * (1 + kStreamAbove) &&
+      std::abs(lead.target_time_seconds - stream_floor) <= 1e-9 * stream_floor)
+    lead.evidence += "; a pure read of its " + format_si(dram_level->bytes) + "B took " +
+                     format_fixed(stream_floor * 1e6, 1) + " µs on this GPU (" +
+                     format_fixed(100 * bandwidth_floor / stream_floor, 0) +
+                     "% of the bandwidth: calibrate's stream), the least it can take";
   const LeverAdvice& first = found.front();
   v.lever = first.lever;
   v.evidence = first.evidence;
