@@ -252,7 +252,8 @@ void setup_calibrate(CLI::App& root, const GlobalOptions& global, int* exit_code
   CLI::App* sub = root.add_subcommand(
       "calibrate",
       "Measure the GPU's achievable DRAM, L2 and L1/shared bandwidth and FP32, FP16, mma.sync "
-      "and wgmma peaks with micro-kernels; write them as a spec overlay");
+      "and wgmma peaks with micro-kernels, and what a pure DRAM read of 4 MiB to 1 GiB takes; "
+      "write them as a spec overlay");
   sub->add_option("-o,--output", options->output, "Write the overlay to PATH (- for stdout)")
       ->type_name("PATH|-")
       ->check(kNonEmptyPath)

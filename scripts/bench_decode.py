@@ -4,8 +4,7 @@ bandwidth each reached against the bandwidth `calibrate` measured, beside PyTorc
 scaled_dot_product_attention on the same shape, timed in this process on the same GPU.
 
     python3 scripts/bench_decode.py REPORT.json... --calibration CAL.json [--reps 10]
-        [--backends flash,efficient,cudnn,math] [--no-torch] [--stream STREAM.txt]
-        [--json OUT.json]
+        [--backends flash,efficient,cudnn,math] [--no-torch] [--json OUT.json]
 
 Ours, per row: the median of the row's timing samples; DRAM bytes as the counters counted them
 (`counters.dram_read_bytes + dram_write_bytes`, as model_vs_counters.py reads them; a row without
@@ -15,12 +14,13 @@ measurements (`dram_read`, the 16-byte load stream; `dram_read_bulk`, TMA bulk c
 work / median of its samples), or, in a file without one, its `memory_levels` DRAM entry (the
 best of the read-only and copy streams).
 
-With --stream (the output of scripts/probes/stream_sizes.cpp on the same GPU: a pure bulk-copy read
-of 16 MB to 2 GB, no compute, timed as `run` times a launch), `% stream` is the time that stream
-takes for the row's DRAM bytes (linear in bytes between the measured sizes, the end segments
-extended) over the row's: how close the row is to what reading its bytes alone takes. Its own
-share of the read bandwidth (`stream % BW`) is the most any kernel reading that many bytes once
-can reach.
+Where the calibration has the DRAM level's stream curve (`calibrate`'s pure read of 4 MiB to 1 GiB,
+one pass each, no compute, timed as `run` times a launch), `% stream` is the time that read takes
+for the row's DRAM bytes over the row's: how close the row is to what reading its bytes alone
+takes. The read's time for N bytes is the tool's own (lib/core/domain/stream_floor.hpp): linear
+in bytes between the measured sizes, from the origin below the first, past the last the rest at
+the DRAM level's bandwidth. Its share of the read bandwidth (`stream % BW`) is the most any kernel
+reading that many bytes once can reach, and the bound the advice puts on such a row's gain.
 
 Acceptance (issue 41), printed and never asserted: at least 90% of the read bandwidth where the
 cache is at least 8192 tokens and the batch at least 8, at least 80% at batch 1 with 32768 tokens
@@ -82,7 +82,9 @@ def load_json(path, what):
 
 
 def read_bandwidth(path):
-    """(GB/s, where it came from, device name) of the calibration's DRAM read bandwidth."""
+    """(GB/s, where it came from, device name, stream) of the calibration's DRAM read bandwidth;
+    stream: (the DRAM level's stream curve [(bytes, seconds)] by bytes, its bandwidth in GB/s),
+    or None when the file has none."""
     cal = load_json(path, "calibration")
     if not isinstance(cal, dict) or cal.get("format") != "cuflash-roofline calibration":
         raise InputError(f"{path} is not a calibration file (written by `cuflash-roofline "
@@ -91,9 +93,19 @@ def read_bandwidth(path):
     measurements = [m for m in cal.get("measurements") or [] if isinstance(m, dict)]
     # Every read-only DRAM kernel (dram_read's 16-byte loads, dram_read_bulk's TMA copies on
     # Hopper): the highest rate is the ceiling, as calibrate keeps it for its DRAM roof.
+    # (A stream measurement, one pass of one size, is a point of the stream curve, not a rate.)
     chosen = [m for m in measurements
-              if m.get("target") == "dram" and ("read only" in str(m.get("method", ""))
-                                                 or str(m.get("id", "")).startswith("dram_read"))]
+              if m.get("target") == "dram" and not m.get("stream_of")
+              and ("read only" in str(m.get("method", ""))
+                   or str(m.get("id", "")).startswith("dram_read"))]
+    stream = None
+    for level in cal.get("memory_levels") or []:
+        if isinstance(level, dict) and level.get("level") == "dram" and level.get("stream"):
+            points = sorted((p["bytes"], p["seconds"]) for p in level["stream"]
+                            if isinstance(p, dict) and number(p.get("bytes"))
+                            and number(p.get("seconds")))
+            if points and number(level.get("bandwidth_gbps")):
+                stream = (points, level["bandwidth_gbps"])
     best = None
     for m in chosen:
         samples = [s for s in m.get("samples_seconds") or [] if isinstance(s, (int, float))]
@@ -101,49 +113,31 @@ def read_bandwidth(path):
         if samples and isinstance(work, (int, float)) and statistics.median(samples) > 0:
             gbps = work / statistics.median(samples) / 1e9
             if best is None or gbps > best[0]:
-                best = (gbps, f"`calibrate`'s {m.get('id')} ({m.get('method', '')})", device)
+                best = (gbps, f"`calibrate`'s {m.get('id')} ({m.get('method', '')})", device,
+                        stream)
     if best:
         return best
     for level in cal.get("memory_levels") or []:
         if isinstance(level, dict) and level.get("level") == "dram":
             gbps = level.get("bandwidth_gbps")
             if isinstance(gbps, (int, float)) and gbps > 0:
-                return gbps, "its memory_levels DRAM entry (no dram_read measurement)", device
+                return (gbps, "its memory_levels DRAM entry (no dram_read measurement)", device,
+                        stream)
     raise InputError(f"{path} has no DRAM bandwidth (no dram_read measurement, no memory_levels "
                      f"DRAM entry)")
 
 
-def read_stream(path):
-    """[(bytes, seconds)] by bytes, of stream_sizes's output (`stream BYTES MEDIAN_US GBPS`
-    lines, then `status OK`)."""
-    try:
-        with open(path) as f:
-            lines = [line.split() for line in f]
-    except OSError as error:
-        raise InputError(f"cannot read the stream times {path}: {error}") from error
-    points = []
-    for fields in lines:
-        if fields[:1] == ["stream"] and len(fields) == 4:
-            try:
-                nbytes, us = float(fields[1]), float(fields[2])
-            except ValueError:
-                continue
-            if nbytes > 0 and us > 0:
-                points.append((nbytes, us * 1e-6))
-    if ["status", "OK"] not in lines or len(points) < 2:
-        raise InputError(f"{path} is not a finished stream_sizes run (two `stream` lines or more "
-                         f"and `status OK`)")
-    return sorted(points)
-
-
-def stream_seconds(points, nbytes):
-    """A pure stream's time for nbytes: linear between the two measured sizes around it, the
-    first or last segment extended beyond them."""
-    i = 1
-    while i < len(points) - 1 and points[i][0] < nbytes:
-        i += 1
-    (b0, t0), (b1, t1) = points[i - 1], points[i]
-    return t0 + (t1 - t0) * (nbytes - b0) / (b1 - b0)
+def stream_seconds(stream, nbytes):
+    """A pure read's time for nbytes on the stream curve, as lib/core/domain/stream_floor.cpp
+    reads it: linear between the measured sizes around it, from (0, 0) below the first, past the
+    last that point's time plus the rest at the level's bandwidth."""
+    points, gbps = stream
+    below = (0.0, 0.0)
+    for b, t in points:
+        if nbytes <= b:
+            return below[1] + (t - below[1]) * (nbytes - below[0]) / (b - below[0])
+        below = (b, t)
+    return below[1] + (nbytes - below[0]) / (gbps * 1e9)
 
 
 def decode_rows(path):
@@ -316,8 +310,6 @@ def main():
     parser.add_argument("--backends", default=",".join(BACKENDS),
                         help="PyTorch SDPA backends to time (others print '-')")
     parser.add_argument("--no-torch", action="store_true", help="our columns only")
-    parser.add_argument("--stream", help="scripts/probes/stream_sizes.cpp's output on the same GPU: "
-                        "each row beside a pure stream of its bytes")
     parser.add_argument("--json", help="write the rows as JSON here")
     args = parser.parse_args()
     chosen = [b for b in args.backends.split(",") if b]
@@ -327,9 +319,8 @@ def main():
         parser.error("--reps takes a positive count")
 
     try:
-        read_gbps, read_source, cal_device = read_bandwidth(args.calibration)
+        read_gbps, read_source, cal_device, stream = read_bandwidth(args.calibration)
         inputs = [(path, *decode_rows(path)) for path in args.reports]
-        stream = read_stream(args.stream) if args.stream else None
     except InputError as error:
         print(f"bench_decode.py: {error}", file=sys.stderr)
         sys.exit(2)
@@ -353,9 +344,9 @@ def main():
     else:
         print("PyTorch not timed; times in µs.")
     if stream:
-        print(f"A pure bulk-copy read ({args.stream}): "
+        print("A pure read of each size (the calibration's DRAM stream curve): "
               + ", ".join(f"{b / 1e6:.0f} MB {t * 1e6:.1f} µs ({100 * b / t / 1e9 / read_gbps:.1f}%)"
-                          for b, t in stream) + ".")
+                          for b, t in stream[0]) + ".")
     print()
     header = ["B", "Hq/Hkv", "q", "KV", "d", "dtype", "mask", "cache", "splits", "ours µs",
               "DRAM MB", "GB/s", "% read BW", "stream % BW", "% stream", "target"] + [
@@ -436,7 +427,7 @@ def main():
     print("KV: the cache's tokens per sequence (ragged: the longest). splits: --kv-splits (auto: "
           "chosen for the GPU). target: issue 41's acceptance share of the read bandwidth.")
     if stream:
-        print("stream % BW: a pure bulk-copy read of the row's DRAM bytes, its share of the read "
+        print("stream % BW: a pure read of the row's DRAM bytes (calibrate's stream), its share of the read "
               "bandwidth (the most a kernel reading them once reaches); % stream: that read's "
               "time over the row's.")
     if "~" in marks:
@@ -450,7 +441,7 @@ def main():
                   "calibration": args.calibration, "calibration_device": cal_device,
                   "torch_version": bench.version if bench else None,
                   "torch_device": bench.device if bench else None, "reps": args.reps,
-                  "stream": args.stream, "tally": tally,
+                  "stream": stream[0] if stream else None, "tally": tally,
                   "rows": out_rows}
         temporary = f"{args.json}.tmp.{os.getpid()}"  # then renamed: never half a file
         with open(temporary, "w") as f:

@@ -5,20 +5,19 @@
 #
 #   OUT=DIR bash scripts/decode_check.sh [stages...]
 #   stages (default all, in this order):
-#     build gputests sanitize calibrate stream sweep pairs variants ncu profile bench
+#     build gputests sanitize calibrate sweep pairs variants ncu profile bench
 #
 #   build     device_build of cuflash-roofline and gpu_kernel_tests (and the injection
-#             library when the profile stage runs; the stream probe, target stream_sizes, when
-#             the stream stage does)
+#             library when the profile stage runs)
 #   gputests  ctest -L gpu -R kernels: gpu.kernels, every kernel against the FP32 reference,
 #             flash-decode's grid (FP16 and BF16, paged, ragged, split-KV) included
 #   sanitize  compute-sanitizer memcheck and racecheck on `run --verify --no-counters` of small
 #             decode shapes (B 3, q_len 1 and 8, split-KV off, 3 parts and chosen): a contiguous
 #             cache of 300 (d 128) and a ragged paged-16 one (300, 17, 129; d 64)
-#   calibrate `calibrate -o $work/cal.json`: the DRAM read bandwidth the sweep is judged against
-#   stream    scripts/probes/stream_sizes.cpp (sm_90): calibrate's bulk-copy read of 16 MB to 2 GB,
-#             no compute, timed as `run` times a launch: what share of that bandwidth a kernel
-#             reading a cache of each size can reach at most (bench's `% stream` column)
+#   calibrate `calibrate -o $work/cal.json`: the DRAM read bandwidth the sweep is judged against,
+#             and its stream curve (a pure read of 4 MiB to 1 GiB timed as `run` times a launch:
+#             what share of that bandwidth a cache of each size allows at most; bench's `% stream`
+#             column and the advice's bound)
 #   sweep     Hq 32, Hkv 32/8/4 (GQA 1/4/8), d 64/128, B 1/8/64, KV 1024/8192/32768/131072, FP16,
 #             q_len 1, split-KV chosen, counters on, --ceilings calibrated: one `run` per
 #             (B, Hkv, d) with --seq as a list, each to its own report; a KV cache (2·B·Hkv·N·d·2
@@ -35,8 +34,8 @@
 #             captured decode step, GQA over a full KV cache window, SDPA's fused kernels): the
 #             kernels of its attention modules with their DRAM share and advice
 #   bench     scripts/bench_decode.py over the sweep's, pairs' and variants' reports and cal.json,
-#             with the stream's times when the stream stage ran (our columns only, --no-torch,
-#             when less than a minute is left)
+#             the calibration's stream curve beside each row (our columns only, --no-torch, when
+#             less than a minute is left)
 #
 # DEADLINE_S (default 540): a stage (or sweep point) that would not end within this many seconds
 # of the start is skipped with a note, and every command is cut off there. DECODE_REPS (5) and
@@ -58,7 +57,7 @@ tables="$work/tables.txt"
 : >"$summary"
 : >"$tables"
 deadline=$(($(date +%s) + ${DEADLINE_S:-540}))
-stages="${*:-build gputests sanitize calibrate stream sweep pairs variants ncu profile bench}"
+stages="${*:-build gputests sanitize calibrate sweep pairs variants ncu profile bench}"
 reps="${DECODE_REPS:-5}"
 rounds="${DECODE_ROUNDS:-2}"
 sanitize_limit="${DECODE_SANITIZE_TIMEOUT:-120}"
@@ -157,7 +156,6 @@ if has build; then
   t=$(seconds)
   targets=(cuflash-roofline gpu_kernel_tests)
   has profile && targets+=(roofline_inject)  # profile's injection library
-  has stream && targets+=(stream_sizes)       # the stream stage's probe (scripts/probes)
   if ! device_build "$work/build.log" "${targets[@]}"; then
     grep -E "error|Error" "$work/build.log" | head -30 >>"$summary"
     note "build failed in $(elapsed "$t" 0) s"
@@ -208,26 +206,13 @@ if has calibrate && due calibrate 15; then
   rc=$?
   note "calibrate: rc=$rc in $(elapsed "$t") s;" \
     "$(grep -iE 'dram' "$work/calibrate.txt" | tr -s ' ' | paste -sd';' -)"
+  # The DRAM stream curve (a pure read of 4 MiB to 1 GiB, timed as run times a launch): each
+  # size's share of the read bandwidth, what a cache of that size allows at most.
+  sed -n '/^DRAM stream/,$p' "$work/calibrate.txt" | sed -n '2,$p' | tr -s ' ' | paste -sd';' - |
+    sed 's/^/calibrate: DRAM stream:/' | tee -a "$summary"
   {
     echo "== calibrate: the measured roofs"
     cat "$work/calibrate.txt"
-    echo
-  } >>"$tables"
-fi
-stream="$work/stream_sizes.txt"
-if has stream && [ ! -x "$build/scripts/probes/stream_sizes" ]; then
-  note "stream: skipped, no $build/scripts/probes/stream_sizes (the build stage builds it)"
-elif has stream && due stream 20; then
-  rm -f "$stream"
-  t=$(seconds)
-  timeout "$(left 60)" "$build/scripts/probes/stream_sizes" >"$stream" 2>"$work/stream_sizes.err"
-  rc=$?
-  note "stream (a pure bulk-copy read, scripts/probes/stream_sizes.cpp): rc=$rc in" \
-    "$(elapsed "$t" 0) s; $(awk '$1 == "stream" {printf "%.0f MB %.1f µs %.0f GB/s; ", $2 / 1e6, $3, $4}' "$stream")" \
-    "$(head -1 "$work/stream_sizes.err")"
-  {
-    echo "== a pure bulk-copy read of each size (scripts/probes/stream_sizes.cpp): bytes, median µs, GB/s"
-    cat "$stream"
     echo
   } >>"$tables"
 fi
@@ -423,7 +408,6 @@ if has bench; then
       bench_args=(--no-torch)
       note "bench: under a minute left, our columns only (--no-torch)"
     fi
-    has stream && [ -s "$stream" ] && grep -q "^status OK" "$stream" && bench_args+=(--stream "$stream")
     rm -f "$work/bench.json"
     t=$(seconds)
     timeout "$(left 300)" python3 scripts/bench_decode.py "${bench_reports[@]}" \
