@@ -61,13 +61,33 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   if (hopper) expected.push_back("wgmma");
   expected.push_back("xu_exp2");
   expected.push_back("int_alu");
-  // The whole device's measurements first, then the DRAM and L2 reads, the DRAM copy and the
-  // DRAM write on shares of the SMs.
-  std::vector<CalibrationMeasurement> whole, shares;
+  // The whole device's measurements first, then the DRAM stream (one pass of each size), then
+  // the DRAM and L2 reads, the DRAM copy and the DRAM write on shares of the SMs.
+  std::vector<CalibrationMeasurement> whole, stream, shares;
   for (const CalibrationMeasurement& m : overlay.measurements)
-    (m.sms == 0 ? whole : shares).push_back(m);
+    (m.sms > 0 ? shares : m.stream_of.empty() ? whole : stream).push_back(m);
   REQUIRE(whole.size() == expected.size());
-  CHECK(overlay.measurements.size() == whole.size() + shares.size());
+  CHECK(overlay.measurements.size() == whole.size() + stream.size() + shares.size());
+  // The stream: 4 MiB to 1 GiB or more by the faster DRAM read kernel, each size's time rising
+  // with it and no rate above the sheet's DRAM figure; the DRAM level's curve is made of them.
+  REQUIRE(stream.size() >= 9);
+  const double sheet_dram = choice.spec.dram().bandwidth_gbps * 1e9;
+  for (std::size_t i = 0; i < stream.size(); ++i) {
+    const CalibrationMeasurement& m = stream[i];
+    CAPTURE(m.id);
+    CHECK(m.stream_of == (hopper ? "dram_read_bulk" : "dram_read"));
+    CHECK(m.target == "dram");
+    CHECK(m.samples_seconds.size() == 3);
+    CHECK(m.rate_per_second() < 1.05 * sheet_dram);
+    if (i > 0) {
+      CHECK(m.work == 2 * stream[i - 1].work);
+      CHECK(m.median_seconds() > stream[i - 1].median_seconds());
+    }
+    MESSAGE(m.id << ": " << m.median_seconds() * 1e6 << " µs, " << m.rate_per_second() / 1e9
+                 << " GB/s");
+  }
+  CHECK(stream.front().work == 4 << 20);
+  CHECK(stream.back().work >= 1 << 30);
   CHECK(overlay.measurements.front().sms == 0);
   CHECK(overlay.measurements[whole.size() - 1].sms == 0);
   for (const CalibrationMeasurement& m : shares) {
@@ -148,6 +168,13 @@ TEST_CASE("calibrate: every roof measured, within the device's physical limits")
   // DRAM and L2 are levels of the overlay; the L2 read beats DRAM.
   const CalibrationOverlay reread = parse_calibration(to_json(overlay), "gpu-test");
   const GpuSpec calibrated = apply_calibration(choice.spec, reread);
+  REQUIRE(calibrated.dram().stream.size() == stream.size());
+  CHECK(calibrated.dram().stream_source.find(stream.front().stream_of) != std::string::npos);
+  // A large read nears the level's bandwidth; a small one does not (its launch and ramp).
+  CHECK(calibrated.dram().stream.back().bytes / calibrated.dram().stream.back().seconds <
+        1.05 * calibrated.dram().bandwidth_gbps * 1e9);
+  CHECK(calibrated.dram().stream.front().bytes / calibrated.dram().stream.front().seconds <
+        calibrated.dram().stream.back().bytes / calibrated.dram().stream.back().seconds);
   REQUIRE(calibrated.level(MemoryLevel::kL2) != nullptr);
   CHECK(calibrated.level(MemoryLevel::kL2)->bandwidth_gbps > calibrated.dram().bandwidth_gbps);
   CHECK(calibrated.ceiling(ComputePath::kTensorFp16, TensorInstruction::kMmaSync)
@@ -171,9 +198,10 @@ TEST_CASE("calibrate --energy: each kernel's power, the static power and the coe
   CHECK(overlay.static_power->method.find("spin") != std::string::npos);
   for (const CalibrationMeasurement& m : overlay.measurements) {
     CAPTURE(m.id);
-    // The copy's bytes are priced by the read's and the write's (calibration_runner.cpp), and
-    // a memory level's share of the SMs measures a share curve: measured for their rates alone.
-    if (m.id == "dram_copy" || (m.sms > 0 && !m.flops)) {
+    // The copy's bytes are priced by the read's and the write's (calibration_runner.cpp), a
+    // memory level's share of the SMs measures a share curve and a stream point the DRAM level's
+    // stream curve: measured for their rates alone.
+    if (m.id == "dram_copy" || (m.sms > 0 && !m.flops) || !m.stream_of.empty()) {
       CHECK_FALSE(m.energy);
       continue;
     }
