@@ -196,8 +196,8 @@ void measure_shares(const CalibrateOptions& options, int sms, const std::vector<
   }
 }
 
-// The DRAM level's stream curve (gpu_spec.hpp, MemoryLevelSpec::stream): the read kernel of
-// `whole` over one pass of kStreamFirstBytes, twice that, ... up to `max_bytes`, each launch after
+// The DRAM level's stream curve (gpu_spec.hpp, MemoryLevelSpec::stream): `plan`'s read kernel
+// over one pass of kStreamFirstBytes, twice that, ... up to `max_bytes`, each launch after
 // `run`'s L2 flush (kernels::flush_l2 over twice the L2, at least 64 MiB) on the same stream and
 // timed by CUDA events around it, as `run` times a launch: options.reps launches after an untimed
 // one. What a kernel timed so can take at least to move that many bytes: far above bytes ÷
@@ -217,7 +217,7 @@ void measure_stream(const CalibrateOptions& options, const Plan& plan,
     m.id = std::string(plan.id) + "." + std::to_string(bytes >> 20) + "MiB";
     m.target = plan.target;
     m.method = "one pass over " + mib(bytes) + " by " + plan.id +
-               ", after run's L2 flush, timed as " + "run times a launch";
+               ", after run's L2 flush, timed as run times a launch";
     m.work = kernels::micro_kernel_work(plan.kernel, args);
     m.stream_of = plan.id;
     std::vector<double> clocks;

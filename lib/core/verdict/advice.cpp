@@ -39,14 +39,15 @@ constexpr double kAssumedNodeFloor = 0.5e-6;
 // computes nothing the counters see, is waiting (on a flag, a clock, the host), not moving bytes.
 constexpr double kWaitingTime = 100e-6;
 constexpr double kWaitingShare = 1e-3;
+// A pure read's time (the DRAM stream curve) is named in the evidence from this much above the
+// row's bytes ÷ bandwidth on.
+constexpr double kStreamAbove = 0.005;
 // A memory-bound grid that occupies less than this share of the GPU's CTA slots (SMs × CTAs
 // resident per SM), or leaves SMs without a CTA, keeps too few bytes in flight to reach the
 // bandwidth: a decode kernel at a small batch without split-KV is the common case. Within
 // kOccupiedSlack of either a grid is not called so: a grid of whole parts rounds down (on the
 // H200 flash-decode's 128 CTAs on 132 SMs at d = 128, half of the slots less four, streamed a
 // B1 KV 8k-128k cache as fast as or faster than 264: 2026-12-06).
-// A pure read's time is named in the evidence from this much above bytes ÷ bandwidth on.
-constexpr double kStreamAbove = 0.005;
 constexpr double kOccupiedSlots = 0.5;
 constexpr double kOccupiedSlack = 0.9;
 
