@@ -208,7 +208,7 @@ if has calibrate && due calibrate 15; then
     "$(grep -iE 'dram' "$work/calibrate.txt" | tr -s ' ' | paste -sd';' -)"
   # The DRAM stream curve (a pure read of 4 MiB to 1 GiB, timed as run times a launch): each
   # size's share of the read bandwidth, what a cache of that size allows at most.
-  sed -n '/^DRAM stream/,$p' "$work/calibrate.txt" | sed -n '2,$p' | tr -s ' ' | paste -sd';' - |
+  sed -n '/^DRAM stream/,$p' "$work/calibrate.txt" | grep '^  ' | tr -s ' ' | paste -sd';' - |
     sed 's/^/calibrate: DRAM stream:/' | tee -a "$summary"
   {
     echo "== calibrate: the measured roofs"
