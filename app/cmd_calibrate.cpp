@@ -71,10 +71,15 @@ std::string render_stream(const CalibrationOverlay& overlay) {
   const auto dram =
       std::find_if(overlay.memory.begin(), overlay.memory.end(),
                    [](const MemoryLevelSpec& l) { return l.level == MemoryLevel::kDram; });
-  if (dram == overlay.memory.end() || dram->stream.empty()) return "";
-  std::string out = "DRAM stream (" +
-                    dram->stream_source.substr(dram->stream_source.find("): ") + 3) +
-                    "): the least time a launch moves that many bytes in, and its share of the " +
+  const auto point =
+      std::find_if(overlay.measurements.begin(), overlay.measurements.end(),
+                   [](const CalibrationMeasurement& m) { return !m.stream_of.empty(); });
+  if (dram == overlay.memory.end() || dram->stream.empty() || point == overlay.measurements.end())
+    return "";
+  std::string out = "DRAM stream (" + point->stream_of +
+                    ", one pass over each size after run's L2 flush, timed as run times a "
+                    "launch): the least time a launch moves that many bytes in, and its share of "
+                    "the " +
                     format_fixed(dram->bandwidth_gbps, 1) + " GB/s above\n";
   for (std::size_t i = 0; i < dram->stream.size(); ++i) {
     const StreamPoint& p = dram->stream[i];

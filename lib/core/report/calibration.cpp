@@ -231,12 +231,14 @@ std::vector<std::string> drop_above_sheet(CalibrationOverlay& overlay, const Gpu
   if (dram == nullptr || !(dram->bandwidth_gbps > 0)) return dropped;
   const double limit = dram->bandwidth_gbps * 1e9 * (1 + kAboveSheetTolerance);
   auto& all = overlay.measurements;
+  std::set<std::string> gone;  // the ids left out
   all.erase(std::remove_if(
                 all.begin(), all.end(),
                 [&](const CalibrationMeasurement& m) {
                   if (parse_memory_level(m.target) != MemoryLevel::kDram ||
                       !(m.rate_per_second() > limit))
                     return false;
+                  gone.insert(m.id);
                   dropped.push_back(
                       m.id + ": " + format_fixed(m.rate_per_second() / 1e9, 1) + " GB/s, " +
                       format_fixed(100 * m.rate_per_second() / (dram->bandwidth_gbps * 1e9), 1) +
@@ -247,8 +249,6 @@ std::vector<std::string> drop_above_sheet(CalibrationOverlay& overlay, const Gpu
             all.end());
   // A stream or share of a kernel left out goes with it (its whole-device reading was impossible,
   // and a file naming a measurement it lacks is refused).
-  std::set<std::string> gone;
-  for (const std::string& line : dropped) gone.insert(line.substr(0, line.find(':')));
   std::map<std::string, int> orphans;
   all.erase(std::remove_if(all.begin(), all.end(),
                            [&](const CalibrationMeasurement& m) {

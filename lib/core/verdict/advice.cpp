@@ -86,16 +86,20 @@ std::string launch_floor_text(const GpuSpec& spec, const Row& row) {
                    : " (assumed: its spec has no measured launch floor)");
 }
 
+// The row's DRAM level, where its bytes are all counted; null otherwise.
+const LevelAnalysis* whole_dram(const RowAnalysis& a) {
+  for (const LevelAnalysis& level : a.levels)
+    if (level.level == MemoryLevel::kDram && !level.partial) return &level;
+  return nullptr;
+}
+
 // The least time a pure read of the row's DRAM bytes took on the spec's GPU (its stream curve,
 // stream_floor.hpp), for a row timed as `run` times a launch (a profiled launch or graph node is
 // timed by CUPTI's records, without the submission `run`'s events include); NaN otherwise.
-double stream_seconds(const Row& row, const RowAnalysis& a, const GpuSpec& spec) {
+double stream_seconds(const Row& row, const LevelAnalysis* dram_level, const GpuSpec& spec) {
   const MemoryLevelSpec* dram = spec.level(MemoryLevel::kDram);
-  if (row.launch.has_value() || dram == nullptr) return kNaN;
-  for (const LevelAnalysis& level : a.levels)
-    if (level.level == MemoryLevel::kDram && !level.partial)
-      return stream_floor_seconds(*dram, level.bytes);
-  return kNaN;
+  if (row.launch.has_value() || dram == nullptr || dram_level == nullptr) return kNaN;
+  return stream_floor_seconds(*dram, dram_level->bytes);
 }
 
 double seconds(double amount, double rate) {
@@ -201,7 +205,8 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   const double launch_floor = launch_floor_seconds(spec, row);
   // A DRAM-bound row's floor is no lower than a pure read of its bytes took on this GPU: a roof
   // the read itself does not reach at this size promises no gain.
-  const double stream_floor = stream_seconds(row, a, spec);
+  const LevelAnalysis* dram_level = whole_dram(a);
+  const double stream_floor = stream_seconds(row, dram_level, spec);
   const double roof_floor =
       a.binding == "DRAM" ? max_finite({a.time_floor_seconds, stream_floor}) : a.time_floor_seconds;
   v.gain_to_roof = a.time_seconds / std::max(roof_floor, launch_floor);
@@ -306,9 +311,6 @@ std::optional<Advice> advise(const Row& row, const RowAnalysis& a, const GpuSpec
   // slots (SMs × CTAs resident per SM) or leaves SMs without a CTA: too few loads in flight.
   // More CTAs (split-KV for decode) is the lever, bounded by the DRAM roof; it replaces the
   // tail's, whose compute roof is not what holds such a grid.
-  const LevelAnalysis* dram_level = nullptr;
-  for (const LevelAnalysis& level : a.levels)
-    if (level.level == MemoryLevel::kDram && !level.partial) dram_level = &level;
   const double share = slot_share(a);
   // A short launch without a compute ceiling (an element-wise kernel of a few CTAs) is held by
   // its launch and ramp-up, and a long one that moves almost nothing and computes nothing waits:
