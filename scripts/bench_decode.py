@@ -180,6 +180,17 @@ def target_of(w):
     return None
 
 
+def shape_text(w):
+    """A workload as `run` names it: "B8 H32/8 Q1 KV8192 d64", then what differs from the plain
+    sweep (dtype, causal, page size, split count)."""
+    extra = [w["dtype"]] if w.get("dtype", "fp16") != "fp16" else []
+    extra += ["causal"] if w["causal"] else []
+    extra += [f"paged {w['page_size']}"] if w.get("page_size") else []
+    extra += [f"splits {w['kv_splits']}"] if w.get("kv_splits") else []
+    return (f"B{w['batch']} H{w['heads']}/{w.get('kv_heads') or w['heads']} Q{w['q_len']} "
+            f"KV{w['seq_len']} d{w['head_dim']}" + "".join(" " + e for e in extra))
+
+
 def shape_order(w):
     """The table's order: the plain sweep first (FP16, q_len 1, full, contiguous, one length), by
     d, Hkv, B, KV; split-KV off beside chosen; then the variants."""
@@ -357,6 +368,7 @@ def main():
     marks = set()
     tally = {"rows": 0, "met": 0, "missed": 0, "stream_below": 0, "faster_than_stream": 0,
              "with_stream": 0}
+    misses = []  # (workload, its time, the time its target asks for, a pure read's time)
     listed = sorted(((path, row) for path, _, rows in inputs for row in rows),
                     key=lambda item: shape_order(item[1]["workload"]))
     for path, row in listed:
@@ -380,6 +392,8 @@ def main():
             tally["met" if meets else "missed"] += 1
             if not meets and alone_share is not None and alone_share < target:
                 tally["stream_below"] += 1
+            if not meets:
+                misses.append((w, seconds, dram / (target * read_gbps * 1e9), alone))
         kv_lens = w.get("kv_lens") or []
         times, reasons = ({b: "-" for b in BACKENDS}, {})
         if bench and w.get("pass", "fwd") == "fwd":
@@ -429,6 +443,13 @@ def main():
                  f"the same bytes" if stream else "")
         print(f"Rows with a target: {tally['rows']}; at it: {tally['met']}; below it: "
               f"{tally['missed']}{below}.")
+        for w, seconds, target_s, alone in misses:
+            read = "" if alone is None else (
+                f"; a pure read of its bytes {alone * 1e6:.1f} µs" +
+                (", itself short" if alone > target_s else
+                 f", {1e6 * (seconds - alone):.1f} µs faster than the row"))
+            print(f"  below: {shape_text(w)}: {seconds * 1e6:.1f} µs, the target asks for "
+                  f"{target_s * 1e6:.1f} µs ({1e6 * (seconds - target_s):.1f} µs short){read}")
         print()
     if tally["with_stream"]:
         print(f"Rows faster than a pure read of their bytes (a gain bound the advice would set too "
