@@ -25,7 +25,9 @@ reading that many bytes once can reach, and the bound the advice puts on such a 
 Acceptance (issue 41), printed and never asserted: at least 90% of the read bandwidth where the
 cache is at least 8192 tokens and the batch at least 8, at least 80% at batch 1 with 32768 tokens
 or more. It applies to rows with one cache length for every sequence (not --kv-lens) and with
-split-KV not turned off (kv_splits other than 1: the batch-1 target needs the split).
+split-KV not turned off (kv_splits other than 1: the batch-1 target needs the split). Each row
+below its target is listed under the tally: its time, the time the target asks for, and a pure
+read of its bytes (short of the target itself, or how much faster than the row).
 
 PyTorch, per row: q [B, Hq, q_len, d] and k, v [B, Hkv, N, d], contiguous, in the row's dtype
 (uniform in [-1, 1]); torch.nn.functional.scaled_dot_product_attention(q, k, v, ...,
